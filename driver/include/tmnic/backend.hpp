@@ -1,0 +1,33 @@
+// The driver's only view of a device: BAR0 access, DMA mapping and a way to let the device make
+// progress. The simulation (default) and a real card (VFIO, later) implement it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tmnic {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // 32-bit access to BAR0 at byte offset `off`.
+  virtual uint32_t read32(uint32_t off) = 0;
+  virtual void write32(uint32_t off, uint32_t val) = 0;
+  // Make [va, va+len) reachable by device DMA; returns the IO virtual address. The range stays
+  // mapped, and the memory must stay valid, until dma_unmap. Any DMA outside a mapping is a bug
+  // that the simulation reports as a failure.
+  virtual uint64_t dma_map(void* va, size_t len) = 0;
+  virtual void dma_unmap(uint64_t iova, size_t len) = 0;
+  // Called by the driver when it waits for the device (empty poll, command busy). A simulation
+  // advances its clock; a real card returns at once.
+  virtual void progress() = 0;
+  // Device name, e.g. "tmnic0".
+  virtual std::string name() const = 0;
+};
+
+// All devices of the configured backend (TMNIC_BACKEND=sim, the default; see docs/howto.md).
+std::vector<std::shared_ptr<Backend>> open_backends();
+
+}  // namespace tmnic

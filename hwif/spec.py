@@ -1,0 +1,149 @@
+"""tmnic HW/SW interface: the single source of truth.
+
+Everything the driver and the RTL must agree on lives here: BAR0 register map, command codes and their
+argument words, the work-queue entry (WQE) and completion-queue entry (CQE) layouts, opcodes and
+status codes. `tools/gen_hwif.py` turns this file into
+  rtl/pkg/tmnic_hwif_pkg.sv        (SystemVerilog package)
+  driver/include/tmnic/hwif.h      (C++ header)
+  docs/hw-sw-interface.md          (reference documentation)
+and `tools/gen_hwif.py --check` (run by `make test`) fails when a generated file has drifted.
+
+All multi-byte fields in host memory are little-endian unless marked `raw` (bytes copied verbatim).
+"""
+
+# Bumped on any incompatible change; the driver refuses a device whose major differs.
+ABI_MAJOR = 1
+ABI_MINOR = 0
+DEVICE_ID = 0x544D4E43  # "TMNC"
+
+# Hardware limits that software must respect (also reported through read-only registers).
+CONSTS = [
+    ("WQE_STRIDE", 128, "bytes per send/receive WQE"),
+    ("WQE_MAX_SGE", 6, "scatter/gather entries in one WQE"),
+    ("WQE_MAX_INLINE", 96, "inline payload bytes in one send WQE"),
+    ("CQE_SIZE", 64, "bytes per completion queue entry"),
+    ("MAX_LOG_QUEUE", 15, "largest ring: 2^15 entries"),
+    ("BAR0_SIZE", 0x10000, "bytes of BAR0"),
+    ("QPN_FIRST", 2, "QP numbers 0 and 1 are reserved (as on IB: SMI/GSI)"),
+    ("MR_KEY_SHIFT", 8, "an lkey/rkey selects MR table entry (key >> 8) % NUM_MR, whose KEY must equal it"),
+]
+
+# BAR0 registers: (name, offset, access, reset/description)
+REGS = [
+    ("ID", 0x0000, "ro", "constant 0x544D4E43 ('TMNC')"),
+    ("ABI_VERSION", 0x0004, "ro", "major in [31:16], minor in [15:0]; driver requires equal major"),
+    ("DATA_BYTES", 0x0008, "ro", "datapath width in bytes"),
+    ("CLK_MHZ", 0x000C, "ro", "nominal core clock in MHz"),
+    ("NUM_QP", 0x0010, "ro", "QP contexts (QPN 0..NUM_QP-1, 0 and 1 reserved)"),
+    ("NUM_CQ", 0x0014, "ro", "CQ contexts"),
+    ("NUM_SRQ", 0x0018, "ro", "SRQ contexts"),
+    ("NUM_MR", 0x001C, "ro", "memory-region table entries"),
+    ("MAX_SGE", 0x0020, "ro", "= WQE_MAX_SGE"),
+    ("WQE_STRIDE", 0x0024, "ro", "= WQE_STRIDE"),
+    ("CQE_SIZE", 0x0028, "ro", "= CQE_SIZE"),
+    ("MAX_LOG_QUEUE", 0x002C, "ro", "= MAX_LOG_QUEUE"),
+    ("MAC_LO", 0x0030, "rw", "port MAC address bytes 2..5 (byte 5 in [7:0])"),
+    ("MAC_HI", 0x0034, "rw", "port MAC address bytes 0..1 (byte 1 in [7:0])"),
+    ("IPV4", 0x0038, "rw", "port IPv4 address, a.b.c.d as 0xaabbccdd"),
+    ("CTRL", 0x003C, "rw", "bit 0: enable the port"),
+    ("CMD_ARG0", 0x0040, "rw", "command argument words 0..31 at 0x40 + 4*i (read back after QUERY_*)"),
+    ("CMD", 0x00C0, "wo", "write {index[31:8], opcode[7:0]} to execute a command on the CMD_ARG words"),
+    ("CMD_STATUS", 0x00C4, "ro", "bit 0 busy, bit 1 error of the last command"),
+    ("STATS0", 0x0100, "ro", "statistics counters, 32 bits each, at 0x100 + 4*STAT_*"),
+    ("DB_SQ0", 0x1000, "wo", "send-queue doorbell of QP n at 0x1000 + 4*n: new producer index [15:0]"),
+    ("DB_RQ0", 0x2000, "wo", "receive-queue doorbell of QP n at 0x2000 + 4*n: new producer index [15:0]"),
+    ("DB_SRQ0", 0x3000, "wo", "SRQ doorbell of SRQ n at 0x3000 + 4*n: new producer index [15:0]"),
+    ("DB_CQ0", 0x4000, "wo", "CQ doorbell of CQ n at 0x4000 + 4*n: consumer index [15:0], arm [31]"),
+]
+NUM_CMD_ARGS = 32
+
+# Statistics counter indices (BAR0 0x100 + 4*index).
+STATS = [
+    ("TX_PKTS", "RoCE frames sent on the MAC port or looped back"),
+    ("RX_PKTS", "RoCE frames accepted by the parser"),
+    ("RX_DROP_ICRC", "frames dropped for a bad ICRC"),
+    ("RX_DROP_HDR", "frames dropped for a malformed or foreign header"),
+    ("RX_DROP_QP", "packets dropped: unknown QP, QP not ready, or address mismatch"),
+    ("TX_ACKS", "ACK/NAK packets sent"),
+    ("RX_ACKS", "ACK packets received"),
+    ("TX_RNR_NAKS", "RNR NAKs sent (no receive WQE)"),
+    ("RX_RNR_NAKS", "RNR NAKs received"),
+    ("TX_NAKS", "other NAKs sent"),
+    ("RX_NAKS", "other NAKs received"),
+    ("RETRANSMITS", "messages re-sent after an RNR NAK"),
+    ("CQES", "completion entries written"),
+    ("RX_DUP", "duplicate request packets (re-ACKed, not executed)"),
+    ("RX_PSN_ERR", "out-of-sequence request packets"),
+    ("LOOPBACK", "frames looped back inside the NIC"),
+    ("DMA_RD_REQ", "DMA read bursts issued"),
+    ("DMA_WR_REQ", "DMA write bursts issued"),
+    ("CQ_OVERFLOW", "completions lost because a CQ was full"),
+    ("PROT_ERR", "local protection errors (bad lkey or range); no DMA done"),
+]
+
+# Commands (CMD register opcode) and their argument words.
+CMDS = [
+    ("NOP", 0x00, []),
+    ("SET_MR", 0x01, [
+        ("VA_LO", 0), ("VA_HI", 1), ("LEN_LO", 2), ("LEN_HI", 3), ("IOVA_LO", 4), ("IOVA_HI", 5),
+        ("KEY", 6), ("PD", 7), ("ACCESS", 8), ("VALID", 9)]),
+    ("SET_CQ", 0x02, [("BASE_LO", 0), ("BASE_HI", 1), ("LOG_SIZE", 2), ("VALID", 3)]),
+    ("SET_SRQ", 0x03, [("BASE_LO", 0), ("BASE_HI", 1), ("LOG_SIZE", 2), ("PD", 3), ("VALID", 4)]),
+    ("SET_QP", 0x04, [
+        ("STATE", 0), ("PD", 1), ("SEND_CQ", 2), ("RECV_CQ", 3), ("SRQ", 4),
+        ("SQ_BASE_LO", 5), ("SQ_BASE_HI", 6), ("SQ_LOG_SIZE", 7),
+        ("RQ_BASE_LO", 8), ("RQ_BASE_HI", 9), ("RQ_LOG_SIZE", 10),
+        ("PATH_MTU", 11), ("DEST_QPN", 12), ("DEST_IP", 13), ("SQ_PSN", 14), ("RQ_PSN", 15),
+        ("DMAC_LO", 16), ("DMAC_HI", 17), ("MIN_RNR_TIMER", 18), ("RNR_RETRY", 19),
+        ("RETRY_CNT", 20), ("TIMEOUT", 21), ("INIT", 22)]),
+    ("QUERY_QP", 0x05, [("STATE", 0), ("SQ_PSN", 14), ("RQ_PSN", 15)]),
+]
+# SET_QP.SRQ value meaning "no SRQ: use the QP's own receive queue".
+NO_SRQ = 0xFFFF
+# SET_QP.INIT bits: which dynamic state the command (re)initialises.
+QP_INIT_BITS = [("SQ", 0, "reset send state: PSN := SQ_PSN, indices := 0"),
+                ("RQ", 1, "reset receive state: expected PSN := RQ_PSN, MSN and indices := 0")]
+
+# QP states: the values of enum ibv_qp_state.
+QP_STATES = [("RESET", 0), ("INIT", 1), ("RTR", 2), ("RTS", 3), ("SQD", 4), ("SQE", 5), ("ERR", 6)]
+
+# Work-queue entry (send and receive queues, SRQ), WQE_STRIDE bytes.
+# (name, byte offset, size in bytes, description)
+WQE = [
+    ("WR_ID", 0, 8, "opaque, returned in the CQE"),
+    ("OPCODE", 8, 1, "WQE_OP_* (send queue only)"),
+    ("FLAGS", 9, 1, "WQE_FLAG_* (send queue only)"),
+    ("NUM_SGE", 10, 1, "valid SGEs (0..WQE_MAX_SGE)"),
+    ("IMM", 12, 4, "raw: immediate data bytes, sent in this byte order"),
+    ("INLINE_LEN", 16, 4, "inline payload bytes (flag INLINE)"),
+    ("SGE0", 32, 16, "first SGE: addr u64, length u32, lkey u32; SGE i at 32 + 16*i; inline data at 32"),
+]
+SGE = [("ADDR", 0, 8, "virtual address in the MR"), ("LENGTH", 8, 4, "bytes"), ("LKEY", 12, 4, "MR key")]
+WQE_OPS = [("SEND", 0x00), ("SEND_WITH_IMM", 0x01)]
+WQE_FLAGS = [("SIGNALED", 0), ("SOLICITED", 1), ("INLINE", 2), ("FENCE", 3)]
+
+# Completion-queue entry, CQE_SIZE bytes. Valid when OWNER bit 0 == ((ci >> log_size) & 1) ^ 1.
+CQE = [
+    ("WR_ID", 0, 8, "wr_id of the completed WQE"),
+    ("BYTE_LEN", 8, 4, "received bytes (receive completions)"),
+    ("IMM", 12, 4, "raw: immediate data as received"),
+    ("QP_NUM", 16, 4, "local QP number"),
+    ("SRC_QP", 20, 4, "remote QP number (receive completions)"),
+    ("WC_FLAGS", 24, 4, "enum ibv_wc_flags bits"),
+    ("VENDOR_ERR", 28, 4, "device-specific error detail, 0 on success"),
+    ("TM_TAG", 32, 8, "tag from the TMH (tag-matching completions)"),
+    ("TM_APP_CTX", 40, 4, "app_ctx from the TMH"),
+    ("WQE_IDX", 44, 2, "ring index of the completed WQE (send queue, receive queue or SRQ)"),
+    ("OPCODE", 60, 1, "enum ibv_wc_opcode"),
+    ("STATUS", 61, 1, "enum ibv_wc_status"),
+    ("OWNER", 63, 1, "bit 0: phase bit written last by the NIC"),
+]
+# Values used in CQE.OPCODE / CQE.STATUS / CQE.WC_FLAGS: those of libibverbs, repeated so that the RTL has them.
+WC_OPCODES = [("SEND", 0), ("RECV", 128)]
+WC_STATUS = [("SUCCESS", 0), ("LOC_LEN_ERR", 1), ("LOC_QP_OP_ERR", 2), ("LOC_PROT_ERR", 4),
+             ("WR_FLUSH_ERR", 5), ("REM_INV_REQ_ERR", 9), ("REM_ACCESS_ERR", 10), ("REM_OP_ERR", 11),
+             ("RETRY_EXC_ERR", 12), ("RNR_RETRY_EXC_ERR", 13), ("GENERAL_ERR", 21)]
+WC_FLAGS = [("WITH_IMM", 1)]
+
+# MR access bits: those of enum ibv_access_flags.
+ACCESS = [("LOCAL_WRITE", 0), ("REMOTE_WRITE", 1), ("REMOTE_READ", 2)]
