@@ -1,0 +1,77 @@
+// Byte-addressed packet buffer with unaligned window access.
+//
+// A DATA_W-wide RAM split into an even and an odd bank, so that any DATA_W/8-byte window starting at
+// an arbitrary byte position touches one word of each bank. A write stores the enabled lanes of
+// wr_data_i at wr_pos_i.. (wrapping at the buffer end); a read returns the window at rd_pos_i one cycle
+// later. Used wherever payload moves between host-memory alignment and packet alignment (gather for
+// TX, scatter for RX), so that no engine needs its own byte shifter.
+module tmnic_shift_buf #(
+  parameter int unsigned DATA_W = 512,
+  // Buffer size in words (power of two, at least 2).
+  parameter int unsigned DEPTH = 128,
+  localparam int unsigned BYTES = DATA_W / 8,
+  localparam int unsigned POS_W = $clog2(DEPTH * BYTES)
+) (
+  input  logic              clk_i,
+  // Write port: lane i of wr_data_i goes to byte wr_pos_i + i when wr_be_i[i] is set.
+  input  logic              wr_en_i,
+  input  logic [POS_W-1:0]  wr_pos_i,
+  input  logic [DATA_W-1:0] wr_data_i,
+  input  logic [BYTES-1:0]  wr_be_i,
+  // Read port: rd_data_o holds bytes rd_pos_i .. rd_pos_i+BYTES-1 one cycle after rd_en_i.
+  input  logic              rd_en_i,
+  input  logic [POS_W-1:0]  rd_pos_i,
+  output logic [DATA_W-1:0] rd_data_o
+);
+  localparam int unsigned LANE_W = $clog2(BYTES);
+  localparam int unsigned WORD_W = POS_W - LANE_W;
+
+  if (DATA_W % 64 != 0 || (BYTES & (BYTES - 1)) != 0) begin : g_chk_w
+    $fatal(1, "tmnic_shift_buf: DATA_W must be a power-of-two multiple of 64");
+  end
+  if (DEPTH < 2 || (DEPTH & (DEPTH - 1)) != 0) begin : g_chk_d
+    $fatal(1, "tmnic_shift_buf: DEPTH must be a power of two >= 2");
+  end
+
+  logic [DATA_W-1:0] mem_even [DEPTH/2];
+  logic [DATA_W-1:0] mem_odd  [DEPTH/2];
+
+  // Write: rotate data and enables into a double-width word, low half to word w0, high half to w0+1.
+  always_ff @(posedge clk_i) begin
+    if (wr_en_i) begin
+      logic [2*DATA_W-1:0] d2;
+      logic [2*BYTES-1:0]  b2;
+      logic [WORD_W-1:0]   w0, w1;
+      logic [LANE_W-1:0]   rot;
+      rot = wr_pos_i[LANE_W-1:0];
+      w0 = wr_pos_i[POS_W-1:LANE_W];
+      w1 = w0 + 1'b1;
+      d2 = {{DATA_W{1'b0}}, wr_data_i} << (8 * rot);
+      b2 = {{BYTES{1'b0}}, wr_be_i} << rot;
+      for (int i = 0; i < BYTES; i++) begin
+        if (b2[i]) begin
+          if (w0[0]) mem_odd[w0[WORD_W-1:1]][i*8 +: 8] <= d2[i*8 +: 8];
+          else       mem_even[w0[WORD_W-1:1]][i*8 +: 8] <= d2[i*8 +: 8];
+        end
+        if (b2[BYTES+i]) begin
+          if (w1[0]) mem_odd[w1[WORD_W-1:1]][i*8 +: 8] <= d2[DATA_W+i*8 +: 8];
+          else       mem_even[w1[WORD_W-1:1]][i*8 +: 8] <= d2[DATA_W+i*8 +: 8];
+        end
+      end
+    end
+  end
+
+  // Read: the two words around the window, shifted down by the lane offset, registered.
+  always_ff @(posedge clk_i) begin
+    if (rd_en_i) begin
+      logic [WORD_W-1:0] r0, r1;
+      logic [DATA_W-1:0] lo, hi;
+      r0 = rd_pos_i[POS_W-1:LANE_W];
+      r1 = r0 + 1'b1;
+      lo = r0[0] ? mem_odd[r0[WORD_W-1:1]] : mem_even[r0[WORD_W-1:1]];
+      hi = r1[0] ? mem_odd[r1[WORD_W-1:1]] : mem_even[r1[WORD_W-1:1]];
+      rd_data_o <= DATA_W'({hi, lo} >> (8 * rd_pos_i[LANE_W-1:0]));
+    end
+  end
+
+endmodule

@@ -1,0 +1,167 @@
+// BAR0: AXI4-Lite slave with the control registers, the command mailbox, the statistics counters
+// and the per-queue doorbell arrays (map in docs/hw-sw-interface.md, generated from hwif/spec.py).
+// Doorbell writes become one-cycle events on the db_* channel; commands become one-cycle strobes.
+module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
+  parameter int unsigned DATA_BYTES_P = 64,
+  parameter int unsigned CLK_MHZ_P = 250,
+  parameter int unsigned NUM_QP_P = 64,
+  parameter int unsigned NUM_CQ_P = 64,
+  parameter int unsigned NUM_SRQ_P = 16,
+  parameter int unsigned NUM_MR_P = 256
+) (
+  input  logic clk_i,
+  input  logic rst_ni,
+
+  // AXI4-Lite slave (BAR0, 64 KiB, 32-bit data)
+  input  logic [15:0] s_axil_awaddr_i,
+  input  logic        s_axil_awvalid_i,
+  output logic        s_axil_awready_o,
+  input  logic [31:0] s_axil_wdata_i,
+  input  logic [3:0]  s_axil_wstrb_i,
+  input  logic        s_axil_wvalid_i,
+  output logic        s_axil_wready_o,
+  output logic [1:0]  s_axil_bresp_o,
+  output logic        s_axil_bvalid_o,
+  input  logic        s_axil_bready_i,
+  input  logic [15:0] s_axil_araddr_i,
+  input  logic        s_axil_arvalid_i,
+  output logic        s_axil_arready_o,
+  output logic [31:0] s_axil_rdata_o,
+  output logic [1:0]  s_axil_rresp_o,
+  output logic        s_axil_rvalid_o,
+  input  logic        s_axil_rready_i,
+
+  // Port configuration
+  output logic [47:0] mac_o,
+  output logic [31:0] ip_o,
+  output logic        enable_o,
+
+  // Command mailbox
+  output logic                          cmd_valid_o,
+  output logic [7:0]                    cmd_op_o,
+  output logic [23:0]                   cmd_idx_o,
+  output logic [NUM_CMD_ARGS-1:0][31:0] cmd_args_o,
+  input  logic                          cmd_busy_i,
+  input  logic                          cmd_err_i,
+  input  logic                          rb_valid_i,   // QUERY result: overwrite the argument words
+  input  logic [NUM_CMD_ARGS-1:0][31:0] rb_args_i,
+
+  // Doorbells: type 0 SQ, 1 RQ, 2 SRQ, 3 CQ
+  output logic        db_valid_o,
+  output logic [1:0]  db_type_o,
+  output logic [11:0] db_idx_o,
+  output logic [31:0] db_val_o,
+
+  // Statistics
+  input  logic [NUM_STATS-1:0][31:0] stats_i
+);
+  if (NUM_QP_P > 1024 || NUM_CQ_P > 1024 || NUM_SRQ_P > 1024) begin : g_chk
+    $fatal(1, "tmnic_axil_regs: doorbell arrays hold at most 1024 queues each");
+  end
+
+  // ---------------------------------------------------------------- writes
+  wire wr_go = s_axil_awvalid_i && s_axil_wvalid_i && (!s_axil_bvalid_o || s_axil_bready_i);
+  assign s_axil_awready_o = wr_go;
+  assign s_axil_wready_o = wr_go;
+  assign s_axil_bresp_o = 2'b00;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      s_axil_bvalid_o <= 1'b0;
+      mac_o <= '0;
+      ip_o <= '0;
+      enable_o <= 1'b0;
+      cmd_valid_o <= 1'b0;
+      cmd_op_o <= '0;
+      cmd_idx_o <= '0;
+      cmd_args_o <= '0;
+      db_valid_o <= 1'b0;
+      db_type_o <= '0;
+      db_idx_o <= '0;
+      db_val_o <= '0;
+    end else begin
+      cmd_valid_o <= 1'b0;
+      db_valid_o <= 1'b0;
+      if (s_axil_bvalid_o && s_axil_bready_i) s_axil_bvalid_o <= 1'b0;
+      if (rb_valid_i) cmd_args_o <= rb_args_i;
+      if (wr_go) begin
+        logic [15:0] a;
+        a = {s_axil_awaddr_i[15:2], 2'b00};
+        s_axil_bvalid_o <= 1'b1;
+        if (a >= REG_DB_SQ0 && a < REG_DB_CQ0 + 16'h1000) begin
+          db_valid_o <= 1'b1;
+          db_type_o <= 2'(a[13:12] - 2'd1);
+          db_idx_o <= {2'b00, a[11:2]};
+          db_val_o <= s_axil_wdata_i;
+        end else if (a >= REG_CMD_ARG0 && a < REG_CMD) begin
+          cmd_args_o[a[6:2]] <= s_axil_wdata_i;
+        end else begin
+          unique case (a)
+            REG_MAC_LO: mac_o[31:0] <= s_axil_wdata_i;
+            REG_MAC_HI: mac_o[47:32] <= s_axil_wdata_i[15:0];
+            REG_IPV4:   ip_o <= s_axil_wdata_i;
+            REG_CTRL:   enable_o <= s_axil_wdata_i[0];
+            REG_CMD: begin
+              cmd_valid_o <= !cmd_busy_i;
+              cmd_op_o <= s_axil_wdata_i[7:0];
+              cmd_idx_o <= s_axil_wdata_i[31:8];
+            end
+            default: ;  // writes to read-only or unmapped registers are ignored
+          endcase
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------- reads (registered, on demand)
+  wire rd_go = s_axil_arvalid_i && (!s_axil_rvalid_o || s_axil_rready_i);
+  assign s_axil_arready_o = rd_go;
+  assign s_axil_rresp_o = 2'b00;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      s_axil_rvalid_o <= 1'b0;
+      s_axil_rdata_o <= '0;
+    end else begin
+      if (s_axil_rvalid_o && s_axil_rready_i) s_axil_rvalid_o <= 1'b0;
+      if (rd_go) begin
+        logic [15:0] a;
+        logic [31:0] d;
+        a = {s_axil_araddr_i[15:2], 2'b00};
+        d = 32'd0;
+        if (a >= REG_CMD_ARG0 && a < REG_CMD) begin
+          d = cmd_args_o[a[6:2]];
+        end else if (a >= REG_STATS0 && a < REG_STATS0 + 16'(4 * NUM_STATS)) begin
+          d = stats_i[a[7:2]];
+        end else begin
+          unique case (a)
+            REG_ID:            d = DEVICE_ID;
+            REG_ABI_VERSION:   d = ABI_VERSION;
+            REG_DATA_BYTES:    d = 32'(DATA_BYTES_P);
+            REG_CLK_MHZ:       d = 32'(CLK_MHZ_P);
+            REG_NUM_QP:        d = 32'(NUM_QP_P);
+            REG_NUM_CQ:        d = 32'(NUM_CQ_P);
+            REG_NUM_SRQ:       d = 32'(NUM_SRQ_P);
+            REG_NUM_MR:        d = 32'(NUM_MR_P);
+            REG_MAX_SGE:       d = 32'(WQE_MAX_SGE);
+            REG_WQE_STRIDE:    d = 32'(WQE_STRIDE);
+            REG_CQE_SIZE:      d = 32'(CQE_SIZE);
+            REG_MAX_LOG_QUEUE: d = 32'(MAX_LOG_QUEUE);
+            REG_MAC_LO:        d = mac_o[31:0];
+            REG_MAC_HI:        d = {16'd0, mac_o[47:32]};
+            REG_IPV4:          d = ip_o;
+            REG_CTRL:          d = {31'd0, enable_o};
+            REG_CMD_STATUS:    d = {30'd0, cmd_err_i, cmd_busy_i};
+            default:           d = 32'd0;
+          endcase
+        end
+        s_axil_rvalid_o <= 1'b1;
+        s_axil_rdata_o <= d;
+      end
+    end
+  end
+
+  // wstrb is ignored: every register is written as a whole 32-bit word (documented).
+  // Byte lanes below 4 select inside a register; accesses are whole words.
+  wire unused_ok = ^{s_axil_wstrb_i, s_axil_awaddr_i[1:0], s_axil_araddr_i[1:0]};
+endmodule

@@ -1,0 +1,164 @@
+// Context tables (QP configuration, memory regions, CQs, SRQs) and the command executor.
+// Commands from the BAR mailbox write the tables in one cycle and broadcast "reset the dynamic
+// state" events to the engines that own that state (send PSN and indices to the send engine,
+// receive PSN and indices to the receive engine, CQ and SRQ indices to their owners).
+// Engines may force a QP into the error state (err_*_i); a command wins over an engine in the same cycle.
+module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
+  parameter int unsigned NUM_QP = 64,
+  parameter int unsigned NUM_CQ = 64,
+  parameter int unsigned NUM_SRQ = 16,
+  parameter int unsigned NUM_MR = 64,
+  localparam int unsigned QP_W = $clog2(NUM_QP),
+  localparam int unsigned MR_W = $clog2(NUM_MR)
+) (
+  input  logic clk_i,
+  input  logic rst_ni,
+
+  // Command mailbox
+  input  logic                          cmd_valid_i,
+  input  logic [7:0]                    cmd_op_i,
+  input  logic [23:0]                   cmd_idx_i,
+  input  logic [NUM_CMD_ARGS-1:0][31:0] cmd_args_i,
+  output logic                          cmd_err_o,
+  output logic                          rb_valid_o,
+  output logic [NUM_CMD_ARGS-1:0][31:0] rb_args_o,
+  // QUERY_QP: the engines report the dynamic PSNs of query_qp_o
+  output logic [QP_W-1:0]               query_qp_o,
+  input  logic [23:0]                   query_sq_psn_i,
+  input  logic [23:0]                   query_rq_psn_i,
+
+  // Tables
+  output qp_cfg_t  [NUM_QP-1:0]  qp_o,
+  output mr_t      [NUM_MR-1:0]  mr_o,
+  output cq_cfg_t  [NUM_CQ-1:0]  cq_o,
+  output srq_cfg_t [NUM_SRQ-1:0] srq_o,
+
+  // Dynamic-state (re)initialisation events
+  output logic            init_sq_o,      // QP init_qp_o: send PSN := init_psn_o, indices := 0
+  output logic            init_rq_o,      // QP init_qp_o: expected PSN := init_psn_o (rq), MSN, indices := 0
+  output logic [QP_W-1:0] init_qp_o,
+  output logic [23:0]     init_sq_psn_o,
+  output logic [23:0]     init_rq_psn_o,
+  output logic            cq_reset_o,     // CQ cq_reset_idx_o: producer index := 0
+  output logic [15:0]     cq_reset_idx_o,
+  output logic            srq_reset_o,    // SRQ srq_reset_idx_o: indices := 0
+  output logic [15:0]     srq_reset_idx_o,
+
+  // Engines moving a QP to the error state
+  input  logic            err_sq_i,
+  input  logic [QP_W-1:0] err_sq_qp_i,
+  input  logic            err_rq_i,
+  input  logic [QP_W-1:0] err_rq_qp_i
+);
+  if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4 || (NUM_MR & (NUM_MR - 1)) != 0) begin : g_chk
+    $fatal(1, "tmnic_ctx: NUM_QP and NUM_MR must be powers of two (NUM_QP >= 4)");
+  end
+
+  // The argument words of the last command, by name.
+  function automatic logic [31:0] arg(input int unsigned i);
+    arg = cmd_args_i[i];
+  endfunction
+
+  function automatic logic [3:0] mtu_log(input logic [31:0] ib_mtu);
+    // IB MTU enum 1..5 = 256..4096 bytes
+    mtu_log = (ib_mtu >= 32'd1 && ib_mtu <= 32'd5) ? 4'(ib_mtu + 32'd7) : 4'd10;
+  endfunction
+
+  wire [QP_W-1:0] cq_qp = cmd_idx_i[QP_W-1:0];
+  assign query_qp_o = cq_qp;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      qp_o <= '0;
+      mr_o <= '0;
+      cq_o <= '0;
+      srq_o <= '0;
+      cmd_err_o <= 1'b0;
+      rb_valid_o <= 1'b0;
+      rb_args_o <= '0;
+      init_sq_o <= 1'b0;
+      init_rq_o <= 1'b0;
+      init_qp_o <= '0;
+      init_sq_psn_o <= '0;
+      init_rq_psn_o <= '0;
+      cq_reset_o <= 1'b0;
+      cq_reset_idx_o <= '0;
+      srq_reset_o <= 1'b0;
+      srq_reset_idx_o <= '0;
+    end else begin
+      rb_valid_o <= 1'b0;
+      init_sq_o <= 1'b0;
+      init_rq_o <= 1'b0;
+      cq_reset_o <= 1'b0;
+      srq_reset_o <= 1'b0;
+      if (err_sq_i) qp_o[err_sq_qp_i].state <= QPS_ERR;
+      if (err_rq_i) qp_o[err_rq_qp_i].state <= QPS_ERR;
+      if (cmd_valid_i) begin
+        cmd_err_o <= 1'b0;
+        unique case (cmd_op_i)
+          CMD_NOP: ;
+          CMD_SET_MR: begin
+            if (cmd_idx_i < 24'(NUM_MR)) begin
+              mr_o[cmd_idx_i[MR_W-1:0]] <= '{
+                valid: cmd_args_i[ARG_SET_MR_VALID] != 0, key: cmd_args_i[ARG_SET_MR_KEY], pd: cmd_args_i[ARG_SET_MR_PD][15:0],
+                access: cmd_args_i[ARG_SET_MR_ACCESS][2:0],
+                va: {cmd_args_i[ARG_SET_MR_VA_HI], cmd_args_i[ARG_SET_MR_VA_LO]},
+                len: {cmd_args_i[ARG_SET_MR_LEN_HI], cmd_args_i[ARG_SET_MR_LEN_LO]},
+                iova: {cmd_args_i[ARG_SET_MR_IOVA_HI], cmd_args_i[ARG_SET_MR_IOVA_LO]}};
+            end else cmd_err_o <= 1'b1;
+          end
+          CMD_SET_CQ: begin
+            if (cmd_idx_i < 24'(NUM_CQ) && cmd_args_i[ARG_SET_CQ_LOG_SIZE] <= MAX_LOG_QUEUE) begin
+              cq_o[cmd_idx_i[$clog2(NUM_CQ)-1:0]] <= '{valid: cmd_args_i[ARG_SET_CQ_VALID] != 0,
+                base: {cmd_args_i[ARG_SET_CQ_BASE_HI], cmd_args_i[ARG_SET_CQ_BASE_LO]}, log_size: cmd_args_i[ARG_SET_CQ_LOG_SIZE][3:0]};
+              cq_reset_o <= 1'b1;
+              cq_reset_idx_o <= cmd_idx_i[15:0];
+            end else cmd_err_o <= 1'b1;
+          end
+          CMD_SET_SRQ: begin
+            if (cmd_idx_i < 24'(NUM_SRQ) && cmd_args_i[ARG_SET_SRQ_LOG_SIZE] <= MAX_LOG_QUEUE) begin
+              srq_o[cmd_idx_i[$clog2(NUM_SRQ)-1:0]] <= '{valid: cmd_args_i[ARG_SET_SRQ_VALID] != 0,
+                base: {cmd_args_i[ARG_SET_SRQ_BASE_HI], cmd_args_i[ARG_SET_SRQ_BASE_LO]},
+                log_size: cmd_args_i[ARG_SET_SRQ_LOG_SIZE][3:0], pd: cmd_args_i[ARG_SET_SRQ_PD][15:0]};
+              srq_reset_o <= 1'b1;
+              srq_reset_idx_o <= cmd_idx_i[15:0];
+            end else cmd_err_o <= 1'b1;
+          end
+          CMD_SET_QP: begin
+            if (cmd_idx_i < 24'(NUM_QP) && cmd_idx_i >= 24'(QPN_FIRST) && cmd_args_i[ARG_SET_QP_STATE] <= 32'd6 &&
+                cmd_args_i[ARG_SET_QP_SQ_LOG_SIZE] <= MAX_LOG_QUEUE && cmd_args_i[ARG_SET_QP_RQ_LOG_SIZE] <= MAX_LOG_QUEUE) begin
+              qp_o[cq_qp] <= '{
+                state: cmd_args_i[ARG_SET_QP_STATE][2:0], pd: cmd_args_i[ARG_SET_QP_PD][15:0],
+                send_cq: cmd_args_i[ARG_SET_QP_SEND_CQ][15:0], recv_cq: cmd_args_i[ARG_SET_QP_RECV_CQ][15:0],
+                srq: cmd_args_i[ARG_SET_QP_SRQ][15:0],
+                sq_base: {cmd_args_i[ARG_SET_QP_SQ_BASE_HI], cmd_args_i[ARG_SET_QP_SQ_BASE_LO]},
+                sq_log: cmd_args_i[ARG_SET_QP_SQ_LOG_SIZE][3:0],
+                rq_base: {cmd_args_i[ARG_SET_QP_RQ_BASE_HI], cmd_args_i[ARG_SET_QP_RQ_BASE_LO]},
+                rq_log: cmd_args_i[ARG_SET_QP_RQ_LOG_SIZE][3:0],
+                pmtu_log: mtu_log(cmd_args_i[ARG_SET_QP_PATH_MTU]),
+                dest_qpn: cmd_args_i[ARG_SET_QP_DEST_QPN][23:0], dest_ip: cmd_args_i[ARG_SET_QP_DEST_IP],
+                dmac: {cmd_args_i[ARG_SET_QP_DMAC_HI][15:0], cmd_args_i[ARG_SET_QP_DMAC_LO]},
+                min_rnr_timer: cmd_args_i[ARG_SET_QP_MIN_RNR_TIMER][4:0], rnr_retry: cmd_args_i[ARG_SET_QP_RNR_RETRY][2:0],
+                retry_cnt: cmd_args_i[ARG_SET_QP_RETRY_CNT][2:0], timeout: cmd_args_i[ARG_SET_QP_TIMEOUT][4:0]};
+              init_qp_o <= cq_qp;
+              init_sq_o <= cmd_args_i[ARG_SET_QP_INIT][QP_INIT_SQ_BIT];
+              init_rq_o <= cmd_args_i[ARG_SET_QP_INIT][QP_INIT_RQ_BIT];
+              init_sq_psn_o <= cmd_args_i[ARG_SET_QP_SQ_PSN][23:0];
+              init_rq_psn_o <= cmd_args_i[ARG_SET_QP_RQ_PSN][23:0];
+            end else cmd_err_o <= 1'b1;
+          end
+          CMD_QUERY_QP: begin
+            if (cmd_idx_i < 24'(NUM_QP)) begin
+              rb_valid_o <= 1'b1;
+              rb_args_o <= cmd_args_i;
+              rb_args_o[ARG_QUERY_QP_STATE] <= {29'd0, qp_o[cq_qp].state};
+              rb_args_o[ARG_QUERY_QP_SQ_PSN] <= {8'd0, query_sq_psn_i};
+              rb_args_o[ARG_QUERY_QP_RQ_PSN] <= {8'd0, query_rq_psn_i};
+            end else cmd_err_o <= 1'b1;
+          end
+          default: cmd_err_o <= 1'b1;
+        endcase
+      end
+    end
+  end
+endmodule
