@@ -1,0 +1,246 @@
+#include "cq.hpp"
+
+#include <cerrno>
+#include <new>
+
+#include "provider.hpp"
+
+namespace tmnic {
+
+namespace {
+// The CQE carries libibverbs' opcode and status values directly (hwif/spec.py says so); make the
+// compiler hold both sides to it.
+static_assert(hwif::wc_op::SEND == IBV_WC_SEND && hwif::wc_op::RECV == IBV_WC_RECV, "opcodes");
+static_assert(hwif::wc_status::SUCCESS == IBV_WC_SUCCESS &&
+                  hwif::wc_status::LOC_LEN_ERR == IBV_WC_LOC_LEN_ERR &&
+                  hwif::wc_status::LOC_QP_OP_ERR == IBV_WC_LOC_QP_OP_ERR &&
+                  hwif::wc_status::LOC_PROT_ERR == IBV_WC_LOC_PROT_ERR &&
+                  hwif::wc_status::WR_FLUSH_ERR == IBV_WC_WR_FLUSH_ERR &&
+                  hwif::wc_status::REM_INV_REQ_ERR == IBV_WC_REM_INV_REQ_ERR &&
+                  hwif::wc_status::REM_ACCESS_ERR == IBV_WC_REM_ACCESS_ERR &&
+                  hwif::wc_status::REM_OP_ERR == IBV_WC_REM_OP_ERR &&
+                  hwif::wc_status::RETRY_EXC_ERR == IBV_WC_RETRY_EXC_ERR &&
+                  hwif::wc_status::RNR_RETRY_EXC_ERR == IBV_WC_RNR_RETRY_EXC_ERR &&
+                  hwif::wc_status::GENERAL_ERR == IBV_WC_GENERAL_ERR,
+              "status codes");
+
+constexpr uint64_t kSupportedWcFlags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO;
+
+int set_cq(Device& d, uint32_t cqn, uint64_t base, uint32_t log_size, uint32_t valid) {
+  namespace a = hwif::cmd::set_cq;
+  uint32_t args[a::VALID + 1] = {};
+  args[a::BASE_LO] = uint32_t(base);
+  args[a::BASE_HI] = uint32_t(base >> 32);
+  args[a::LOG_SIZE] = log_size;
+  args[a::VALID] = valid;
+  return d.cmd(hwif::cmd::SET_CQ, cqn, args, a::VALID + 1);
+}
+
+void fill_wc(const uint8_t* c, struct ibv_wc* wc) {
+  namespace f = hwif::cqe;
+  wc->wr_id = ld64(c + f::WR_ID_OFF);
+  wc->status = static_cast<enum ibv_wc_status>(c[f::STATUS_OFF]);
+  wc->opcode = static_cast<enum ibv_wc_opcode>(c[f::OPCODE_OFF]);
+  wc->vendor_err = ld32(c + f::VENDOR_ERR_OFF);
+  wc->byte_len = ld32(c + f::BYTE_LEN_OFF);
+  std::memcpy(&wc->imm_data, c + f::IMM_OFF, 4);  // raw: network order as received
+  wc->qp_num = ld32(c + f::QP_NUM_OFF);
+  wc->src_qp = ld32(c + f::SRC_QP_OFF);
+  wc->wc_flags = cqe_wc_flags(c);
+  wc->pkey_index = 0;
+  wc->slid = 0;
+  wc->sl = 0;
+  wc->dlid_path_bits = 0;
+}
+}  // namespace
+
+unsigned cqe_wc_flags(const uint8_t* cqe) {
+  // The generated hwif.h has wc_flag::WITH_IMM = 1, which is IBV_WC_GRH in verbs.h
+  // (IBV_WC_WITH_IMM is 1 << 1): translate bit by bit, so the result is right whichever way the
+  // spec is settled.
+  uint32_t v = ld32(cqe + hwif::cqe::WC_FLAGS_OFF);
+  unsigned out = 0;
+  if (v & hwif::wc_flag::WITH_IMM) out |= IBV_WC_WITH_IMM;
+  return out;
+}
+
+const uint8_t* cq_peek(tmnic_cq* cq) {
+  const uint8_t* c =
+      cq->ring.data() + size_t(cq->ci & ((1u << cq->log_size) - 1)) * hwif::CQE_SIZE;
+  // The NIC writes the owner byte last; acquire orders the reads of the other fields after it.
+  uint8_t owner = __atomic_load_n(c + hwif::cqe::OWNER_OFF, __ATOMIC_ACQUIRE) & 1;
+  return owner == (((cq->ci >> cq->log_size) & 1) ^ 1) ? c : nullptr;
+}
+
+void cq_consume(tmnic_cq* cq, const uint8_t* cqe) {
+  reclaim_wqes(*cq->dev, cqe);
+  cq->ci++;
+}
+
+void cq_doorbell(tmnic_cq* cq, bool arm) {
+  cq->dev->write32(hwif::reg::DB_CQ0 + 4 * cq->cqn, (cq->ci & 0xFFFF) | (arm ? 1u << 31 : 0));
+}
+
+struct ibv_cq_ex* create_cq_ex(struct ibv_context* ctx, struct ibv_cq_init_attr_ex* attr) {
+  Device& d = to_dev(ctx);
+  const uint32_t known_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
+  if (attr->comp_mask & ~known_mask) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  uint32_t flags = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) ? attr->flags : 0;
+  if ((attr->wc_flags & ~kSupportedWcFlags) || (flags & ~uint32_t(IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
+    errno = EOPNOTSUPP;  // timestamps, CVLAN, flow tag, IGNORE_OVERRUN: no hardware for them
+    return nullptr;
+  }
+  uint32_t max_cqe = (1u << d.max_log_queue) - 1;
+  if (attr->cqe < 1 || attr->cqe > max_cqe || attr->comp_vector >= uint32_t(ctx->num_comp_vectors)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  int64_t cqn = d.cqns.alloc();
+  if (cqn < 0) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  auto* cq = new (std::nothrow) tmnic_cq();
+  if (!cq) {
+    d.cqns.release(uint32_t(cqn));
+    errno = ENOMEM;
+    return nullptr;
+  }
+  cq->dev = &d;
+  cq->cqn = uint32_t(cqn);
+  cq->log_size = log2_ring(attr->cqe);
+  cq->single_threaded = flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
+  cq->wc_flags = attr->wc_flags;
+  int err = cq->ring.alloc(d.be(), size_t(hwif::CQE_SIZE) << cq->log_size);
+  if (!err) err = set_cq(d, cq->cqn, cq->ring.iova(), cq->log_size, 1);
+  if (err) {
+    cq->ring.release();
+    d.cqns.release(cq->cqn);
+    delete cq;
+    errno = err;
+    return nullptr;
+  }
+  struct ibv_cq_ex* c = &cq->ibv;
+  c->context = ctx;
+  c->channel = attr->channel;
+  if (attr->channel) __atomic_add_fetch(&attr->channel->refcnt, 1, __ATOMIC_RELAXED);
+  c->cq_context = attr->cq_context;
+  c->handle = cq->cqn;
+  c->cqe = int((1u << cq->log_size) - 1);
+  pthread_mutex_init(&c->mutex, nullptr);
+  pthread_cond_init(&c->cond, nullptr);
+  cq_ex_init_ops(cq);
+  tmnic_context* t = to_tctx(ctx);
+  {
+    std::lock_guard<std::mutex> g(t->cq_mu);
+    t->cqs.push_back(cq);
+  }
+  return c;
+}
+
+struct ibv_cq* create_cq(struct ibv_context* ctx, int cqe, void* cq_context,
+                         struct ibv_comp_channel* channel, int comp_vector) {
+  if (cqe < 1 || comp_vector < 0) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  struct ibv_cq_init_attr_ex attr = {};
+  attr.cqe = uint32_t(cqe);
+  attr.cq_context = cq_context;
+  attr.channel = channel;
+  attr.comp_vector = uint32_t(comp_vector);
+  attr.wc_flags = IBV_WC_STANDARD_FLAGS;
+  struct ibv_cq_ex* cq = create_cq_ex(ctx, &attr);
+  return cq ? ibv_cq_ex_to_cq(cq) : nullptr;
+}
+
+int destroy_cq(struct ibv_cq* ibcq) {
+  tmnic_cq* cq = to_tcq(ibcq);
+  if (cq->usecnt.load() != 0) return EBUSY;
+  Device& d = *cq->dev;
+  int err = set_cq(d, cq->cqn, 0, 0, 0);
+  if (err) return err;
+  tmnic_context* t = to_tctx(ibcq->context);
+  {
+    std::lock_guard<std::mutex> g(t->cq_mu);
+    for (auto it = t->cqs.begin(); it != t->cqs.end(); ++it) {
+      if (*it == cq) {
+        t->cqs.erase(it);
+        break;
+      }
+    }
+  }
+  // As libibverbs: wait until every event handed out by ibv_get_cq_event has been acked.
+  pthread_mutex_lock(&ibcq->mutex);
+  while (ibcq->comp_events_completed != cq->comp_events_reported)
+    pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
+  pthread_mutex_unlock(&ibcq->mutex);
+  if (ibcq->channel) __atomic_sub_fetch(&ibcq->channel->refcnt, 1, __ATOMIC_RELAXED);
+  cq->ring.release();
+  d.cqns.release(cq->cqn);
+  pthread_mutex_destroy(&ibcq->mutex);
+  pthread_cond_destroy(&ibcq->cond);
+  delete cq;
+  return 0;
+}
+
+int poll_cq(struct ibv_cq* ibcq, int num_entries, struct ibv_wc* wc) {
+  tmnic_cq* cq = to_tcq(ibcq);
+  if (!cq->single_threaded) cq->lock.lock();
+  int n = 0;
+  for (; n < num_entries; n++) {
+    const uint8_t* c = cq_peek(cq);
+    if (!c) break;
+    fill_wc(c, &wc[n]);
+    cq_consume(cq, c);
+  }
+  if (n > 0) cq_doorbell(cq, false);  // once per call, not per CQE
+  if (!cq->single_threaded) cq->lock.unlock();
+  // Nothing new: give a simulated device time to produce completions (no-op on hardware).
+  if (n == 0 && num_entries > 0) cq->dev->progress();
+  return n;
+}
+
+int req_notify_cq(struct ibv_cq* ibcq, int solicited_only) {
+  // The hardware has a single arm bit: a solicited-only request is armed for every completion,
+  // which at worst wakes the application early (permitted: events may be spurious).
+  tmnic_cq* cq = to_tcq(ibcq);
+  if (!cq->single_threaded) cq->lock.lock();
+  cq->armed.store(true);
+  cq_doorbell(cq, true);
+  if (!cq->single_threaded) cq->lock.unlock();
+  return 0;
+}
+
+struct ibv_cq* take_cq_event(struct ibv_context* ctx, struct ibv_comp_channel* channel) {
+  tmnic_context* t = to_tctx(ctx);
+  {
+    std::lock_guard<std::mutex> g(t->cq_mu);
+    for (tmnic_cq* cq : t->cqs) {
+      if (cq->ibv.channel != channel || !cq->armed.load()) continue;
+      if (!cq->single_threaded) cq->lock.lock();
+      bool ready = cq_peek(cq) != nullptr;
+      if (!cq->single_threaded) cq->lock.unlock();
+      if (!ready) continue;
+      cq->armed.store(false);  // one event per arm, as on hardware
+      pthread_mutex_lock(&cq->ibv.mutex);
+      cq->comp_events_reported++;
+      pthread_mutex_unlock(&cq->ibv.mutex);
+      return ibv_cq_ex_to_cq(&cq->ibv);
+    }
+  }
+  t->dev->progress();
+  return nullptr;
+}
+
+void ack_cq_events(struct ibv_cq* cq, unsigned int nevents) {
+  pthread_mutex_lock(&cq->mutex);
+  cq->comp_events_completed += nevents;
+  pthread_cond_signal(&cq->cond);
+  pthread_mutex_unlock(&cq->mutex);
+}
+
+}  // namespace tmnic

@@ -1,0 +1,111 @@
+// Extended CQ polling (ibv_start_poll / ibv_next_poll / ibv_end_poll and the ibv_wc_read_*
+// callbacks). Locking follows mlx5: start_poll takes the CQ lock and keeps it until end_poll; when
+// start_poll finds nothing it releases the lock itself, and the caller must not call end_poll.
+#include <cerrno>
+
+#include "cq.hpp"
+
+namespace tmnic {
+namespace {
+
+namespace f = hwif::cqe;
+
+const uint8_t* cur(struct ibv_cq_ex* c) { return to_tcq(c)->cur; }
+
+// Makes `cqe` the current completion: wr_id and status are plain fields of ibv_cq_ex.
+void load(tmnic_cq* cq, const uint8_t* cqe) {
+  cq->cur = cqe;
+  cq->ibv.wr_id = ld64(cqe + f::WR_ID_OFF);
+  cq->ibv.status = static_cast<enum ibv_wc_status>(cqe[f::STATUS_OFF]);
+}
+
+int start_poll(struct ibv_cq_ex* c, struct ibv_poll_cq_attr* attr) {
+  tmnic_cq* cq = to_tcq(c);
+  if (attr->comp_mask) return EINVAL;
+  if (!cq->single_threaded) cq->lock.lock();
+  const uint8_t* cqe = cq_peek(cq);
+  if (!cqe) {
+    if (!cq->single_threaded) cq->lock.unlock();
+    cq->dev->progress();
+    return ENOENT;
+  }
+  cq->consumed = false;
+  load(cq, cqe);
+  return 0;
+}
+
+int next_poll(struct ibv_cq_ex* c) {
+  tmnic_cq* cq = to_tcq(c);
+  cq_consume(cq, cq->cur);
+  cq->consumed = true;
+  const uint8_t* cqe = cq_peek(cq);
+  if (!cqe) {
+    cq->cur = nullptr;
+    return ENOENT;
+  }
+  load(cq, cqe);
+  return 0;
+}
+
+void end_poll(struct ibv_cq_ex* c) {
+  tmnic_cq* cq = to_tcq(c);
+  if (cq->cur) {  // the last completion handed out is consumed by end_poll
+    cq_consume(cq, cq->cur);
+    cq->consumed = true;
+    cq->cur = nullptr;
+  }
+  if (cq->consumed) cq_doorbell(cq, false);
+  if (!cq->single_threaded) cq->lock.unlock();
+}
+
+enum ibv_wc_opcode read_opcode(struct ibv_cq_ex* c) {
+  return static_cast<enum ibv_wc_opcode>(cur(c)[f::OPCODE_OFF]);
+}
+uint32_t read_vendor_err(struct ibv_cq_ex* c) { return ld32(cur(c) + f::VENDOR_ERR_OFF); }
+uint32_t read_byte_len(struct ibv_cq_ex* c) { return ld32(cur(c) + f::BYTE_LEN_OFF); }
+__be32 read_imm_data(struct ibv_cq_ex* c) {
+  __be32 v;
+  std::memcpy(&v, cur(c) + f::IMM_OFF, 4);
+  return v;
+}
+uint32_t read_qp_num(struct ibv_cq_ex* c) { return ld32(cur(c) + f::QP_NUM_OFF); }
+uint32_t read_src_qp(struct ibv_cq_ex* c) { return ld32(cur(c) + f::SRC_QP_OFF); }
+unsigned int read_wc_flags(struct ibv_cq_ex* c) { return cqe_wc_flags(cur(c)); }
+uint32_t read_slid(struct ibv_cq_ex*) { return 0; }  // RoCE: no LIDs
+uint8_t read_sl(struct ibv_cq_ex*) { return 0; }
+uint8_t read_dlid_path_bits(struct ibv_cq_ex*) { return 0; }
+// Not creatable (EOPNOTSUPP at create time); harmless values if called anyway.
+uint64_t read_completion_ts(struct ibv_cq_ex*) { return 0; }
+uint64_t read_completion_wallclock_ns(struct ibv_cq_ex*) { return 0; }
+uint16_t read_cvlan(struct ibv_cq_ex*) { return 0; }
+uint32_t read_flow_tag(struct ibv_cq_ex*) { return 0; }
+void read_tm_info(struct ibv_cq_ex* c, struct ibv_wc_tm_info* tm) {
+  tm->tag = ld64(cur(c) + f::TM_TAG_OFF);
+  tm->priv = ld32(cur(c) + f::TM_APP_CTX_OFF);
+}
+
+}  // namespace
+
+void cq_ex_init_ops(tmnic_cq* cq) {
+  struct ibv_cq_ex* c = &cq->ibv;
+  c->start_poll = start_poll;
+  c->next_poll = next_poll;
+  c->end_poll = end_poll;
+  c->read_opcode = read_opcode;
+  c->read_vendor_err = read_vendor_err;
+  c->read_byte_len = read_byte_len;
+  c->read_imm_data = read_imm_data;
+  c->read_qp_num = read_qp_num;
+  c->read_src_qp = read_src_qp;
+  c->read_wc_flags = read_wc_flags;
+  c->read_slid = read_slid;
+  c->read_sl = read_sl;
+  c->read_dlid_path_bits = read_dlid_path_bits;
+  c->read_completion_ts = read_completion_ts;
+  c->read_completion_wallclock_ns = read_completion_wallclock_ns;
+  c->read_cvlan = read_cvlan;
+  c->read_flow_tag = read_flow_tag;
+  c->read_tm_info = read_tm_info;
+}
+
+}  // namespace tmnic

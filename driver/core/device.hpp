@@ -1,0 +1,126 @@
+// One tmnic NIC as the provider sees it (BAR0 limits, the command interface, resource number
+// allocators) and the verbs context wrapper around it.
+#pragma once
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tmnic/backend.hpp"
+#include "tmnic/hwif.h"
+
+struct tmnic_qp;
+struct tmnic_cq;
+
+namespace tmnic {
+
+// Hands out the numbers [first, limit) of one resource table (QPN, CQN, SRQN, MR index, PDN).
+// Lowest free number first, so that numbers are small and runs are reproducible (readable
+// simulation traces).
+class IndexAllocator {
+ public:
+  void reset(uint32_t first, uint32_t limit);
+  int64_t alloc();  // -1 when the table is full
+  void release(uint32_t idx);
+  uint32_t limit() const { return uint32_t(used_.size()); }
+
+ private:
+  std::mutex mu_;
+  std::vector<bool> used_;
+  uint32_t first_ = 0;
+};
+
+class Device {
+ public:
+  // Opens the device behind `be`, or returns the Device already opened on it (contexts of one
+  // process share the hardware tables, so they must share the allocators too). Refuses (nullptr,
+  // errno ENODEV / EPROTONOSUPPORT, message on stderr) a device whose ID is not tmnic's or whose
+  // ABI major differs from the one this driver was generated against.
+  static std::shared_ptr<Device> open(const std::shared_ptr<Backend>& be);
+  explicit Device(std::shared_ptr<Backend> be) : be_(std::move(be)) {}
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  Backend* be() const { return be_.get(); }
+  const std::string& name() const { return name_; }
+
+  // Executes one command: CMD_ARG words, CMD = index << 8 | opcode, then polls CMD_STATUS,
+  // letting the device progress while busy. Reads back `nout` argument words (QUERY_*) on
+  // success. Returns 0, or EIO if the device set the error bit (bad index/opcode: nothing
+  // changed) or never finished.
+  int cmd(uint32_t opcode, uint32_t index, const uint32_t* args, unsigned nargs,
+          uint32_t* out = nullptr, unsigned nout = 0);
+  void write32(uint32_t off, uint32_t val) { be_->write32(off, val); }
+  void progress() { be_->progress(); }
+
+  // Per-index generation counter of the MR table: the low 8 bits of a new MR's key, so a stale
+  // key of a deregistered MR does not match the entry's next owner.
+  uint8_t next_mr_gen(uint32_t idx);
+
+  // QPN -> QP, for CQ polling (slot reclaim). Lock-free reads from the poll path.
+  void set_qp(uint32_t qpn, tmnic_qp* qp) { qp_table_[qpn].store(qp, std::memory_order_release); }
+  tmnic_qp* qp(uint32_t qpn) const {
+    return qpn < num_qp ? qp_table_[qpn].load(std::memory_order_acquire) : nullptr;
+  }
+
+  // Read-only registers, read once at open.
+  uint32_t abi = 0, data_bytes = 0, clk_mhz = 0;
+  uint32_t num_qp = 0, num_cq = 0, num_srq = 0, num_mr = 0, max_sge = 0, max_log_queue = 0;
+  uint64_t mac = 0;    // 48-bit, byte 0 (first on the wire) in bits 47:40
+  uint32_t ipv4 = 0;   // a.b.c.d as 0xaabbccdd
+
+  IndexAllocator qpns, cqns, srqns, mrns, pdns;
+  static constexpr uint32_t kMaxPd = 1u << 16;  // PDs are only numbers written into MR/QP/SRQ
+  static constexpr uint32_t kMaxInline = hwif::WQE_MAX_INLINE;
+
+ private:
+  int probe();  // reads and checks the read-only registers
+
+  std::shared_ptr<Backend> be_;
+  std::string name_;
+  std::mutex cmd_mu_;
+  std::unique_ptr<std::atomic<tmnic_qp*>[]> qp_table_;
+  std::mutex gen_mu_;
+  std::vector<uint8_t> mr_gen_;
+};
+
+// MAC register pair <-> 48-bit MAC.
+uint64_t read_mac(Backend* be);
+
+// Every simulated NIC lives in one world: RoCE peers are found by IPv4 address among all backends
+// the library knows. `world_add` is called for every backend returned by open_backends().
+void world_add(const std::shared_ptr<Backend>& be);
+// Destination MAC for a RoCEv2 peer: the MAC of the known device owning `ipv4`; otherwise the
+// locally administered 02:00:a:b:c:d that the simulated devices use.
+uint64_t resolve_mac(uint32_t ipv4);
+
+// IPv4 of an IPv4-mapped GID (::ffff:a.b.c.d); false for any other GID.
+bool gid_to_ipv4(const union ibv_gid& gid, uint32_t* ipv4);
+union ibv_gid ipv4_to_gid(uint32_t ipv4);
+
+}  // namespace tmnic
+
+// The verbs context of one open device (rdma-core provider style: the public struct first).
+struct tmnic_context {
+  struct verbs_context vctx;  // must stay first: the library converts pointers by casting
+  std::shared_ptr<tmnic::Device> dev;
+  int async_pipe[2] = {-1, -1};  // [0] is ibv_context.async_fd; [1] gets tmnic_async_event records
+  std::mutex cq_mu;              // protects cqs
+  std::vector<tmnic_cq*> cqs;    // scanned by ibv_get_cq_event
+};
+
+// Record written to the async pipe (the library's own format, read back by ibv_get_async_event).
+struct tmnic_async_event {
+  uint64_t element;  // struct ibv_srq/qp/cq pointer, or port number
+  uint32_t event_type;
+  uint32_t reserved;
+};
+
+inline tmnic_context* to_tctx(struct ibv_context* ctx) {
+  return reinterpret_cast<tmnic_context*>(verbs_get_ctx(ctx));
+}
+inline tmnic::Device& to_dev(struct ibv_context* ctx) { return *to_tctx(ctx)->dev; }

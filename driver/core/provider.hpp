@@ -1,0 +1,70 @@
+// The provider entry points: what driver/verbs (the libibverbs.so.1 front end) and the unit tests
+// call. All take and return the public <infiniband/verbs.h> objects; errors follow the verbs
+// conventions (int functions return an errno value, object constructors return nullptr and set
+// errno), matching rdma-core + mlx5.
+#pragma once
+#include <infiniband/verbs.h>
+
+#include <memory>
+
+#include "tmnic/backend.hpp"
+
+namespace tmnic {
+
+// Context (device.cpp). Fills ibv_context.ops and the verbs_context ops.
+struct ibv_context* alloc_context(struct ibv_device* ibdev, const std::shared_ptr<Backend>& be);
+int free_context(struct ibv_context* ctx);
+// Posts an asynchronous event record to the context's async fd; false if it could not be queued.
+bool post_async_event(struct ibv_context* ctx, uint64_t element, enum ibv_event_type type);
+
+// Queries (query.cpp).
+int query_device(struct ibv_context* ctx, struct ibv_device_attr* attr);
+int query_device_ex(struct ibv_context* ctx, const struct ibv_query_device_ex_input* input,
+                    struct ibv_device_attr_ex* attr, size_t attr_size);
+int query_port(struct ibv_context* ctx, uint8_t port, struct ibv_port_attr* attr, size_t attr_size);
+int query_gid(struct ibv_context* ctx, uint32_t port, int index, union ibv_gid* gid);
+int query_gid_ex(struct ibv_context* ctx, uint32_t port, uint32_t index, struct ibv_gid_entry* entry,
+                 uint32_t flags, size_t entry_size);
+ssize_t query_gid_table(struct ibv_context* ctx, struct ibv_gid_entry* entries, size_t max_entries,
+                        uint32_t flags, size_t entry_size);
+int query_pkey(struct ibv_context* ctx, uint32_t port, int index, __be16* pkey);
+// EUI-64 from the port MAC, in network byte order (node and system image GUID).
+__be64 mac_to_guid(uint64_t mac);
+
+// Protection domains (pd.cpp) and memory regions (mr.cpp).
+struct ibv_pd* alloc_pd(struct ibv_context* ctx);
+int dealloc_pd(struct ibv_pd* pd);
+struct ibv_mr* reg_mr(struct ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned access);
+int dereg_mr(struct ibv_mr* mr);
+
+// Completion queues (cq.cpp, cq_ex.cpp).
+struct ibv_cq_ex* create_cq_ex(struct ibv_context* ctx, struct ibv_cq_init_attr_ex* attr);
+struct ibv_cq* create_cq(struct ibv_context* ctx, int cqe, void* cq_context,
+                         struct ibv_comp_channel* channel, int comp_vector);
+int destroy_cq(struct ibv_cq* cq);
+int poll_cq(struct ibv_cq* cq, int num_entries, struct ibv_wc* wc);
+int req_notify_cq(struct ibv_cq* cq, int solicited_only);
+// For ibv_get_cq_event: an armed CQ of `channel` holding a new CQE (disarmed and counted as a
+// reported event), or nullptr. Calls progress() on the context's device when there is none.
+struct ibv_cq* take_cq_event(struct ibv_context* ctx, struct ibv_comp_channel* channel);
+void ack_cq_events(struct ibv_cq* cq, unsigned int nevents);
+
+// Shared receive queues (srq.cpp).
+struct ibv_srq* create_srq_ex(struct ibv_context* ctx, struct ibv_srq_init_attr_ex* attr);
+struct ibv_srq* create_srq(struct ibv_pd* pd, struct ibv_srq_init_attr* attr);
+int modify_srq(struct ibv_srq* srq, struct ibv_srq_attr* attr, int attr_mask);
+int query_srq(struct ibv_srq* srq, struct ibv_srq_attr* attr);
+int destroy_srq(struct ibv_srq* srq);
+int post_srq_recv(struct ibv_srq* srq, struct ibv_recv_wr* wr, struct ibv_recv_wr** bad_wr);
+
+// Queue pairs (qp.cpp, qp_modify.cpp, qp_post.cpp).
+struct ibv_qp* create_qp_ex(struct ibv_context* ctx, struct ibv_qp_init_attr_ex* attr);
+struct ibv_qp* create_qp(struct ibv_pd* pd, struct ibv_qp_init_attr* attr);
+int modify_qp(struct ibv_qp* qp, struct ibv_qp_attr* attr, int attr_mask);
+int query_qp(struct ibv_qp* qp, struct ibv_qp_attr* attr, int attr_mask,
+             struct ibv_qp_init_attr* init_attr);
+int destroy_qp(struct ibv_qp* qp);
+int post_send(struct ibv_qp* qp, struct ibv_send_wr* wr, struct ibv_send_wr** bad_wr);
+int post_recv(struct ibv_qp* qp, struct ibv_recv_wr* wr, struct ibv_recv_wr** bad_wr);
+
+}  // namespace tmnic

@@ -1,0 +1,229 @@
+// QP creation, destruction, query, and slot reclaim from completions.
+#include "qp.hpp"
+
+#include <cerrno>
+#include <new>
+
+#include "provider.hpp"
+
+namespace tmnic {
+
+namespace q = hwif::cmd::set_qp;
+
+int send_set_qp(tmnic_qp* qp, const uint32_t* cfg, uint32_t init_bits) {
+  uint32_t args[kSetQpWords];
+  std::memcpy(args, cfg, sizeof(args));
+  args[q::INIT] = init_bits;
+  return qp->dev->cmd(hwif::cmd::SET_QP, qp->ibv.qp_base.qp_num, args, kSetQpWords);
+}
+
+namespace {
+
+int check_caps(const Device& d, const struct ibv_qp_init_attr_ex* a) {
+  uint32_t max_wr = (1u << d.max_log_queue) - 1;
+  const struct ibv_qp_cap& c = a->cap;
+  if (c.max_send_wr > max_wr || c.max_send_sge > d.max_sge ||
+      c.max_inline_data > Device::kMaxInline)
+    return EINVAL;
+  if (!a->srq && (c.max_recv_wr > max_wr || c.max_recv_sge > d.max_sge)) return EINVAL;
+  return 0;
+}
+
+void free_qp(Device& d, tmnic_qp* qp, uint32_t qpn) {
+  qp->sq.buf.release();
+  qp->rq.buf.release();
+  d.qpns.release(qpn);
+  delete qp;
+}
+
+}  // namespace
+
+struct ibv_qp* create_qp_ex(struct ibv_context* ctx, struct ibv_qp_init_attr_ex* attr) {
+  Device& d = to_dev(ctx);
+  const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
+                         IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_MAX_TSO_HEADER |
+                         IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH |
+                         IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+  if ((attr->comp_mask & ~known) || !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
+      !attr->send_cq || !attr->recv_cq) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  // RC only; no XRC/RSS/TSO, no creation flags, no new post-send API yet.
+  if (attr->qp_type != IBV_QPT_RC ||
+      (attr->comp_mask & (IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER |
+                          IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH |
+                          IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
+      ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  if (int err = check_caps(d, attr)) {
+    errno = err;
+    return nullptr;
+  }
+  int64_t qpn = d.qpns.alloc();
+  if (qpn < 0) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  auto* qp = new (std::nothrow) tmnic_qp();
+  if (!qp) {
+    d.qpns.release(uint32_t(qpn));
+    errno = ENOMEM;
+    return nullptr;
+  }
+  qp->dev = &d;
+  qp->pd = to_tpd(attr->pd);
+  qp->send_cq = to_tcq(attr->send_cq);
+  qp->recv_cq = to_tcq(attr->recv_cq);
+  qp->srq = attr->srq ? to_tsrq(attr->srq) : nullptr;
+  qp->sq_sig_all = attr->sq_sig_all;
+  // The WQE always has room for WQE_MAX_INLINE bytes, so that much is reported and allowed.
+  qp->max_inline = Device::kMaxInline;
+  // At least one SGE per WQE, as every provider grants (a zero request still allows 1).
+  qp->sq.max_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
+  int err = qp->sq.alloc(d.be(), attr->cap.max_send_wr);
+  if (!err && !qp->srq) {
+    qp->rq.max_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
+    err = qp->rq.alloc(d.be(), attr->cap.max_recv_wr);
+  }
+  struct ibv_qp* iq = &qp->ibv.qp_base;
+  iq->qp_num = uint32_t(qpn);
+  if (!err) {
+    uint32_t* c = qp->cfg;
+    c[q::STATE] = IBV_QPS_RESET;
+    c[q::PD] = qp->pd->pdn;
+    c[q::SEND_CQ] = qp->send_cq->cqn;
+    c[q::RECV_CQ] = qp->recv_cq->cqn;
+    c[q::SRQ] = qp->srq ? qp->srq->srqn : hwif::NO_SRQ;
+    c[q::SQ_BASE_LO] = uint32_t(qp->sq.buf.iova());
+    c[q::SQ_BASE_HI] = uint32_t(qp->sq.buf.iova() >> 32);
+    c[q::SQ_LOG_SIZE] = qp->sq.log_size;
+    if (!qp->srq) {
+      c[q::RQ_BASE_LO] = uint32_t(qp->rq.buf.iova());
+      c[q::RQ_BASE_HI] = uint32_t(qp->rq.buf.iova() >> 32);
+      c[q::RQ_LOG_SIZE] = qp->rq.log_size;
+    }
+    // Program the context in RESET with clean indices before the QP number becomes visible.
+    err = send_set_qp(qp, c, hwif::cmd::QP_INIT_SQ | hwif::cmd::QP_INIT_RQ);
+  }
+  if (err) {
+    free_qp(d, qp, uint32_t(qpn));
+    errno = err;
+    return nullptr;
+  }
+  iq->context = ctx;
+  iq->qp_context = attr->qp_context;
+  iq->pd = attr->pd;
+  iq->send_cq = attr->send_cq;
+  iq->recv_cq = attr->recv_cq;
+  iq->srq = attr->srq;
+  iq->handle = uint32_t(qpn);
+  iq->state = IBV_QPS_RESET;
+  iq->qp_type = IBV_QPT_RC;
+  pthread_mutex_init(&iq->mutex, nullptr);
+  pthread_cond_init(&iq->cond, nullptr);
+  qp->attr.qp_state = IBV_QPS_RESET;
+  qp->attr.path_mig_state = IBV_MIG_MIGRATED;
+  qp->attr.port_num = 1;
+  qp->pd->usecnt++;
+  qp->send_cq->usecnt++;
+  qp->recv_cq->usecnt++;
+  if (qp->srq) qp->srq->usecnt++;
+  attr->cap.max_send_wr = qp->sq.capacity();
+  attr->cap.max_send_sge = qp->sq.max_sge;
+  attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.capacity();
+  attr->cap.max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
+  attr->cap.max_inline_data = qp->max_inline;
+  d.set_qp(iq->qp_num, qp);
+  return iq;
+}
+
+struct ibv_qp* create_qp(struct ibv_pd* pd, struct ibv_qp_init_attr* attr) {
+  struct ibv_qp_init_attr_ex ex = {};
+  ex.qp_context = attr->qp_context;
+  ex.send_cq = attr->send_cq;
+  ex.recv_cq = attr->recv_cq;
+  ex.srq = attr->srq;
+  ex.cap = attr->cap;
+  ex.qp_type = attr->qp_type;
+  ex.sq_sig_all = attr->sq_sig_all;
+  ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+  ex.pd = pd;
+  struct ibv_qp* qp = create_qp_ex(pd->context, &ex);
+  if (qp) attr->cap = ex.cap;
+  return qp;
+}
+
+int destroy_qp(struct ibv_qp* ibqp) {
+  tmnic_qp* qp = to_tqp(ibqp);
+  Device& d = *qp->dev;
+  // Quiesce the context (RESET) before its rings are unmapped and freed.
+  uint32_t cfg[kSetQpWords];
+  std::memcpy(cfg, qp->cfg, sizeof(cfg));
+  cfg[q::STATE] = IBV_QPS_RESET;
+  int err = send_set_qp(qp, cfg, hwif::cmd::QP_INIT_SQ | hwif::cmd::QP_INIT_RQ);
+  if (err) return err;
+  d.set_qp(ibqp->qp_num, nullptr);  // CQEs still queued for it no longer reclaim anything
+  // (No QP async events are ever generated, so there are none to wait for.)
+  qp->pd->usecnt--;
+  qp->send_cq->usecnt--;
+  qp->recv_cq->usecnt--;
+  if (qp->srq) qp->srq->usecnt--;
+  pthread_mutex_destroy(&ibqp->mutex);
+  pthread_cond_destroy(&ibqp->cond);
+  free_qp(d, qp, ibqp->qp_num);
+  return 0;
+}
+
+int query_qp(struct ibv_qp* ibqp, struct ibv_qp_attr* attr, int attr_mask,
+             struct ibv_qp_init_attr* init_attr) {
+  tmnic_qp* qp = to_tqp(ibqp);
+  std::lock_guard<std::mutex> g(qp->modify_mu);
+  // The NIC may have moved the QP to ERR by itself (retries exhausted), and it owns the PSNs.
+  namespace qq = hwif::cmd::query_qp;
+  uint32_t out[qq::RQ_PSN + 1];
+  if (int err = qp->dev->cmd(hwif::cmd::QUERY_QP, ibqp->qp_num, nullptr, 0, out, qq::RQ_PSN + 1))
+    return err;
+  if (out[qq::STATE] <= IBV_QPS_ERR) ibqp->state = static_cast<enum ibv_qp_state>(out[qq::STATE]);
+  *attr = qp->attr;
+  attr->qp_state = ibqp->state;
+  attr->cur_qp_state = ibqp->state;
+  attr->sq_psn = out[qq::SQ_PSN] & 0xFFFFFF;
+  attr->rq_psn = out[qq::RQ_PSN] & 0xFFFFFF;
+  attr->cap.max_send_wr = qp->sq.capacity();
+  attr->cap.max_send_sge = qp->sq.max_sge;
+  attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.capacity();
+  attr->cap.max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
+  attr->cap.max_inline_data = qp->max_inline;
+  if (init_attr) {
+    std::memset(init_attr, 0, sizeof(*init_attr));
+    init_attr->qp_context = ibqp->qp_context;
+    init_attr->send_cq = ibqp->send_cq;
+    init_attr->recv_cq = ibqp->recv_cq;
+    init_attr->srq = ibqp->srq;
+    init_attr->cap = attr->cap;
+    init_attr->qp_type = IBV_QPT_RC;
+    init_attr->sq_sig_all = qp->sq_sig_all;
+  }
+  return 0;
+}
+
+void reclaim_wqes(Device& dev, const uint8_t* cqe) {
+  tmnic_qp* qp = dev.qp(ld32(cqe + hwif::cqe::QP_NUM_OFF));
+  if (!qp) return;
+  uint32_t idx = ld16(cqe + hwif::cqe::WQE_IDX_OFF);
+  // Receive-side opcodes are IBV_WC_RECV (128) and above; flushed WQEs carry their queue's
+  // opcode too (SEND or RECV), which is how a flush finds its ring.
+  if (cqe[hwif::cqe::OPCODE_OFF] & IBV_WC_RECV) {
+    if (qp->srq)
+      srq_complete(qp->srq);
+    else
+      qp->rq.complete_upto(idx);
+  } else {
+    qp->sq.complete_upto(idx);
+  }
+}
+
+}  // namespace tmnic

@@ -1,0 +1,180 @@
+// ibv_modify_qp for RC: the IB state machine with the attribute rules of the IBA spec (the
+// kernel's ib_modify_qp_is_ok table), then one full SET_QP from the shadow context.
+#include <cerrno>
+
+#include "provider.hpp"
+#include "qp.hpp"
+
+namespace tmnic {
+
+namespace {
+
+namespace q = hwif::cmd::set_qp;
+
+struct Rule {
+  bool valid;
+  uint32_t req;  // attributes that must be given (besides IBV_QP_STATE)
+  uint32_t opt;  // attributes that may be given
+};
+
+// RC transitions this NIC implements. SQD/SQE (drain, UD/UC error) have no hardware: EINVAL.
+Rule rule(enum ibv_qp_state cur, enum ibv_qp_state next) {
+  const uint32_t init_attrs = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+  if (next == IBV_QPS_RESET || next == IBV_QPS_ERR) return {true, 0, 0};  // from any state
+  switch (cur) {
+    case IBV_QPS_RESET:
+      if (next == IBV_QPS_INIT) return {true, init_attrs, 0};
+      break;
+    case IBV_QPS_INIT:
+      if (next == IBV_QPS_INIT) return {true, 0, init_attrs};
+      if (next == IBV_QPS_RTR)
+        return {true,
+                IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+                IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX};
+      break;
+    case IBV_QPS_RTR:
+      if (next == IBV_QPS_RTS)
+        return {true,
+                IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                    IBV_QP_MAX_QP_RD_ATOMIC,
+                IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
+                    IBV_QP_PATH_MIG_STATE};
+      break;
+    case IBV_QPS_RTS:
+      if (next == IBV_QPS_RTS)
+        return {true, 0,
+                IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE |
+                    IBV_QP_MIN_RNR_TIMER};
+      break;
+    default:
+      break;
+  }
+  return {false, 0, 0};
+}
+
+// Value checks of the attributes present in `mask`; fills the address words of `cfg`.
+int check_and_apply(const struct ibv_qp_attr* a, int mask, uint32_t* cfg) {
+  if ((mask & IBV_QP_PORT) && a->port_num != 1) return EINVAL;
+  if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0) return EINVAL;  // one P_Key
+  if ((mask & IBV_QP_ACCESS_FLAGS) &&
+      (a->qp_access_flags & ~unsigned(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                                      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
+    return EINVAL;
+  // No automatic path migration: no alternate path, and the path is always "migrated".
+  if (mask & IBV_QP_ALT_PATH) return EINVAL;
+  if ((mask & IBV_QP_PATH_MIG_STATE) && a->path_mig_state != IBV_MIG_MIGRATED) return EINVAL;
+  if (mask & IBV_QP_AV) {
+    const struct ibv_ah_attr& ah = a->ah_attr;
+    uint32_t ip;
+    // RoCEv2 over IPv4: the address must be global (GRH) with an IPv4-mapped destination GID
+    // from our one-entry GID table, as the kernel demands a GRH on RoCE.
+    if (!ah.is_global || ah.grh.sgid_index != 0 || (ah.port_num != 0 && ah.port_num != 1) ||
+        !gid_to_ipv4(ah.grh.dgid, &ip))
+      return EINVAL;
+    uint64_t mac = resolve_mac(ip);
+    cfg[q::DEST_IP] = ip;
+    cfg[q::DMAC_LO] = uint32_t(mac);
+    cfg[q::DMAC_HI] = uint32_t(mac >> 32) & 0xFFFF;
+  }
+  if (mask & IBV_QP_PATH_MTU) {
+    if (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096) return EINVAL;
+    cfg[q::PATH_MTU] = a->path_mtu;
+  }
+  if (mask & IBV_QP_DEST_QPN) {
+    if (a->dest_qp_num > 0xFFFFFF) return EINVAL;
+    cfg[q::DEST_QPN] = a->dest_qp_num;
+  }
+  if (mask & IBV_QP_RQ_PSN) cfg[q::RQ_PSN] = a->rq_psn & 0xFFFFFF;  // PSNs are 24-bit
+  if (mask & IBV_QP_SQ_PSN) cfg[q::SQ_PSN] = a->sq_psn & 0xFFFFFF;
+  if (mask & IBV_QP_MIN_RNR_TIMER) {
+    if (a->min_rnr_timer > 31) return EINVAL;
+    cfg[q::MIN_RNR_TIMER] = a->min_rnr_timer;
+  }
+  if (mask & IBV_QP_TIMEOUT) {
+    if (a->timeout > 31) return EINVAL;
+    cfg[q::TIMEOUT] = a->timeout;
+  }
+  if (mask & IBV_QP_RETRY_CNT) {
+    if (a->retry_cnt > 7) return EINVAL;
+    cfg[q::RETRY_CNT] = a->retry_cnt;
+  }
+  if (mask & IBV_QP_RNR_RETRY) {
+    if (a->rnr_retry > 7) return EINVAL;
+    cfg[q::RNR_RETRY] = a->rnr_retry;
+  }
+  // MAX_QP_RD_ATOMIC / MAX_DEST_RD_ATOMIC are required by the spec and accepted, but there is
+  // no RDMA READ/atomic engine yet (max_qp_rd_atom = 0), so they configure nothing.
+  return 0;
+}
+
+// Copies the given attributes into the query shadow.
+void remember(struct ibv_qp_attr* s, const struct ibv_qp_attr* a, int mask) {
+  if (mask & IBV_QP_ACCESS_FLAGS) s->qp_access_flags = a->qp_access_flags;
+  if (mask & IBV_QP_PKEY_INDEX) s->pkey_index = a->pkey_index;
+  if (mask & IBV_QP_PORT) s->port_num = a->port_num;
+  if (mask & IBV_QP_AV) s->ah_attr = a->ah_attr;
+  if (mask & IBV_QP_PATH_MTU) s->path_mtu = a->path_mtu;
+  if (mask & IBV_QP_DEST_QPN) s->dest_qp_num = a->dest_qp_num;
+  if (mask & IBV_QP_RQ_PSN) s->rq_psn = a->rq_psn & 0xFFFFFF;
+  if (mask & IBV_QP_SQ_PSN) s->sq_psn = a->sq_psn & 0xFFFFFF;
+  if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) s->max_dest_rd_atomic = a->max_dest_rd_atomic;
+  if (mask & IBV_QP_MAX_QP_RD_ATOMIC) s->max_rd_atomic = a->max_rd_atomic;
+  if (mask & IBV_QP_MIN_RNR_TIMER) s->min_rnr_timer = a->min_rnr_timer;
+  if (mask & IBV_QP_TIMEOUT) s->timeout = a->timeout;
+  if (mask & IBV_QP_RETRY_CNT) s->retry_cnt = a->retry_cnt;
+  if (mask & IBV_QP_RNR_RETRY) s->rnr_retry = a->rnr_retry;
+}
+
+}  // namespace
+
+int modify_qp(struct ibv_qp* ibqp, struct ibv_qp_attr* attr, int mask) {
+  tmnic_qp* qp = to_tqp(ibqp);
+  std::lock_guard<std::mutex> g(qp->modify_mu);
+  enum ibv_qp_state cur = ibqp->state;
+  if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur) return EINVAL;
+  enum ibv_qp_state next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
+  if (next > IBV_QPS_ERR) return EINVAL;
+  Rule r = rule(cur, next);
+  uint32_t given = uint32_t(mask) & ~uint32_t(IBV_QP_STATE);
+  if (!r.valid || (given & r.req) != r.req || (given & ~(r.req | r.opt))) return EINVAL;
+
+  uint32_t cfg[kSetQpWords];
+  std::memcpy(cfg, qp->cfg, sizeof(cfg));
+  if (int err = check_and_apply(attr, mask, cfg)) return err;
+  cfg[q::STATE] = next;
+  // (Re)initialise the dynamic state where the IB state machine starts it: the receive side when
+  // the QP becomes able to receive (RTR, from RQ_PSN), the send side at RTS (from SQ_PSN), both
+  // when the QP is reset.
+  uint32_t init = 0;
+  if (next == IBV_QPS_RESET) init = hwif::cmd::QP_INIT_SQ | hwif::cmd::QP_INIT_RQ;
+  if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR) init = hwif::cmd::QP_INIT_RQ;
+  if (cur == IBV_QPS_RTR && next == IBV_QPS_RTS) init = hwif::cmd::QP_INIT_SQ;
+  if (int err = send_set_qp(qp, cfg, init)) return err;
+
+  std::memcpy(qp->cfg, cfg, sizeof(cfg));
+  remember(&qp->attr, attr, mask);
+  qp->attr.qp_state = next;
+  if (next == IBV_QPS_RESET) {
+    // Outstanding WQEs are gone; the rings restart at index 0 like the NIC's.
+    qp->sq.lock.lock();
+    qp->sq.reset();
+    qp->sq.lock.unlock();
+    qp->rq.lock.lock();
+    qp->rq.reset();
+    qp->rq.lock.unlock();
+  }
+  if ((init & hwif::cmd::QP_INIT_RQ) && next == IBV_QPS_RTR) {
+    // Receives may be posted in INIT. Re-announce them after the receive state was
+    // (re)initialised; the doorbell carries an absolute producer index, so this is harmless if
+    // the NIC kept it.
+    qp->rq.lock.lock();
+    uint32_t pi = qp->rq.pi.load();
+    if (pi) qp->dev->write32(hwif::reg::DB_RQ0 + 4 * ibqp->qp_num, pi & 0xFFFF);
+    qp->rq.lock.unlock();
+  }
+  ibqp->state = next;  // libibverbs does this after a successful modify; pyverbs reads it
+  return 0;
+}
+
+}  // namespace tmnic

@@ -1,0 +1,180 @@
+#include "srq.hpp"
+
+#include <cerrno>
+#include <new>
+
+#include "provider.hpp"
+
+namespace tmnic {
+
+namespace {
+int set_srq(Device& d, uint32_t srqn, uint64_t base, uint32_t log_size, uint32_t pdn,
+            uint32_t valid) {
+  namespace a = hwif::cmd::set_srq;
+  uint32_t args[a::VALID + 1] = {};
+  args[a::BASE_LO] = uint32_t(base);
+  args[a::BASE_HI] = uint32_t(base >> 32);
+  args[a::LOG_SIZE] = log_size;
+  args[a::PD] = pdn;
+  args[a::VALID] = valid;
+  return d.cmd(hwif::cmd::SET_SRQ, srqn, args, a::VALID + 1);
+}
+}  // namespace
+
+struct ibv_srq* create_srq_ex(struct ibv_context* ctx, struct ibv_srq_init_attr_ex* attr) {
+  Device& d = to_dev(ctx);
+  const uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
+                         IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
+  if ((attr->comp_mask & ~known) || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  // XRC and tag-matching SRQs need hardware that does not exist yet.
+  if (((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC) ||
+      (attr->comp_mask & (IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_TM))) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  uint32_t max_wr = (1u << d.max_log_queue) - 1;
+  if (attr->attr.max_wr < 1 || attr->attr.max_wr > max_wr || attr->attr.max_sge > d.max_sge) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  int64_t srqn = d.srqns.alloc();
+  if (srqn < 0) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  auto* srq = new (std::nothrow) tmnic_srq();
+  if (!srq) {
+    d.srqns.release(uint32_t(srqn));
+    errno = ENOMEM;
+    return nullptr;
+  }
+  srq->dev = &d;
+  srq->srqn = uint32_t(srqn);
+  srq->pd = to_tpd(attr->pd);
+  srq->wq.max_sge = attr->attr.max_sge ? attr->attr.max_sge : 1;
+  int err = srq->wq.alloc(d.be(), attr->attr.max_wr);
+  if (!err) err = set_srq(d, srq->srqn, srq->wq.buf.iova(), srq->wq.log_size, srq->pd->pdn, 1);
+  if (err) {
+    srq->wq.buf.release();
+    d.srqns.release(srq->srqn);
+    delete srq;
+    errno = err;
+    return nullptr;
+  }
+  srq->pd->usecnt++;
+  struct ibv_srq* s = &srq->ibv;
+  s->context = ctx;
+  s->srq_context = attr->srq_context;
+  s->pd = attr->pd;
+  s->handle = srq->srqn;
+  pthread_mutex_init(&s->mutex, nullptr);
+  pthread_cond_init(&s->cond, nullptr);
+  attr->attr.max_wr = srq->wq.capacity();
+  attr->attr.max_sge = srq->wq.max_sge;
+  return s;  // srq_limit at creation is ignored, as the verbs spec says
+}
+
+struct ibv_srq* create_srq(struct ibv_pd* pd, struct ibv_srq_init_attr* attr) {
+  struct ibv_srq_init_attr_ex ex = {};
+  ex.srq_context = attr->srq_context;
+  ex.attr = attr->attr;
+  ex.comp_mask = IBV_SRQ_INIT_ATTR_PD;
+  ex.pd = pd;
+  struct ibv_srq* srq = create_srq_ex(pd->context, &ex);
+  if (srq) attr->attr = ex.attr;
+  return srq;
+}
+
+int modify_srq(struct ibv_srq* ibsrq, struct ibv_srq_attr* attr, int mask) {
+  tmnic_srq* srq = to_tsrq(ibsrq);
+  if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT)) return EINVAL;
+  // No resize (IBV_DEVICE_SRQ_RESIZE is not advertised): EINVAL like mlx5, and nothing changes.
+  if (mask & IBV_SRQ_MAX_WR) return EINVAL;
+  if (mask & IBV_SRQ_LIMIT) {
+    if (attr->srq_limit > srq->wq.capacity()) return EINVAL;
+    srq->limit.store(attr->srq_limit);
+  }
+  return 0;
+}
+
+int query_srq(struct ibv_srq* ibsrq, struct ibv_srq_attr* attr) {
+  tmnic_srq* srq = to_tsrq(ibsrq);
+  attr->max_wr = srq->wq.capacity();
+  attr->max_sge = srq->wq.max_sge;
+  attr->srq_limit = srq->limit.load();
+  return 0;
+}
+
+int destroy_srq(struct ibv_srq* ibsrq) {
+  tmnic_srq* srq = to_tsrq(ibsrq);
+  if (srq->usecnt.load() != 0) return EBUSY;
+  Device& d = *srq->dev;
+  int err = set_srq(d, srq->srqn, 0, 0, 0, 0);
+  if (err) return err;
+  pthread_mutex_lock(&ibsrq->mutex);  // affiliated async events must have been acked
+  while (ibsrq->events_completed != srq->events_reported)
+    pthread_cond_wait(&ibsrq->cond, &ibsrq->mutex);
+  pthread_mutex_unlock(&ibsrq->mutex);
+  srq->wq.buf.release();
+  d.srqns.release(srq->srqn);
+  srq->pd->usecnt--;
+  pthread_mutex_destroy(&ibsrq->mutex);
+  pthread_cond_destroy(&ibsrq->cond);
+  delete srq;
+  return 0;
+}
+
+int post_srq_recv(struct ibv_srq* ibsrq, struct ibv_recv_wr* wr, struct ibv_recv_wr** bad_wr) {
+  tmnic_srq* srq = to_tsrq(ibsrq);
+  WorkQueue& wq = srq->wq;
+  int err = 0;
+  wq.lock.lock();
+  uint32_t pi = wq.pi.load(std::memory_order_relaxed);
+  const uint32_t start = pi;
+  for (; wr; wr = wr->next) {
+    if (wr->num_sge < 0 || uint32_t(wr->num_sge) > wq.max_sge) {
+      err = EINVAL;
+      break;
+    }
+    if (pi - wq.ci.load(std::memory_order_acquire) >= wq.capacity()) {
+      err = ENOMEM;
+      break;
+    }
+    write_recv_wqe(wq.slot(pi), wr);
+    pi++;
+  }
+  if (err) *bad_wr = wr;
+  if (pi != start) {
+    wq.pi.store(pi, std::memory_order_release);
+    // WQEs must be visible in memory before the NIC learns about them.
+    std::atomic_thread_fence(std::memory_order_release);
+    srq->dev->write32(hwif::reg::DB_SRQ0 + 4 * srq->srqn, pi & 0xFFFF);
+  }
+  wq.lock.unlock();
+  return err;
+}
+
+void srq_complete(tmnic_srq* srq) {
+  WorkQueue& wq = srq->wq;
+  // Several CQs (one per attached QP) may be polled concurrently: advance ci atomically.
+  uint32_t c = wq.ci.load(std::memory_order_relaxed);
+  do {
+    if (c == wq.pi.load(std::memory_order_acquire)) return;  // stale CQE: nothing outstanding
+  } while (!wq.ci.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel));
+  // Low watermark: the driver learns of consumption when polling, so the event fires then.
+  uint32_t lim = srq->limit.load();
+  if (lim && wq.outstanding() < lim && srq->limit.compare_exchange_strong(lim, 0)) {
+    // Count the event before it becomes readable, so an ack can never overtake the count.
+    pthread_mutex_lock(&srq->ibv.mutex);
+    srq->events_reported++;
+    if (!post_async_event(srq->ibv.context, reinterpret_cast<uintptr_t>(&srq->ibv),
+                          IBV_EVENT_SRQ_LIMIT_REACHED))
+      srq->events_reported--;  // lost (nobody reads the async fd): nothing to wait for
+    pthread_mutex_unlock(&srq->ibv.mutex);
+  }
+}
+
+}  // namespace tmnic

@@ -1,0 +1,32 @@
+// Shared receive queue (basic): a ring of receive WQEs consumed in order by any QP attached to it.
+#pragma once
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "device.hpp"
+#include "pd.hpp"
+#include "wq.hpp"
+
+struct tmnic_srq {
+  struct ibv_srq ibv;  // first: ibv_srq* <-> tmnic_srq* by cast
+  tmnic::Device* dev = nullptr;
+  tmnic_pd* pd = nullptr;
+  uint32_t srqn = 0;
+  // pi = WQEs posted, ci = WQEs whose receive completion has been polled. The NIC takes WQEs
+  // in ring order, so the oldest outstanding slot is the next one to come back.
+  tmnic::WorkQueue wq;
+  // Low watermark armed by ibv_modify_srq(IBV_SRQ_LIMIT); 0 = disarmed. One-shot: it fires
+  // (IBV_EVENT_SRQ_LIMIT_REACHED) and disarms when fewer than `limit` WQEs remain outstanding.
+  std::atomic<uint32_t> limit{0};
+  uint32_t events_reported = 0;  // async events posted; under ibv.mutex
+  std::atomic<int> usecnt{0};    // attached QPs: destroy fails with EBUSY
+};
+
+inline tmnic_srq* to_tsrq(struct ibv_srq* srq) { return reinterpret_cast<tmnic_srq*>(srq); }
+
+namespace tmnic {
+// A receive completion of an SRQ WQE was polled.
+void srq_complete(tmnic_srq* srq);
+}  // namespace tmnic

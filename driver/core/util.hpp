@@ -1,0 +1,74 @@
+// Small helpers shared by the provider objects: little-endian field access for WQEs/CQEs (the
+// HW/SW interface is little-endian whatever the host), a spinlock for the fast paths, and
+// page-aligned DMA-able rings.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "tmnic/backend.hpp"
+
+namespace tmnic {
+
+inline void st8(uint8_t* p, uint8_t v) { p[0] = v; }
+inline void st16(uint8_t* p, uint16_t v) {
+  p[0] = uint8_t(v);
+  p[1] = uint8_t(v >> 8);
+}
+inline void st32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = uint8_t(v >> (8 * i));
+}
+inline void st64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = uint8_t(v >> (8 * i));
+}
+inline uint16_t ld16(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
+inline uint32_t ld32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+inline uint64_t ld64(const uint8_t* p) { return uint64_t(ld32(p)) | uint64_t(ld32(p + 4)) << 32; }
+
+// The post/poll fast paths hold their lock for a few hundred nanoseconds; a spinlock is what
+// rdma-core providers use there too (mlx5_spinlock).
+class Spinlock {
+ public:
+  void lock() {
+    while (flag_.test_and_set(std::memory_order_acquire)) {
+    }
+  }
+  void unlock() { flag_.clear(std::memory_order_release); }
+
+ private:
+  std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
+};
+
+// Smallest n with 2^n >= v + 1, i.e. a ring of 2^n slots holds v entries with one slot kept free
+// (the same rule for CQs and work queues, so reported capacities are 2^n - 1).
+inline uint32_t log2_ring(uint32_t v) {
+  uint32_t n = 0;
+  while ((uint64_t(1) << n) < uint64_t(v) + 1) n++;
+  return n;
+}
+
+// A zeroed, page-aligned buffer the device reaches by DMA (WQE and CQE rings).
+class DmaBuffer {
+ public:
+  DmaBuffer() = default;
+  DmaBuffer(const DmaBuffer&) = delete;
+  DmaBuffer& operator=(const DmaBuffer&) = delete;
+  ~DmaBuffer() { release(); }
+  // Allocates at least `bytes` (rounded up to whole pages) and maps it. errno-style result.
+  int alloc(Backend* be, size_t bytes);
+  void release();
+  uint8_t* data() const { return buf_; }
+  uint64_t iova() const { return iova_; }
+  size_t size() const { return len_; }
+
+ private:
+  Backend* be_ = nullptr;
+  uint8_t* buf_ = nullptr;
+  size_t len_ = 0;
+  uint64_t iova_ = 0;
+};
+
+}  // namespace tmnic

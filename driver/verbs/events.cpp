@@ -1,0 +1,145 @@
+// Completion channels and asynchronous events, without a kernel to deliver them.
+//
+// Completion events: the channel fd is an eventfd that is always readable, so that poll()/epoll
+// loops wake up and call ibv_get_cq_event(). ibv_get_cq_event() itself finds an armed CQ of the
+// channel that holds a new CQE, calling Backend::progress() while there is none (a simulation
+// advances; on hardware this is a busy wait). With O_NONBLOCK set on the fd it tries once and
+// fails with EAGAIN, as libibverbs does on an empty channel.
+//
+// Async events: ibv_context.async_fd is a pipe carrying the events the provider emulates
+// (IBV_EVENT_SRQ_LIMIT_REACHED); nothing else ever fires.
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "cq.hpp"
+#include "device.hpp"
+#include "front.hpp"
+#include "provider.hpp"
+#include "srq.hpp"
+
+TMNIC_EXPORT struct ibv_comp_channel* ibv_create_comp_channel(struct ibv_context* ctx) {
+  auto* ch = static_cast<struct ibv_comp_channel*>(calloc(1, sizeof(struct ibv_comp_channel)));
+  if (!ch) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  ch->fd = eventfd(1, EFD_CLOEXEC);  // count 1, never read: permanently readable
+  if (ch->fd < 0) {
+    int err = errno;
+    free(ch);
+    errno = err;
+    return nullptr;
+  }
+  ch->context = ctx;
+  ch->refcnt = 0;
+  return ch;
+}
+
+TMNIC_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel* ch) {
+  if (__atomic_load_n(&ch->refcnt, __ATOMIC_RELAXED) != 0) {
+    errno = EBUSY;
+    return EBUSY;  // CQs still use it
+  }
+  close(ch->fd);
+  free(ch);
+  return 0;
+}
+
+TMNIC_EXPORT int ibv_get_cq_event(struct ibv_comp_channel* ch, struct ibv_cq** cq,
+                                  void** cq_context) {
+  bool nonblock = fcntl(ch->fd, F_GETFL) & O_NONBLOCK;
+  for (unsigned spins = 0;; spins++) {
+    if (struct ibv_cq* c = tmnic::take_cq_event(ch->context, ch)) {
+      *cq = c;
+      *cq_context = c->cq_context;
+      return 0;
+    }
+    if (nonblock) {
+      errno = EAGAIN;
+      return -1;
+    }
+    if ((spins & 63) == 63) sched_yield();  // hardware backends do not block in progress()
+  }
+}
+
+TMNIC_EXPORT void ibv_ack_cq_events(struct ibv_cq* cq, unsigned int nevents) {
+  tmnic::ack_cq_events(cq, nevents);
+}
+
+TMNIC_EXPORT int ibv_get_async_event(struct ibv_context* ctx, struct ibv_async_event* event) {
+  tmnic_async_event rec;
+  ssize_t n = read(ctx->async_fd, &rec, sizeof(rec));  // blocks unless the app set O_NONBLOCK
+  if (n != ssize_t(sizeof(rec))) {
+    if (n >= 0) errno = EIO;
+    return -1;
+  }
+  event->event_type = static_cast<enum ibv_event_type>(rec.event_type);
+  switch (event->event_type) {
+    case IBV_EVENT_SRQ_ERR:
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+      event->element.srq = reinterpret_cast<struct ibv_srq*>(uintptr_t(rec.element));
+      break;
+    case IBV_EVENT_CQ_ERR:
+      event->element.cq = reinterpret_cast<struct ibv_cq*>(uintptr_t(rec.element));
+      break;
+    case IBV_EVENT_DEVICE_FATAL:
+    case IBV_EVENT_PORT_ACTIVE:
+    case IBV_EVENT_PORT_ERR:
+    case IBV_EVENT_LID_CHANGE:
+    case IBV_EVENT_PKEY_CHANGE:
+    case IBV_EVENT_SM_CHANGE:
+    case IBV_EVENT_CLIENT_REREGISTER:
+    case IBV_EVENT_GID_CHANGE:
+      event->element.port_num = int(rec.element);
+      break;
+    default:
+      event->element.qp = reinterpret_cast<struct ibv_qp*>(uintptr_t(rec.element));
+      break;
+  }
+  return 0;
+}
+
+TMNIC_EXPORT void ibv_ack_async_event(struct ibv_async_event* event) {
+  // As libibverbs: count the ack on the object so that its destroy can stop waiting.
+  switch (event->event_type) {
+    case IBV_EVENT_SRQ_ERR:
+    case IBV_EVENT_SRQ_LIMIT_REACHED: {
+      struct ibv_srq* srq = event->element.srq;
+      pthread_mutex_lock(&srq->mutex);
+      srq->events_completed++;
+      pthread_cond_signal(&srq->cond);
+      pthread_mutex_unlock(&srq->mutex);
+      break;
+    }
+    case IBV_EVENT_CQ_ERR: {
+      struct ibv_cq* cq = event->element.cq;
+      pthread_mutex_lock(&cq->mutex);
+      cq->async_events_completed++;
+      pthread_cond_signal(&cq->cond);
+      pthread_mutex_unlock(&cq->mutex);
+      break;
+    }
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_COMM_EST:
+    case IBV_EVENT_SQ_DRAINED:
+    case IBV_EVENT_PATH_MIG:
+    case IBV_EVENT_PATH_MIG_ERR:
+    case IBV_EVENT_QP_LAST_WQE_REACHED: {
+      struct ibv_qp* qp = event->element.qp;
+      pthread_mutex_lock(&qp->mutex);
+      qp->events_completed++;
+      pthread_cond_signal(&qp->cond);
+      pthread_mutex_unlock(&qp->mutex);
+      break;
+    }
+    default:
+      break;
+  }
+}

@@ -1,0 +1,78 @@
+// A C++ stand-in for a tmnic device, for driver unit tests and for linking libibverbs.so.1 without
+// the simulator: serves the read-only registers, completes commands at once (recording them),
+// records doorbells, and maps DMA by identity (IOVA = host address).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tmnic/backend.hpp"
+#include "tmnic/hwif.h"
+
+namespace tmnic::fake {
+
+struct Config {
+  std::string name = "tmnic0";
+  uint32_t id = hwif::DEVICE_ID;
+  uint32_t abi = hwif::ABI_MAJOR << 16 | hwif::ABI_MINOR;
+  uint32_t num_qp = 64;
+  uint32_t num_cq = 32;
+  uint32_t num_srq = 8;
+  uint32_t num_mr = 128;
+  uint32_t max_sge = hwif::WQE_MAX_SGE;
+  uint32_t max_log_queue = hwif::MAX_LOG_QUEUE;
+  uint64_t mac = 0x020000000001ull;  // 02:00:00:00:00:01
+  uint32_t ipv4 = 0x0A000001;        // 10.0.0.1
+};
+
+struct Command {
+  uint32_t opcode = 0;
+  uint32_t index = 0;
+  std::array<uint32_t, hwif::NUM_CMD_ARGS> args{};
+};
+
+struct RegWrite {
+  uint32_t off;
+  uint32_t val;
+};
+
+class FakeBackend : public Backend {
+ public:
+  explicit FakeBackend(Config cfg = Config());
+
+  uint32_t read32(uint32_t off) override;
+  void write32(uint32_t off, uint32_t val) override;
+  uint64_t dma_map(void* va, size_t len) override;
+  void dma_unmap(uint64_t iova, size_t len) override;
+  void progress() override;
+  std::string name() const override { return cfg_.name; }
+
+  // --- inspection and fault injection for tests ---
+  const Config& config() const { return cfg_; }
+  std::vector<Command> commands;       // every executed command, in order
+  std::vector<RegWrite> doorbells;     // every write to the doorbell pages (>= DB_SQ0)
+  std::multimap<uint64_t, size_t> mappings;  // live DMA mappings: iova -> length
+  int bad_unmaps = 0;                  // dma_unmap of something never mapped
+  int progress_calls = 0;
+  std::function<void()> on_progress;   // runs inside progress(): lets a test "be the NIC"
+  uint32_t fail_opcode = 0xFFFFFFFF;   // commands with this opcode set the error bit
+  int busy_polls = 0;                  // CMD_STATUS reads that report busy before completing
+
+  std::vector<Command> commands_with(uint32_t opcode) const;
+  std::vector<RegWrite> doorbells_at(uint32_t off) const;
+
+ private:
+  void execute(uint32_t cmd);
+
+  Config cfg_;
+  std::mutex mu_;
+  std::vector<uint32_t> regs_;
+  int busy_left_ = 0;
+  std::map<uint32_t, std::array<uint32_t, hwif::NUM_CMD_ARGS>> qp_ctx_;  // for QUERY_QP
+};
+
+}  // namespace tmnic::fake

@@ -1,0 +1,210 @@
+// Memory registration and completion queues.
+#include <vector>
+
+#include "driver_test.hpp"
+
+namespace tmnic::test {
+namespace {
+
+namespace m = hwif::cmd::set_mr;
+
+TEST_F(DriverTest, RegMrProgramsTableAndDeregInvalidatesBeforeUnmap) {
+  struct ibv_pd* pd = make_pd();
+  std::vector<uint8_t> buf(8192);
+  unsigned acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  struct ibv_mr* mr = tmnic::reg_mr(pd, buf.data(), buf.size(), 0x10000, acc);
+  ASSERT_NE(mr, nullptr);
+  auto sets = be->commands_with(hwif::cmd::SET_MR);
+  ASSERT_EQ(sets.size(), 1u);
+  const auto& c = sets[0];
+  uint32_t index = c.index;
+  EXPECT_EQ(mr->lkey, index << hwif::MR_KEY_SHIFT | 1u);  // generation 1
+  EXPECT_EQ(mr->rkey, mr->lkey);
+  EXPECT_EQ(c.args[m::KEY], mr->lkey);
+  EXPECT_EQ(uint64_t(c.args[m::VA_HI]) << 32 | c.args[m::VA_LO], 0x10000u);  // the iova
+  EXPECT_EQ(uint64_t(c.args[m::LEN_HI]) << 32 | c.args[m::LEN_LO], buf.size());
+  uint64_t dma = uint64_t(c.args[m::IOVA_HI]) << 32 | c.args[m::IOVA_LO];
+  EXPECT_EQ(dma, uintptr_t(buf.data()));  // fake maps by identity
+  EXPECT_EQ(be->mappings.count(dma), 1u);
+  EXPECT_EQ(c.args[m::PD], to_tpd(pd)->pdn);
+  EXPECT_EQ(c.args[m::ACCESS], 7u);
+  EXPECT_EQ(c.args[m::VALID], 1u);
+  EXPECT_EQ(tmnic::dealloc_pd(pd), EBUSY);  // the MR still uses it
+
+  ASSERT_EQ(tmnic::dereg_mr(mr), 0);
+  sets = be->commands_with(hwif::cmd::SET_MR);
+  ASSERT_EQ(sets.size(), 2u);
+  EXPECT_EQ(sets[1].index, index);
+  EXPECT_EQ(sets[1].args[m::VALID], 0u);
+  EXPECT_TRUE(be->mappings.empty());
+  EXPECT_EQ(be->bad_unmaps, 0);
+
+  // The same table entry comes back with the next generation: the old key stays invalid.
+  struct ibv_mr* mr2 = tmnic::reg_mr(pd, buf.data(), 64, uintptr_t(buf.data()), 0);
+  ASSERT_NE(mr2, nullptr);
+  EXPECT_EQ(mr2->lkey, index << hwif::MR_KEY_SHIFT | 2u);
+  EXPECT_EQ(tmnic::dereg_mr(mr2), 0);
+  EXPECT_EQ(tmnic::dealloc_pd(pd), 0);
+}
+
+TEST_F(DriverTest, RegMrRejectsBadAccess) {
+  struct ibv_pd* pd = make_pd();
+  char buf[64];
+  errno = 0;
+  EXPECT_EQ(tmnic::reg_mr(pd, buf, sizeof(buf), 0, IBV_ACCESS_REMOTE_WRITE), nullptr);
+  EXPECT_EQ(errno, EINVAL);  // remote write needs local write
+  EXPECT_EQ(tmnic::reg_mr(pd, buf, sizeof(buf), 0, IBV_ACCESS_REMOTE_ATOMIC | 1), nullptr);
+  EXPECT_EQ(errno, EOPNOTSUPP);
+  EXPECT_EQ(tmnic::reg_mr(pd, buf, 0, 0, 0), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  // Optional-range bits (relaxed ordering) may be ignored.
+  struct ibv_mr* mr = tmnic::reg_mr(pd, buf, sizeof(buf), 0, IBV_ACCESS_RELAXED_ORDERING);
+  ASSERT_NE(mr, nullptr);
+  EXPECT_EQ(tmnic::dereg_mr(mr), 0);
+  EXPECT_TRUE(be->mappings.empty());
+  EXPECT_EQ(tmnic::dealloc_pd(pd), 0);
+}
+
+TEST_F(DriverTest, CreateCqSizesAndSetCq) {
+  struct ibv_cq* cq = make_cq(100);  // 100 + 1 -> 128 entries
+  ASSERT_NE(cq, nullptr);
+  EXPECT_EQ(cq->cqe, 127);
+  auto sets = be->commands_with(hwif::cmd::SET_CQ);
+  ASSERT_EQ(sets.size(), 1u);
+  namespace c = hwif::cmd::set_cq;
+  EXPECT_EQ(sets[0].args[c::LOG_SIZE], 7u);
+  EXPECT_EQ(sets[0].args[c::VALID], 1u);
+  uint64_t base = uint64_t(sets[0].args[c::BASE_HI]) << 32 | sets[0].args[c::BASE_LO];
+  EXPECT_EQ(base % 4096, 0u);
+  EXPECT_EQ(be->mappings.count(base), 1u);
+  EXPECT_EQ(tmnic::destroy_cq(cq), 0);
+  EXPECT_EQ(be->commands_with(hwif::cmd::SET_CQ).back().args[c::VALID], 0u);
+  EXPECT_TRUE(be->mappings.empty());
+
+  errno = 0;
+  EXPECT_EQ(tmnic::create_cq(ctx, 0, nullptr, nullptr, 0), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(tmnic::create_cq(ctx, 1 << 15, nullptr, nullptr, 0), nullptr);  // > max_cqe
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(tmnic::create_cq(ctx, 4, nullptr, nullptr, 1), nullptr);  // comp_vector
+  EXPECT_EQ(errno, EINVAL);
+  cq = make_cq((1 << 15) - 1);  // max_cqe is really creatable
+  ASSERT_NE(cq, nullptr);
+  EXPECT_EQ(tmnic::destroy_cq(cq), 0);
+}
+
+TEST_F(DriverTest, PollFollowsOwnerBitAcrossWrap) {
+  struct ibv_cq* cq = make_cq(3);  // 4 entries
+  const uint32_t db = hwif::reg::DB_CQ0 + 4 * to_tcq(cq)->cqn;
+  struct ibv_wc wc[8];
+  int p0 = be->progress_calls;
+  EXPECT_EQ(tmnic::poll_cq(cq, 8, wc), 0);
+  EXPECT_EQ(be->progress_calls, p0 + 1);  // empty poll lets the device run
+  EXPECT_TRUE(be->doorbells_at(db).empty());
+
+  uint32_t produced = 0, consumed = 0;
+  // Three rounds of 3 CQEs: the ring (4 entries) wraps twice, the phase flips each time.
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < 3; i++) {
+      CqeFields f;
+      f.wr_id = 1000 + produced;
+      f.qp_num = 77;  // no such QP: nothing to reclaim
+      f.byte_len = produced;
+      f.opcode = hwif::wc_op::RECV;
+      f.wc_flags = hwif::wc_flag::WITH_IMM;
+      f.imm = 0x11223344;
+      nic_write_cqe(cq, produced++, f);
+    }
+    // Partial poll first, then the rest.
+    ASSERT_EQ(tmnic::poll_cq(cq, 2, wc), 2);
+    ASSERT_EQ(tmnic::poll_cq(cq, 8, wc + 2), 1);
+    for (int i = 0; i < 3; i++, consumed++) {
+      EXPECT_EQ(wc[i].wr_id, 1000 + consumed);
+      EXPECT_EQ(wc[i].byte_len, consumed);
+      EXPECT_EQ(wc[i].opcode, IBV_WC_RECV);
+      EXPECT_EQ(wc[i].status, IBV_WC_SUCCESS);
+      EXPECT_EQ(wc[i].qp_num, 77u);
+      EXPECT_EQ(wc[i].wc_flags, unsigned(IBV_WC_WITH_IMM));
+      uint32_t imm = 0x11223344;
+      EXPECT_EQ(std::memcmp(&wc[i].imm_data, &imm, 4), 0);  // raw bytes
+    }
+    EXPECT_EQ(tmnic::poll_cq(cq, 8, wc), 0);  // stale entries of the old phase are not new
+  }
+  // One doorbell per poll call that consumed something, carrying the consumer index.
+  auto dbs = be->doorbells_at(db);
+  ASSERT_EQ(dbs.size(), 6u);
+  EXPECT_EQ(dbs[0].val, 2u);
+  EXPECT_EQ(dbs[1].val, 3u);
+  EXPECT_EQ(dbs.back().val, 9u);
+  EXPECT_EQ(tmnic::destroy_cq(cq), 0);
+}
+
+TEST_F(DriverTest, ExtendedCqPollAndTmInfo) {
+  struct ibv_cq_init_attr_ex a = {};
+  a.cqe = 7;
+  a.wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO;
+  struct ibv_cq_ex* cq = tmnic::create_cq_ex(ctx, &a);
+  ASSERT_NE(cq, nullptr);
+  struct ibv_poll_cq_attr pa = {};
+  EXPECT_EQ(ibv_start_poll(cq, &pa), ENOENT);  // no end_poll after ENOENT
+  for (uint32_t i = 0; i < 2; i++) {
+    CqeFields f;
+    f.wr_id = 50 + i;
+    f.qp_num = 99;
+    f.opcode = 130 + i;  // TM opcodes pass through
+    f.tm_tag = 0xABCDEF0123456789ull + i;
+    f.tm_app_ctx = 0x5555 + i;
+    f.byte_len = 7;
+    nic_write_cqe(ibv_cq_ex_to_cq(cq), i, f);
+  }
+  ASSERT_EQ(ibv_start_poll(cq, &pa), 0);
+  EXPECT_EQ(cq->wr_id, 50u);
+  EXPECT_EQ(cq->status, IBV_WC_SUCCESS);
+  EXPECT_EQ(ibv_wc_read_opcode(cq), 130);
+  EXPECT_EQ(ibv_wc_read_byte_len(cq), 7u);
+  EXPECT_EQ(ibv_wc_read_qp_num(cq), 99u);
+  struct ibv_wc_tm_info tm;
+  ibv_wc_read_tm_info(cq, &tm);
+  EXPECT_EQ(tm.tag, 0xABCDEF0123456789ull);
+  EXPECT_EQ(tm.priv, 0x5555u);
+  ASSERT_EQ(ibv_next_poll(cq), 0);
+  EXPECT_EQ(cq->wr_id, 51u);
+  ibv_wc_read_tm_info(cq, &tm);
+  EXPECT_EQ(tm.priv, 0x5556u);
+  EXPECT_EQ(ibv_next_poll(cq), ENOENT);
+  ibv_end_poll(cq);
+  auto dbs = be->doorbells_at(hwif::reg::DB_CQ0 + 4 * to_tcq(cq)->cqn);
+  ASSERT_EQ(dbs.size(), 1u);
+  EXPECT_EQ(dbs[0].val, 2u);
+  EXPECT_EQ(ibv_start_poll(cq, &pa), ENOENT);
+  EXPECT_EQ(tmnic::destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+
+  a.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+  errno = 0;
+  EXPECT_EQ(tmnic::create_cq_ex(ctx, &a), nullptr);
+  EXPECT_EQ(errno, EOPNOTSUPP);
+}
+
+TEST_F(DriverTest, ArmedCqDeliversOneEvent) {
+  struct ibv_comp_channel ch = {};
+  ch.context = ctx;
+  ch.fd = -1;
+  struct ibv_cq* cq = tmnic::create_cq(ctx, 7, this, &ch, 0);
+  ASSERT_NE(cq, nullptr);
+  EXPECT_EQ(ch.refcnt, 1);
+  EXPECT_EQ(tmnic::take_cq_event(ctx, &ch), nullptr);  // not armed, nothing there
+  ASSERT_EQ(tmnic::req_notify_cq(cq, 0), 0);
+  auto dbs = be->doorbells_at(hwif::reg::DB_CQ0 + 4 * to_tcq(cq)->cqn);
+  ASSERT_EQ(dbs.size(), 1u);
+  EXPECT_EQ(dbs[0].val, 1u << 31);  // arm bit, ci 0
+  EXPECT_EQ(tmnic::take_cq_event(ctx, &ch), nullptr);
+  nic_write_cqe(cq, 0, CqeFields());
+  EXPECT_EQ(tmnic::take_cq_event(ctx, &ch), cq);
+  EXPECT_EQ(tmnic::take_cq_event(ctx, &ch), nullptr);  // disarmed by the event
+  tmnic::ack_cq_events(cq, 1);
+  EXPECT_EQ(tmnic::destroy_cq(cq), 0);
+  EXPECT_EQ(ch.refcnt, 0);
+}
+
+}  // namespace
+}  // namespace tmnic::test

@@ -1,0 +1,158 @@
+// Shared receive queues.
+#include <unistd.h>
+
+#include "driver_test.hpp"
+
+namespace tmnic::test {
+namespace {
+
+class SrqTest : public DriverTest {
+ protected:
+  void SetUp() override {
+    DriverTest::SetUp();
+    pd = make_pd();
+    cq = make_cq(63);
+    struct ibv_srq_init_attr a = {};
+    a.attr.max_wr = 5;  // -> 8 slots, 7 usable
+    a.attr.max_sge = 2;
+    srq = tmnic::create_srq(pd, &a);
+    ASSERT_NE(srq, nullptr);
+    EXPECT_EQ(a.attr.max_wr, 7u);
+    EXPECT_EQ(a.attr.max_sge, 2u);
+  }
+  void TearDown() override {
+    EXPECT_EQ(tmnic::destroy_srq(srq), 0);
+    EXPECT_EQ(tmnic::destroy_cq(cq), 0);
+    EXPECT_EQ(tmnic::dealloc_pd(pd), 0);
+    EXPECT_TRUE(be->mappings.empty());
+    DriverTest::TearDown();
+  }
+  uint32_t db() const { return hwif::reg::DB_SRQ0 + 4 * to_tsrq(srq)->srqn; }
+
+  struct ibv_pd* pd = nullptr;
+  struct ibv_cq* cq = nullptr;
+  struct ibv_srq* srq = nullptr;
+};
+
+TEST_F(SrqTest, SetSrqWords) {
+  auto c = be->commands_with(hwif::cmd::SET_SRQ).back();
+  namespace s = hwif::cmd::set_srq;
+  EXPECT_EQ(c.index, to_tsrq(srq)->srqn);
+  EXPECT_EQ(c.args[s::LOG_SIZE], 3u);
+  EXPECT_EQ(c.args[s::PD], to_tpd(pd)->pdn);
+  EXPECT_EQ(c.args[s::VALID], 1u);
+  EXPECT_EQ(uint64_t(c.args[s::BASE_HI]) << 32 | c.args[s::BASE_LO], to_tsrq(srq)->wq.buf.iova());
+}
+
+TEST_F(SrqTest, BatchOneDoorbellAndFullIsEnomem) {
+  struct ibv_sge sge = {0x9000, 512, 0x400};
+  struct ibv_recv_wr wr[9] = {};
+  for (int i = 0; i < 9; i++) {
+    wr[i].wr_id = 100 + i;
+    wr[i].sg_list = &sge;
+    wr[i].num_sge = 1;
+    wr[i].next = i < 8 ? &wr[i + 1] : nullptr;
+  }
+  struct ibv_recv_wr* bad = nullptr;
+  EXPECT_EQ(tmnic::post_srq_recv(srq, wr, &bad), ENOMEM);
+  EXPECT_EQ(bad, &wr[7]);
+  auto dbs = be->doorbells_at(db());
+  ASSERT_EQ(dbs.size(), 1u);
+  EXPECT_EQ(dbs[0].val, 7u);
+  const uint8_t* p = to_tsrq(srq)->wq.slot(6);
+  EXPECT_EQ(ld64(p), 106u);
+  EXPECT_EQ(p[hwif::wqe::NUM_SGE_OFF], 1);
+  EXPECT_EQ(ld64(p + 32), 0x9000u);
+  EXPECT_EQ(ld32(p + 40), 512u);
+  EXPECT_EQ(ld32(p + 44), 0x400u);
+
+  // A QP on the SRQ: its receive completions return SRQ slots; it has no receive queue.
+  struct ibv_qp* qp = make_qp(pd, cq, 3, 0, 1, srq);
+  ASSERT_NE(qp, nullptr);
+  EXPECT_EQ(be->commands_with(hwif::cmd::SET_QP).back().args[hwif::cmd::set_qp::SRQ],
+            to_tsrq(srq)->srqn);
+  struct ibv_recv_wr* rbad = nullptr;
+  EXPECT_EQ(tmnic::post_recv(qp, wr, &rbad), EINVAL);
+  EXPECT_EQ(rbad, &wr[0]);
+  EXPECT_EQ(tmnic::destroy_srq(srq), EBUSY);
+  CqeFields f;
+  f.qp_num = qp->qp_num;
+  f.opcode = hwif::wc_op::RECV;
+  f.wqe_idx = 0;
+  f.wr_id = 100;
+  nic_write_cqe(cq, 0, f);
+  f.wqe_idx = 1;
+  nic_write_cqe(cq, 1, f);
+  struct ibv_wc wc[2];
+  ASSERT_EQ(tmnic::poll_cq(cq, 2, wc), 2);
+  EXPECT_EQ(wc[0].qp_num, qp->qp_num);  // SRQ completions name the receiving QP
+  EXPECT_EQ(to_tsrq(srq)->wq.outstanding(), 5u);
+  wr[8].next = nullptr;
+  bad = nullptr;
+  ASSERT_EQ(tmnic::post_srq_recv(srq, &wr[7], &bad), 0);
+  EXPECT_EQ(be->doorbells_at(db()).back().val, 9u);
+  EXPECT_EQ(tmnic::destroy_qp(qp), 0);
+
+  wr[0].num_sge = 3;  // > max_sge
+  wr[0].next = nullptr;
+  EXPECT_EQ(tmnic::post_srq_recv(srq, wr, &bad), EINVAL);
+  EXPECT_EQ(bad, &wr[0]);
+}
+
+TEST_F(SrqTest, ModifyQueryAndLimitEvent) {
+  struct ibv_srq_attr a = {};
+  a.max_wr = 100;
+  EXPECT_EQ(tmnic::modify_srq(srq, &a, IBV_SRQ_MAX_WR), EINVAL);  // no resize
+  a.srq_limit = 8;
+  EXPECT_EQ(tmnic::modify_srq(srq, &a, IBV_SRQ_LIMIT), EINVAL);  // > max_wr
+  a.srq_limit = 3;
+  ASSERT_EQ(tmnic::modify_srq(srq, &a, IBV_SRQ_LIMIT), 0);
+  struct ibv_srq_attr q = {};
+  ASSERT_EQ(tmnic::query_srq(srq, &q), 0);
+  EXPECT_EQ(q.max_wr, 7u);
+  EXPECT_EQ(q.max_sge, 2u);
+  EXPECT_EQ(q.srq_limit, 3u);
+
+  struct ibv_qp* qp = make_qp(pd, cq, 3, 0, 1, srq);
+  struct ibv_recv_wr wr[4] = {};
+  for (int i = 0; i < 4; i++) wr[i].next = i < 3 ? &wr[i + 1] : nullptr;
+  struct ibv_recv_wr* bad;
+  ASSERT_EQ(tmnic::post_srq_recv(srq, wr, &bad), 0);
+  CqeFields f;
+  f.qp_num = qp->qp_num;
+  f.opcode = hwif::wc_op::RECV;
+  nic_write_cqe(cq, 0, f);
+  nic_write_cqe(cq, 1, f);
+  struct ibv_wc wc[2];
+  ASSERT_EQ(tmnic::poll_cq(cq, 2, wc), 2);  // 4 -> 2 outstanding: below the limit of 3
+  tmnic_async_event ev;
+  ASSERT_EQ(read(ctx->async_fd, &ev, sizeof(ev)), ssize_t(sizeof(ev)));
+  EXPECT_EQ(ev.event_type, uint32_t(IBV_EVENT_SRQ_LIMIT_REACHED));
+  EXPECT_EQ(ev.element, uint64_t(uintptr_t(srq)));
+  ASSERT_EQ(tmnic::query_srq(srq, &q), 0);
+  EXPECT_EQ(q.srq_limit, 0u);  // one-shot
+  srq->events_completed++;     // the ack (ibv_ack_async_event)
+  EXPECT_EQ(tmnic::destroy_qp(qp), 0);
+}
+
+TEST_F(SrqTest, CreateRejects) {
+  struct ibv_srq_init_attr_ex a = {};
+  a.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE;
+  a.pd = pd;
+  a.srq_type = IBV_SRQT_TM;
+  a.attr.max_wr = 4;
+  errno = 0;
+  EXPECT_EQ(tmnic::create_srq_ex(ctx, &a), nullptr);
+  EXPECT_EQ(errno, EOPNOTSUPP);
+  a.srq_type = IBV_SRQT_BASIC;
+  a.attr.max_wr = 1 << 15;
+  EXPECT_EQ(tmnic::create_srq_ex(ctx, &a), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  a.attr.max_wr = 4;
+  a.attr.max_sge = hwif::WQE_MAX_SGE + 1;
+  EXPECT_EQ(tmnic::create_srq_ex(ctx, &a), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+}
+
+}  // namespace
+}  // namespace tmnic::test
