@@ -4,6 +4,7 @@
 #include <new>
 
 #include "provider.hpp"
+#include "srq.hpp"
 
 namespace tmnic {
 
@@ -79,6 +80,40 @@ void cq_consume(tmnic_cq* cq, const uint8_t* cqe) {
 
 void cq_doorbell(tmnic_cq* cq, bool arm) {
   cq->dev->write32(hwif::reg::DB_CQ0 + 4 * cq->cqn, (cq->ci & 0xFFFF) | (arm ? 1u << 31 : 0));
+}
+
+void cq_clean(tmnic_cq* cq, uint32_t qpn, tmnic_srq* srq) {
+  // As mlx5's __mlx5_cq_clean: drop the unpolled CQEs of a QP that is being reset or destroyed,
+  // so the application never sees completions of a QP that no longer exists. Entries behind
+  // them move up; each destination keeps the owner bit of its own slot.
+  if (!cq->single_threaded) cq->lock.lock();
+  const uint32_t mask = (1u << cq->log_size) - 1;
+  auto slot = [&](uint32_t i) { return cq->ring.data() + size_t(i & mask) * hwif::CQE_SIZE; };
+  auto is_new = [&](uint32_t i) {
+    uint8_t owner = __atomic_load_n(slot(i) + hwif::cqe::OWNER_OFF, __ATOMIC_ACQUIRE) & 1;
+    return owner == (((i >> cq->log_size) & 1) ^ 1);
+  };
+  uint32_t end = cq->ci;
+  while (end - cq->ci <= mask && is_new(end)) end++;
+  uint32_t nfreed = 0;
+  for (uint32_t i = end; i-- != cq->ci;) {
+    uint8_t* c = slot(i);
+    if (ld32(c + hwif::cqe::QP_NUM_OFF) == qpn) {
+      // A receive WQE of an SRQ was used up: give its slot back.
+      if (srq && (c[hwif::cqe::OPCODE_OFF] & IBV_WC_RECV)) srq_complete(srq);
+      nfreed++;
+    } else if (nfreed) {
+      uint8_t* dst = slot(i + nfreed);
+      uint8_t owner = uint8_t((((i + nfreed) >> cq->log_size) & 1) ^ 1);
+      std::memcpy(dst, c, hwif::CQE_SIZE - 1);
+      dst[hwif::cqe::OWNER_OFF] = owner;
+    }
+  }
+  if (nfreed) {
+    cq->ci += nfreed;
+    cq_doorbell(cq, false);
+  }
+  if (!cq->single_threaded) cq->lock.unlock();
 }
 
 struct ibv_cq_ex* create_cq_ex(struct ibv_context* ctx, struct ibv_cq_init_attr_ex* attr) {

@@ -9,6 +9,8 @@
 #include "device.hpp"
 #include "util.hpp"
 
+struct tmnic_srq;
+
 struct tmnic_cq {
   struct ibv_cq_ex ibv;  // first; its leading fields are struct ibv_cq (ibv_cq_ex_to_cq is a cast)
   tmnic::Device* dev = nullptr;
@@ -40,6 +42,9 @@ unsigned cqe_wc_flags(const uint8_t* cqe);
 void cq_consume(tmnic_cq* cq, const uint8_t* cqe);
 // Tells the NIC how far the ring has been consumed (DB_CQ; `arm` requests an event).
 void cq_doorbell(tmnic_cq* cq, bool arm);
+// Removes the unpolled CQEs of QP `qpn` (being reset or destroyed); SRQ receive entries among
+// them return their SRQ slot.
+void cq_clean(tmnic_cq* cq, uint32_t qpn, tmnic_srq* srq);
 // Installs the ibv_cq_ex start_poll/next_poll/end_poll/read_* callbacks (cq_ex.cpp).
 void cq_ex_init_ops(tmnic_cq* cq);
 // Frees the send/receive/SRQ slots a CQE completes (qp.cpp).

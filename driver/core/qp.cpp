@@ -17,6 +17,11 @@ int send_set_qp(tmnic_qp* qp, const uint32_t* cfg, uint32_t init_bits) {
   return qp->dev->cmd(hwif::cmd::SET_QP, qp->ibv.qp_base.qp_num, args, kSetQpWords);
 }
 
+void cq_clean_qp(tmnic_qp* qp) {
+  cq_clean(qp->recv_cq, qp->ibv.qp_base.qp_num, qp->srq);
+  if (qp->send_cq != qp->recv_cq) cq_clean(qp->send_cq, qp->ibv.qp_base.qp_num, nullptr);
+}
+
 namespace {
 
 int check_caps(const Device& d, const struct ibv_qp_init_attr_ex* a) {
@@ -166,6 +171,7 @@ int destroy_qp(struct ibv_qp* ibqp) {
   int err = send_set_qp(qp, cfg, hwif::cmd::QP_INIT_SQ | hwif::cmd::QP_INIT_RQ);
   if (err) return err;
   d.set_qp(ibqp->qp_num, nullptr);  // CQEs still queued for it no longer reclaim anything
+  cq_clean_qp(qp);
   // (No QP async events are ever generated, so there are none to wait for.)
   qp->pd->usecnt--;
   qp->send_cq->usecnt--;
@@ -181,17 +187,23 @@ int query_qp(struct ibv_qp* ibqp, struct ibv_qp_attr* attr, int attr_mask,
              struct ibv_qp_init_attr* init_attr) {
   tmnic_qp* qp = to_tqp(ibqp);
   std::lock_guard<std::mutex> g(qp->modify_mu);
-  // The NIC may have moved the QP to ERR by itself (retries exhausted), and it owns the PSNs.
-  namespace qq = hwif::cmd::query_qp;
-  uint32_t out[qq::RQ_PSN + 1];
-  if (int err = qp->dev->cmd(hwif::cmd::QUERY_QP, ibqp->qp_num, nullptr, 0, out, qq::RQ_PSN + 1))
-    return err;
-  if (out[qq::STATE] <= IBV_QPS_ERR) ibqp->state = static_cast<enum ibv_qp_state>(out[qq::STATE]);
   *attr = qp->attr;
+  // The NIC may have moved the QP to ERR by itself (retries exhausted), and it owns the current
+  // PSNs: ask it when those are wanted. Everything else is the driver's shadow (rc_pingpong's
+  // IBV_QP_CAP query costs no command).
+  const int dynamic = IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_SQ_PSN | IBV_QP_RQ_PSN;
+  if (attr_mask & dynamic) {
+    namespace qq = hwif::cmd::query_qp;
+    uint32_t out[qq::RQ_PSN + 1];
+    if (int err = qp->dev->cmd(hwif::cmd::QUERY_QP, ibqp->qp_num, nullptr, 0, out, qq::RQ_PSN + 1))
+      return err;
+    if (out[qq::STATE] <= IBV_QPS_ERR)
+      ibqp->state = static_cast<enum ibv_qp_state>(out[qq::STATE]);
+    attr->sq_psn = out[qq::SQ_PSN] & 0xFFFFFF;
+    attr->rq_psn = out[qq::RQ_PSN] & 0xFFFFFF;
+  }
   attr->qp_state = ibqp->state;
   attr->cur_qp_state = ibqp->state;
-  attr->sq_psn = out[qq::SQ_PSN] & 0xFFFFFF;
-  attr->rq_psn = out[qq::RQ_PSN] & 0xFFFFFF;
   attr->cap.max_send_wr = qp->sq.capacity();
   attr->cap.max_send_sge = qp->sq.max_sge;
   attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.capacity();

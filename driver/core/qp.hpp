@@ -38,4 +38,6 @@ inline tmnic_qp* to_tqp(struct ibv_qp* qp) { return reinterpret_cast<tmnic_qp*>(
 namespace tmnic {
 // Sends SET_QP for `qp` with the words `cfg` and the given INIT bits.
 int send_set_qp(tmnic_qp* qp, const uint32_t* cfg, uint32_t init_bits);
+// Drops the QP's unpolled completions from its CQs (reset, destroy).
+void cq_clean_qp(tmnic_qp* qp);
 }  // namespace tmnic

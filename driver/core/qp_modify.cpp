@@ -156,7 +156,9 @@ int modify_qp(struct ibv_qp* ibqp, struct ibv_qp_attr* attr, int mask) {
   remember(&qp->attr, attr, mask);
   qp->attr.qp_state = next;
   if (next == IBV_QPS_RESET) {
-    // Outstanding WQEs are gone; the rings restart at index 0 like the NIC's.
+    // Outstanding WQEs are gone (with their completions); the rings restart at index 0 like
+    // the NIC's.
+    cq_clean_qp(qp);
     qp->sq.lock.lock();
     qp->sq.reset();
     qp->sq.lock.unlock();

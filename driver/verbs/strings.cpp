@@ -92,6 +92,8 @@ TMNIC_EXPORT int ibv_rate_to_mult(enum ibv_rate rate) {
     case IBV_RATE_50_GBPS: return 20;
     case IBV_RATE_400_GBPS: return 160;
     case IBV_RATE_600_GBPS: return 240;
+    case IBV_RATE_800_GBPS: return 320;
+    case IBV_RATE_1200_GBPS: return 480;
     default: return -1;
   }
 }
@@ -111,6 +113,8 @@ TMNIC_EXPORT enum ibv_rate mult_to_ibv_rate(int mult) {
     case 20: return IBV_RATE_50_GBPS;
     case 160: return IBV_RATE_400_GBPS;
     case 240: return IBV_RATE_600_GBPS;
+    case 320: return IBV_RATE_800_GBPS;
+    case 480: return IBV_RATE_1200_GBPS;
     default: return IBV_RATE_MAX;
   }
 }
@@ -138,6 +142,8 @@ TMNIC_EXPORT int ibv_rate_to_mbps(enum ibv_rate rate) {
     case IBV_RATE_50_GBPS: return 53125;
     case IBV_RATE_400_GBPS: return 425000;
     case IBV_RATE_600_GBPS: return 637500;
+    case IBV_RATE_800_GBPS: return 850000;
+    case IBV_RATE_1200_GBPS: return 1275000;
     default: return -1;
   }
 }
@@ -165,6 +171,8 @@ TMNIC_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps) {
     case 53125: return IBV_RATE_50_GBPS;
     case 425000: return IBV_RATE_400_GBPS;
     case 637500: return IBV_RATE_600_GBPS;
+    case 850000: return IBV_RATE_800_GBPS;
+    case 1275000: return IBV_RATE_1200_GBPS;
     default: return IBV_RATE_MAX;
   }
 }

@@ -202,6 +202,54 @@ TEST_F(ModifyTest, MissingRequiredOrExtraAttributesAreEinval) {
   ASSERT_EQ(tmnic::modify_qp(qp, &a, kRtsMask), 0);
 }
 
+TEST_F(ModifyTest, QueryCapNeedsNoCommandButStateAsksTheNic) {
+  size_t before = be->commands.size();
+  struct ibv_qp_attr qa;
+  struct ibv_qp_init_attr qi;
+  ASSERT_EQ(tmnic::query_qp(qp, &qa, IBV_QP_CAP, &qi), 0);
+  EXPECT_EQ(be->commands.size(), before);
+  EXPECT_EQ(qa.cap.max_recv_wr, 31u);
+  ASSERT_EQ(tmnic::query_qp(qp, &qa, IBV_QP_STATE, &qi), 0);
+  ASSERT_EQ(be->commands.size(), before + 1);
+  EXPECT_EQ(be->commands.back().opcode, hwif::cmd::QUERY_QP);
+  EXPECT_EQ(be->commands.back().index, qp->qp_num);
+  EXPECT_EQ(qa.qp_state, IBV_QPS_RESET);
+}
+
+TEST_F(ModifyTest, DestroyDropsTheQpsUnpolledCompletions) {
+  struct ibv_qp* other = make_qp(pd, cq, 3, 3, 1);
+  ASSERT_NE(other, nullptr);
+  struct ibv_cq* small = make_cq(3);  // 4 entries: the clean has to move entries across the wrap
+  struct ibv_qp* a = make_qp(pd, small, 3, 3, 1);
+  struct ibv_qp* b = make_qp(pd, small, 3, 3, 1);
+  // Consume 2 first, so the 4 live entries occupy slots 2,3,0,1 (phase changes at slot 0).
+  CqeFields f;
+  f.qp_num = b->qp_num;
+  f.wqe_idx = 0xFFFF;  // never outstanding: no reclaim
+  for (uint32_t i = 0; i < 2; i++) nic_write_cqe(small, i, f);
+  struct ibv_wc wc[4];
+  ASSERT_EQ(tmnic::poll_cq(small, 4, wc), 2);
+  const uint32_t owners[4] = {a->qp_num, b->qp_num, a->qp_num, b->qp_num};
+  for (uint32_t i = 0; i < 4; i++) {
+    f.qp_num = owners[i];
+    f.wr_id = 10 + i;
+    nic_write_cqe(small, 2 + i, f);
+  }
+  ASSERT_EQ(tmnic::destroy_qp(a), 0);
+  ASSERT_EQ(tmnic::poll_cq(small, 4, wc), 2);
+  EXPECT_EQ(wc[0].wr_id, 11u);
+  EXPECT_EQ(wc[1].wr_id, 13u);
+  EXPECT_EQ(wc[0].qp_num, b->qp_num);
+  // The NIC's next CQE (number 6) is found where it belongs.
+  f.wr_id = 99;
+  nic_write_cqe(small, 6, f);
+  ASSERT_EQ(tmnic::poll_cq(small, 4, wc), 1);
+  EXPECT_EQ(wc[0].wr_id, 99u);
+  EXPECT_EQ(tmnic::destroy_qp(b), 0);
+  EXPECT_EQ(tmnic::destroy_cq(small), 0);
+  EXPECT_EQ(tmnic::destroy_qp(other), 0);
+}
+
 TEST_F(ModifyTest, ResetClearsRings) {
   to_rts(qp);
   struct ibv_send_wr wr = {};
