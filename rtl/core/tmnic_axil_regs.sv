@@ -59,6 +59,11 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
     $fatal(1, "tmnic_axil_regs: doorbell arrays hold at most 1024 queues each");
   end
 
+  // Argument word index of a CMD_ARG register address.
+  function automatic logic [4:0] arg_idx(input logic [15:0] a);
+    arg_idx = 5'((a - REG_CMD_ARG0) >> 2);
+  endfunction
+
   // ---------------------------------------------------------------- writes
   wire wr_go = s_axil_awvalid_i && s_axil_wvalid_i && (!s_axil_bvalid_o || s_axil_bready_i);
   assign s_axil_awready_o = wr_go;
@@ -94,7 +99,7 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
           db_idx_o <= {2'b00, a[11:2]};
           db_val_o <= s_axil_wdata_i;
         end else if (a >= REG_CMD_ARG0 && a < REG_CMD) begin
-          cmd_args_o[a[6:2]] <= s_axil_wdata_i;
+          cmd_args_o[arg_idx(a)] <= s_axil_wdata_i;
         end else begin
           unique case (a)
             REG_MAC_LO: mac_o[31:0] <= s_axil_wdata_i;
@@ -130,7 +135,7 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
         a = {s_axil_araddr_i[15:2], 2'b00};
         d = 32'd0;
         if (a >= REG_CMD_ARG0 && a < REG_CMD) begin
-          d = cmd_args_o[a[6:2]];
+          d = cmd_args_o[arg_idx(a)];
         end else if (a >= REG_STATS0 && a < REG_STATS0 + 16'(4 * NUM_STATS)) begin
           d = stats_i[a[7:2]];
         end else begin

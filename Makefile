@@ -1,0 +1,53 @@
+# Short targets over CMake. Every target first runs scripts/setup.sh, which installs what is missing.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+SETUP = scripts/setup.sh
+
+.PHONY: all setup build run test test-asan lint waves bench hwif clean
+
+all: build
+
+setup:
+	@$(SETUP)
+
+$(BUILD)/build.ninja:
+	@$(SETUP)
+	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+
+build: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+# Main job: two simulated NICs exchanging messages through an SRQ shared by several QPs.
+run: build
+	$(BUILD)/tools/tmnic_run $(RUN_ARGS)
+
+# Everything: generated-interface check, RTL lint, unit/block tests, system tests, pyverbs, sanitizers.
+test: build
+	python3 tools/gen_hwif.py --check
+	scripts/lint.sh
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Driver and simulation harness under ASan/UBSan (separate build tree).
+test-asan:
+	$(MAKE) BUILD=build-asan CMAKE_FLAGS="-DTMNIC_SANITIZE=ON" build
+	cd build-asan && ctest --output-on-failure -j $(JOBS) -L asan
+
+lint:
+	@$(SETUP)
+	scripts/lint.sh
+
+# Main job with FST waveforms (out/waves_nic<N>.fst) and a pcap of the wire (out/wire.pcap).
+waves: build
+	mkdir -p out
+	TMNIC_WAVES=out/waves_nic TMNIC_PCAP=out/wire.pcap $(BUILD)/tools/tmnic_run --messages 200 $(RUN_ARGS)
+
+bench: build
+	mkdir -p out
+	$(BUILD)/bench/tmnic_bench | tee out/bench.json
+
+hwif:
+	python3 tools/gen_hwif.py
+
+clean:
+	rm -rf $(BUILD) build-asan out

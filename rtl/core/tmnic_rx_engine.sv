@@ -1,0 +1,533 @@
+// Receive engine: the responder of every QP, and the first stop of ACKs for the requester.
+// For each parsed packet it checks the QP (exists, ready, from the right peer), then
+//   - ACK/NAK: passes {qp, AETH, PSN} to the send engine;
+//   - SEND request: checks the PSN against the expected PSN (duplicates are re-ACKed and not
+//     executed; a gap is NAKed once), checks the opcode sequence, takes a receive WQE from the
+//     SRQ or the QP's receive queue at the first packet (none: RNR NAK, packet dropped), checks the
+//     WQE's SGEs against the MR table (LOCAL_WRITE) before any DMA, stores the payload in the RX
+//     buffer and scatters it by DMA writes, then completes the WQE on the last packet and ACKs
+//     when asked. Errors: LOC_LEN_ERR (buffer too small) with NAK invalid request, LOC_PROT_ERR
+//     (bad SGE) with NAK remote operational error; both move the QP to ERR.
+// It also flushes the receive queue (and a WQE held mid-message) of QPs in ERR.
+module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
+  parameter int unsigned DATA_W = 512,
+  parameter int unsigned NUM_QP = 64,
+  parameter int unsigned NUM_MR = 64,
+  parameter int unsigned NUM_SRQ = 16,
+  localparam int unsigned BYTES = DATA_W / 8,
+  localparam int unsigned QP_W = $clog2(NUM_QP),
+  localparam int unsigned MR_W = $clog2(NUM_MR),
+  localparam int unsigned SRQ_W = $clog2(NUM_SRQ),
+  localparam int unsigned NSGE = WQE_MAX_SGE,
+  localparam int unsigned RXB_POS_W = 12          // one 4 KiB packet buffer
+) (
+  input  logic clk_i,
+  input  logic rst_ni,
+
+  input  qp_cfg_t  [NUM_QP-1:0]  qp_i,
+  input  mr_t      [NUM_MR-1:0]  mr_i,
+  input  srq_cfg_t [NUM_SRQ-1:0] srq_i,
+  input  logic [47:0] local_mac_i,
+  input  logic [31:0] local_ip_i,
+  input  logic        cfg_changed_i,
+  input  logic        init_rq_i,
+  input  logic [QP_W-1:0] init_qp_i,
+  input  logic [23:0] init_psn_i,
+  input  logic        srq_reset_i,
+  input  logic [15:0] srq_reset_idx_i,
+  input  logic        db_valid_i,        // doorbells: db_srq_i selects SRQ, else receive queue
+  input  logic        db_srq_i,
+  input  logic [11:0] db_idx_i,
+  input  logic [15:0] db_pi_i,
+
+  // Parsed packets
+  input  roce_hdr_t          s_hdr_i,
+  input  logic               s_hdr_valid_i,
+  output logic               s_hdr_ready_o,
+  input  logic [DATA_W-1:0]  s_pay_tdata_i,
+  input  logic [BYTES-1:0]   s_pay_tkeep_i,
+  input  logic               s_pay_tlast_i,
+  input  logic               s_pay_tvalid_i,
+  output logic               s_pay_tready_o,
+
+  // ACK/NAK events to the send engine
+  output logic            ack_valid_o,
+  input  logic            ack_ready_i,
+  output logic [QP_W-1:0] ack_qp_o,
+  output logic [31:0]     ack_aeth_o,
+  output logic [23:0]     ack_psn_o,
+
+  // ACK/NAK packets to send
+  output roce_hdr_t tx_hdr_o,
+  output logic      tx_valid_o,
+  input  logic      tx_ready_i,
+
+  // DMA read client (receive WQEs)
+  output logic [63:0]        rd_addr_o,
+  output logic [12:0]        rd_len_o,
+  output logic               rd_valid_o,
+  input  logic               rd_ready_i,
+  input  logic               rsp_valid_i,
+  input  logic [DATA_W-1:0]  rsp_data_i,
+  input  logic signed [13:0] rsp_off_i,
+  input  logic               rsp_last_i,
+
+  // DMA write client (payload scatter), data pulled from the RX buffer
+  output logic [63:0]        wr_addr_o,
+  output logic [12:0]        wr_len_o,
+  output logic               wr_valid_o,
+  input  logic               wr_ready_i,
+  input  logic               wr_data_req_i,
+  input  logic signed [13:0] wr_data_off_i,
+  output logic [DATA_W-1:0]  wr_data_o,
+  input  logic               wr_done_i,
+
+  // Completions
+  output cqe_req_t cqe_o,
+  output logic     cqe_valid_o,
+  input  logic     cqe_ready_i,
+
+  output logic            err_o,
+  output logic [QP_W-1:0] err_qp_o,
+  input  logic [QP_W-1:0] query_qp_i,
+  output logic [23:0]     query_psn_o,
+
+  output logic drop_qp_o, output logic tx_ack_o, output logic tx_rnr_o, output logic tx_nak_o,
+  output logic dup_o, output logic psn_err_o, output logic prot_err_o,
+  output logic idle_o
+);
+  if (DATA_W != 512) begin : g_chk_w
+    $fatal(1, "tmnic_rx_engine: only DATA_W = 512 is implemented");
+  end
+  if ((NUM_SRQ & (NUM_SRQ - 1)) != 0) begin : g_chk_s
+    $fatal(1, "tmnic_rx_engine: NUM_SRQ must be a power of two");
+  end
+
+  // ---------------------------------------------------------------- per-QP / per-SRQ state
+  logic [23:0] epsn_q [NUM_QP];
+  logic [23:0] msn_q [NUM_QP];
+  logic [15:0] rq_pi_q [NUM_QP];
+  logic [15:0] rq_ci_q [NUM_QP];
+  logic        nak_sent_q [NUM_QP];
+  logic        held_q [NUM_QP];        // a WQE is held for a multi-packet message
+  logic [63:0] h_wrid_q [NUM_QP];
+  logic [15:0] h_idx_q [NUM_QP];
+  logic        h_bad_q [NUM_QP];       // an SGE failed the protection check
+  logic [2:0]  h_nsge_q [NUM_QP];
+  logic [31:0] h_off_q [NUM_QP];       // message bytes received so far
+  logic [63:0] h_iova_q [NUM_QP * 8];
+  logic [31:0] h_len_q [NUM_QP * 8];
+  logic [15:0] srq_pi_q [NUM_SRQ];
+  logic [15:0] srq_ci_q [NUM_SRQ];
+
+  assign query_psn_o = epsn_q[query_qp_i];
+
+  typedef enum logic [3:0] {
+    S_IDLE, S_SCAN, S_LOOKUP, S_FETCH, S_FETCH_WAIT, S_SGE, S_EXEC, S_STORE, S_SCATTER, S_SCATTER_WAIT,
+    S_DONE, S_OUT, S_DRAIN, S_FLUSH_FETCH, S_FLUSH_WAIT
+  } state_e;
+  state_e state_q, after_q;
+
+  // Header of the packet being handled; address fields were checked by the parser.
+  /* verilator lint_off UNUSEDSIGNAL */
+  roce_hdr_t h_q;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [QP_W-1:0] q_q;
+  logic scan_q;
+  logic [1023:0] wqe_q;
+  logic [2:0] sge_i_q;
+  logic [31:0] cap_q;                  // capacity of the WQE being checked
+  logic [12:0] stored_q;               // payload bytes stored in the RX buffer
+  logic [31:0] sge_off_q;              // offset in SGE sge_i_q during scatter
+  logic [12:0] done_q;                 // packet bytes scattered so far
+  logic [RXB_POS_W-1:0] chunk_pos_q;
+  logic fl_srq_q;                      // the WQE being fetched is from the SRQ
+
+  wire qp_cfg_t cfg = qp_i[q_q];
+  wire has_srq = (cfg.srq != 16'(NO_SRQ));
+  wire [SRQ_W-1:0] sn = cfg.srq[SRQ_W-1:0];
+  wire srq_cfg_t scfg = srq_i[sn];
+  wire [7:0] op = h_q.opcode;
+  wire is_first = (op == OP_SEND_FIRST) || (op == OP_SEND_ONLY) || (op == OP_SEND_ONLY_IMM);
+  wire is_last = (op == OP_SEND_LAST) || (op == OP_SEND_LAST_IMM) || (op == OP_SEND_ONLY) ||
+                 (op == OP_SEND_ONLY_IMM);
+  wire is_send = (op <= OP_SEND_ONLY_IMM);
+  wire has_imm = (op == OP_SEND_LAST_IMM) || (op == OP_SEND_ONLY_IMM);
+  wire [QP_W+2:0] hs = {q_q, sge_i_q};
+
+  // SGE i of the fetched WQE
+  function automatic logic [127:0] sge_raw(input logic [1023:0] w, input logic [2:0] i);
+    sge_raw = w[(WQE_SGE0_OFF + 16 * int'(i)) * 8 +: 128];
+  endfunction
+  wire [127:0] sge_cur = sge_raw(wqe_q, sge_i_q);
+  wire [63:0] sge_addr = sge_cur[SGE_ADDR_OFF*8 +: 64];
+  wire [31:0] sge_len = sge_cur[SGE_LENGTH_OFF*8 +: 32];
+  wire [31:0] sge_key = sge_cur[SGE_LKEY_OFF*8 +: 32];
+  wire mr_t sge_mr = mr_i[sge_key[MR_KEY_SHIFT +: MR_W]];
+  wire [7:0] w_nsge = wqe_q[WQE_NUM_SGE_OFF*8 +: 8];
+
+  // Scatter geometry: next piece of the packet inside the held WQE's SGE sge_i_q.
+  wire [31:0] pkt_left = {19'd0, h_q.pay_len - done_q};
+  wire [31:0] sge_left = h_len_q[hs] - sge_off_q;
+  wire [31:0] piece = (sge_left < pkt_left) ? sge_left : pkt_left;
+
+  // Both builders take the whole QP configuration and use the fields they need.
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic roce_hdr_t mk_ack(input qp_cfg_t c, input logic [QP_W-1:0] q, input logic [47:0] mac,
+                                       input logic [31:0] ip, input logic [7:0] syn, input logic [23:0] msn,
+                                       input logic [23:0] psn);
+    roce_hdr_t a;
+    a = '0;
+    a.dst_mac = c.dmac;
+    a.src_mac = mac;
+    a.src_ip = ip;
+    a.dst_ip = c.dest_ip;
+    a.udp_sport = 16'hC000 | 16'(q);
+    a.opcode = OP_ACK;
+    a.dest_qp = c.dest_qpn;
+    a.psn = psn;
+    a.aeth = {syn, msn};
+    mk_ack = a;
+  endfunction
+
+  function automatic cqe_req_t mk_cqe(input qp_cfg_t c, input logic [QP_W-1:0] q, input logic [63:0] wrid,
+                                      input logic [15:0] idx, input logic [7:0] status);
+    cqe_req_t r;
+    r = '0;
+    r.cq = c.recv_cq;
+    r.wr_id = wrid;
+    r.qp_num = 24'(q);
+    r.src_qp = c.dest_qpn;
+    r.wqe_idx = idx;
+    r.opcode = WC_OP_RECV;
+    r.status = status;
+    mk_cqe = r;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  // RX buffer: payload of the current packet at byte 0.
+  logic rxb_wr;
+  logic [RXB_POS_W-1:0] rxb_wpos;
+  tmnic_shift_buf #(.DATA_W(DATA_W), .DEPTH(4096 / BYTES)) u_rxb (
+    .clk_i,
+    .wr_en_i(rxb_wr), .wr_pos_i(rxb_wpos), .wr_data_i(s_pay_tdata_i), .wr_be_i(s_pay_tkeep_i),
+    .rd_en_i(wr_data_req_i), .rd_pos_i(chunk_pos_q + RXB_POS_W'(wr_data_off_i)), .rd_data_o(wr_data_o));
+  assign s_pay_tready_o = (state_q == S_STORE) || (state_q == S_DRAIN);
+  assign rxb_wr = (state_q == S_STORE) && s_pay_tvalid_i;
+  assign rxb_wpos = RXB_POS_W'(stored_q);
+  assign s_hdr_ready_o = (state_q == S_IDLE) && !scan_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q <= S_IDLE;
+      after_q <= S_IDLE;
+      h_q <= '0;
+      q_q <= '0;
+      scan_q <= 1'b0;
+      wqe_q <= '0;
+      sge_i_q <= '0;
+      cap_q <= '0;
+      stored_q <= '0;
+      sge_off_q <= '0;
+      done_q <= '0;
+      chunk_pos_q <= '0;
+      fl_srq_q <= 1'b0;
+      ack_valid_o <= 1'b0; ack_qp_o <= '0; ack_aeth_o <= '0; ack_psn_o <= '0;
+      tx_valid_o <= 1'b0; tx_hdr_o <= '0;
+      rd_valid_o <= 1'b0; rd_addr_o <= '0; rd_len_o <= '0;
+      wr_valid_o <= 1'b0; wr_addr_o <= '0; wr_len_o <= '0;
+      cqe_valid_o <= 1'b0; cqe_o <= '0;
+      err_o <= 1'b0; err_qp_o <= '0;
+      {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
+      for (int i = 0; i < NUM_QP; i++) begin
+        epsn_q[i] <= '0; msn_q[i] <= '0; rq_pi_q[i] <= '0; rq_ci_q[i] <= '0;
+        nak_sent_q[i] <= 1'b0; held_q[i] <= 1'b0;
+      end
+      for (int i = 0; i < NUM_SRQ; i++) begin
+        srq_pi_q[i] <= '0; srq_ci_q[i] <= '0;
+      end
+    end else begin
+      err_o <= 1'b0;
+      {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
+      if (ack_valid_o && ack_ready_i) ack_valid_o <= 1'b0;
+      if (tx_valid_o && tx_ready_i) tx_valid_o <= 1'b0;
+      if (cqe_valid_o && cqe_ready_i) cqe_valid_o <= 1'b0;
+      if (rd_valid_o && rd_ready_i) rd_valid_o <= 1'b0;
+      if (wr_valid_o && wr_ready_i) wr_valid_o <= 1'b0;
+      if (cfg_changed_i) scan_q <= 1'b1;
+      if (db_valid_i && db_srq_i && db_idx_i < 12'(NUM_SRQ)) srq_pi_q[db_idx_i[SRQ_W-1:0]] <= db_pi_i;
+      if (db_valid_i && !db_srq_i && db_idx_i < 12'(NUM_QP)) begin
+        rq_pi_q[db_idx_i[QP_W-1:0]] <= db_pi_i;
+        scan_q <= 1'b1;
+      end
+      if (init_rq_i) begin
+        epsn_q[init_qp_i] <= init_psn_i; msn_q[init_qp_i] <= '0;
+        rq_pi_q[init_qp_i] <= '0; rq_ci_q[init_qp_i] <= '0;
+        nak_sent_q[init_qp_i] <= 1'b0; held_q[init_qp_i] <= 1'b0;
+      end
+      if (srq_reset_i && srq_reset_idx_i < 16'(NUM_SRQ)) begin
+        srq_pi_q[srq_reset_idx_i[SRQ_W-1:0]] <= '0;
+        srq_ci_q[srq_reset_idx_i[SRQ_W-1:0]] <= '0;
+      end
+      if (rsp_valid_i) begin
+        if (rsp_off_i == 14'sd0) wqe_q[511:0] <= rsp_data_i;
+        else wqe_q[1023:512] <= rsp_data_i;
+      end
+
+      unique case (state_q)
+        S_IDLE: begin
+          if (scan_q) state_q <= S_SCAN;
+          else if (s_hdr_valid_i) begin
+            h_q <= s_hdr_i;
+            q_q <= s_hdr_i.dest_qp[QP_W-1:0];
+            state_q <= S_LOOKUP;
+          end
+        end
+
+        // QPs in ERR: flush a held WQE, then the receive queue.
+        S_SCAN: begin
+          logic found;
+          found = 1'b0;
+          for (int c = 0; c < NUM_QP; c++) begin
+            if (!found && qp_i[c].state == QPS_ERR &&
+                (held_q[c] || (qp_i[c].srq == 16'(NO_SRQ) && rq_ci_q[c] != rq_pi_q[c]))) begin
+              found = 1'b1;
+              q_q <= QP_W'(c);
+            end
+          end
+          scan_q <= found;
+          state_q <= found ? S_FLUSH_FETCH : S_IDLE;
+        end
+        S_FLUSH_FETCH: begin
+          if (held_q[q_q]) begin
+            held_q[q_q] <= 1'b0;
+            cqe_o <= mk_cqe(cfg, q_q, h_wrid_q[q_q], h_idx_q[q_q], WC_WR_FLUSH_ERR);
+            cqe_valid_o <= 1'b1;
+            after_q <= S_IDLE;
+            state_q <= S_OUT;
+          end else begin
+            rd_valid_o <= 1'b1;
+            rd_addr_o <= cfg.rq_base + {41'd0, rq_ci_q[q_q] & ((16'd1 << cfg.rq_log) - 16'd1), 7'd0};
+            rd_len_o <= 13'(WQE_STRIDE);
+            state_q <= S_FLUSH_WAIT;
+          end
+        end
+        S_FLUSH_WAIT: if (rsp_valid_i && rsp_last_i) begin
+          cqe_o <= mk_cqe(cfg, q_q, wqe_q[63:0], rq_ci_q[q_q], WC_WR_FLUSH_ERR);
+          cqe_valid_o <= 1'b1;
+          rq_ci_q[q_q] <= rq_ci_q[q_q] + 16'd1;
+          after_q <= S_IDLE;
+          state_q <= S_OUT;
+        end
+
+        // Which QP, and is the packet for it?
+        S_LOOKUP: begin
+          logic ok;
+          ok = (h_q.dest_qp < 24'(NUM_QP)) && (h_q.dest_qp >= 24'(QPN_FIRST)) && (h_q.src_ip == cfg.dest_ip);
+          state_q <= S_DRAIN;
+          if (op == OP_ACK) begin
+            if (ok && (cfg.state == QPS_RTS || cfg.state == QPS_SQD || cfg.state == QPS_SQE)) begin
+              ack_valid_o <= 1'b1;
+              ack_qp_o <= q_q;
+              ack_aeth_o <= h_q.aeth;
+              ack_psn_o <= h_q.psn;
+              after_q <= S_DRAIN;
+              state_q <= S_OUT;
+            end else drop_qp_o <= 1'b1;
+          end else if (!ok || !is_send || !(cfg.state == QPS_RTR || cfg.state == QPS_RTS ||
+                                            cfg.state == QPS_SQD || cfg.state == QPS_SQE)) begin
+            drop_qp_o <= 1'b1;          // unknown QP, wrong peer, not ready, or not supported yet
+          end else if (h_q.psn != epsn_q[q_q]) begin
+            if (!psn_ge(h_q.psn, epsn_q[q_q])) begin
+              dup_o <= 1'b1;            // duplicate: re-ACK the last executed PSN, do not execute
+              tx_hdr_o <= mk_ack(cfg, q_q, local_mac_i, local_ip_i, 8'h1F, msn_q[q_q], epsn_q[q_q] - 24'd1);
+              tx_valid_o <= 1'b1;
+              tx_ack_o <= 1'b1;
+              after_q <= S_DRAIN;
+              state_q <= S_OUT;
+            end else begin
+              psn_err_o <= 1'b1;
+              if (!nak_sent_q[q_q]) begin
+                nak_sent_q[q_q] <= 1'b1;
+                tx_hdr_o <= mk_ack(cfg, q_q, local_mac_i, local_ip_i, 8'h60, msn_q[q_q], epsn_q[q_q]);
+                tx_valid_o <= 1'b1;
+                tx_nak_o <= 1'b1;
+                after_q <= S_DRAIN;
+                state_q <= S_OUT;
+              end
+            end
+          end else if (is_first == held_q[q_q]) begin
+            // FIRST/ONLY inside a message, or MIDDLE/LAST outside one: invalid request
+            tx_hdr_o <= mk_ack(cfg, q_q, local_mac_i, local_ip_i, 8'h61, msn_q[q_q], h_q.psn);
+            tx_valid_o <= 1'b1;
+            tx_nak_o <= 1'b1;
+            err_o <= 1'b1; err_qp_o <= q_q;
+            after_q <= S_DRAIN;
+            state_q <= S_OUT;
+          end else if (is_first) begin
+            if (has_srq ? (!scfg.valid || srq_ci_q[sn] == srq_pi_q[sn]) : (rq_ci_q[q_q] == rq_pi_q[q_q])) begin
+              tx_hdr_o <= mk_ack(cfg, q_q, local_mac_i, local_ip_i, {3'b001, cfg.min_rnr_timer}, msn_q[q_q], h_q.psn);
+              tx_valid_o <= 1'b1;
+              tx_rnr_o <= 1'b1;
+              after_q <= S_DRAIN;
+              state_q <= S_OUT;
+            end else begin
+              state_q <= S_FETCH;
+            end
+          end else begin
+            state_q <= S_EXEC;
+          end
+        end
+
+        // Take the next receive WQE (consumed now; completed at the last packet).
+        S_FETCH: begin
+          rd_valid_o <= 1'b1;
+          rd_len_o <= 13'(WQE_STRIDE);
+          fl_srq_q <= has_srq;
+          if (has_srq) begin
+            rd_addr_o <= scfg.base + {41'd0, srq_ci_q[sn] & ((16'd1 << scfg.log_size) - 16'd1), 7'd0};
+            h_idx_q[q_q] <= srq_ci_q[sn];
+            srq_ci_q[sn] <= srq_ci_q[sn] + 16'd1;
+          end else begin
+            rd_addr_o <= cfg.rq_base + {41'd0, rq_ci_q[q_q] & ((16'd1 << cfg.rq_log) - 16'd1), 7'd0};
+            h_idx_q[q_q] <= rq_ci_q[q_q];
+            rq_ci_q[q_q] <= rq_ci_q[q_q] + 16'd1;
+          end
+          state_q <= S_FETCH_WAIT;
+        end
+        S_FETCH_WAIT: if (rsp_valid_i && rsp_last_i) begin
+          sge_i_q <= '0;
+          cap_q <= '0;
+          state_q <= S_SGE;
+        end
+        // Check the WQE's SGEs (LOCAL_WRITE) and remember them for the whole message.
+        S_SGE: begin
+          if (32'(sge_i_q) >= 32'(w_nsge) || sge_i_q == 3'(NSGE)) begin
+            held_q[q_q] <= 1'b1;
+            h_wrid_q[q_q] <= wqe_q[63:0];
+            h_nsge_q[q_q] <= sge_i_q;
+            h_off_q[q_q] <= '0;
+            h_bad_q[q_q] <= (w_nsge > 8'(NSGE));
+            state_q <= S_EXEC;
+          end else begin
+            h_iova_q[hs] <= mr_iova(sge_mr, sge_addr);
+            h_len_q[hs] <= sge_len;
+            if (!mr_ok(sge_mr, sge_key, fl_srq_q ? scfg.pd : cfg.pd, sge_addr, sge_len, 1'b1)) begin
+              h_bad_q[q_q] <= 1'b1;
+              held_q[q_q] <= 1'b1;
+              h_wrid_q[q_q] <= wqe_q[63:0];
+              h_nsge_q[q_q] <= sge_i_q;
+              h_off_q[q_q] <= '0;
+              state_q <= S_EXEC;
+            end else begin
+              sge_i_q <= sge_i_q + 3'd1;
+            end
+            cap_q <= cap_q + sge_len;
+          end
+        end
+
+        // Execute the packet into the held WQE.
+        S_EXEC: begin
+          logic [31:0] capacity;
+          capacity = '0;
+          for (int i = 0; i < NSGE; i++) if (3'(i) < h_nsge_q[q_q]) capacity = capacity + h_len_q[{q_q, 3'(i)}];
+          if (h_bad_q[q_q] || capacity < h_off_q[q_q] + {19'd0, h_q.pay_len}) begin
+            held_q[q_q] <= 1'b0;
+            err_o <= 1'b1; err_qp_o <= q_q;
+            if (h_bad_q[q_q]) prot_err_o <= 1'b1;
+            cqe_o <= mk_cqe(cfg, q_q, h_wrid_q[q_q], h_idx_q[q_q], h_bad_q[q_q] ? WC_LOC_PROT_ERR : WC_LOC_LEN_ERR);
+            cqe_valid_o <= 1'b1;
+            tx_hdr_o <= mk_ack(cfg, q_q, local_mac_i, local_ip_i, h_bad_q[q_q] ? 8'h63 : 8'h61, msn_q[q_q], h_q.psn);
+            tx_valid_o <= 1'b1;
+            tx_nak_o <= 1'b1;
+            after_q <= S_DRAIN;
+            state_q <= S_OUT;
+          end else begin
+            stored_q <= '0;
+            done_q <= '0;
+            // find the SGE holding message offset h_off
+            begin
+              logic [31:0] o;
+              logic [2:0] k;
+              o = h_off_q[q_q];
+              k = '0;
+              for (int i = 0; i < NSGE; i++) begin
+                if (3'(i) == k && 3'(i) < h_nsge_q[q_q] && o >= h_len_q[{q_q, 3'(i)}] &&
+                    3'(i + 1) < h_nsge_q[q_q]) begin
+                  o = o - h_len_q[{q_q, 3'(i)}];
+                  k = 3'(i + 1);
+                end
+              end
+              sge_i_q <= k;
+              sge_off_q <= o;
+            end
+            state_q <= (h_q.pay_len == 13'd0) ? S_DONE : S_STORE;
+          end
+        end
+
+        S_STORE: if (s_pay_tvalid_i) begin
+          stored_q <= stored_q + 13'(BYTES);
+          if (s_pay_tlast_i) state_q <= S_SCATTER;
+        end
+
+        S_SCATTER: begin
+          if (done_q == h_q.pay_len) begin
+            state_q <= S_DONE;
+          end else if (sge_left == 32'd0) begin
+            sge_i_q <= sge_i_q + 3'd1;
+            sge_off_q <= '0;
+          end else begin
+            wr_valid_o <= 1'b1;
+            wr_addr_o <= h_iova_q[hs] + {32'd0, sge_off_q};
+            wr_len_o <= 13'(piece);
+            chunk_pos_q <= RXB_POS_W'(done_q);
+            done_q <= done_q + 13'(piece);
+            sge_off_q <= sge_off_q + piece;
+            state_q <= S_SCATTER_WAIT;
+          end
+        end
+        S_SCATTER_WAIT: if (wr_done_i) state_q <= S_SCATTER;
+
+        // Packet executed: advance PSN, complete on the last packet, ACK if asked.
+        S_DONE: begin
+          epsn_q[q_q] <= epsn_q[q_q] + 24'd1;
+          nak_sent_q[q_q] <= 1'b0;
+          h_off_q[q_q] <= h_off_q[q_q] + {19'd0, h_q.pay_len};
+          if (is_last) begin
+            cqe_req_t c;
+            c = mk_cqe(cfg, q_q, h_wrid_q[q_q], h_idx_q[q_q], WC_SUCCESS);
+            c.byte_len = h_off_q[q_q] + {19'd0, h_q.pay_len};
+            c.imm = has_imm ? h_q.imm : 32'd0;
+            c.wc_flags = has_imm ? WC_FLAG_WITH_IMM : 32'd0;
+            cqe_o <= c;
+            cqe_valid_o <= 1'b1;
+            held_q[q_q] <= 1'b0;
+            msn_q[q_q] <= msn_q[q_q] + 24'd1;
+          end
+          if (h_q.ack_req) begin
+            tx_hdr_o <= mk_ack(cfg, q_q, local_mac_i, local_ip_i, 8'h1F, msn_q[q_q] + (is_last ? 24'd1 : 24'd0), h_q.psn);
+            tx_valid_o <= 1'b1;
+            tx_ack_o <= 1'b1;
+          end
+          after_q <= S_IDLE;
+          state_q <= S_OUT;
+        end
+
+        // Wait until every output raised above has been taken.
+        S_OUT: if (!(ack_valid_o && !ack_ready_i) && !(tx_valid_o && !tx_ready_i) && !(cqe_valid_o && !cqe_ready_i))
+          state_q <= after_q;
+
+        // Discard the payload of a packet that is not executed.
+        S_DRAIN: begin
+          if (h_q.pay_len == 13'd0 || (s_pay_tvalid_i && s_pay_tlast_i)) state_q <= S_IDLE;
+        end
+
+        default: state_q <= S_IDLE;
+      endcase
+    end
+  end
+
+  assign idle_o = (state_q == S_IDLE) && !scan_q;
+  // Pulled offsets stay within one 4 KiB packet (the sign only matters modulo the buffer).
+  wire unused_ok = ^wr_data_off_i[13:12];
+endmodule

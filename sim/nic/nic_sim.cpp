@@ -1,0 +1,271 @@
+#include "nic/nic_sim.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "Vtmnic_top.h"
+#include "verilated.h"
+#include "verilated_fst_c.h"
+
+namespace tmnic::sim {
+
+namespace {
+constexpr int kBeat = 64;  // DATA_W / 8
+constexpr uint32_t kMaxReadBursts = 32;
+
+template <typename W>
+void wide_to_bytes(const W& w, uint8_t* out) {
+  for (int i = 0; i < kBeat / 4; i++) std::memcpy(out + 4 * i, &w[i], 4);
+}
+template <typename W>
+void bytes_to_wide(const uint8_t* in, W& w) {
+  for (int i = 0; i < kBeat / 4; i++) std::memcpy(&w[i], in + 4 * i, 4);
+}
+}  // namespace
+
+NicSim::NicSim(int index, const SimConfig& cfg)
+    : index_(index), cfg_(cfg), ctx_(std::make_unique<VerilatedContext>()), rng_(cfg.seed + 7919u * index) {
+  ctx_->traceEverOn(!cfg.waves_prefix.empty());
+  top_ = std::make_unique<Vtmnic_top>(ctx_.get(), ("nic" + std::to_string(index)).c_str());
+  if (!cfg.waves_prefix.empty()) {
+    trace_ = std::make_unique<VerilatedFstC>();
+    top_->trace(trace_.get(), 99);
+    trace_->open((cfg.waves_prefix + std::to_string(index) + ".fst").c_str());
+  }
+  rd_bpc_ = wr_bpc_ = cfg.bytes_per_cycle(cfg.pcie_gbyte_s);
+  tx_bpc_ = cfg.bytes_per_cycle(cfg.line_gbit_s / 8.0);
+  // Reset for a few cycles.
+  top_->rst_ni = 0;
+  top_->clk_i = 0;
+  top_->eval();
+  for (int i = 0; i < 4; i++) {
+    top_->clk_i = 1; top_->eval();
+    top_->clk_i = 0; top_->eval();
+  }
+  top_->rst_ni = 1;
+  top_->eval();
+}
+
+NicSim::~NicSim() {
+  if (trace_) trace_->close();
+  top_->final();
+}
+
+void NicSim::mmio_write(uint32_t off, uint32_t val, uint64_t now) {
+  mmio_q_.push_back({true, off, val, now + cfg_.cycles(cfg_.mmio_write_ns), 0});
+}
+
+uint64_t NicSim::mmio_read_start(uint32_t off, uint64_t now) {
+  uint64_t t = next_ticket_++;
+  mmio_q_.push_back({false, off, 0, now + cfg_.cycles(cfg_.mmio_read_ns / 2), t});
+  return t;
+}
+
+bool NicSim::mmio_read_result(uint64_t ticket, uint64_t now, uint32_t* val) {
+  for (auto it = read_results_.begin(); it != read_results_.end(); ++it) {
+    if (it->first == ticket && it->second.second <= now) {
+      *val = it->second.first;
+      read_results_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+void NicSim::rx_frame(std::vector<uint8_t> frame, uint64_t at) { rx_q_.push_back({std::move(frame), at}); }
+
+bool NicSim::quiet() const {
+  return top_->idle_o && !mmio_busy_ && rd_q_.empty() && aw_q_.empty() && wr_q_.empty() && b_pending_ == 0 &&
+         tx_frame_.empty() && (rx_q_.empty() || rx_off_ == 0) && read_results_.empty();
+}
+
+uint64_t NicSim::next_event() const {
+  uint64_t t = top_->wake_at_o;
+  if (!mmio_q_.empty()) t = std::min(t, mmio_q_.front().due);
+  if (!rx_q_.empty()) t = std::min(t, rx_q_.front().arrival);
+  if (!rd_q_.empty()) t = std::min(t, rd_q_.front().ready);
+  if (!wr_q_.empty()) t = std::min(t, wr_q_.front().visible);
+  for (auto& r : read_results_) t = std::min(t, r.second.second);
+  return t;
+}
+
+void NicSim::drive_inputs(uint64_t now) {
+  Vtmnic_top& t = *top_;
+  t.now_i = now;
+  // Credits accumulate per cycle; skipped idle cycles only saturate them.
+  uint64_t dt = now > last_now_ ? now - last_now_ : 1;
+  last_now_ = now;
+  rd_credit_ = std::min(rd_credit_ + rd_bpc_ * dt, 4.0 * kBeat);
+  wr_credit_ = std::min(wr_credit_ + wr_bpc_ * dt, 4.0 * kBeat);
+  tx_credit_ = std::min(tx_credit_ + tx_bpc_ * dt, 4.0 * kBeat);
+
+  // Posted DMA writes become visible in host memory in order.
+  while (!wr_q_.empty() && wr_q_.front().visible <= now) {
+    PendingWrite& w = wr_q_.front();
+    int lo = 0, hi = kBeat;
+    while (lo < kBeat && !w.en[lo]) lo++;
+    while (hi > lo && !w.en[hi - 1]) hi--;
+    if (hi > lo) iommu_.write(w.addr + lo, w.data + lo, hi - lo, w.en + lo);
+    wr_q_.pop_front();
+    writes_applied_++;
+  }
+
+  // BAR0: one AXI-Lite transaction at a time, in order (reads do not pass posted writes).
+  t.s_axil_awvalid_i = 0;
+  t.s_axil_wvalid_i = 0;
+  t.s_axil_arvalid_i = 0;
+  t.s_axil_bready_i = 1;
+  t.s_axil_rready_i = 1;
+  if (!mmio_busy_ && !mmio_q_.empty() && mmio_q_.front().due <= now) {
+    mmio_busy_ = true;
+    mmio_aw_done_ = mmio_w_done_ = false;
+  }
+  if (mmio_busy_) {
+    const Mmio& m = mmio_q_.front();
+    if (m.write) {
+      t.s_axil_awaddr_i = m.off & 0xFFFF;
+      t.s_axil_awvalid_i = !mmio_aw_done_;
+      t.s_axil_wdata_i = m.val;
+      t.s_axil_wstrb_i = 0xF;
+      t.s_axil_wvalid_i = !mmio_w_done_;
+    } else {
+      t.s_axil_araddr_i = m.off & 0xFFFF;
+      t.s_axil_arvalid_i = !mmio_aw_done_;
+    }
+  }
+
+  // DMA read data: the oldest burst whose latency has elapsed, paced by the link bandwidth.
+  t.m_axi_arready_i = rd_q_.size() < kMaxReadBursts;
+  t.m_axi_rvalid_i = 0;
+  if (!rd_q_.empty() && rd_q_.front().ready <= now && rd_credit_ >= kBeat) {
+    ReadBurst& r = rd_q_.front();
+    uint8_t beat[kBeat];
+    iommu_.read(r.addr + uint64_t(r.sent) * kBeat, beat, kBeat);
+    bytes_to_wide(beat, t.m_axi_rdata_i);
+    t.m_axi_rvalid_i = 1;
+    t.m_axi_rlast_i = (r.sent + 1 == r.beats);
+  }
+  // DMA writes: accepted at link bandwidth once their address is known.
+  t.m_axi_awready_i = 1;
+  t.m_axi_wready_i = !aw_q_.empty() && wr_credit_ >= kBeat;
+  t.m_axi_bvalid_i = b_pending_ > 0;
+
+  // MAC RX
+  t.s_axis_rx_tvalid_i = 0;
+  if (!rx_q_.empty() && rx_q_.front().arrival <= now) {
+    const auto& f = rx_q_.front().bytes;
+    uint8_t beat[kBeat] = {};
+    size_t n = std::min<size_t>(kBeat, f.size() - rx_off_);
+    std::memcpy(beat, f.data() + rx_off_, n);
+    bytes_to_wide(beat, t.s_axis_rx_tdata_i);
+    t.s_axis_rx_tkeep_i = n == 64 ? ~0ull : ((1ull << n) - 1);
+    t.s_axis_rx_tlast_i = (rx_off_ + n == f.size());
+    t.s_axis_rx_tvalid_i = 1;
+  }
+  // MAC TX at line rate
+  t.m_axis_tx_tready_i = tx_credit_ >= kBeat;
+}
+
+void NicSim::tick(uint64_t now) {
+  drive_inputs(now);
+  Vtmnic_top& t = *top_;
+  t.clk_i = 0;
+  t.eval();
+  if (trace_) trace_->dump(2 * now);
+
+  // Sample every handshake before the rising edge.
+  bool axil_aw = t.s_axil_awvalid_i && t.s_axil_awready_o;
+  bool axil_w = t.s_axil_wvalid_i && t.s_axil_wready_o;
+  bool axil_b = t.s_axil_bvalid_o && t.s_axil_bready_i;
+  bool axil_ar = t.s_axil_arvalid_i && t.s_axil_arready_o;
+  bool axil_r = t.s_axil_rvalid_o && t.s_axil_rready_i;
+  uint32_t axil_rdata = t.s_axil_rdata_o;
+  bool ar = t.m_axi_arvalid_o && t.m_axi_arready_i;
+  uint64_t ar_addr = t.m_axi_araddr_o;
+  uint32_t ar_len = t.m_axi_arlen_o;
+  bool r = t.m_axi_rvalid_i && t.m_axi_rready_o;
+  bool aw = t.m_axi_awvalid_o && t.m_axi_awready_i;
+  uint64_t aw_addr = t.m_axi_awaddr_o;
+  uint32_t aw_len = t.m_axi_awlen_o;
+  bool w = t.m_axi_wvalid_o && t.m_axi_wready_i;
+  bool b = t.m_axi_bvalid_i && t.m_axi_bready_o;
+  bool rx = t.s_axis_rx_tvalid_i && t.s_axis_rx_tready_o;
+  bool tx = t.m_axis_tx_tvalid_o && t.m_axis_tx_tready_i;
+  if (w) {
+    PendingWrite p{};
+    WriteBurst& wb = aw_q_.front();
+    p.visible = now + cfg_.cycles(cfg_.dma_write_ns);
+    p.addr = wb.addr + uint64_t(wb.got) * kBeat;
+    wide_to_bytes(t.m_axi_wdata_o, p.data);
+    uint64_t strb = t.m_axi_wstrb_o;
+    for (int i = 0; i < kBeat; i++) p.en[i] = (strb >> i) & 1;
+    bool last = t.m_axi_wlast_o;
+    if (++wb.got == wb.beats || last) {
+      if (!last || wb.got != wb.beats) throw std::runtime_error("tmnic sim: AXI WLAST does not match AWLEN");
+      aw_q_.pop_front();
+      b_pending_++;
+    }
+    wr_q_.push_back(p);
+    wr_credit_ -= kBeat;
+  }
+  if (tx) {
+    uint8_t beat[kBeat];
+    wide_to_bytes(t.m_axis_tx_tdata_o, beat);
+    uint64_t keep = t.m_axis_tx_tkeep_o;
+    int n = 0;
+    while (n < kBeat && ((keep >> n) & 1)) n++;
+    tx_frame_.insert(tx_frame_.end(), beat, beat + n);
+    tx_credit_ -= kBeat;
+    if (t.m_axis_tx_tlast_o) {
+      std::vector<uint8_t> f;
+      f.swap(tx_frame_);
+      if (on_tx) on_tx(std::move(f));
+    }
+  }
+  if (t.irq_o) irqs_++;
+
+  t.clk_i = 1;
+  t.eval();
+  if (trace_) trace_->dump(2 * now + 1);
+
+  // Apply the transfers to the host-side models.
+  if (mmio_busy_) {
+    Mmio& m = mmio_q_.front();
+    if (m.write) {
+      mmio_aw_done_ |= axil_aw;
+      mmio_w_done_ |= axil_w;
+      if (axil_b) {   // the write response ends the transaction
+        mmio_q_.pop_front();
+        mmio_busy_ = false;
+      }
+    } else {
+      mmio_aw_done_ |= axil_ar;
+      if (axil_r) {
+        read_results_.push_back({m.ticket, {axil_rdata, now + cfg_.cycles(cfg_.mmio_read_ns / 2)}});
+        mmio_q_.pop_front();
+        mmio_busy_ = false;
+      }
+    }
+  }
+  if (ar) {
+    uint64_t jitter = cfg_.jitter_cycles ? rng_() % (cfg_.jitter_cycles + 1) : 0;
+    rd_q_.push_back({ar_addr, ar_len + 1, 0, now + cfg_.cycles(cfg_.dma_read_ns) + jitter});
+  }
+  if (r) {
+    rd_credit_ -= kBeat;
+    if (++rd_q_.front().sent == rd_q_.front().beats) rd_q_.pop_front();
+  }
+  if (aw) aw_q_.push_back({aw_addr, aw_len + 1, 0});
+  if (b) b_pending_--;
+  if (rx) {
+    rx_off_ += kBeat;
+    if (rx_off_ >= rx_q_.front().bytes.size()) {
+      rx_q_.pop_front();
+      rx_off_ = 0;
+    }
+  }
+}
+
+}  // namespace tmnic::sim

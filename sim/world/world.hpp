@@ -1,0 +1,53 @@
+// The simulated world: N NICs on one clock, joined by a wire (an Ethernet switch with a fixed
+// latency that delivers each frame to the NIC owning its destination MAC), with an optional pcap
+// of the wire. Time is counted in NIC clock cycles; cycles in which nothing can happen are skipped.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "host/sim_config.hpp"
+#include "nic/nic_sim.hpp"
+
+namespace tmnic::roce { class PcapWriter; }
+
+namespace tmnic::sim {
+
+class World {
+ public:
+  explicit World(const SimConfig& cfg);
+  ~World();
+
+  const SimConfig& config() const { return cfg_; }
+  int num_nics() const { return static_cast<int>(nics_.size()); }
+  NicSim& nic(int i) { return *nics_.at(i); }
+  uint64_t now() const { return now_; }
+  // MAC and IPv4 address the board configuration gives NIC i (written into its BAR at start).
+  static uint64_t mac_of(int i) { return 0x020000000001ull + i; }
+  static uint32_t ipv4_of(int i) { return 0x0A000001u + i; }  // 10.0.0.(i+1)
+
+  // Advance one cycle, or jump over cycles in which nothing can happen.
+  void step();
+  // Advance until a DMA write lands in host memory, the world has nothing left to do, or
+  // `budget` cycles have passed. Returns true if anything happened.
+  bool progress(uint64_t budget = 200000);
+  // Blocking BAR read (the CPU stalls for the round trip) and posted BAR write.
+  uint32_t mmio_read(int nic, uint32_t off);
+  void mmio_write(int nic, uint32_t off, uint32_t val) { nics_.at(nic)->mmio_write(off, val, now_); }
+
+  uint64_t cycles_run() const { return cycles_run_; }   // cycles actually evaluated (not skipped)
+  uint64_t frames_on_wire() const { return frames_; }
+
+ private:
+  void deliver(int src, std::vector<uint8_t>&& frame);
+
+  SimConfig cfg_;
+  std::vector<std::unique_ptr<NicSim>> nics_;
+  std::unique_ptr<roce::PcapWriter> pcap_;
+  uint64_t now_ = 0;
+  uint64_t cycles_run_ = 0;
+  uint64_t frames_ = 0;
+};
+
+}  // namespace tmnic::sim

@@ -1,0 +1,125 @@
+// A minimal host for top-level tests: sets up queues on simulated NICs by writing the HW/SW
+// interface directly (no driver), so that RTL behaviour can be checked independently of the
+// driver. Everything it writes follows docs/hw-sw-interface.md.
+#pragma once
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "tmnic/hwif.h"
+#include "world/world.hpp"
+
+namespace tmnic::tb {
+
+namespace hw = tmnic::hwif;
+
+// Page-aligned, zeroed host buffer mapped into one NIC's IOMMU.
+struct DmaBuf {
+  uint8_t* p = nullptr;
+  size_t len = 0;
+  uint64_t iova = 0;
+  sim::Iommu* mmu = nullptr;
+  DmaBuf(sim::Iommu& m, size_t n) : len((n + 4095) & ~size_t(4095)), mmu(&m) {
+    p = static_cast<uint8_t*>(std::aligned_alloc(4096, len));
+    std::memset(p, 0, len);
+    iova = m.alloc_iova(len);
+    m.map(iova, p, len);
+  }
+  ~DmaBuf() { mmu->unmap(iova); std::free(p); }
+  DmaBuf(const DmaBuf&) = delete;
+  DmaBuf& operator=(const DmaBuf&) = delete;
+};
+
+class RawHost {
+ public:
+  RawHost(sim::World& w, int nic) : w_(w), nic_(nic) {}
+  sim::World& world() { return w_; }
+  sim::Iommu& mmu() { return w_.nic(nic_).iommu(); }
+  uint32_t rd(uint32_t off) { return w_.mmio_read(nic_, off); }
+  void wr(uint32_t off, uint32_t v) { w_.mmio_write(nic_, off, v); }
+
+  // Runs a command; returns CMD_STATUS.
+  uint32_t cmd(uint32_t op, uint32_t idx, const std::vector<std::pair<uint32_t, uint32_t>>& args) {
+    for (auto& a : args) wr(hw::reg::CMD_ARG0 + 4 * a.first, a.second);
+    wr(hw::reg::CMD, (idx << 8) | op);
+    return rd(hw::reg::CMD_STATUS);
+  }
+  uint32_t set_mr(uint32_t idx, uint32_t key, uint32_t pd, uint64_t va, uint64_t len, uint64_t iova, uint32_t access) {
+    namespace a = hw::cmd::set_mr;
+    return cmd(hw::cmd::SET_MR, idx, {{a::VA_LO, uint32_t(va)}, {a::VA_HI, uint32_t(va >> 32)},
+               {a::LEN_LO, uint32_t(len)}, {a::LEN_HI, uint32_t(len >> 32)}, {a::IOVA_LO, uint32_t(iova)},
+               {a::IOVA_HI, uint32_t(iova >> 32)}, {a::KEY, key}, {a::PD, pd}, {a::ACCESS, access}, {a::VALID, 1}});
+  }
+  uint32_t set_cq(uint32_t idx, uint64_t base, uint32_t log) {
+    namespace a = hw::cmd::set_cq;
+    return cmd(hw::cmd::SET_CQ, idx, {{a::BASE_LO, uint32_t(base)}, {a::BASE_HI, uint32_t(base >> 32)},
+               {a::LOG_SIZE, log}, {a::VALID, 1}});
+  }
+  uint32_t set_srq(uint32_t idx, uint64_t base, uint32_t log, uint32_t pd) {
+    namespace a = hw::cmd::set_srq;
+    return cmd(hw::cmd::SET_SRQ, idx, {{a::BASE_LO, uint32_t(base)}, {a::BASE_HI, uint32_t(base >> 32)},
+               {a::LOG_SIZE, log}, {a::PD, pd}, {a::VALID, 1}});
+  }
+  struct QpCfg {
+    uint32_t state = 3, pd = 1, send_cq = 0, recv_cq = 0, srq = hw::NO_SRQ;
+    uint64_t sq_base = 0; uint32_t sq_log = 6; uint64_t rq_base = 0; uint32_t rq_log = 6;
+    uint32_t mtu = 3, dest_qpn = 0, dest_ip = 0, sq_psn = 0, rq_psn = 0;
+    uint64_t dmac = 0; uint32_t min_rnr = 1, rnr_retry = 7, init = 3;
+  };
+  uint32_t set_qp(uint32_t qpn, const QpCfg& c) {
+    namespace a = hw::cmd::set_qp;
+    return cmd(hw::cmd::SET_QP, qpn, {{a::STATE, c.state}, {a::PD, c.pd}, {a::SEND_CQ, c.send_cq},
+               {a::RECV_CQ, c.recv_cq}, {a::SRQ, c.srq}, {a::SQ_BASE_LO, uint32_t(c.sq_base)},
+               {a::SQ_BASE_HI, uint32_t(c.sq_base >> 32)}, {a::SQ_LOG_SIZE, c.sq_log},
+               {a::RQ_BASE_LO, uint32_t(c.rq_base)}, {a::RQ_BASE_HI, uint32_t(c.rq_base >> 32)},
+               {a::RQ_LOG_SIZE, c.rq_log}, {a::PATH_MTU, c.mtu}, {a::DEST_QPN, c.dest_qpn},
+               {a::DEST_IP, c.dest_ip}, {a::SQ_PSN, c.sq_psn}, {a::RQ_PSN, c.rq_psn},
+               {a::DMAC_LO, uint32_t(c.dmac)}, {a::DMAC_HI, uint32_t(c.dmac >> 32)},
+               {a::MIN_RNR_TIMER, c.min_rnr}, {a::RNR_RETRY, c.rnr_retry}, {a::RETRY_CNT, 7},
+               {a::TIMEOUT, 14}, {a::INIT, c.init}});
+  }
+
+  static void put_wqe(uint8_t* slot, uint64_t wr_id, uint8_t op, uint8_t flags,
+                      const std::vector<std::tuple<uint64_t, uint32_t, uint32_t>>& sges, uint32_t imm = 0) {
+    std::memset(slot, 0, hw::WQE_STRIDE);
+    std::memcpy(slot + hw::wqe::WR_ID_OFF, &wr_id, 8);
+    slot[hw::wqe::OPCODE_OFF] = op;
+    slot[hw::wqe::FLAGS_OFF] = flags;
+    slot[hw::wqe::NUM_SGE_OFF] = static_cast<uint8_t>(sges.size());
+    std::memcpy(slot + hw::wqe::IMM_OFF, &imm, 4);
+    for (size_t i = 0; i < sges.size(); i++) {
+      uint8_t* s = slot + hw::wqe::SGE0_OFF + 16 * i;
+      std::memcpy(s + hw::sge::ADDR_OFF, &std::get<0>(sges[i]), 8);
+      std::memcpy(s + hw::sge::LENGTH_OFF, &std::get<1>(sges[i]), 4);
+      std::memcpy(s + hw::sge::LKEY_OFF, &std::get<2>(sges[i]), 4);
+    }
+  }
+
+ private:
+  sim::World& w_;
+  int nic_;
+};
+
+// Reads CQE `ci` of a ring of 2^log entries if the NIC has written it.
+struct Cqe {
+  uint64_t wr_id; uint32_t byte_len, imm, qp_num, src_qp, wc_flags; uint16_t wqe_idx; uint8_t opcode, status;
+};
+inline bool cqe_ready(const uint8_t* ring, uint32_t log, uint32_t ci, Cqe* out) {
+  const uint8_t* e = ring + size_t(ci & ((1u << log) - 1)) * hw::CQE_SIZE;
+  uint8_t owner = e[hw::cqe::OWNER_OFF] & 1;
+  if (owner != (((ci >> log) & 1) ^ 1)) return false;
+  std::memcpy(&out->wr_id, e + hw::cqe::WR_ID_OFF, 8);
+  std::memcpy(&out->byte_len, e + hw::cqe::BYTE_LEN_OFF, 4);
+  std::memcpy(&out->imm, e + hw::cqe::IMM_OFF, 4);
+  std::memcpy(&out->qp_num, e + hw::cqe::QP_NUM_OFF, 4);
+  std::memcpy(&out->src_qp, e + hw::cqe::SRC_QP_OFF, 4);
+  std::memcpy(&out->wc_flags, e + hw::cqe::WC_FLAGS_OFF, 4);
+  std::memcpy(&out->wqe_idx, e + hw::cqe::WQE_IDX_OFF, 2);
+  out->opcode = e[hw::cqe::OPCODE_OFF];
+  out->status = e[hw::cqe::STATUS_OFF];
+  return true;
+}
+
+}  // namespace tmnic::tb
