@@ -108,6 +108,7 @@ void NicSim::drive_inputs(uint64_t now) {
     while (lo < kBeat && !w.en[lo]) lo++;
     while (hi > lo && !w.en[hi - 1]) hi--;
     if (hi > lo) iommu_.write(w.addr + lo, w.data + lo, hi - lo, w.en + lo);
+    log(now, Ev::kDmaWrite, w.addr + lo);
     wr_q_.pop_front();
     writes_applied_++;
   }
@@ -145,6 +146,7 @@ void NicSim::drive_inputs(uint64_t now) {
     iommu_.read(r.addr + uint64_t(r.sent) * kBeat, beat, kBeat);
     bytes_to_wide(beat, t.m_axi_rdata_i);
     t.m_axi_rvalid_i = 1;
+    if (r.sent == 0) log(now, Ev::kDmaReadData, r.addr);
     t.m_axi_rlast_i = (r.sent + 1 == r.beats);
   }
   // DMA writes: accepted at link bandwidth once their address is known.
@@ -211,6 +213,7 @@ void NicSim::tick(uint64_t now) {
     wr_credit_ -= kBeat;
   }
   if (tx) {
+    if (tx_frame_.empty()) log(now, Ev::kTxFrame);
     uint8_t beat[kBeat];
     wide_to_bytes(t.m_axis_tx_tdata_o, beat);
     uint64_t keep = t.m_axis_tx_tkeep_o;
@@ -234,6 +237,7 @@ void NicSim::tick(uint64_t now) {
   if (mmio_busy_) {
     Mmio& m = mmio_q_.front();
     if (m.write) {
+      if (axil_w) log(now, Ev::kMmioWrite, m.off);
       mmio_aw_done_ |= axil_aw;
       mmio_w_done_ |= axil_w;
       if (axil_b) {   // the write response ends the transaction
@@ -250,6 +254,7 @@ void NicSim::tick(uint64_t now) {
     }
   }
   if (ar) {
+    log(now, Ev::kDmaReadReq, ar_addr);
     uint64_t jitter = cfg_.jitter_cycles ? rng_() % (cfg_.jitter_cycles + 1) : 0;
     rd_q_.push_back({ar_addr, ar_len + 1, 0, now + cfg_.cycles(cfg_.dma_read_ns) + jitter});
   }
@@ -260,6 +265,7 @@ void NicSim::tick(uint64_t now) {
   if (aw) aw_q_.push_back({aw_addr, aw_len + 1, 0});
   if (b) b_pending_--;
   if (rx) {
+    if (rx_off_ == 0) log(now, Ev::kRxFrame);
     rx_off_ += kBeat;
     if (rx_off_ >= rx_q_.front().bytes.size()) {
       rx_q_.pop_front();

@@ -45,6 +45,11 @@ class NicSim {
   // Frames leaving on the MAC port.
   std::function<void(std::vector<uint8_t>&&)> on_tx;
 
+  // Optional log of interface events with their cycle, for latency breakdowns (bench/).
+  enum class Ev { kMmioWrite, kDmaReadReq, kDmaReadData, kDmaWrite, kTxFrame, kRxFrame };
+  struct Event { uint64_t cycle; Ev kind; uint64_t addr; };
+  void set_event_log(std::vector<Event>* log) { log_ = log; }
+
   uint64_t dma_writes_applied() const { return writes_applied_; }
   uint64_t irq_count() const { return irqs_; }
 
@@ -83,6 +88,8 @@ class NicSim {
   size_t rx_off_ = 0;
   std::vector<uint8_t> tx_frame_;
 
+  void log(uint64_t cycle, Ev k, uint64_t addr = 0) { if (log_) log_->push_back({cycle, k, addr}); }
+  std::vector<Event>* log_ = nullptr;
   uint64_t writes_applied_ = 0;
   uint64_t irqs_ = 0;
   uint64_t last_now_ = 0;

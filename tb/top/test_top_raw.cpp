@@ -5,10 +5,10 @@
 #include <map>
 #include <random>
 
-#include "raw_host.hpp"
+#include "raw/raw_host.hpp"
 
 using namespace tmnic;
-using namespace tmnic::tb;
+using namespace tmnic::raw;
 
 namespace {
 
@@ -16,60 +16,6 @@ sim::SimConfig cfg(int nics) {
   sim::SimConfig c = sim::SimConfig::from_env();   // TMNIC_WAVES etc. apply
   c.num_nics = nics;
   return c;
-}
-
-// One NIC's resources for a simple RC test: CQ 0, SRQ 0, a data region registered as MR 1.
-struct Node {
-  RawHost h;
-  DmaBuf cq, srq, sq, data;
-  uint32_t cq_ci = 0, srq_pi = 0, sq_pi = 0;
-  static constexpr uint32_t kLog = 8;
-  static constexpr uint32_t kKey = (1u << 8) | 0x5A;
-  Node(sim::World& w, int nic)
-      : h(w, nic), cq(h.mmu(), (1u << kLog) * 64), srq(h.mmu(), (1u << kLog) * 128), sq(h.mmu(), (1u << kLog) * 128),
-        data(h.mmu(), 4 << 20) {
-    EXPECT_EQ(h.set_cq(0, cq.iova, kLog), 0u);
-    EXPECT_EQ(h.set_srq(0, srq.iova, kLog, 1), 0u);
-    EXPECT_EQ(h.set_mr(1, kKey, 1, reinterpret_cast<uint64_t>(data.p), data.len, data.iova, 1), 0u);
-  }
-  uint64_t va(size_t off) const { return reinterpret_cast<uint64_t>(data.p) + off; }
-  void post_srq(uint64_t wr_id, std::vector<std::tuple<uint64_t, uint32_t, uint32_t>> sges) {
-    RawHost::put_wqe(srq.p + (srq_pi % (1u << kLog)) * 128, wr_id, 0, 0, sges);
-    srq_pi++;
-    h.wr(hwif::reg::DB_SRQ0, srq_pi & 0xFFFF);
-  }
-  void post_send(uint32_t qpn, uint64_t wr_id, uint8_t op, uint8_t flags,
-                 std::vector<std::tuple<uint64_t, uint32_t, uint32_t>> sges, uint32_t imm = 0) {
-    RawHost::put_wqe(sq.p + (sq_pi % (1u << kLog)) * 128, wr_id, op, flags, sges, imm);
-    sq_pi++;
-    h.wr(hwif::reg::DB_SQ0 + 4 * qpn, sq_pi & 0xFFFF);
-  }
-  bool poll(Cqe* c) {
-    if (!cqe_ready(cq.p, kLog, cq_ci, c)) return false;
-    cq_ci++;
-    h.wr(hwif::reg::DB_CQ0, cq_ci & 0xFFFF);
-    return true;
-  }
-  RawHost::QpCfg qp(uint32_t dest_qpn, int peer) {
-    RawHost::QpCfg c;
-    c.sq_base = sq.iova; c.sq_log = kLog; c.srq = 0; c.dest_qpn = dest_qpn;
-    c.dest_ip = sim::World::ipv4_of(peer); c.dmac = sim::World::mac_of(peer);
-    return c;
-  }
-};
-
-// Waits for n CQEs across the given nodes (collected in order of arrival).
-std::vector<std::pair<int, Cqe>> wait_cqes(sim::World& w, std::vector<Node*> nodes, size_t n, uint64_t max_cycles = 20000000) {
-  std::vector<std::pair<int, Cqe>> got;
-  uint64_t end = w.now() + max_cycles;
-  while (got.size() < n && w.now() < end) {
-    Cqe c;
-    bool any = false;
-    for (size_t i = 0; i < nodes.size(); i++)
-      while (nodes[i]->poll(&c)) { got.push_back({int(i), c}); any = true; }
-    if (!any && !w.progress(100000)) break;
-  }
-  return got;
 }
 
 }  // namespace
@@ -90,6 +36,7 @@ TEST(TopRaw, IdentityAndLimits) {
 TEST(TopRaw, LoopbackSendsOfEverySize) {
   sim::World w(cfg(1));
   Node n(w, 0);
+  ASSERT_TRUE(n.ok);
   ASSERT_EQ(n.h.set_qp(2, n.qp(3, 0)), 0u);
   ASSERT_EQ(n.h.set_qp(3, n.qp(2, 0)), 0u);
   std::vector<uint32_t> sizes = {0, 1, 63, 64, 65, 1023, 1024, 1025, 4096, 10000, 65536};
@@ -127,6 +74,7 @@ TEST(TopRaw, LoopbackSendsOfEverySize) {
 TEST(TopRaw, TwoNicsAndRnr) {
   sim::World w(cfg(2));
   Node a(w, 0), b(w, 1);
+  ASSERT_TRUE(a.ok && b.ok);
   ASSERT_EQ(a.h.set_qp(2, a.qp(5, 1)), 0u);
   ASSERT_EQ(b.h.set_qp(5, b.qp(2, 0)), 0u);
   for (uint32_t k = 0; k < 5000; k++) a.data.p[k] = uint8_t(k * 7);
@@ -156,6 +104,7 @@ TEST(TopRaw, TwoNicsAndRnr) {
 TEST(TopRaw, BadLkeyGivesProtectionErrorAndNoPayloadDma) {
   sim::World w(cfg(1));
   Node n(w, 0);
+  ASSERT_TRUE(n.ok);
   ASSERT_EQ(n.h.set_qp(2, n.qp(3, 0)), 0u);
   ASSERT_EQ(n.h.set_qp(3, n.qp(2, 0)), 0u);
   uint64_t touched = 0;

@@ -1,4 +1,4 @@
-// A minimal host for top-level tests: sets up queues on simulated NICs by writing the HW/SW
+// A minimal host for top-level tests and benchmarks: sets up queues on simulated NICs by writing the HW/SW
 // interface directly (no driver), so that RTL behaviour can be checked independently of the
 // driver. Everything it writes follows docs/hw-sw-interface.md.
 #pragma once
@@ -6,12 +6,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "tmnic/hwif.h"
 #include "world/world.hpp"
 
-namespace tmnic::tb {
+namespace tmnic::raw {
 
 namespace hw = tmnic::hwif;
 
@@ -122,4 +123,59 @@ inline bool cqe_ready(const uint8_t* ring, uint32_t log, uint32_t ci, Cqe* out) 
   return true;
 }
 
-}  // namespace tmnic::tb
+// One NIC's resources for simple RC traffic: CQ 0, SRQ 0, one send ring shared by its QPs, and a
+// 4 MiB data region registered as MR 1 (PD 1).
+struct Node {
+  RawHost h;
+  DmaBuf cq, srq, sq, data;
+  uint32_t cq_ci = 0, srq_pi = 0, sq_pi = 0;
+  bool ok = false;   // the setup commands succeeded
+  static constexpr uint32_t kLog = 8;
+  static constexpr uint32_t kKey = (1u << 8) | 0x5A;
+  Node(sim::World& w, int nic)
+      : h(w, nic), cq(h.mmu(), (1u << kLog) * 64), srq(h.mmu(), (1u << kLog) * 128), sq(h.mmu(), (1u << kLog) * 128),
+        data(h.mmu(), 4 << 20) {
+    ok = h.set_cq(0, cq.iova, kLog) == 0 && h.set_srq(0, srq.iova, kLog, 1) == 0 &&
+         h.set_mr(1, kKey, 1, reinterpret_cast<uint64_t>(data.p), data.len, data.iova, 1) == 0;
+  }
+  uint64_t va(size_t off) const { return reinterpret_cast<uint64_t>(data.p) + off; }
+  void post_srq(uint64_t wr_id, std::vector<std::tuple<uint64_t, uint32_t, uint32_t>> sges) {
+    RawHost::put_wqe(srq.p + (srq_pi % (1u << kLog)) * 128, wr_id, 0, 0, sges);
+    srq_pi++;
+    h.wr(hwif::reg::DB_SRQ0, srq_pi & 0xFFFF);
+  }
+  void post_send(uint32_t qpn, uint64_t wr_id, uint8_t op, uint8_t flags,
+                 std::vector<std::tuple<uint64_t, uint32_t, uint32_t>> sges, uint32_t imm = 0) {
+    RawHost::put_wqe(sq.p + (sq_pi % (1u << kLog)) * 128, wr_id, op, flags, sges, imm);
+    sq_pi++;
+    h.wr(hwif::reg::DB_SQ0 + 4 * qpn, sq_pi & 0xFFFF);
+  }
+  bool poll(Cqe* c) {
+    if (!cqe_ready(cq.p, kLog, cq_ci, c)) return false;
+    cq_ci++;
+    h.wr(hwif::reg::DB_CQ0, cq_ci & 0xFFFF);
+    return true;
+  }
+  RawHost::QpCfg qp(uint32_t dest_qpn, int peer) {
+    RawHost::QpCfg c;
+    c.sq_base = sq.iova; c.sq_log = kLog; c.srq = 0; c.dest_qpn = dest_qpn;
+    c.dest_ip = sim::World::ipv4_of(peer); c.dmac = sim::World::mac_of(peer);
+    return c;
+  }
+};
+
+// Waits for n CQEs across the given nodes (collected in order of arrival).
+inline std::vector<std::pair<int, Cqe>> wait_cqes(sim::World& w, std::vector<Node*> nodes, size_t n, uint64_t max_cycles = 20000000) {
+  std::vector<std::pair<int, Cqe>> got;
+  uint64_t end = w.now() + max_cycles;
+  while (got.size() < n && w.now() < end) {
+    Cqe c;
+    bool any = false;
+    for (size_t i = 0; i < nodes.size(); i++)
+      while (nodes[i]->poll(&c)) { got.push_back({int(i), c}); any = true; }
+    if (!any && !w.progress(100000)) break;
+  }
+  return got;
+}
+
+}  // namespace tmnic::raw

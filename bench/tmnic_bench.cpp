@@ -1,0 +1,170 @@
+// tmnic benchmark: simulated latency and bandwidth of RC SENDs between two simulated NICs, and
+// simulator speed. Prints one JSON object. Simulated figures (cycles, ns at the NIC clock) are
+// deterministic for a given configuration; wall-clock figures (cycles/s) depend on the machine.
+//   tmnic_bench [--quick]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "raw/raw_host.hpp"
+
+using namespace tmnic;
+using namespace tmnic::raw;
+using Clock = std::chrono::steady_clock;
+using Ev = sim::NicSim::Ev;
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double secs(Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); }
+
+struct Pair {
+  sim::World w;
+  Node a, b;
+  explicit Pair(const sim::SimConfig& c) : w(c), a(w, 0), b(w, 1) {
+    a.h.set_qp(2, a.qp(2, 1));
+    b.h.set_qp(2, b.qp(2, 0));
+  }
+};
+
+// First event of kind k at or after cycle t0 (UINT64_MAX if none).
+uint64_t first(const std::vector<sim::NicSim::Event>& log, Ev k, uint64_t t0) {
+  for (auto& e : log)
+    if (e.kind == k && e.cycle >= t0) return e.cycle;
+  return UINT64_MAX;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  sim::SimConfig cfg;   // documented defaults, not the environment: numbers are comparable
+  cfg.num_nics = 2;
+  const double ns_per_cycle = 1000.0 / cfg.clk_mhz;
+  std::string json = "{\n";
+  char buf[512];
+  auto add = [&](const char* fmt, auto... v) { std::snprintf(buf, sizeof buf, fmt, v...); json += buf; };
+
+  // ---- one-way latency of an 8-byte SEND: doorbell write -> receive CQE visible in host memory
+  {
+    Pair p(cfg);
+    std::vector<sim::NicSim::Event> la, lb;
+    p.w.nic(0).set_event_log(&la);
+    p.w.nic(1).set_event_log(&lb);
+    std::vector<double> total, to_nic, wqe_fetch, payload, tx_start, wire, rwqe, rdata, cqe;
+    const int iters = quick ? 21 : 101;
+    for (int i = 0; i < iters; i++) {
+      la.clear(); lb.clear();
+      p.b.post_srq(1000 + i, {{p.b.va(0), 64, Node::kKey}});
+      while (p.w.progress(1000)) {}   // the receive WQE is posted before the timed send
+      la.clear(); lb.clear();
+      uint64_t t0 = p.w.now();
+      p.a.post_send(2, i, hwif::wqe_op::SEND, hwif::wqe_flag::SIGNALED, {{p.a.va(0), 8, Node::kKey}});
+      Cqe c;
+      uint64_t t_cqe = 0;
+      while (true) {
+        if (p.b.poll(&c)) { t_cqe = p.w.now(); break; }
+        if (!p.w.progress(100000)) break;
+      }
+      while (p.a.poll(&c) || p.w.progress(1000)) {}   // drain the send completion and the ACK
+      uint64_t db = first(la, Ev::kMmioWrite, t0), rd_wqe = first(la, Ev::kDmaReadReq, t0);
+      uint64_t rd_pay = first(la, Ev::kDmaReadData, rd_wqe + 1);
+      uint64_t txf = first(la, Ev::kTxFrame, t0), rxf = first(lb, Ev::kRxFrame, t0);
+      uint64_t rreq = first(lb, Ev::kDmaReadReq, rxf), rw = first(lb, Ev::kDmaWrite, rxf);
+      total.push_back(double(t_cqe - t0));
+      to_nic.push_back(double(db - t0));
+      wqe_fetch.push_back(double(first(la, Ev::kDmaReadData, rd_wqe) - db));
+      payload.push_back(double(txf - first(la, Ev::kDmaReadData, rd_wqe)));
+      (void)rd_pay;
+      wire.push_back(double(rxf - txf));
+      rwqe.push_back(double(first(lb, Ev::kDmaReadData, rreq) - rxf));
+      rdata.push_back(double(rw - first(lb, Ev::kDmaReadData, rreq)));
+      cqe.push_back(double(t_cqe - rw));
+    }
+    add("  \"clock_mhz\": %.1f,\n", cfg.clk_mhz);
+    add("  \"send_8b_latency\": {\"iterations\": %d, \"median_cycles\": %.0f, \"median_ns\": %.1f,\n", iters,
+        median(total), median(total) * ns_per_cycle);
+    add("    \"breakdown_ns\": {\"doorbell_mmio\": %.1f, \"wqe_fetch_dma\": %.1f, \"payload_fetch_and_tx\": %.1f, "
+        "\"wire_and_rx_parse\": %.1f, \"recv_wqe_fetch_dma\": %.1f, \"payload_write_issue\": %.1f, "
+        "\"payload_and_cqe_visible\": %.1f}},\n",
+        median(to_nic) * ns_per_cycle, median(wqe_fetch) * ns_per_cycle, median(payload) * ns_per_cycle,
+        median(wire) * ns_per_cycle, median(rwqe) * ns_per_cycle, median(rdata) * ns_per_cycle,
+        median(cqe) * ns_per_cycle);
+  }
+
+  // ---- bandwidth of 64 KiB SENDs with several messages in flight
+  {
+    Pair p(cfg);
+    const int msgs = quick ? 16 : 64;
+    const uint32_t len = 64 * 1024;
+    for (int i = 0; i < msgs; i++) p.b.post_srq(i, {{p.b.va(0), len, Node::kKey}});
+    while (p.w.progress(1000)) {}
+    uint64_t run0 = p.w.cycles_run();
+    auto wall0 = Clock::now();
+    uint64_t t0 = p.w.now();
+    int posted = 0, recv = 0, sent = 0;
+    Cqe c;
+    while (recv < msgs) {
+      while (posted < msgs && posted - sent < 8) {
+        p.a.post_send(2, posted, hwif::wqe_op::SEND, hwif::wqe_flag::SIGNALED, {{p.a.va(0), len, Node::kKey}});
+        posted++;
+      }
+      bool any = false;
+      while (p.b.poll(&c)) { recv++; any = true; }
+      while (p.a.poll(&c)) { sent++; any = true; }
+      if (!any && !p.w.progress(100000)) break;
+    }
+    double cyc = double(p.w.now() - t0);
+    double gbit = double(msgs) * len * 8 / (cyc * ns_per_cycle);
+    double wall = secs(wall0);
+    add("  \"send_64k_bandwidth\": {\"messages\": %d, \"received\": %d, \"cycles\": %.0f, \"gbit_s\": %.2f, "
+        "\"line_gbit_s\": %.1f, \"pcie_gbit_s\": %.1f, \"fraction_of_line\": %.3f},\n",
+        msgs, recv, cyc, gbit, cfg.line_gbit_s, cfg.pcie_gbyte_s * 8, gbit / cfg.line_gbit_s);
+    add("  \"sim_speed_two_nics_loaded\": {\"cycles_evaluated\": %lu, \"wall_s\": %.3f, \"cycles_per_s\": %.0f},\n",
+        (unsigned long)(p.w.cycles_run() - run0), wall, double(p.w.cycles_run() - run0) / wall);
+  }
+
+  // ---- simulator speed with the clock running and the NICs idle (no skipping)
+  for (int nics = 1; nics <= 2; nics++) {
+    sim::SimConfig c1 = cfg;
+    c1.num_nics = nics;
+    sim::World w(c1);
+    const uint64_t n = quick ? 200000 : 2000000;
+    auto wall0 = Clock::now();
+    for (uint64_t i = 0; i < n; i++)
+      for (int k = 0; k < nics; k++) w.nic(k).tick(i + 100);
+    double wall = secs(wall0);
+    add("  \"sim_speed_idle_%d_nic\": {\"cycles\": %lu, \"wall_s\": %.3f, \"cycles_per_s_per_nic\": %.0f},\n", nics,
+        (unsigned long)n, wall, double(n) / wall);
+  }
+  // ---- one NIC loaded: loopback 64 KiB messages
+  {
+    sim::SimConfig c1 = cfg;
+    c1.num_nics = 1;
+    sim::World w(c1);
+    Node n(w, 0);
+    n.h.set_qp(2, n.qp(3, 0));
+    n.h.set_qp(3, n.qp(2, 0));
+    const int msgs = quick ? 8 : 32;
+    for (int i = 0; i < msgs; i++) n.post_srq(i, {{n.va(1 << 20), 65536, Node::kKey}});
+    uint64_t run0 = w.cycles_run();
+    auto wall0 = Clock::now();
+    for (int i = 0; i < msgs; i++) n.post_send(2, i, hwif::wqe_op::SEND, hwif::wqe_flag::SIGNALED, {{n.va(0), 65536, Node::kKey}});
+    auto got = wait_cqes(w, {&n}, 2 * msgs);
+    double wall = secs(wall0);
+    add("  \"sim_speed_one_nic_loaded\": {\"completions\": %zu, \"cycles_evaluated\": %lu, \"wall_s\": %.3f, "
+        "\"cycles_per_s\": %.0f}\n", got.size(), (unsigned long)(w.cycles_run() - run0), wall,
+        double(w.cycles_run() - run0) / wall);
+  }
+  json += "}\n";
+  std::fputs(json.c_str(), stdout);
+  return 0;
+}
