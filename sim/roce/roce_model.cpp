@@ -57,9 +57,8 @@ uint64_t get_bits(const uint32_t* w, unsigned lsb, unsigned width) {
 bool RoceHdr::operator==(const RoceHdr& o) const {
   return dst_mac == o.dst_mac && src_mac == o.src_mac && src_ip == o.src_ip && dst_ip == o.dst_ip &&
          udp_sport == o.udp_sport && opcode == o.opcode && se == o.se && ack_req == o.ack_req &&
-         dest_qp == o.dest_qp && psn == o.psn && reth_va == o.reth_va &&
-         reth_rkey == o.reth_rkey && reth_len == o.reth_len && imm == o.imm && aeth == o.aeth &&
-         pay_len == o.pay_len;
+         dest_qp == o.dest_qp && psn == o.psn && reth_va == o.reth_va && reth_rkey == o.reth_rkey &&
+         reth_len == o.reth_len && imm == o.imm && aeth == o.aeth && pay_len == o.pay_len;
 }
 
 unsigned bth_ext_len(uint8_t op) {
@@ -200,21 +199,36 @@ void fix_icrc(std::vector<uint8_t>& f) {
 
 const char* to_string(ParseError e) {
   switch (e) {
-    case ParseError::kOk: return "ok";
-    case ParseError::kTooShort: return "too_short";
-    case ParseError::kTooLong: return "too_long";
-    case ParseError::kEtherType: return "ethertype";
-    case ParseError::kIpVerIhl: return "ip_ver_ihl";
-    case ParseError::kIpFragment: return "ip_fragment";
-    case ParseError::kIpProto: return "ip_proto";
-    case ParseError::kUdpPort: return "udp_port";
-    case ParseError::kLenMismatch: return "len_mismatch";
-    case ParseError::kDstMac: return "dst_mac";
-    case ParseError::kDstIp: return "dst_ip";
-    case ParseError::kTver: return "tver";
-    case ParseError::kPkey: return "pkey";
-    case ParseError::kOpcode: return "opcode";
-    case ParseError::kBadIcrc: return "bad_icrc";
+    case ParseError::kOk:
+      return "ok";
+    case ParseError::kTooShort:
+      return "too_short";
+    case ParseError::kTooLong:
+      return "too_long";
+    case ParseError::kEtherType:
+      return "ethertype";
+    case ParseError::kIpVerIhl:
+      return "ip_ver_ihl";
+    case ParseError::kIpFragment:
+      return "ip_fragment";
+    case ParseError::kIpProto:
+      return "ip_proto";
+    case ParseError::kUdpPort:
+      return "udp_port";
+    case ParseError::kLenMismatch:
+      return "len_mismatch";
+    case ParseError::kDstMac:
+      return "dst_mac";
+    case ParseError::kDstIp:
+      return "dst_ip";
+    case ParseError::kTver:
+      return "tver";
+    case ParseError::kPkey:
+      return "pkey";
+    case ParseError::kOpcode:
+      return "opcode";
+    case ParseError::kBadIcrc:
+      return "bad_icrc";
   }
   return "?";
 }
@@ -250,10 +264,9 @@ bool parse_frame(const uint8_t* f, size_t len, RoceHdr* hdr, std::vector<uint8_t
   const unsigned pc = (bth[1] >> 4) & 3;
   if (udp_len < 8 + 12 + ext + pc + 4) return fail(ParseError::kTooShort);
   const uint32_t c = icrc(ip, ip_len - 4);
-  const uint32_t wire = static_cast<uint32_t>(ip[ip_len - 4]) |
-                        (static_cast<uint32_t>(ip[ip_len - 3]) << 8) |
-                        (static_cast<uint32_t>(ip[ip_len - 2]) << 16) |
-                        (static_cast<uint32_t>(ip[ip_len - 1]) << 24);
+  const uint32_t wire =
+      static_cast<uint32_t>(ip[ip_len - 4]) | (static_cast<uint32_t>(ip[ip_len - 3]) << 8) |
+      (static_cast<uint32_t>(ip[ip_len - 2]) << 16) | (static_cast<uint32_t>(ip[ip_len - 1]) << 24);
   if (c != wire) return fail(ParseError::kBadIcrc);
 
   const unsigned pay = static_cast<unsigned>(udp_len - 8 - 12 - ext - pc - 4);
@@ -314,7 +327,7 @@ bool parse_frame(const uint8_t* f, size_t len, RoceHdr* hdr, std::vector<uint8_t
 void pack_hdr(const RoceHdr& h, uint32_t* w) {
   for (unsigned i = 0; i < kRoceHdrWords; ++i) w[i] = 0;
   unsigned lsb = 0;
-#define X(name, width)                                      \
+#define X(name, width)                                    \
   put_bits(w, lsb, width, static_cast<uint64_t>(h.name)); \
   lsb += width;
   TMNIC_ROCE_HDR_FIELDS(X)
@@ -324,7 +337,7 @@ void pack_hdr(const RoceHdr& h, uint32_t* w) {
 RoceHdr unpack_hdr(const uint32_t* w) {
   RoceHdr h;
   unsigned lsb = 0;
-#define X(name, width)                                          \
+#define X(name, width)                                             \
   h.name = static_cast<decltype(h.name)>(get_bits(w, lsb, width)); \
   lsb += width;
   TMNIC_ROCE_HDR_FIELDS(X)

@@ -58,8 +58,8 @@ struct RoceHdr {
   uint64_t reth_va = 0;
   uint32_t reth_rkey = 0;
   uint32_t reth_len = 0;
-  uint32_t imm = 0;   // [31:24] is the first byte on the wire
-  uint32_t aeth = 0;  // {syndrome[31:24], msn[23:0]}
+  uint32_t imm = 0;      // [31:24] is the first byte on the wire
+  uint32_t aeth = 0;     // {syndrome[31:24], msn[23:0]}
   uint16_t pay_len = 0;  // 13 bits
 
   bool operator==(const RoceHdr& o) const;
@@ -103,20 +103,20 @@ void fix_icrc(std::vector<uint8_t>& frame);
 // Why parse_frame dropped a frame. Everything but kBadIcrc is counted as drop_hdr by the RTL.
 enum class ParseError {
   kOk = 0,
-  kTooShort,       // cannot hold the headers the lengths claim / truncated
-  kTooLong,        // frame longer than kMaxFrameLen
-  kEtherType,      // != 0x0800
-  kIpVerIhl,       // != 0x45
-  kIpFragment,     // MF set or fragment offset != 0
-  kIpProto,        // != 17
-  kUdpPort,        // dport != 4791
-  kLenMismatch,    // IP total length != UDP length + 20
-  kDstMac,         // != local MAC
-  kDstIp,          // != local IP
-  kTver,           // BTH TVer != 0
-  kPkey,           // P_Key[14:0] != 0x7FFF
-  kOpcode,         // !bth_op_supported
-  kBadIcrc,        // header fine, ICRC wrong
+  kTooShort,     // cannot hold the headers the lengths claim / truncated
+  kTooLong,      // frame longer than kMaxFrameLen
+  kEtherType,    // != 0x0800
+  kIpVerIhl,     // != 0x45
+  kIpFragment,   // MF set or fragment offset != 0
+  kIpProto,      // != 17
+  kUdpPort,      // dport != 4791
+  kLenMismatch,  // IP total length != UDP length + 20
+  kDstMac,       // != local MAC
+  kDstIp,        // != local IP
+  kTver,         // BTH TVer != 0
+  kPkey,         // P_Key[14:0] != 0x7FFF
+  kOpcode,       // !bth_op_supported
+  kBadIcrc,      // header fine, ICRC wrong
 };
 const char* to_string(ParseError e);
 inline bool is_hdr_drop(ParseError e) { return e != ParseError::kOk && e != ParseError::kBadIcrc; }

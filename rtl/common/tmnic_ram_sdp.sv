@@ -1,0 +1,42 @@
+// Simple dual-port RAM (one write port, one read port, one clock), block-RAM style.
+//
+// Read data is registered: the word at raddr_i appears on rdata_o one cycle after re_i. When the
+// same address is written and read in one cycle the read returns the OLD contents (read-first);
+// callers in tmnic never rely on either behaviour. rdata_o holds its value while re_i is low.
+module tmnic_ram_sdp #(
+  parameter int unsigned WIDTH = 64,  // word width in bits
+  parameter int unsigned DEPTH = 512, // number of words, >= 2
+  localparam int unsigned AW = $clog2(DEPTH)
+) (
+  input  logic             clk_i,
+
+  // Write port.
+  input  logic             we_i,
+  input  logic [AW-1:0]    waddr_i,
+  input  logic [WIDTH-1:0] wdata_i,
+
+  // Read port.
+  input  logic             re_i,
+  input  logic [AW-1:0]    raddr_i,
+  output logic [WIDTH-1:0] rdata_o
+);
+
+  if (DEPTH < 2) begin : g_param_check
+    $fatal(1, "tmnic_ram_sdp: DEPTH must be >= 2");
+  end
+
+  logic [WIDTH-1:0] mem_q [DEPTH];
+  logic [WIDTH-1:0] rdata_q;
+
+  always_ff @(posedge clk_i) begin
+    if (we_i) begin
+      mem_q[waddr_i] <= wdata_i;
+    end
+    if (re_i) begin
+      rdata_q <= mem_q[raddr_i];
+    end
+  end
+
+  assign rdata_o = rdata_q;
+
+endmodule

@@ -1,0 +1,358 @@
+// RoCEv2 (IPv4) frame builder.
+//
+// Takes one header descriptor (roce_hdr_t) and pay_len payload bytes per frame and emits
+//   Ethernet(14) IPv4(20) UDP(8) BTH(12) [RETH(16)] [ImmDt(4) | AETH(4)] payload pad ICRC(4)
+// without FCS and without Ethernet min-size padding. See rtl/pkt/README.md.
+//
+// Micro-architecture (all wide logic sits in clocked blocks that only evaluate on a handshake):
+//   H  header register: on s_hdr handshake the whole header (<= 74 bytes, incl. IPv4 checksum) is
+//      laid out in little-endian byte lanes together with the frame geometry (prep_q).
+//   F  beat former (no storage of its own besides the carry): output beat b is either a pure
+//      header beat or {carry, payload beat << S} where S = header length mod W; the bytes shifted
+//      out of the top go to the carry for the next beat. Pad and the ICRC slot are zeroed here.
+//   A  register after the former (beat + CRC byte enables + ICRC placement).
+//   B  output register: the ICRC register is updated with beat A (crc32_beat) and, on the beat that
+//      holds the ICRC, ~crc is OR-ed into its lanes (it may straddle into one extra beat).
+// Throughput: one beat per cycle, also across frames (no bubble) when both inputs keep up; a new
+// header is accepted in the cycle the previous frame's last beat leaves the former.
+// Latency: the first beat of a frame is valid on m_axis in the 3rd cycle after the cycle of its
+// header handshake (if its first payload beat is there by then).
+module tmnic_pkt_tx
+  import tmnic_pkg::*;
+  import tmnic_crc_pkg::*;
+#(
+  parameter int unsigned DATA_W = 512  // stream width in bits: 256 or 512
+) (
+  input  logic                clk_i,
+  input  logic                rst_ni,
+
+  // Header descriptor, one per frame.
+  input  roce_hdr_t           s_hdr_i,
+  input  logic                s_hdr_valid_i,
+  output logic                s_hdr_ready_o,
+
+  // Payload of that frame: exactly s_hdr_i.pay_len bytes, packed; no beats when pay_len == 0.
+  // Beats are counted from pay_len; tkeep/tlast are only checked by simulation assertions.
+  input  logic [DATA_W-1:0]   s_pay_tdata_i,
+  input  logic [DATA_W/8-1:0] s_pay_tkeep_i,
+  input  logic                s_pay_tlast_i,
+  input  logic                s_pay_tvalid_i,
+  output logic                s_pay_tready_o,
+
+  // Frame out (byte 0 of the frame in tdata[7:0]); packed, tkeep contiguous on the last beat.
+  output logic [DATA_W-1:0]   m_axis_tdata_o,
+  output logic [DATA_W/8-1:0] m_axis_tkeep_o,
+  output logic                m_axis_tlast_o,
+  output logic                m_axis_tvalid_o,
+  input  logic                m_axis_tready_i
+);
+
+  if (DATA_W != 256 && DATA_W != 512) begin : g_param_check
+    $fatal(1, "tmnic_pkt_tx: DATA_W must be 256 or 512");
+  end
+
+  localparam int unsigned W        = DATA_W / 8;          // bytes per beat
+  localparam int unsigned LW       = $clog2(W);
+  localparam int unsigned HDR_MAX  = 74;                  // 54 + RETH + ImmDt
+  localparam int unsigned HV_BEATS = HDR_MAX / W + 1;     // header beats incl. the first carry
+  localparam int unsigned HV_BYTES = HV_BEATS * W;
+  localparam int unsigned OFF_W    = 14;                  // frame byte offsets (< 16 KiB)
+  localparam int unsigned BC_W     = OFF_W - LW + 1;      // beat indices/counts
+
+  // Frame offsets of the bytes forced to 0xFF for the ICRC: TOS, TTL, IP checksum, UDP checksum,
+  // BTH byte 4.
+  function automatic logic [HV_BYTES-1:0] icrc_ff_mask();
+    logic [HV_BYTES-1:0] m;
+    m = '0;
+    m[15] = 1'b1;
+    m[22] = 1'b1;
+    m[24] = 1'b1;
+    m[25] = 1'b1;
+    m[40] = 1'b1;
+    m[41] = 1'b1;
+    m[46] = 1'b1;
+    return m;
+  endfunction
+  localparam logic [HV_BYTES-1:0] ICRC_FF = icrc_ff_mask();
+
+  typedef enum logic [1:0] {
+    IcrcNone  = 2'd0,  // no ICRC byte in this beat
+    IcrcFirst = 2'd1,  // ICRC starts in this beat at lane icrc_sh
+    IcrcCont  = 2'd2   // ICRC bytes icrc_sh..3 continue at lane 0
+  } icrc_pos_e;
+
+  // Per-frame geometry and header bytes, computed once per header (p_form).
+  typedef struct packed {
+    logic [8*HV_BYTES-1:0] hv;    // header bytes, frame byte i in hv[8*i +: 8], then zero
+    logic [12:0]           p;     // payload bytes
+    logic [BC_W-1:0]       nb;    // output beats
+    logic [BC_W-1:0]       hb;    // beats made of header bytes only
+    logic [BC_W-1:0]       pend;  // hb + payload beats: beats hb..pend-1 consume a payload beat
+    logic [LW-1:0]         s;     // header bytes carried into beat hb
+    logic [OFF_W-1:0]      plim;  // end of payload (header + pay_len)
+    logic [OFF_W-1:0]      l0;    // ICRC offset (end of pad)
+    logic [OFF_W-1:0]      t;     // frame length
+  } prep_t;
+
+  // Stage A: one formed beat.
+  typedef struct packed {
+    logic [DATA_W-1:0] data;
+    logic [W-1:0]      keep;
+    logic              last;
+    logic              first;     // first beat of a frame: CRC starts from ICRC_SEED
+    logic [W-1:0]      crc_en;    // bytes covered by the ICRC
+    logic [W-1:0]      crc_ff;    // covered bytes fed as 0xFF
+    icrc_pos_e         icrc_pos;
+    logic [LW-1:0]     icrc_sh;
+  } beat_t;
+
+  // Thermometer code: lanes [0, n) set, n in 0..W.
+  function automatic logic [W-1:0] therm(input logic [LW:0] n);
+    return ~({W{1'b1}} << n);
+  endfunction
+
+  // Lanes of the beat at frame offset boff whose frame offset is below lim.
+  function automatic logic [W-1:0] lanes_below(input logic [OFF_W-1:0] lim,
+                                               input logic [OFF_W-1:0] boff);
+    logic [OFF_W-1:0] n;
+    if (lim <= boff) begin
+      return '0;
+    end
+    n = lim - boff;
+    return (n >= OFF_W'(W)) ? {W{1'b1}} : therm(n[LW:0]);
+  endfunction
+
+  // ---------------------------------------------------------------------------------------------
+  // H: header register and former control
+  // ---------------------------------------------------------------------------------------------
+  prep_t             prep_q;
+  logic              run_q, run_d;        // a frame is being formed
+  logic [BC_W-1:0]   b_q, b_d;            // index of the next beat to form
+  logic [DATA_W-1:0] carry_q;             // bytes waiting for the lanes below S of the next beat
+
+  beat_t             a_q;
+  logic              a_valid_q, a_valid_d;
+  logic [DATA_W-1:0] m_data_q;
+  logic [W-1:0]      m_keep_q;
+  logic              m_last_q;
+  logic              m_valid_q, m_valid_d;
+  logic [31:0]       crc_q;
+
+  logic hdr_fire, f_in_hdr, f_need_pay, f_valid, f_last, f_fire, a_ready, a_fire, b_ready;
+
+  always_comb begin
+    f_in_hdr   = (b_q < prep_q.hb);
+    f_need_pay = !f_in_hdr && (b_q < prep_q.pend);
+    f_valid    = run_q && (!f_need_pay || s_pay_tvalid_i);
+    f_last     = (b_q == prep_q.nb - 1'b1);
+    b_ready    = !m_valid_q || m_axis_tready_i;
+    a_ready    = !a_valid_q || b_ready;
+    f_fire     = f_valid && a_ready;
+    a_fire     = a_valid_q && b_ready;
+
+    s_pay_tready_o = run_q && f_need_pay && a_ready;
+    s_hdr_ready_o  = !run_q || (f_fire && f_last);
+    hdr_fire       = s_hdr_valid_i && s_hdr_ready_o;
+
+    run_d = run_q;
+    b_d   = b_q;
+    if (f_fire) begin
+      b_d = b_q + 1'b1;
+      if (f_last) begin
+        run_d = 1'b0;
+      end
+    end
+    if (hdr_fire) begin
+      run_d = 1'b1;
+      b_d   = '0;
+    end
+
+    a_valid_d = a_valid_q;
+    if (f_fire) begin
+      a_valid_d = 1'b1;
+    end else if (a_fire) begin
+      a_valid_d = 1'b0;
+    end
+
+    m_valid_d = m_valid_q;
+    if (a_fire) begin
+      m_valid_d = 1'b1;
+    end else if (m_axis_tready_i) begin
+      m_valid_d = 1'b0;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      run_q     <= 1'b0;
+      b_q       <= '0;
+      a_valid_q <= 1'b0;
+      m_valid_q <= 1'b0;
+    end else begin
+      run_q     <= run_d;
+      b_q       <= b_d;
+      a_valid_q <= a_valid_d;
+      m_valid_q <= m_valid_d;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Datapath (no reset; evaluated only on handshakes)
+  // ---------------------------------------------------------------------------------------------
+
+  // H + F datapath. The wide logic is written inline with block-local variables rather than as
+  // functions with wide arguments: Verilator zero-initialises the temporaries of every inlined
+  // function call on every evaluation of the block, which would cost time even when idle.
+  always_ff @(posedge clk_i) begin : p_form
+    // former
+    logic [OFF_W-1:0]      boff;
+    logic [DATA_W-1:0]     d;
+    logic [W-1:0]          dmask;
+    // header preparation
+    prep_t                 pr;
+    logic [159:0]          ext;      // extension headers, first byte in [159:152]
+    logic [6:0]            hl;       // header length 54..74
+    logic [1:0]            pc;       // pad count
+    logic [15:0]           ip_len, udp_len;
+    logic [19:0]           sum;
+    logic [8*HDR_MAX-1:0]  be;       // header, first byte in the MSBs
+
+    if (f_fire) begin
+      boff = OFF_W'(b_q) << LW;
+      d    = '0;
+      if (f_in_hdr) begin
+        for (int unsigned i = 0; i < HV_BEATS; i++) begin
+          if (b_q == BC_W'(i)) begin
+            d = prep_q.hv[DATA_W*i +: DATA_W];
+          end
+        end
+      end else begin
+        d = carry_q | (f_need_pay ? (s_pay_tdata_i << (8 * 32'(prep_q.s))) : '0);
+      end
+      // Zero the pad, the ICRC slot and whatever follows the payload in its last beat.
+      dmask = lanes_below(prep_q.plim, boff);
+      for (int unsigned i = 0; i < W; i++) begin
+        a_q.data[8*i +: 8] <= dmask[i] ? d[8*i +: 8] : 8'h00;
+      end
+      a_q.keep   <= lanes_below(prep_q.t, boff);
+      a_q.last   <= f_last;
+      a_q.first  <= (b_q == '0);
+      a_q.crc_en <= lanes_below(prep_q.l0, boff) & ~lanes_below(OFF_W'(14), boff);
+      a_q.crc_ff <= '0;
+      for (int unsigned i = 0; i < HV_BEATS; i++) begin
+        if (b_q == BC_W'(i)) begin
+          a_q.crc_ff <= ICRC_FF[W*i +: W];
+        end
+      end
+      if (prep_q.l0 >= boff && (prep_q.l0 - boff) < OFF_W'(W)) begin
+        a_q.icrc_pos <= IcrcFirst;
+        a_q.icrc_sh  <= LW'(prep_q.l0 - boff);
+      end else if (prep_q.l0 < boff && (boff - prep_q.l0) < OFF_W'(4)) begin
+        a_q.icrc_pos <= IcrcCont;
+        a_q.icrc_sh  <= LW'(boff - prep_q.l0);
+      end else begin
+        a_q.icrc_pos <= IcrcNone;
+        a_q.icrc_sh  <= '0;
+      end
+      if (f_need_pay) begin
+        // Payload bytes that did not fit go to the lanes below S of the next beat.
+        carry_q <= s_pay_tdata_i >> (8 * (W - 32'(prep_q.s)));
+      end
+    end
+
+    if (hdr_fire) begin
+      // IBA order: RETH, then ImmDt (WRITE_ONLY_IMM); AETH and ImmDt never come together.
+      if (bth_has_reth(s_hdr_i.opcode)) begin
+        ext = {s_hdr_i.reth_va, s_hdr_i.reth_rkey, s_hdr_i.reth_len,
+               bth_has_imm(s_hdr_i.opcode) ? s_hdr_i.imm : 32'h0};
+      end else if (bth_has_imm(s_hdr_i.opcode)) begin
+        ext = {s_hdr_i.imm, 128'h0};
+      end else if (bth_has_aeth(s_hdr_i.opcode)) begin
+        ext = {s_hdr_i.aeth, 128'h0};
+      end else begin
+        ext = '0;
+      end
+      hl      = 7'd54 + 7'(bth_ext_len(s_hdr_i.opcode));
+      pc      = 2'(2'd0 - s_hdr_i.pay_len[1:0]);
+      udp_len = 16'd24 + 16'(bth_ext_len(s_hdr_i.opcode)) + 16'(s_hdr_i.pay_len) + 16'(pc);
+      ip_len  = udp_len + 16'd20;
+
+      // IPv4 header checksum: words 4500, len, 0000 (ID), 4000 (DF), 4011 (TTL 64, UDP), addresses.
+      sum = 20'h4500 + 20'(ip_len) + 20'h4000 + 20'h4011 + 20'(s_hdr_i.src_ip[31:16]) +
+            20'(s_hdr_i.src_ip[15:0]) + 20'(s_hdr_i.dst_ip[31:16]) + 20'(s_hdr_i.dst_ip[15:0]);
+      sum = 20'(sum[15:0]) + 20'(sum[19:16]);
+      sum = 20'(sum[15:0]) + 20'(sum[19:16]);
+
+      be = {s_hdr_i.dst_mac, s_hdr_i.src_mac, 16'h0800,
+            8'h45, 8'h00, ip_len, 16'h0000, 16'h4000, 8'd64, 8'd17, ~sum[15:0],
+            s_hdr_i.src_ip, s_hdr_i.dst_ip,
+            s_hdr_i.udp_sport, ROCE_UDP_PORT, udp_len, 16'h0000,
+            s_hdr_i.opcode, s_hdr_i.se, 1'b0, pc, 4'h0, 16'hFFFF, 8'h00, s_hdr_i.dest_qp,
+            s_hdr_i.ack_req, 7'h00, s_hdr_i.psn,
+            ext};
+      pr.hv = '0;
+      for (int unsigned i = 0; i < HDR_MAX; i++) begin
+        if (i < 32'(hl)) begin
+          pr.hv[8*i +: 8] = be[8*(HDR_MAX-1-i) +: 8];
+        end
+      end
+      pr.p    = s_hdr_i.pay_len;
+      pr.plim = OFF_W'(hl) + OFF_W'(s_hdr_i.pay_len);
+      pr.l0   = pr.plim + OFF_W'(pc);
+      pr.t    = pr.l0 + OFF_W'(4);
+      pr.nb   = BC_W'((pr.t + OFF_W'(W - 1)) >> LW);
+      pr.hb   = BC_W'(hl[6:LW]);
+      pr.s    = hl[LW-1:0];
+      pr.pend = pr.hb + BC_W'((OFF_W'(s_hdr_i.pay_len) + OFF_W'(W - 1)) >> LW);
+      prep_q <= pr;
+      // Header bytes that precede the first payload byte in beat hb (overrides the carry update
+      // of the previous frame's last beat in the same cycle).
+      for (int unsigned i = 0; i < HV_BEATS; i++) begin
+        if (pr.hb == BC_W'(i)) begin
+          carry_q <= pr.hv[DATA_W*i +: DATA_W];
+        end
+      end
+    end
+  end
+
+  // B: ICRC accumulation and insertion.
+  always_ff @(posedge clk_i) begin : p_out
+    logic [31:0]       c;
+    logic [DATA_W-1:0] d, icrc;
+    if (a_fire) begin
+      c = crc32_beat(a_q.first ? ICRC_SEED : crc_q,
+                     (8 * CRC_MAX_BYTES)'(a_q.data), CRC_MAX_BYTES'(a_q.crc_en),
+                     CRC_MAX_BYTES'(a_q.crc_ff));
+      icrc = {{(DATA_W - 32){1'b0}}, ~c};
+      d    = a_q.data;
+      unique case (a_q.icrc_pos)
+        IcrcFirst: d = d | (icrc << (8 * 32'(a_q.icrc_sh)));
+        IcrcCont:  d = d | (icrc >> (8 * 32'(a_q.icrc_sh)));
+        default:   ;
+      endcase
+      crc_q    <= c;
+      m_data_q <= d;
+      m_keep_q <= a_q.keep;
+      m_last_q <= a_q.last;
+    end
+  end
+
+  assign m_axis_tdata_o  = m_data_q;
+  assign m_axis_tkeep_o  = m_keep_q;
+  assign m_axis_tlast_o  = m_last_q;
+  assign m_axis_tvalid_o = m_valid_q;
+
+`ifndef SYNTHESIS
+  // The payload stream must match pay_len: tlast on beat pend-1, full keep before it.
+  always_ff @(posedge clk_i) begin
+    if (s_pay_tvalid_i && s_pay_tready_o) begin  // tready is low in reset
+      assert (s_pay_tlast_i == (b_q == prep_q.pend - 1'b1))
+        else $error("tmnic_pkt_tx: s_pay_tlast_i does not match pay_len");
+      assert (s_pay_tkeep_i ==
+              lanes_below(OFF_W'(prep_q.p), (OFF_W'(b_q) - OFF_W'(prep_q.hb)) << LW))
+        else $error("tmnic_pkt_tx: s_pay_tkeep_i does not match pay_len");
+    end
+  end
+`endif
+
+endmodule
