@@ -71,6 +71,15 @@ inline std::vector<uint64_t> test_seeds(std::vector<uint64_t> defaults) {
   return defaults;
 }
 
+// Multiplier for the number of frames in randomised tests: $TMNIC_TEST_SCALE (default 1).
+inline unsigned test_scale() {
+  if (const char* s = std::getenv("TMNIC_TEST_SCALE")) {
+    const long v = std::strtol(s, nullptr, 0);
+    if (v > 0) return static_cast<unsigned>(v);
+  }
+  return 1;
+}
+
 inline bool chance(std::mt19937_64& rng, double p) {
   return p > 0.0 && std::uniform_real_distribution<double>(0.0, 1.0)(rng) < p;
 }

@@ -161,7 +161,7 @@ TEST_P(PktLoopRandom, RoundTrip) {
   std::mt19937_64 cfg(seed * 31337 + 5);
   std::uniform_real_distribution<double> p(0.0, 0.5);
   LoopBench tb(seed, p(cfg), p(cfg), p(cfg));
-  for (unsigned i = 0; i < 1000; ++i) {
+  for (unsigned i = 0; i < 2000 * test_scale(); ++i) {
     const unsigned len = random_pay_len(tb.rng(), kW);
     tb.send(local_hdr(tb.rng(), len), random_bytes(tb.rng(), len));
     if (i % 100 == 99) {

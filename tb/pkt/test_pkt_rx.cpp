@@ -3,6 +3,7 @@
 // header/payload must equal roce::parse_frame's, and the statistics pulses must count exactly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 
@@ -133,6 +134,14 @@ class RxBench {
     EXPECT_EQ(got_, exp_);
     EXPECT_EQ(multi_pulse_, 0u);
     EXPECT_EQ(pay_sink_.errors(), "");
+  }
+
+  // Runs exactly n cycles, checking outputs.
+  void step(uint64_t n) {
+    for (uint64_t i = 0; i < n && !::testing::Test::HasFatalFailure(); ++i) {
+      cycle();
+      check_out();
+    }
   }
 
   const Counts& counts() const { return got_; }
@@ -457,6 +466,80 @@ TEST(PktRx, SlowConsumerBackPressure) {
   EXPECT_EQ(tb.counts().accept, 300u);
 }
 
+// Minimum frames against a header consumer that is mostly stalled: the descriptor FIFO fills and
+// admission must hold the input back before it overflows.
+TEST(PktRx, SlowHeaderConsumerMinFrames) {
+  RxBench tb(11, 0.0, 0.95, 0.0);
+  for (int i = 0; i < 400; ++i) {
+    RoceHdr h = random_hdr(tb.rng(), i % 3 == 0 ? 0 : 1 + tb.rng()() % 8);
+    h.dst_mac = kLocalMac;
+    h.dst_ip = kLocalIp;
+    h.opcode = kSendOnly;
+    auto f = build_frame(h, random_bytes(tb.rng(), h.pay_len).data());
+    f.resize(std::max<size_t>(f.size(), 60), 0);
+    tb.send(f);
+  }
+  tb.run(4000000);
+  EXPECT_GT(tb.in_stall_cycles(), 0u);
+  EXPECT_EQ(tb.counts().accept, 400u);
+}
+
+// Near-maximum frames back to back against a stalled consumer: the buffer runs full and admission
+// must reserve a whole MAX_FRAME_LEN frame plus the beats in flight.
+TEST(PktRx, SlowConsumerLargeFrames) {
+  for (int cfg = 0; cfg < 2; ++cfg) {
+    // cfg 0: payload consumer slow; cfg 1: header consumer slow (frames wait unread in the buffer).
+    RxBench tb(12 + cfg, 0.0, cfg ? 0.99 : 0.5, cfg ? 0.0 : 0.97);
+    for (int i = 0; i < 200; ++i) {
+      const unsigned len = 4000 + static_cast<unsigned>(tb.rng()() % 117);
+      RoceHdr h = random_hdr(tb.rng(), len);
+      h.dst_mac = kLocalMac;
+      h.dst_ip = kLocalIp;
+      h.opcode = (i % 2) ? kSendOnly : kWriteOnlyImm;
+      auto f = build_frame(h, random_bytes(tb.rng(), len).data());
+      if (f.size() > kMaxFrameLen) f.resize(kMaxFrameLen);  // keeps some truncated (dropped) ones
+      tb.send(f);
+    }
+    tb.run(20000000);
+    EXPECT_GT(tb.in_stall_cycles(), 0u);
+  }
+}
+
+// Exact admission boundary: with the reader stalled, three frames fill the buffer so that only
+// DEPTH - MAX_BEATS - 2 + 2 words are used once the third frame is written, i.e. a maximum-length
+// fourth frame would fit only if the two beats still in flight were not counted. It must wait,
+// arriving back to back after the third frame; the frames must later come out intact.
+TEST(PktRx, BufferFullAdmission) {
+  const unsigned depth = 16384 / kW;
+  const unsigned max_beats = (kMaxFrameLen + kW - 1) / kW;
+  const unsigned total = depth - max_beats + 2;  // words of the first three frames
+  const unsigned words[3] = {total / 3 + total % 3, total / 3, total / 3};
+  RxBench tb(14, 0.0, 1.0, 1.0);  // both outputs stalled: nothing is released
+  for (unsigned w : words) {
+    ASSERT_LE(w, max_beats);
+    RoceHdr h = random_hdr(tb.rng(), w * kW - 60);  // frame length w * kW - 2
+    h.opcode = kSendOnly;
+    h.dst_mac = kLocalMac;
+    h.dst_ip = kLocalIp;
+    const auto f = build_frame(h, random_bytes(tb.rng(), h.pay_len).data());
+    ASSERT_EQ((f.size() + kW - 1) / kW, w);
+    ASSERT_EQ(tb.send(f), ParseError::kOk);
+  }
+  for (int i = 0; i < 2; ++i) {
+    RoceHdr h = random_hdr(tb.rng(), 4096);
+    h.opcode = kWriteOnlyImm;  // kMaxFrameLen bytes
+    h.dst_mac = kLocalMac;
+    h.dst_ip = kLocalIp;
+    const auto f = build_frame(h, random_bytes(tb.rng(), 4096).data());
+    ASSERT_EQ(f.size(), kMaxFrameLen);
+    ASSERT_EQ(tb.send(f), ParseError::kOk);
+  }
+  tb.step(2000);
+  EXPECT_EQ(tb.counts().accept, 3u);
+  tb.set_stalls(0.0, 0.0, 0.0);
+  tb.run(100000);
+}
+
 class PktRxRandom : public ::testing::TestWithParam<uint64_t> {};
 
 // Random mix: ~55% good, ~25% header violations, ~15% ICRC errors, ~5% truncated.
@@ -465,7 +548,7 @@ TEST_P(PktRxRandom, MixedFrames) {
   std::mt19937_64 cfg(seed * 104729 + 3);
   std::uniform_real_distribution<double> p(0.0, 0.7);
   RxBench tb(seed, p(cfg), p(cfg), p(cfg));
-  const unsigned frames = 1500;
+  const unsigned frames = 3000 * test_scale();
   for (unsigned i = 0; i < frames; ++i) {
     const unsigned k = tb.rng()() % 100;
     if (k < 55)

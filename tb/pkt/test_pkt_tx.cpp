@@ -2,12 +2,15 @@
 // roce::build_frame, under random source gaps and sink back-pressure.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
 #include <random>
+#include <string>
 
 #include "Vtmnic_pkt_tx.h"
 #include "axis_bfm.hpp"
 #include "pkt_common.hpp"
+#include "roce/pcap_writer.hpp"
 #include "roce/roce_model.hpp"
 
 #ifndef TB_DATA_W
@@ -41,6 +44,9 @@ class TxBench {
     top_->eval();
   }
   ~TxBench() { top_->final(); }
+
+  // Also write every checked output frame to a pcap file (for tshark), time = cycle * 4 ns.
+  void capture(const std::string& path) { pcap_.open(path); }
 
   std::mt19937_64& rng() { return rng_; }
 
@@ -108,6 +114,7 @@ class TxBench {
                           << " (len " << got.size() << " vs " << exp.size() << ")\ngot:\n"
                           << hex_dump(got) << "\nexp:\n"
                           << hex_dump(exp);
+      if (pcap_.is_open()) pcap_.write(got, cycles_ * 4);
       sink_.frames.pop_front();
       expected_.pop_front();
       ++checked_;
@@ -124,6 +131,7 @@ class TxBench {
   uint64_t cycles_ = 0;
   uint64_t checked_ = 0;
   long hdr_cycle_ = -1, out_cycle_ = -1;
+  PcapWriter pcap_;
 };
 
 }  // namespace
@@ -201,10 +209,24 @@ TEST_P(PktTxRandom, Frames) {
   const double gap = std::uniform_real_distribution<double>(0.0, 0.6)(cfg);
   const double stall = std::uniform_real_distribution<double>(0.0, 0.6)(cfg);
   TxBench tb(seed, gap, stall);
-  const unsigned frames = 1500;
+  // TMNIC_PCAP_DIR=<dir>: keep the frames as <dir>/pkt_tx_<W>_<seed>.pcap, with realistic
+  // addresses (unicast source MAC, UDP source port >= 0xC000) so tshark dissects every frame as
+  // RoCEv2 (check with the roce-wire.md §5 command).
+  const char* pcap_dir = std::getenv("TMNIC_PCAP_DIR");
+  if (pcap_dir) {
+    tb.capture(std::string(pcap_dir) + "/pkt_tx_" + std::to_string(TB_DATA_W) + "_" +
+               std::to_string(seed) + ".pcap");
+  }
+  const unsigned frames = 3000 * test_scale();
   for (unsigned i = 0; i < frames; ++i) {
     const unsigned len = random_pay_len(tb.rng(), kW);
-    tb.send(random_hdr(tb.rng(), len), random_bytes(tb.rng(), len));
+    RoceHdr h = random_hdr(tb.rng(), len);
+    if (pcap_dir) {
+      h.src_mac &= ~(1ull << 40);
+      h.dst_mac &= ~(1ull << 40);
+      h.udp_sport |= 0xC000;
+    }
+    tb.send(h, random_bytes(tb.rng(), len));
     // Keep the queues short: run a little every 50 frames.
     if (i % 50 == 49) {
       tb.run(2000000);
