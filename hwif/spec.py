@@ -143,7 +143,7 @@ WC_OPCODES = [("SEND", 0), ("RECV", 128)]
 WC_STATUS = [("SUCCESS", 0), ("LOC_LEN_ERR", 1), ("LOC_QP_OP_ERR", 2), ("LOC_PROT_ERR", 4),
              ("WR_FLUSH_ERR", 5), ("REM_INV_REQ_ERR", 9), ("REM_ACCESS_ERR", 10), ("REM_OP_ERR", 11),
              ("RETRY_EXC_ERR", 12), ("RNR_RETRY_EXC_ERR", 13), ("GENERAL_ERR", 21)]
-WC_FLAGS = [("WITH_IMM", 1)]
+WC_FLAGS = [("WITH_IMM", 2)]  # IBV_WC_WITH_IMM
 
 # MR access bits: those of enum ibv_access_flags.
 ACCESS = [("LOCAL_WRITE", 0), ("REMOTE_WRITE", 1), ("REMOTE_READ", 2)]

@@ -56,9 +56,8 @@ void fill_wc(const uint8_t* c, struct ibv_wc* wc) {
 }  // namespace
 
 unsigned cqe_wc_flags(const uint8_t* cqe) {
-  // The generated hwif.h has wc_flag::WITH_IMM = 1, which is IBV_WC_GRH in verbs.h
-  // (IBV_WC_WITH_IMM is 1 << 1): translate bit by bit, so the result is right whichever way the
-  // spec is settled.
+  // CQE.WC_FLAGS uses the ibv_wc_flags values, but only the bits the hardware defines are passed
+  // on, so a stray bit in a CQE can never reach the application as a flag it did not earn.
   uint32_t v = ld32(cqe + hwif::cqe::WC_FLAGS_OFF);
   unsigned out = 0;
   if (v & hwif::wc_flag::WITH_IMM) out |= IBV_WC_WITH_IMM;

@@ -118,6 +118,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [63:0] h_iova_q [NUM_QP * 8];
   logic [31:0] h_len_q [NUM_QP * 8];
   logic [15:0] srq_pi_q [NUM_SRQ];
+  // Pending ACK/NAK per QP and the queue of QPs that have one
+  logic        ack_pend_q [NUM_QP];
+  logic [7:0]  ack_syn_q [NUM_QP];
+  logic [23:0] ack_msn_q [NUM_QP];
+  logic [23:0] ack_psn_q [NUM_QP];
+  logic [QP_W-1:0] ackq_q [NUM_QP];
+  logic [QP_W:0]   ackq_wr_q, ackq_rd_q;
   logic [15:0] srq_ci_q [NUM_SRQ];
 
   assign query_psn_o = epsn_q[query_qp_i];
@@ -239,7 +246,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       cqe_valid_o <= 1'b0; cqe_o <= '0;
       err_o <= 1'b0; err_qp_o <= '0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
+      ackq_wr_q <= '0;
+      ackq_rd_q <= '0;
       for (int i = 0; i < NUM_QP; i++) begin
+        ack_pend_q[i] <= 1'b0;
         epsn_q[i] <= '0; msn_q[i] <= '0; rq_pi_q[i] <= '0; rq_ci_q[i] <= '0;
         nak_sent_q[i] <= 1'b0; held_q[i] <= 1'b0;
       end
@@ -247,10 +257,14 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         srq_pi_q[i] <= '0; srq_ci_q[i] <= '0;
       end
     end else begin
+      // ACK/NAK requested by the packet being handled (queued per QP at the end of this block)
+      logic a_go;
+      logic [7:0] a_syn;
+      logic [23:0] a_msn, a_psn;
+      a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0;
       err_o <= 1'b0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
       if (ack_valid_o && ack_ready_i) ack_valid_o <= 1'b0;
-      if (tx_valid_o && tx_ready_i) tx_valid_o <= 1'b0;
       if (cqe_valid_o && cqe_ready_i) cqe_valid_o <= 1'b0;
       if (rd_valid_o && rd_ready_i) rd_valid_o <= 1'b0;
       if (wr_valid_o && wr_ready_i) wr_valid_o <= 1'b0;
@@ -340,8 +354,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           end else if (h_q.psn != epsn_q[q_q]) begin
             if (!psn_ge(h_q.psn, epsn_q[q_q])) begin
               dup_o <= 1'b1;            // duplicate: re-ACK the last executed PSN, do not execute
-              tx_hdr_o <= mk_ack(cfg, q_q, local_mac_i, local_ip_i, 8'h1F, msn_q[q_q], epsn_q[q_q] - 24'd1);
-              tx_valid_o <= 1'b1;
+              a_go = 1'b1; a_syn = 8'h1F; a_msn = msn_q[q_q]; a_psn = epsn_q[q_q] - 24'd1;
               tx_ack_o <= 1'b1;
               after_q <= S_DRAIN;
               state_q <= S_OUT;
@@ -349,8 +362,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
               psn_err_o <= 1'b1;
               if (!nak_sent_q[q_q]) begin
                 nak_sent_q[q_q] <= 1'b1;
-                tx_hdr_o <= mk_ack(cfg, q_q, local_mac_i, local_ip_i, 8'h60, msn_q[q_q], epsn_q[q_q]);
-                tx_valid_o <= 1'b1;
+                a_go = 1'b1; a_syn = 8'h60; a_msn = msn_q[q_q]; a_psn = epsn_q[q_q];
                 tx_nak_o <= 1'b1;
                 after_q <= S_DRAIN;
                 state_q <= S_OUT;
@@ -358,16 +370,14 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             end
           end else if (is_first == held_q[q_q]) begin
             // FIRST/ONLY inside a message, or MIDDLE/LAST outside one: invalid request
-            tx_hdr_o <= mk_ack(cfg, q_q, local_mac_i, local_ip_i, 8'h61, msn_q[q_q], h_q.psn);
-            tx_valid_o <= 1'b1;
+            a_go = 1'b1; a_syn = 8'h61; a_msn = msn_q[q_q]; a_psn = h_q.psn;
             tx_nak_o <= 1'b1;
             err_o <= 1'b1; err_qp_o <= q_q;
             after_q <= S_DRAIN;
             state_q <= S_OUT;
           end else if (is_first) begin
             if (has_srq ? (!scfg.valid || srq_ci_q[sn] == srq_pi_q[sn]) : (rq_ci_q[q_q] == rq_pi_q[q_q])) begin
-              tx_hdr_o <= mk_ack(cfg, q_q, local_mac_i, local_ip_i, {3'b001, cfg.min_rnr_timer}, msn_q[q_q], h_q.psn);
-              tx_valid_o <= 1'b1;
+              a_go = 1'b1; a_syn = {3'b001, cfg.min_rnr_timer}; a_msn = msn_q[q_q]; a_psn = h_q.psn;
               tx_rnr_o <= 1'b1;
               after_q <= S_DRAIN;
               state_q <= S_OUT;
@@ -437,8 +447,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             if (h_bad_q[q_q]) prot_err_o <= 1'b1;
             cqe_o <= mk_cqe(cfg, q_q, h_wrid_q[q_q], h_idx_q[q_q], h_bad_q[q_q] ? WC_LOC_PROT_ERR : WC_LOC_LEN_ERR);
             cqe_valid_o <= 1'b1;
-            tx_hdr_o <= mk_ack(cfg, q_q, local_mac_i, local_ip_i, h_bad_q[q_q] ? 8'h63 : 8'h61, msn_q[q_q], h_q.psn);
-            tx_valid_o <= 1'b1;
+            a_go = 1'b1; a_syn = h_bad_q[q_q] ? 8'h63 : 8'h61; a_msn = msn_q[q_q]; a_psn = h_q.psn;
             tx_nak_o <= 1'b1;
             after_q <= S_DRAIN;
             state_q <= S_OUT;
@@ -505,8 +514,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             msn_q[q_q] <= msn_q[q_q] + 24'd1;
           end
           if (h_q.ack_req) begin
-            tx_hdr_o <= mk_ack(cfg, q_q, local_mac_i, local_ip_i, 8'h1F, msn_q[q_q] + (is_last ? 24'd1 : 24'd0), h_q.psn);
-            tx_valid_o <= 1'b1;
+            a_go = 1'b1; a_syn = 8'h1F; a_msn = msn_q[q_q] + (is_last ? 24'd1 : 24'd0); a_psn = h_q.psn;
             tx_ack_o <= 1'b1;
           end
           after_q <= S_IDLE;
@@ -514,7 +522,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end
 
         // Wait until every output raised above has been taken.
-        S_OUT: if (!(ack_valid_o && !ack_ready_i) && !(tx_valid_o && !tx_ready_i) && !(cqe_valid_o && !cqe_ready_i))
+        S_OUT: if (!(ack_valid_o && !ack_ready_i) && !(cqe_valid_o && !cqe_ready_i))
           state_q <= after_q;
 
         // Discard the payload of a packet that is not executed.
@@ -524,10 +532,41 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
         default: state_q <= S_IDLE;
       endcase
+
+      // ACK emitter: one pending ACK/NAK per QP, queued by QP number, sent when the TX scheduler
+      // takes it. Packet handling never waits for the TX side, so a TX path blocked by a full
+      // receive path (loopback) cannot deadlock.
+      begin
+        logic pop;
+        logic [QP_W-1:0] pq;
+        pop = (ackq_wr_q != ackq_rd_q) && (!tx_valid_o || tx_ready_i);
+        pq = ackq_q[ackq_rd_q[QP_W-1:0]];
+        if (tx_valid_o && tx_ready_i) tx_valid_o <= 1'b0;
+        if (pop) begin
+          tx_hdr_o <= mk_ack(qp_i[pq], pq, local_mac_i, local_ip_i, ack_syn_q[pq], ack_msn_q[pq], ack_psn_q[pq]);
+          tx_valid_o <= 1'b1;
+          ack_pend_q[pq] <= 1'b0;
+          ackq_rd_q <= ackq_rd_q + 1'b1;
+        end
+        if (a_go) begin
+          // A pending PSN-sequence NAK or ACK is superseded; an RNR or error NAK is not replaced by
+          // a sequence NAK for the packets that follow it.
+          if (!(ack_pend_q[q_q] && a_syn == 8'h60 && ack_syn_q[q_q] != 8'h1F && !(pop && pq == q_q))) begin
+            ack_syn_q[q_q] <= a_syn;
+            ack_msn_q[q_q] <= a_msn;
+            ack_psn_q[q_q] <= a_psn;
+          end
+          if (!ack_pend_q[q_q] || (pop && pq == q_q)) begin
+            ack_pend_q[q_q] <= 1'b1;
+            ackq_q[ackq_wr_q[QP_W-1:0]] <= q_q;
+            ackq_wr_q <= ackq_wr_q + 1'b1;
+          end
+        end
+      end
     end
   end
 
-  assign idle_o = (state_q == S_IDLE) && !scan_q;
+  assign idle_o = (state_q == S_IDLE) && !scan_q && (ackq_wr_q == ackq_rd_q) && !tx_valid_o;
   // Pulled offsets stay within one 4 KiB packet (the sign only matters modulo the buffer).
   wire unused_ok = ^wr_data_off_i[13:12];
 endmodule

@@ -20,7 +20,10 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   localparam int unsigned QP_W = $clog2(NUM_QP),
   localparam int unsigned MR_W = $clog2(NUM_MR),
   localparam int unsigned OUT_W = $clog2(OUTS),
-  localparam int unsigned TXB_POS_W = 13          // two 4 KiB slots
+  // TX buffer slots of 4 KiB: packets being gathered or waiting to be sent (power of two).
+  parameter int unsigned NSLOT = 8,
+  localparam int unsigned SLOT_W = $clog2(NSLOT),
+  localparam int unsigned TXB_POS_W = 12 + SLOT_W
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -66,10 +69,10 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Packets to the TX scheduler: header, payload in slot pkt_slot_o; slot_free_i[s] pulses when sent
   output roce_hdr_t pkt_hdr_o,
-  output logic      pkt_slot_o,
+  output logic [SLOT_W-1:0] pkt_slot_o,
   output logic      pkt_valid_o,
   input  logic      pkt_ready_i,
-  input  logic [1:0] slot_free_i,
+  input  logic [NSLOT-1:0] slot_free_i,
 
   // Completions
   output cqe_req_t cqe_o,
@@ -86,6 +89,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic idle_o,                   // nothing to do until a doorbell, an ACK or wake_at_o
   output logic [63:0] wake_at_o          // earliest RNR timer expiry (all ones: none)
 );
+  if ((NSLOT & (NSLOT - 1)) != 0 || NSLOT < 2) begin : g_chk_s
+    $fatal(1, "tmnic_sq_engine: NSLOT must be a power of two >= 2");
+  end
   if ((OUTS & (OUTS - 1)) != 0 || OUTS < 2) begin : g_chk
     $fatal(1, "tmnic_sq_engine: OUTS must be a power of two >= 2");
   end
@@ -110,7 +116,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign query_psn_o = psn_q[query_qp_i];
 
   typedef enum logic [3:0] {
-    S_IDLE, S_SCAN, S_FETCH, S_FETCH_WAIT, S_CHECK, S_SGE, S_START, S_PKT, S_GATHER, S_INLINE, S_HANDOFF,
+    S_IDLE, S_SCAN, S_FETCH, S_FETCH_WAIT, S_CHECK, S_SGE, S_START, S_PKT, S_GATHER, S_INLINE, S_FILLED,
     S_ACK, S_CQE, S_FLUSH
   } state_e;
   state_e state_q, after_cqe_q;
@@ -127,11 +133,16 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [63:0]   sge_iova_q [WQE_MAX_SGE];
   logic [31:0]   sge_len_q [WQE_MAX_SGE];
   logic [31:0]   msg_len_q, msg_off_q, sge_off_q;
-  logic          slot_q;            // TX slot being filled
-  logic [1:0]    slot_busy_q;
+  logic [SLOT_W-1:0] slot_q;        // TX slot being filled (slots are filled and sent in order)
+  logic [SLOT_W-1:0] ho_q;          // oldest filled slot not yet handed to the TX scheduler
+  logic [NSLOT-1:0]  slot_busy_q;   // allocated: being filled, waiting, or being sent
+  logic [NSLOT-1:0]  filled_q;      // all reads issued and header ready
+  logic [3:0]        slot_pend_q [NSLOT];  // payload reads in flight per slot
+  roce_hdr_t         slot_hdr_q [NSLOT];
   logic [12:0]   pkt_len_q, pkt_fill_q; // bytes of the packet, bytes requested so far
   logic [TXB_POS_W-1:0] chunk_pos_q [16];
   logic [3:0]    cw_q, cr_q;        // chunk FIFO write / read pointers
+  logic [SLOT_W-1:0] rd_slot_q;     // slot of the payload read being requested
   logic          flushing_q;
 
   // Configuration of the current QP (the receive-side fields belong to the receive engine).
@@ -215,12 +226,16 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       msg_len_q <= '0;
       msg_off_q <= '0;
       sge_off_q <= '0;
-      slot_q <= 1'b0;
+      slot_q <= '0;
+      ho_q <= '0;
       slot_busy_q <= '0;
+      filled_q <= '0;
+      for (int i = 0; i < NSLOT; i++) slot_pend_q[i] <= '0;
       pkt_len_q <= '0;
       pkt_fill_q <= '0;
       cw_q <= '0;
       cr_q <= '0;
+      rd_slot_q <= '0;
       flushing_q <= 1'b0;
       rd_valid_o <= 1'b0;
       rd_addr_o <= '0;
@@ -232,7 +247,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       txb_be_o <= '0;
       pkt_valid_o <= 1'b0;
       pkt_hdr_o <= '0;
-      pkt_slot_o <= 1'b0;
+      pkt_slot_o <= '0;
       cqe_valid_o <= 1'b0;
       cqe_o <= '0;
       err_o <= 1'b0;
@@ -250,7 +265,17 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       if (pkt_valid_o && pkt_ready_i) pkt_valid_o <= 1'b0;
       if (cqe_valid_o && cqe_ready_i) cqe_valid_o <= 1'b0;
       slot_busy_q <= slot_busy_q & ~slot_free_i;
-      if (slot_free_i != 2'b00 || cfg_changed_i) scan_q <= 1'b1;
+      if (slot_free_i != '0 || cfg_changed_i) scan_q <= 1'b1;
+
+      // Hand filled slots to the TX scheduler in order, once their payload has arrived.
+      if (filled_q[ho_q] && slot_pend_q[ho_q] == 4'd0 && (!pkt_valid_o || pkt_ready_i) &&
+          !(rsp_pay_valid_i && chunk_pos_q[cr_q][TXB_POS_W-1:12] == ho_q)) begin
+        pkt_hdr_o <= slot_hdr_q[ho_q];
+        pkt_slot_o <= ho_q;
+        pkt_valid_o <= 1'b1;
+        filled_q[ho_q] <= 1'b0;
+        ho_q <= ho_q + 1'b1;
+      end
 
       // Doorbells and (re)initialisation, whatever the state.
       if (db_valid_i && db_idx_i < 12'(NUM_QP)) begin
@@ -272,6 +297,15 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         txb_data_o <= rsp_data_i;
         txb_be_o <= rsp_be_i;
         if (rsp_last_i) cr_q <= cr_q + 1'b1;
+      end
+      begin   // reads in flight per slot: +1 when issued (S_GATHER), -1 at the last response beat
+        logic [SLOT_W-1:0] ds;
+        ds = chunk_pos_q[cr_q][TXB_POS_W-1:12];
+        if (rsp_pay_valid_i && rsp_last_i) slot_pend_q[ds] <= slot_pend_q[ds] - 4'd1;
+        if (rd_valid_o && rd_ready_i && rd_is_pay_o) begin
+          if (rsp_pay_valid_i && rsp_last_i && ds == rd_slot_q) slot_pend_q[ds] <= slot_pend_q[ds];
+          else slot_pend_q[rd_slot_q] <= slot_pend_q[rd_slot_q] + 4'd1;
+        end
       end
       // WQE read responses: two beats
       if (rsp_wqe_valid_i) begin
@@ -421,46 +455,8 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             in_msg_q <= 1'b0;           // QP left RTS (ERR): the flush takes over
             state_q <= S_IDLE;
             scan_q <= 1'b1;
-          end else if (!slot_busy_q[slot_q] && cw_q == cr_q) begin
-            pkt_len_q <= last_pkt ? 13'(msg_len_q - msg_off_q) : pmtu;
-            pkt_fill_q <= '0;
-            slot_busy_q[slot_q] <= 1'b1;
-            state_q <= w_inline ? S_INLINE : S_GATHER;
-          end
-        end
-
-        S_INLINE: begin
-          // Inline bytes sit at WQE offset 32..127: two buffer writes (the second may be unused).
-          txb_wr_o <= 1'b1;
-          txb_pos_o <= {slot_q, 12'd0} + ((pkt_fill_q == 13'd0) ? 13'd0 : 13'd64);
-          txb_data_o <= (pkt_fill_q == 13'd0) ? wqe_q[WQE_SGE0_OFF*8 +: 512] : {256'd0, wqe_q[1023:768]};
-          txb_be_o <= '1;
-          if (pkt_fill_q == 13'd0 && msg_len_q > 32'd64) pkt_fill_q <= 13'd64;
-          else state_q <= S_HANDOFF;
-        end
-
-        // Issue payload reads for the packet, one per SGE piece.
-        S_GATHER: begin
-          if (pkt_fill_q == pkt_len_q) begin
-            state_q <= S_HANDOFF;
-          end else if (sge_left == 32'd0) begin
-            sge_i_q <= sge_i_q + 3'd1;
-            sge_off_q <= '0;
-          end else if (!rd_valid_o && (cw_q + 4'd1) != cr_q) begin
-            rd_valid_o <= 1'b1;
-            rd_is_pay_o <= 1'b1;
-            rd_addr_o <= sge_iova_q[sge_i_q] + {32'd0, sge_off_q};
-            rd_len_o <= 13'(chunk);
-            chunk_pos_q[cw_q] <= {slot_q, 12'd0} + TXB_POS_W'(pkt_fill_q);
-            cw_q <= cw_q + 4'd1;
-            pkt_fill_q <= pkt_fill_q + 13'(chunk);
-            sge_off_q <= sge_off_q + chunk;
-          end
-        end
-
-        // Wait until the slot holds the whole packet, then pass it on.
-        S_HANDOFF: begin
-          if (cw_q == cr_q && !pkt_valid_o && !rsp_pay_valid_i) begin
+          end else if (!slot_busy_q[slot_q] && (!w_inline || cw_q == cr_q)) begin
+            // (inline data is written through the same buffer port as read responses)
             roce_hdr_t h;
             h = '0;
             h.dst_mac = cfg.dmac;
@@ -470,7 +466,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             h.udp_sport = 16'hC000 | 16'(q_q);
             h.dest_qp = cfg.dest_qpn;
             h.psn = psn_q[q_q];
-            h.pay_len = pkt_len_q;
+            h.pay_len = last_pkt ? 13'(msg_len_q - msg_off_q) : pmtu;
             h.ack_req = last_pkt;
             h.se = last_pkt && w_flags[WQE_FLAG_SOLICITED_BIT];
             h.imm = {wqe_q[WQE_IMM_OFF*8 +: 8], wqe_q[WQE_IMM_OFF*8+8 +: 8],
@@ -479,19 +475,56 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             else if (first_pkt) h.opcode = OP_SEND_FIRST;
             else if (last_pkt) h.opcode = (w_op == WQE_OP_SEND_WITH_IMM) ? OP_SEND_LAST_IMM : OP_SEND_LAST;
             else h.opcode = OP_SEND_MIDDLE;
-            pkt_hdr_o <= h;
-            pkt_slot_o <= slot_q;
-            pkt_valid_o <= 1'b1;
-            slot_q <= !slot_q;
-            psn_q[q_q] <= psn_q[q_q] + 24'd1;
-            msg_off_q <= msg_off_q + {19'd0, pkt_len_q};
-            if (last_pkt) begin
-              in_msg_q <= 1'b0;
-              state_q <= S_IDLE;
-              scan_q <= 1'b1;
-            end else begin
-              state_q <= S_PKT;
-            end
+            slot_hdr_q[slot_q] <= h;
+            pkt_len_q <= h.pay_len;
+            pkt_fill_q <= '0;
+            slot_busy_q[slot_q] <= 1'b1;
+            state_q <= w_inline ? S_INLINE : S_GATHER;
+          end
+        end
+
+        S_INLINE: begin
+          // Inline bytes sit at WQE offset 32..127: two buffer writes (the second may be unused).
+          txb_wr_o <= 1'b1;
+          txb_pos_o <= {slot_q, 12'd0} + ((pkt_fill_q == 13'd0) ? TXB_POS_W'(0) : TXB_POS_W'(64));
+          txb_data_o <= (pkt_fill_q == 13'd0) ? wqe_q[WQE_SGE0_OFF*8 +: 512] : {256'd0, wqe_q[1023:768]};
+          txb_be_o <= '1;
+          if (pkt_fill_q == 13'd0 && msg_len_q > 32'd64) pkt_fill_q <= 13'd64;
+          else state_q <= S_FILLED;
+        end
+
+        // Issue payload reads for the packet, one per SGE piece.
+        S_GATHER: begin
+          if (pkt_fill_q == pkt_len_q) begin
+            if (!rd_valid_o) state_q <= S_FILLED;   // the last read has been accepted (counted)
+          end else if (sge_left == 32'd0) begin
+            sge_i_q <= sge_i_q + 3'd1;
+            sge_off_q <= '0;
+          end else if (!rd_valid_o && (cw_q + 4'd1) != cr_q) begin
+            rd_valid_o <= 1'b1;
+            rd_is_pay_o <= 1'b1;
+            rd_addr_o <= sge_iova_q[sge_i_q] + {32'd0, sge_off_q};
+            rd_len_o <= 13'(chunk);
+            chunk_pos_q[cw_q] <= {slot_q, 12'd0} + TXB_POS_W'(pkt_fill_q);
+            rd_slot_q <= slot_q;
+            cw_q <= cw_q + 4'd1;
+            pkt_fill_q <= pkt_fill_q + 13'(chunk);
+            sge_off_q <= sge_off_q + chunk;
+          end
+        end
+
+        // Every read of the packet is issued: the slot waits for its data and its turn.
+        S_FILLED: begin
+          filled_q[slot_q] <= 1'b1;
+          slot_q <= slot_q + 1'b1;
+          psn_q[q_q] <= psn_q[q_q] + 24'd1;
+          msg_off_q <= msg_off_q + {19'd0, pkt_len_q};
+          if (last_pkt) begin
+            in_msg_q <= 1'b0;
+            state_q <= S_IDLE;
+            scan_q <= 1'b1;
+          end else begin
+            state_q <= S_PKT;
           end
         end
 
@@ -581,6 +614,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   assign idle_o = (state_q == S_IDLE) && !scan_q && !pkt_valid_o && !cqe_valid_o && !rd_valid_o &&
-                  (slot_busy_q == 2'b00) && (cw_q == cr_q);
+                  (slot_busy_q == '0) && (cw_q == cr_q);
   assign wake_at_o = wake_q;
 endmodule

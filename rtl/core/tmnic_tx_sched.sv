@@ -4,8 +4,10 @@
 // streams out of tmnic_shift_buf and then frees.
 module tmnic_tx_sched import tmnic_pkg::*; #(
   parameter int unsigned DATA_W = 512,
+  parameter int unsigned NSLOT = 8,
   localparam int unsigned BYTES = DATA_W / 8,
-  localparam int unsigned TXB_POS_W = 13
+  localparam int unsigned SLOT_W = $clog2(NSLOT),
+  localparam int unsigned TXB_POS_W = 12 + SLOT_W
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -16,10 +18,10 @@ module tmnic_tx_sched import tmnic_pkg::*; #(
   output logic      ack_ready_o,
   // Data packets: header plus payload in TX buffer slot pkt_slot_i
   input  roce_hdr_t pkt_hdr_i,
-  input  logic      pkt_slot_i,
+  input  logic [SLOT_W-1:0] pkt_slot_i,
   input  logic      pkt_valid_i,
   output logic      pkt_ready_o,
-  output logic [1:0] slot_free_o,       // pulse: slot sent, may be refilled
+  output logic [NSLOT-1:0] slot_free_o, // pulse: slot sent, may be refilled
 
   // TX buffer read port
   output logic                 txb_rd_o,
@@ -39,7 +41,7 @@ module tmnic_tx_sched import tmnic_pkg::*; #(
   output logic idle_o
 );
   logic busy_q;                 // streaming a data packet's payload
-  logic slot_q;
+  logic [SLOT_W-1:0] slot_q;
   logic [12:0] left_q;          // payload bytes not yet read from the buffer
   logic [12:0] off_q;
   logic [12:0] beat_left_q;     // bytes in the beat on the output
@@ -52,7 +54,7 @@ module tmnic_tx_sched import tmnic_pkg::*; #(
 
   wire out_free = !m_pay_tvalid_o || m_pay_tready_i;
   assign txb_rd_o = busy_q && (left_q != 13'd0) && out_free;
-  assign txb_pos_o = {slot_q, 12'd0} + off_q;
+  assign txb_pos_o = {slot_q, off_q[11:0]};
   assign m_pay_tdata_o = txb_data_i;
   assign m_pay_tkeep_o = (beat_left_q >= 13'(BYTES)) ? '1 : ~(BYTES'({BYTES{1'b1}} << beat_left_q[$clog2(BYTES)-1:0]));
   assign m_pay_tlast_o = last_q;
@@ -63,7 +65,7 @@ module tmnic_tx_sched import tmnic_pkg::*; #(
       m_hdr_valid_o <= 1'b0;
       m_pay_tvalid_o <= 1'b0;
       busy_q <= 1'b0;
-      slot_q <= 1'b0;
+      slot_q <= '0;
       left_q <= '0;
       off_q <= '0;
       beat_left_q <= '0;

@@ -192,7 +192,7 @@ package tmnic_hwif_pkg;
   localparam logic [7:0] WC_RETRY_EXC_ERR = 8'd12;
   localparam logic [7:0] WC_RNR_RETRY_EXC_ERR = 8'd13;
   localparam logic [7:0] WC_GENERAL_ERR = 8'd21;
-  localparam logic [31:0] WC_FLAG_WITH_IMM = 32'd1;
+  localparam logic [31:0] WC_FLAG_WITH_IMM = 32'd2;
   localparam int unsigned ACCESS_LOCAL_WRITE_BIT = 0;
   localparam int unsigned ACCESS_REMOTE_WRITE_BIT = 1;
   localparam int unsigned ACCESS_REMOTE_READ_BIT = 2;

@@ -10,8 +10,8 @@
 // Pipeline, input side (all wide logic runs only on valid beats):
 //   I  input register (data masked with tkeep)
 //   C  parse: header window capture, ICRC byte enables from the UDP length, crc32_beat(), ICRC
-//      capture; on the last beat all header rules and the ICRC compare are evaluated
-//   W  RAM write; on the last beat commit/drop, descriptor push and statistics pulse
+//      capture; on the last beat all header rules are evaluated
+//   W  RAM write; on the last beat ICRC compare, commit/drop, descriptor push, statistics pulse
 // A new frame is admitted (s_axis_tready_o for its first beat) only when the buffer has room for a
 // MAX_FRAME_LEN frame plus the two beats still in I/C, and the descriptor FIFO has room for it and
 // the frames still in flight. Within a frame tready stays high: the input never stalls mid-frame.
@@ -185,7 +185,6 @@ module tmnic_pkt_rx
   roce_hdr_t              c_hdr_q;
   logic [6:0]             c_hl_q;
   logic                   c_hdr_ok_q;
-  logic                   c_icrc_ok_q;
 
   always_ff @(posedge clk_i) begin : p_parse
     logic [WIN_BYTES-1:0][7:0] win;  // frame byte i in win[i]; fields are big-endian
@@ -301,7 +300,6 @@ module tmnic_pkt_rx
                     ((pkey & 16'h7FFF) == 16'h7FFF) &&
                     bth_op_supported(op) &&
                     (udp_len >= OFF_W'(24) + OFF_W'(ext) + OFF_W'(pc));
-      c_icrc_ok_q <= (icrc == ~crc);
       c_data_q    <= i_data_q;
       c_last_q    <= i_last_q;
       c_write_q   <= (32'(cb_q) < MAX_BEATS);
@@ -311,12 +309,15 @@ module tmnic_pkt_rx
   // ---------------------------------------------------------------------------------------------
   // Stage W: buffer write, commit / drop
   // ---------------------------------------------------------------------------------------------
-  logic  c_accept, wr_en, desc_push;
+  logic  c_icrc_ok, c_accept, wr_en, desc_push;
   desc_t desc_in;
 
   always_comb begin
     wr_en     = c_valid_q && c_write_q;
-    c_accept  = c_hdr_ok_q && c_icrc_ok_q;
+    // crc_q/icrc_q still hold the values after the beat in stage W (the next frame's first beat
+    // updates them at the end of this cycle), so the compare sits here, not behind the CRC chain.
+    c_icrc_ok = (icrc_q == ~crc_q);
+    c_accept  = c_hdr_ok_q && c_icrc_ok;
     desc_push = c_valid_q && c_last_q && c_accept;
 
     wr_ptr_d  = wr_ptr_q + (AW + 1)'(wr_en);
@@ -336,7 +337,7 @@ module tmnic_pkt_rx
 
     accept_o    = desc_push;
     drop_hdr_o  = c_valid_q && c_last_q && !c_hdr_ok_q;
-    drop_icrc_o = c_valid_q && c_last_q && c_hdr_ok_q && !c_icrc_ok_q;
+    drop_icrc_o = c_valid_q && c_last_q && c_hdr_ok_q && !c_icrc_ok;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

@@ -187,17 +187,19 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign rd_valid[RD_SQ_WQE] = sq_rd_valid && !sq_rd_is_pay;
   assign rd_valid[RD_SQ_PAY] = sq_rd_valid && sq_rd_is_pay;
 
+  localparam int unsigned NSLOT = 8;          // 4 KiB TX slots: packets in preparation or waiting
   logic txb_wr, txb_rd;
-  logic [12:0] txb_wpos, txb_rpos;
+  logic [12+$clog2(NSLOT)-1:0] txb_wpos, txb_rpos;
   logic [DATA_W-1:0] txb_wdata, txb_rdata;
   logic [BYTES-1:0] txb_be;
-  tmnic_shift_buf #(.DATA_W(DATA_W), .DEPTH(8192 / BYTES)) u_txb (
+  tmnic_shift_buf #(.DATA_W(DATA_W), .DEPTH(NSLOT * 4096 / BYTES)) u_txb (
     .clk_i, .wr_en_i(txb_wr), .wr_pos_i(txb_wpos), .wr_data_i(txb_wdata), .wr_be_i(txb_be),
     .rd_en_i(txb_rd), .rd_pos_i(txb_rpos), .rd_data_o(txb_rdata));
 
   roce_hdr_t sq_pkt_hdr, ack_hdr, tx_hdr;
-  logic sq_pkt_slot, sq_pkt_valid, sq_pkt_ready, ack_tx_valid, ack_tx_ready;
-  logic [1:0] slot_free;
+  logic [$clog2(NSLOT)-1:0] sq_pkt_slot;
+  logic sq_pkt_valid, sq_pkt_ready, ack_tx_valid, ack_tx_ready;
+  logic [NSLOT-1:0] slot_free;
   cqe_req_t [1:0] cqe;
   logic [1:0] cqe_valid, cqe_ready;
   logic ack_ev_valid, ack_ev_ready;
@@ -207,7 +209,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic sq_idle, rx_idle, txs_idle, cqw_idle;
   logic st_retx, st_rx_rnr, st_rx_nak, st_rx_ack, st_sq_prot;
 
-  tmnic_sq_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .CLK_MHZ(CLK_MHZ)) u_sq (
+  tmnic_sq_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .CLK_MHZ(CLK_MHZ),
+                    .NSLOT(NSLOT)) u_sq (
     .clk_i, .rst_ni, .now_i,
     .qp_i(qp_cfg), .mr_i(mr), .local_mac_i(mac), .local_ip_i(ip), .cfg_changed_i(cfg_changed),
     .init_sq_i(init_sq), .init_qp_i(init_qp), .init_psn_i(init_sq_psn),
@@ -234,7 +237,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [BYTES-1:0] pay_tkeep;
   logic pay_tlast, pay_tvalid, pay_tready, tx_hdr_valid, tx_hdr_ready;
 
-  tmnic_tx_sched #(.DATA_W(DATA_W)) u_txs (
+  tmnic_tx_sched #(.DATA_W(DATA_W), .NSLOT(NSLOT)) u_txs (
     .clk_i, .rst_ni,
     .ack_hdr_i(ack_hdr), .ack_valid_i(ack_tx_valid), .ack_ready_o(ack_tx_ready),
     .pkt_hdr_i(sq_pkt_hdr), .pkt_slot_i(sq_pkt_slot), .pkt_valid_i(sq_pkt_valid), .pkt_ready_o(sq_pkt_ready),
