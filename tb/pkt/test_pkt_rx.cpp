@@ -386,6 +386,27 @@ TEST(PktRx, EveryHeaderRule) {
   EXPECT_EQ(tb.counts().accept, 20u * kRuleCount);
 }
 
+// MAX_FRAME_LEN bytes are accepted, one byte more (trailing padding) is a header drop.
+TEST(PktRx, MaxFrameLength) {
+  RxBench tb(15, 0.1, 0.1, 0.1);
+  RoceHdr h = random_hdr(tb.rng(), 4096);
+  h.opcode = kWriteOnlyImm;
+  h.dst_mac = kLocalMac;
+  h.dst_ip = kLocalIp;
+  auto f = build_frame(h, random_bytes(tb.rng(), 4096).data());
+  ASSERT_EQ(f.size(), kMaxFrameLen);
+  EXPECT_EQ(tb.send(f), ParseError::kOk);
+  f.push_back(0);
+  EXPECT_EQ(tb.send(f), ParseError::kTooLong);
+  f.resize(f.size() + 3 * kW, 0);  // far too long: beats beyond the buffer reservation
+  EXPECT_EQ(tb.send(f), ParseError::kTooLong);
+  f.resize(kMaxFrameLen);
+  EXPECT_EQ(tb.send(f), ParseError::kOk);
+  tb.run(10000);
+  EXPECT_EQ(tb.counts().accept, 2u);
+  EXPECT_EQ(tb.counts().drop_hdr, 2u);
+}
+
 TEST(PktRx, IcrcBitFlips) {
   RxBench tb(6, 0.1, 0.1, 0.1);
   for (int i = 0; i < 400; ++i) {
