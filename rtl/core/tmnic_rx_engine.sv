@@ -219,7 +219,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i,
     .wr_en_i(rxb_wr), .wr_pos_i(rxb_wpos), .wr_data_i(s_pay_tdata_i), .wr_be_i(s_pay_tkeep_i),
     .rd_en_i(wr_data_req_i), .rd_pos_i(chunk_pos_q + RXB_POS_W'(wr_data_off_i)), .rd_data_o(wr_data_o));
-  assign s_pay_tready_o = (state_q == S_STORE) || (state_q == S_DRAIN);
+  // The parser may already offer the next packet's payload: take beats only for a packet that has one.
+  assign s_pay_tready_o = (state_q == S_STORE) || (state_q == S_DRAIN && h_q.pay_len != 13'd0);
   assign rxb_wr = (state_q == S_STORE) && s_pay_tvalid_i;
   assign rxb_wpos = RXB_POS_W'(stored_q);
   assign s_hdr_ready_o = (state_q == S_IDLE) && !scan_q;
