@@ -221,7 +221,7 @@ constexpr uint8_t RNR_RETRY_EXC_ERR = 13;
 constexpr uint8_t GENERAL_ERR = 21;
 }
 namespace wc_flag {
-constexpr uint32_t WITH_IMM = 1u;
+constexpr uint32_t WITH_IMM = 2u;
 }
 namespace access {
 constexpr uint32_t LOCAL_WRITE = 1u << 0;
