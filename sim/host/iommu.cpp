@@ -52,23 +52,24 @@ uint8_t* Iommu::translate(uint64_t iova, size_t len, bool is_write) {
 }
 
 void Iommu::read(uint64_t iova, void* dst, size_t len) {
-  if (observer_) observer_(false, iova, len);
   // An access may span two mappings that happen to be adjacent; translate page by page.
   auto* d = static_cast<uint8_t*>(dst);
   while (len) {
     size_t n = std::min<size_t>(len, kPage - (iova % kPage));
-    std::memcpy(d, translate(iova, n, false), n);
+    const uint8_t* h = translate(iova, n, false);
+    if (observer_) observer_(false, iova, h, n);
+    std::memcpy(d, h, n);
     d += n; iova += n; len -= n; bytes_read_ += n;
   }
 }
 
 void Iommu::write(uint64_t iova, const void* src, size_t len, const uint8_t* byte_en) {
-  if (observer_) observer_(true, iova, len);
   auto* s = static_cast<const uint8_t*>(src);
   size_t done = 0;
   while (done < len) {
     size_t n = std::min<size_t>(len - done, kPage - ((iova + done) % kPage));
     uint8_t* h = translate(iova + done, n, true);
+    if (observer_) observer_(true, iova + done, h, n);
     if (!byte_en) {
       std::memcpy(h, s + done, n);
     } else {

@@ -29,7 +29,7 @@ class Iommu {
   void set_fault_handler(FaultHandler h) { on_fault_ = std::move(h); }
 
   // Access log: every DMA access is reported to the observer (tests check "no DMA at all").
-  using Observer = std::function<void(bool is_write, uint64_t iova, size_t len)>;
+  using Observer = std::function<void(bool is_write, uint64_t iova, const uint8_t* host, size_t len)>;
   void set_observer(Observer o) { observer_ = std::move(o); }
 
   uint64_t bytes_read() const { return bytes_read_; }

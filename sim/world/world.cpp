@@ -8,7 +8,7 @@
 
 namespace tmnic::sim {
 
-World::World(const SimConfig& cfg) : cfg_(cfg) {
+World::World(const SimConfig& cfg) : cfg_(cfg), corrupt_(cfg.num_nics, 0) {
   for (int i = 0; i < cfg.num_nics; i++) {
     nics_.push_back(std::make_unique<NicSim>(i, cfg));
     nics_.back()->on_tx = [this, i](std::vector<uint8_t>&& f) { deliver(i, std::move(f)); };
@@ -32,6 +32,10 @@ World::~World() = default;
 
 void World::deliver(int src, std::vector<uint8_t>&& frame) {
   frames_++;
+  if (corrupt_.at(src) > 0 && frame.size() > 60) {
+    corrupt_[src]--;
+    frame[54] ^= 0x10;   // first byte after the BTH: payload or extension header, covered by the ICRC
+  }
   if (pcap_) pcap_->write(frame, static_cast<uint64_t>(now_ * 1000.0 / cfg_.clk_mhz));
   if (frame.size() < 6) return;
   uint64_t dst = 0;

@@ -36,6 +36,9 @@ class World {
   uint32_t mmio_read(int nic, uint32_t off);
   void mmio_write(int nic, uint32_t off, uint32_t val) { nics_.at(nic)->mmio_write(off, val, now_); }
 
+  // Fault injection: flip a bit inside the ICRC-covered bytes of NIC nic's next `count` wire frames.
+  void corrupt_tx(int nic, int count) { corrupt_.at(nic) += count; }
+
   uint64_t cycles_run() const { return cycles_run_; }   // cycles actually evaluated (not skipped)
   uint64_t frames_on_wire() const { return frames_; }
 
@@ -48,6 +51,7 @@ class World {
   uint64_t now_ = 0;
   uint64_t cycles_run_ = 0;
   uint64_t frames_ = 0;
+  std::vector<int> corrupt_;
 };
 
 }  // namespace tmnic::sim

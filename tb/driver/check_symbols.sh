@@ -4,11 +4,12 @@
 set -eu
 readelf=$1 ref=$2 ours=$3
 syms() {
-  "$readelf" --dyn-syms -W "$1" | awk 'NR > 3 && $7 != "UND" && $7 != "ABS" {print $4, $8}' | sort
+  # Our own extension node (TMNIC_SIM_1.0, simulation control) is not part of the comparison.
+  "$readelf" --dyn-syms -W "$1" | awk 'NR > 3 && $7 != "UND" && $7 != "ABS" && $8 !~ /@TMNIC_/ {print $4, $8}' | sort
 }
 vers() {
   "$readelf" -V -W "$1" | sed -n '/Version definition/,/Version needs/p' |
-    grep -o 'Name: [^ ]*' | sort
+    grep -o 'Name: [^ ]*' | grep -v 'TMNIC_' | sort
 }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

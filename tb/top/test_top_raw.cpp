@@ -109,7 +109,7 @@ TEST(TopRaw, BadLkeyGivesProtectionErrorAndNoPayloadDma) {
   ASSERT_EQ(n.h.set_qp(3, n.qp(2, 0)), 0u);
   uint64_t touched = 0;
   uint64_t lo = n.data.iova, hi = n.data.iova + n.data.len;
-  n.h.mmu().set_observer([&](bool, uint64_t iova, size_t len) { if (iova < hi && iova + len > lo) touched++; });
+  n.h.mmu().set_observer([&](bool, uint64_t iova, const uint8_t*, size_t len) { if (iova < hi && iova + len > lo) touched++; });
   n.post_send(2, 9, hwif::wqe_op::SEND, hwif::wqe_flag::SIGNALED, {{n.va(0), 100, Node::kKey ^ 1}});
   auto got = wait_cqes(w, {&n}, 1);
   ASSERT_EQ(got.size(), 1u);
