@@ -1,0 +1,481 @@
+// tmnic_ctx (command executor and context tables) against a C++ model of the commands.
+// Random command sequences (SET_MR, SET_CQ, SET_SRQ, SET_QP, QUERY_QP, NOP, unknown opcodes) with
+// indices and argument words biased towards the range limits, random engine error requests
+// (err_sq_i/err_rq_i, also on the QP a command writes in the same cycle: the command wins), and
+// engine PSNs answered for query_qp_o. Every cycle compares the exported tables (the whole packed
+// tables, or in the RTL with table read ports: the per-QP state vector, the has-SRQ vector and
+// random read-port indices), cmd_err_o, the QUERY read-back and every event output.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <vector>
+
+#include "Vtmnic_ctx.h"
+#include "blk_common.hpp"
+#include "tmnic/hwif.h"
+
+using namespace tmnic::blk;
+namespace hw = tmnic::hwif;
+
+namespace {
+
+constexpr unsigned kNumQp = 64, kNumCq = 64, kNumSrq = 16, kNumMr = 64;
+constexpr unsigned kQpBits = 327, kMrBits = 244, kCqBits = 69, kSrqBits = 85;
+constexpr unsigned kNqpRd = 7, kNmrRd = 2;
+
+// Packs fields given most significant first (SystemVerilog packed struct order) at bit `base`.
+struct Packer {
+  uint32_t* w;
+  unsigned pos;  // one past the next field's MSB
+  void put(uint64_t v, unsigned width) {
+    pos -= width;
+    set_bits(w, pos, width, v);
+  }
+};
+
+struct QpCfg {
+  uint32_t state = 0, pd = 0, send_cq = 0, recv_cq = 0, srq = 0;
+  uint64_t sq_base = 0;
+  uint32_t sq_log = 0;
+  uint64_t rq_base = 0;
+  uint32_t rq_log = 0, pmtu_log = 0, dest_qpn = 0, dest_ip = 0;
+  uint64_t dmac = 0;
+  uint32_t min_rnr = 0, rnr_retry = 0, retry_cnt = 0, timeout = 0;
+  bool written = false;
+  void pack(uint32_t* w, unsigned base) const {
+    Packer p{w, base + kQpBits};
+    p.put(state, 3); p.put(pd, 16); p.put(send_cq, 16); p.put(recv_cq, 16); p.put(srq, 16);
+    p.put(sq_base, 64); p.put(sq_log, 4); p.put(rq_base, 64); p.put(rq_log, 4); p.put(pmtu_log, 4);
+    p.put(dest_qpn, 24); p.put(dest_ip, 32); p.put(dmac, 48); p.put(min_rnr, 5); p.put(rnr_retry, 3);
+    p.put(retry_cnt, 3); p.put(timeout, 5);
+  }
+};
+struct Mr {
+  bool valid = false, written = false;
+  uint32_t key = 0, pd = 0, access = 0;
+  uint64_t va = 0, len = 0, iova = 0;
+  void pack(uint32_t* w, unsigned base) const {
+    Packer p{w, base + kMrBits};
+    p.put(valid, 1); p.put(key, 32); p.put(pd, 16); p.put(access, 3); p.put(va, 64); p.put(len, 64); p.put(iova, 64);
+  }
+};
+struct CqCfg {
+  bool valid = false, written = false;
+  uint64_t base = 0;
+  uint32_t log = 0;
+  void pack(uint32_t* w, unsigned b) const {
+    Packer p{w, b + kCqBits};
+    p.put(valid, 1); p.put(base, 64); p.put(log, 4);
+  }
+};
+struct SrqCfg {
+  bool valid = false, written = false;
+  uint64_t base = 0;
+  uint32_t log = 0, pd = 0;
+  void pack(uint32_t* w, unsigned b) const {
+    Packer p{w, b + kSrqBits};
+    p.put(valid, 1); p.put(base, 64); p.put(log, 4); p.put(pd, 16);
+  }
+};
+
+uint32_t psn_of(unsigned qp, uint64_t cyc, bool rq) {
+  return static_cast<uint32_t>((qp * 0x9E3779B1u + cyc * 0x85EBCA6Bu + (rq ? 0x55u : 0)) & 0xFFFFFFu);
+}
+
+class CtxBench {
+ public:
+  CtxBench(uint64_t seed, Coverage& cov)
+      : ctx_(std::make_unique<VerilatedContext>()), top_(std::make_unique<Vtmnic_ctx>(ctx_.get())), rng_(seed), cov_(cov) {
+    top_->clk_i = 0;
+    top_->rst_ni = 0;
+    top_->cmd_valid_i = 0;
+    top_->err_sq_i = 0;
+    top_->err_rq_i = 0;
+    top_->eval();
+    for (int i = 0; i < 3; ++i) tick();
+    top_->rst_ni = 1;
+    top_->eval();
+  }
+  ~CtxBench() { top_->final(); }
+
+  void run(uint64_t n, double p_cmd, double p_err) {
+    for (uint64_t i = 0; i < n && !errors_; ++i) cycle(p_cmd, p_err);
+    EXPECT_EQ(errors_, 0u);
+  }
+  uint64_t cycles() const { return cycles_; }
+
+ private:
+  void fail(const std::string& m) {
+    if (!errors_) ADD_FAILURE() << "cycle " << cycles_ << ": " << m;
+    ++errors_;
+  }
+  void tick() {
+    top_->clk_i = 1;
+    top_->eval();
+    top_->clk_i = 0;
+    ++cycles_;
+  }
+
+  uint32_t rand_idx(unsigned n) {
+    switch (urand(rng_, 0, 9)) {
+      case 0: return n - 1;
+      case 1: return n;                                                  // first out of range
+      case 2: return static_cast<uint32_t>(urand(rng_, n, 0xFFFFFF));    // far out of range
+      case 3: return static_cast<uint32_t>(urand(rng_, 0, 3));           // reserved QPNs, low indices
+      default: return static_cast<uint32_t>(urand(rng_, 0, n - 1));
+    }
+  }
+  uint32_t rand_log() {
+    switch (urand(rng_, 0, 9)) {
+      case 0: return 16;
+      case 1: return static_cast<uint32_t>(urand(rng_, 16, 0xFFFFFFFF));
+      case 2: return 15;
+      default: return static_cast<uint32_t>(urand(rng_, 0, 15));
+    }
+  }
+
+  void cycle(double p_cmd, double p_err) {
+    // ---------------- inputs
+    const bool cmd = chance(rng_, p_cmd);
+    uint32_t op = 0, idx = 0;
+    std::array<uint32_t, 32> a{};
+    for (auto& x : a) x = static_cast<uint32_t>(rng_());
+    if (cmd) {
+      const unsigned k = static_cast<unsigned>(urand(rng_, 0, 13));
+      op = k <= 1 ? hw::cmd::SET_QP : k <= 3 ? hw::cmd::SET_MR : k <= 5 ? hw::cmd::SET_CQ : k <= 7 ? hw::cmd::SET_SRQ
+         : k <= 9 ? hw::cmd::QUERY_QP : k == 10 ? hw::cmd::NOP : static_cast<uint32_t>(urand(rng_, 6, 255));
+      const unsigned n = op == hw::cmd::SET_MR ? kNumMr : op == hw::cmd::SET_CQ ? kNumCq : op == hw::cmd::SET_SRQ ? kNumSrq : kNumQp;
+      idx = rand_idx(n);
+      if (op == hw::cmd::SET_QP && chance(rng_, 0.3)) idx = static_cast<uint32_t>(urand(rng_, 0, kNumQp - 1));
+      using namespace hw::cmd;
+      a[set_cq::LOG_SIZE] = rand_log();
+      a[set_cq::VALID] = chance(rng_, 0.3) ? 0 : chance(rng_, 0.5) ? 1 : a[set_cq::VALID];
+      a[set_mr::VALID] = chance(rng_, 0.3) ? 0 : chance(rng_, 0.5) ? 1 : a[set_mr::VALID];
+      if (op == SET_SRQ) {
+        a[set_srq::LOG_SIZE] = rand_log();
+        a[set_srq::VALID] = chance(rng_, 0.3) ? 0 : a[set_srq::VALID];
+      }
+      if (op == SET_QP) {
+        a[set_qp::STATE] = chance(rng_, 0.1) ? static_cast<uint32_t>(urand(rng_, 7, 0xFFFFFFFF)) : static_cast<uint32_t>(urand(rng_, 0, 6));
+        a[set_qp::SQ_LOG_SIZE] = chance(rng_, 0.5) ? static_cast<uint32_t>(urand(rng_, 0, 15)) : rand_log();
+        a[set_qp::RQ_LOG_SIZE] = chance(rng_, 0.5) ? static_cast<uint32_t>(urand(rng_, 0, 15)) : rand_log();
+        a[set_qp::PATH_MTU] = chance(rng_, 0.8) ? static_cast<uint32_t>(urand(rng_, 0, 7)) : a[set_qp::PATH_MTU];
+        a[set_qp::SRQ] = chance(rng_, 0.4) ? hw::NO_SRQ : chance(rng_, 0.5) ? static_cast<uint32_t>(urand(rng_, 0, 15)) : a[set_qp::SRQ];
+        a[set_qp::INIT] = static_cast<uint32_t>(urand(rng_, 0, 3)) | (a[set_qp::INIT] & ~3u);
+      }
+    }
+    top_->cmd_valid_i = cmd;
+    top_->cmd_op_i = op;
+    top_->cmd_idx_i = idx;
+    for (unsigned i = 0; i < 32; ++i) top_->cmd_args_i[i] = a[i];
+    const unsigned cmd_qp = idx & (kNumQp - 1);
+    const uint32_t sq_psn = psn_of(cmd_qp, cycles_, false), rq_psn = psn_of(cmd_qp, cycles_, true);
+    top_->query_sq_psn_i = sq_psn;
+    top_->query_rq_psn_i = rq_psn;
+    const bool esq = chance(rng_, p_err), erq = chance(rng_, p_err);
+    unsigned esq_qp = static_cast<unsigned>(urand(rng_, 0, kNumQp - 1)), erq_qp = static_cast<unsigned>(urand(rng_, 0, kNumQp - 1));
+    if (cmd && chance(rng_, 0.3)) esq_qp = cmd_qp;
+    if (esq && chance(rng_, 0.3)) erq_qp = esq_qp;
+    top_->err_sq_i = esq;
+    top_->err_sq_qp_i = esq_qp;
+    top_->err_rq_i = erq;
+    top_->err_rq_qp_i = erq_qp;
+#ifdef TB_CTX_RDPORTS
+    uint64_t qidx = 0;
+    unsigned qsel[kNqpRd], msel[kNmrRd];
+    for (unsigned k = 0; k < kNqpRd; ++k) {
+      qsel[k] = chance(rng_, 0.3) ? cmd_qp : static_cast<unsigned>(urand(rng_, 0, kNumQp - 1));
+      qidx |= static_cast<uint64_t>(qsel[k]) << (6 * k);
+    }
+    top_->qp_rd_idx_i = qidx;
+    uint32_t midx = 0;
+    for (unsigned k = 0; k < kNmrRd; ++k) {
+      msel[k] = chance(rng_, 0.3) ? (idx & (kNumMr - 1)) : static_cast<unsigned>(urand(rng_, 0, kNumMr - 1));
+      midx |= msel[k] << (6 * k);
+    }
+    top_->mr_rd_idx_i = midx;
+    const unsigned csel = static_cast<unsigned>(urand(rng_, 0, kNumCq - 1)), ssel = static_cast<unsigned>(urand(rng_, 0, kNumSrq - 1));
+    top_->cq_rd_idx_i = csel;
+    top_->srq_rd_idx_i = ssel;
+#endif
+    top_->eval();
+
+    // ---------------- compare outputs (state after the previous edge)
+    if (top_->query_qp_o != cmd_qp) fail("query_qp_o != cmd_idx[QP_W-1:0]");
+#ifdef TB_CTX_RDPORTS
+    compare_rdports(qsel, msel, csel, ssel);
+#else
+    compare_tables();
+#endif
+    compare_events();
+
+    // ---------------- model update for this cycle: engine errors, then the command
+    if (esq) qp_[esq_qp].state = 6;
+    if (erq) qp_[erq_qp].state = 6;
+    if (esq && erq && esq_qp == erq_qp) cov_.hit("err_sq_and_rq_same_qp");
+    ev_.init_sq = ev_.init_rq = ev_.cq_reset = ev_.srq_reset = ev_.rb_valid = false;
+    if (cmd) execute(op, idx, a, sq_psn, rq_psn, esq && esq_qp == cmd_qp, erq && erq_qp == cmd_qp);
+    tick();
+  }
+
+  void execute(uint32_t op, uint32_t idx, const std::array<uint32_t, 32>& a, uint32_t sq_psn, uint32_t rq_psn,
+               bool err_same_sq, bool err_same_rq) {
+    using namespace hw::cmd;
+    bool ok = false;
+    switch (op) {
+      case NOP:
+        ok = true;
+        if (ev_.err) cov_.hit("nop_clears_error");
+        break;
+      case SET_MR:
+        ok = idx < kNumMr;
+        if (ok) {
+          Mr& m = mr_[idx];
+          m.written = true;
+          m.valid = a[set_mr::VALID] != 0;
+          m.key = a[set_mr::KEY];
+          m.pd = a[set_mr::PD] & 0xFFFF;
+          m.access = a[set_mr::ACCESS] & 7;
+          m.va = (uint64_t(a[set_mr::VA_HI]) << 32) | a[set_mr::VA_LO];
+          m.len = (uint64_t(a[set_mr::LEN_HI]) << 32) | a[set_mr::LEN_LO];
+          m.iova = (uint64_t(a[set_mr::IOVA_HI]) << 32) | a[set_mr::IOVA_LO];
+          cov_.hit("set_mr_ok");
+        } else cov_.hit("set_mr_bad_index");
+        break;
+      case SET_CQ:
+        ok = idx < kNumCq && a[set_cq::LOG_SIZE] <= hw::MAX_LOG_QUEUE;
+        if (ok) {
+          CqCfg& c = cq_[idx];
+          c.written = true;
+          c.valid = a[set_cq::VALID] != 0;
+          c.base = (uint64_t(a[set_cq::BASE_HI]) << 32) | a[set_cq::BASE_LO];
+          c.log = a[set_cq::LOG_SIZE];
+          ev_.cq_reset = true;
+          ev_.cq_reset_idx = idx & 0xFFFF;
+          cov_.hit("set_cq_ok");
+          if (a[set_cq::LOG_SIZE] == hw::MAX_LOG_QUEUE) cov_.hit("set_cq_log_max");
+        } else cov_.hit(idx >= kNumCq ? "set_cq_bad_index" : "set_cq_bad_log");
+        break;
+      case SET_SRQ:
+        ok = idx < kNumSrq && a[set_srq::LOG_SIZE] <= hw::MAX_LOG_QUEUE;
+        if (ok) {
+          SrqCfg& s = srq_[idx];
+          s.written = true;
+          s.valid = a[set_srq::VALID] != 0;
+          s.base = (uint64_t(a[set_srq::BASE_HI]) << 32) | a[set_srq::BASE_LO];
+          s.log = a[set_srq::LOG_SIZE];
+          s.pd = a[set_srq::PD] & 0xFFFF;
+          ev_.srq_reset = true;
+          ev_.srq_reset_idx = idx & 0xFFFF;
+          cov_.hit("set_srq_ok");
+        } else cov_.hit(idx >= kNumSrq ? "set_srq_bad_index" : "set_srq_bad_log");
+        break;
+      case SET_QP:
+        ok = idx < kNumQp && idx >= hw::QPN_FIRST && a[set_qp::STATE] <= 6 && a[set_qp::SQ_LOG_SIZE] <= hw::MAX_LOG_QUEUE &&
+             a[set_qp::RQ_LOG_SIZE] <= hw::MAX_LOG_QUEUE;
+        if (ok) {
+          QpCfg& q = qp_[idx];
+          q.written = true;
+          q.state = a[set_qp::STATE];
+          q.pd = a[set_qp::PD] & 0xFFFF;
+          q.send_cq = a[set_qp::SEND_CQ] & 0xFFFF;
+          q.recv_cq = a[set_qp::RECV_CQ] & 0xFFFF;
+          q.srq = a[set_qp::SRQ] & 0xFFFF;
+          q.sq_base = (uint64_t(a[set_qp::SQ_BASE_HI]) << 32) | a[set_qp::SQ_BASE_LO];
+          q.sq_log = a[set_qp::SQ_LOG_SIZE];
+          q.rq_base = (uint64_t(a[set_qp::RQ_BASE_HI]) << 32) | a[set_qp::RQ_BASE_LO];
+          q.rq_log = a[set_qp::RQ_LOG_SIZE];
+          // IB MTU enum 1..5 = 256..4096 bytes; anything else means 1024.
+          const uint32_t mtu = a[set_qp::PATH_MTU];
+          q.pmtu_log = (mtu >= 1 && mtu <= 5) ? mtu + 7 : 10;
+          cov_.hit(mtu >= 1 && mtu <= 5 ? "set_qp_mtu_valid" : "set_qp_mtu_default");
+          q.dest_qpn = a[set_qp::DEST_QPN] & 0xFFFFFF;
+          q.dest_ip = a[set_qp::DEST_IP];
+          q.dmac = ((uint64_t(a[set_qp::DMAC_HI]) & 0xFFFF) << 32) | a[set_qp::DMAC_LO];
+          q.min_rnr = a[set_qp::MIN_RNR_TIMER] & 31;
+          q.rnr_retry = a[set_qp::RNR_RETRY] & 7;
+          q.retry_cnt = a[set_qp::RETRY_CNT] & 7;
+          q.timeout = a[set_qp::TIMEOUT] & 31;
+          ev_.init_qp = idx;
+          ev_.init_sq = a[set_qp::INIT] & QP_INIT_SQ;
+          ev_.init_rq = (a[set_qp::INIT] & QP_INIT_RQ) != 0;
+          ev_.init_sq_psn = a[set_qp::SQ_PSN] & 0xFFFFFF;
+          ev_.init_rq_psn = a[set_qp::RQ_PSN] & 0xFFFFFF;
+          cov_.hit("set_qp_ok");
+          if (ev_.init_sq && ev_.init_rq) cov_.hit("set_qp_init_both");
+          if (err_same_sq || err_same_rq) cov_.hit("set_qp_wins_over_engine_error");
+        } else {
+          cov_.hit(idx >= kNumQp ? "set_qp_bad_index" : idx < hw::QPN_FIRST ? "set_qp_reserved_qpn"
+                   : a[set_qp::STATE] > 6 ? "set_qp_bad_state" : "set_qp_bad_log");
+          if (err_same_sq && idx < kNumQp) cov_.hit("failed_set_qp_engine_error_applies");
+        }
+        break;
+      case QUERY_QP:
+        ok = idx < kNumQp;
+        if (ok) {
+          // The state before this cycle's engine errors (it is read from the flops).
+          ev_.rb_valid = true;
+          ev_.rb = a;
+          ev_.rb[query_qp::STATE] = state_before_;
+          ev_.rb[query_qp::SQ_PSN] = sq_psn;
+          ev_.rb[query_qp::RQ_PSN] = rq_psn;
+          cov_.hit("query_qp_ok");
+          if (state_before_ == 6) cov_.hit("query_qp_in_err");
+        } else cov_.hit("query_qp_bad_index");
+        break;
+      default:
+        cov_.hit("unknown_opcode");
+        break;
+    }
+    ev_.err = !ok;
+  }
+
+  void compare_events() {
+    auto chk = [&](uint64_t got, uint64_t exp, const char* what) {
+      if (got != exp) fail(std::string(what) + " = " + std::to_string(got) + ", expected " + std::to_string(exp));
+    };
+    chk(top_->cmd_err_o, ev_.err, "cmd_err_o");
+    chk(top_->rb_valid_o, ev_.rb_valid, "rb_valid_o");
+    for (unsigned i = 0; i < 32; ++i) chk(top_->rb_args_o[i], ev_.rb[i], "rb_args_o word");
+    chk(top_->init_sq_o, ev_.init_sq, "init_sq_o");
+    chk(top_->init_rq_o, ev_.init_rq, "init_rq_o");
+    chk(top_->init_qp_o, ev_.init_qp & (kNumQp - 1), "init_qp_o");
+    chk(top_->init_sq_psn_o, ev_.init_sq_psn, "init_sq_psn_o");
+    chk(top_->init_rq_psn_o, ev_.init_rq_psn, "init_rq_psn_o");
+    chk(top_->cq_reset_o, ev_.cq_reset, "cq_reset_o");
+    chk(top_->cq_reset_idx_o, ev_.cq_reset_idx, "cq_reset_idx_o");
+    chk(top_->srq_reset_o, ev_.srq_reset, "srq_reset_o");
+    chk(top_->srq_reset_idx_o, ev_.srq_reset_idx, "srq_reset_idx_o");
+    if (ev_.rb_valid) cov_.hit("readback_checked");
+  }
+
+#ifdef TB_CTX_RDPORTS
+  // RTL with table memories: validity and QP state are reset flops, the rest is defined once written.
+  void compare_rdports(const unsigned* qsel, const unsigned* msel, unsigned csel, unsigned ssel) {
+    for (unsigned q = 0; q < kNumQp; ++q) {
+      if (get_bits(top_->qp_state_o.data(), 3 * q, 3) != qp_[q].state) fail("qp_state_o of QP " + std::to_string(q));
+      const bool has_srq = qp_[q].written && qp_[q].srq != hw::NO_SRQ;
+      if (((top_->qp_has_srq_o >> q) & 1) != has_srq) fail("qp_has_srq_o of QP " + std::to_string(q));
+    }
+    uint32_t exp[(kQpBits + 31) / 32 + 1], got[(kQpBits + 31) / 32 + 1];
+    for (unsigned k = 0; k < kNqpRd; ++k) {
+      const QpCfg& m = qp_[qsel[k]];
+      std::fill(std::begin(exp), std::end(exp), 0);
+      std::fill(std::begin(got), std::end(got), 0);
+      m.pack(exp, 0);
+      for (unsigned b = 0; b < kQpBits; b += 32) set_bits(got, b, std::min(32u, kQpBits - b), get_bits(top_->qp_rd_o.data(), k * kQpBits + b, std::min(32u, kQpBits - b)));
+      if (!m.written) {  // only the state is defined
+        if (get_bits(got, kQpBits - 3, 3) != m.state) fail("qp_rd_o state of unwritten QP");
+        continue;
+      }
+      cov_.hit("qp_read_port_checked");
+      if (!std::equal(std::begin(exp), std::end(exp), std::begin(got))) fail("qp_rd_o[" + std::to_string(k) + "] QP " + std::to_string(qsel[k]));
+    }
+    for (unsigned k = 0; k < kNmrRd; ++k) {
+      const Mr& m = mr_[msel[k]];
+      std::fill(std::begin(exp), std::end(exp), 0);
+      m.pack(exp, 0);
+      if (get_bits(top_->mr_rd_o.data(), k * kMrBits + kMrBits - 1, 1) != m.valid)
+        fail("mr_rd_o[" + std::to_string(k) + "] valid of MR " + std::to_string(msel[k]));
+      if (!m.written) continue;
+      cov_.hit("mr_read_port_checked");
+      for (unsigned b = 0; b < kMrBits; b += 32) {
+        const unsigned w = std::min(32u, kMrBits - b);
+        if (get_bits(top_->mr_rd_o.data(), k * kMrBits + b, w) != get_bits(exp, b, w))
+          fail("mr_rd_o[" + std::to_string(k) + "] MR " + std::to_string(msel[k]) + " bits " + std::to_string(b));
+      }
+    }
+    {
+      const CqCfg& c = cq_[csel];
+      std::fill(std::begin(exp), std::end(exp), 0);
+      c.pack(exp, 0);
+      if (top_->cq_rd_o[2] >> 4 != c.valid) fail("cq_rd_o valid of CQ " + std::to_string(csel));
+      if (c.written && (get_bits(top_->cq_rd_o.data(), 0, 64) != get_bits(exp, 0, 64) || get_bits(top_->cq_rd_o.data(), 64, 5) != get_bits(exp, 64, 5)))
+        fail("cq_rd_o of CQ " + std::to_string(csel));
+      const SrqCfg& s = srq_[ssel];
+      std::fill(std::begin(exp), std::end(exp), 0);
+      s.pack(exp, 0);
+      if (get_bits(top_->srq_rd_o.data(), kSrqBits - 1, 1) != s.valid) fail("srq_rd_o valid of SRQ " + std::to_string(ssel));
+      if (s.written && (get_bits(top_->srq_rd_o.data(), 0, 64) != get_bits(exp, 0, 64) || get_bits(top_->srq_rd_o.data(), 64, 21) != get_bits(exp, 64, 21)))
+        fail("srq_rd_o of SRQ " + std::to_string(ssel));
+    }
+    state_before_ = qp_[top_->query_qp_o].state;
+  }
+#else
+  // RTL exporting whole packed tables (cleared by reset).
+  void compare_tables() {
+    static_assert(sizeof(top_->qp_o) * 8 >= kNumQp * kQpBits, "qp_o width");
+    std::vector<uint32_t> exp(sizeof(top_->qp_o) / 4, 0);
+    for (unsigned q = 0; q < kNumQp; ++q) qp_[q].pack(exp.data(), q * kQpBits);
+    cmp_words(exp, top_->qp_o.data(), "qp_o");
+    exp.assign(sizeof(top_->mr_o) / 4, 0);
+    for (unsigned q = 0; q < kNumMr; ++q) mr_[q].pack(exp.data(), q * kMrBits);
+    cmp_words(exp, top_->mr_o.data(), "mr_o");
+    exp.assign(sizeof(top_->cq_o) / 4, 0);
+    for (unsigned q = 0; q < kNumCq; ++q) cq_[q].pack(exp.data(), q * kCqBits);
+    cmp_words(exp, top_->cq_o.data(), "cq_o");
+    exp.assign(sizeof(top_->srq_o) / 4, 0);
+    for (unsigned q = 0; q < kNumSrq; ++q) srq_[q].pack(exp.data(), q * kSrqBits);
+    cmp_words(exp, top_->srq_o.data(), "srq_o");
+    state_before_ = qp_[top_->query_qp_o].state;
+  }
+  void cmp_words(const std::vector<uint32_t>& exp, const uint32_t* got, const char* what) {
+    for (size_t i = 0; i < exp.size(); ++i)
+      if (exp[i] != got[i]) {
+        fail(std::string(what) + " differs at bit " + std::to_string(i * 32));
+        return;
+      }
+  }
+#endif
+
+  struct Events {
+    bool err = false, rb_valid = false, init_sq = false, init_rq = false, cq_reset = false, srq_reset = false;
+    std::array<uint32_t, 32> rb{};
+    uint32_t init_qp = 0, init_sq_psn = 0, init_rq_psn = 0, cq_reset_idx = 0, srq_reset_idx = 0;
+  };
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<Vtmnic_ctx> top_;
+  std::mt19937_64 rng_;
+  Coverage& cov_;
+  QpCfg qp_[kNumQp];
+  Mr mr_[kNumMr];
+  CqCfg cq_[kNumCq];
+  SrqCfg srq_[kNumSrq];
+  Events ev_;
+  uint32_t state_before_ = 0;
+  uint64_t cycles_ = 0;
+  unsigned errors_ = 0;
+};
+
+TEST(Ctx, RandomCommandSequences) {
+  Coverage cov({"set_mr_ok", "set_mr_bad_index", "set_cq_ok", "set_cq_log_max", "set_cq_bad_index", "set_cq_bad_log",
+                "set_srq_ok", "set_srq_bad_index", "set_srq_bad_log", "set_qp_ok", "set_qp_bad_index",
+                "set_qp_reserved_qpn", "set_qp_bad_state", "set_qp_bad_log", "set_qp_mtu_valid", "set_qp_mtu_default",
+                "set_qp_init_both", "set_qp_wins_over_engine_error", "failed_set_qp_engine_error_applies",
+                "query_qp_ok", "query_qp_in_err", "query_qp_bad_index", "unknown_opcode", "nop_clears_error",
+                "err_sq_and_rq_same_qp", "readback_checked"});
+  uint64_t cyc = 0;
+  double secs = 0;
+  for (uint64_t seed : seeds({1, 2, 3})) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    CtxBench b(seed, cov);
+    Stopwatch sw;
+    b.run(20000, 0.7, 0.1);   // command-heavy
+    b.run(20000, 0.2, 0.02);  // sparse
+    secs += sw.seconds();
+    cyc += b.cycles();
+    if (HasFailure()) break;
+  }
+  report_speed("ctx", "busy", cyc, secs);
+  cov.report("ctx");
+}
+
+TEST(Ctx, IdleSpeed) {
+  Coverage cov({});
+  CtxBench b(5, cov);
+  Stopwatch sw;
+  b.run(100000, 0.0, 0.0);
+  report_speed("ctx", "idle", 100000, sw.seconds());
+}
+
+}  // namespace
