@@ -373,7 +373,7 @@ TEST(AxilRegs, RandomAccessesIndependentChannels) {
       SCOPED_TRACE("seed " + std::to_string(seed));
       AxilBench b(seed, k, cov);
       Stopwatch sw;
-      b.run(8000, 400000);
+      b.run(30000, 1500000);
       secs += sw.seconds();
       cyc += b.cycles();
       n += b.transactions();

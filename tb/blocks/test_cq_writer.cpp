@@ -531,7 +531,7 @@ TEST(CqWriter, RandomCompletionsNoOverflow) {
       SCOPED_TRACE("seed " + std::to_string(seed));
       CqwBench b(seed, k, cov);
       Stopwatch sw;
-      b.run(8000, 4000000);
+      b.run(16000, 8000000);
       secs += sw.seconds();
       cyc += b.cycles();
       n += b.written();

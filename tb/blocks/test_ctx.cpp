@@ -460,8 +460,8 @@ TEST(Ctx, RandomCommandSequences) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     CtxBench b(seed, cov);
     Stopwatch sw;
-    b.run(20000, 0.7, 0.1);   // command-heavy
-    b.run(20000, 0.2, 0.02);  // sparse
+    b.run(60000, 0.7, 0.1);   // command-heavy
+    b.run(60000, 0.2, 0.02);  // sparse
     secs += sw.seconds();
     cyc += b.cycles();
     if (HasFailure()) break;

@@ -320,7 +320,7 @@ TEST(DmaRd, RandomRequestsAgainstAxiMemory) {
       SCOPED_TRACE("seed " + std::to_string(seed) + " mix ar_stall " + std::to_string(k.ar_stall));
       DmaRdBench b(seed, k, cov);
       Stopwatch sw;
-      b.run(3000, 6000000);
+      b.run(6000, 12000000);
       secs += sw.seconds();
       cyc += b.cycles();
       bytes += b.bytes();

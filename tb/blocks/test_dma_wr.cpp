@@ -378,7 +378,7 @@ TEST(DmaWr, RandomRequestsAgainstAxiSlave) {
       SCOPED_TRACE("seed " + std::to_string(seed) + " w_stall " + std::to_string(k.w_stall));
       DmaWrBench b(seed, k, cov);
       Stopwatch sw;
-      b.run(2500, 8000000);
+      b.run(5000, 16000000);
       secs += sw.seconds();
       cyc += b.cycles();
       bytes += b.bytes();

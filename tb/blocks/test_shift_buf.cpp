@@ -112,7 +112,7 @@ TEST(ShiftBuf, RandomWindowsAgainstByteModel) {
     const uint64_t c0 = b.cycles();
     unsigned last_wpos = 0;
     bool last_wr = false;
-    for (int n = 0; n < 60000 && !b.errors(); ++n) {
+    for (int n = 0; n < 150000 && !b.errors(); ++n) {
       auto pick_pos = [&]() -> unsigned {
         switch (urand(r, 0, 5)) {
           case 0: return static_cast<unsigned>(urand(r, 0, TB_DEPTH - 1)) * kBytes;            // aligned
