@@ -48,7 +48,7 @@ REGS = [
     ("CTRL", 0x003C, "rw", "bit 0: enable the port"),
     ("CMD_ARG0", 0x0040, "rw", "command argument words 0..31 at 0x40 + 4*i (read back after QUERY_*)"),
     ("CMD", 0x00C0, "wo", "write {index[31:8], opcode[7:0]} to execute a command on the CMD_ARG words"),
-    ("CMD_STATUS", 0x00C4, "ro", "bit 0 busy, bit 1 error of the last command"),
+    ("CMD_STATUS", 0x00C4, "ro", "bit 0 busy, bit 1 error of the last command (bad index, size or a ring base not 64-byte aligned)"),
     ("STATS0", 0x0100, "ro", "statistics counters, 32 bits each, at 0x100 + 4*STAT_*"),
     ("DB_SQ0", 0x1000, "wo", "send-queue doorbell of QP n at 0x1000 + 4*n: new producer index [15:0]"),
     ("DB_RQ0", 0x2000, "wo", "receive-queue doorbell of QP n at 0x2000 + 4*n: new producer index [15:0]"),

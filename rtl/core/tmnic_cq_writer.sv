@@ -16,7 +16,8 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [NSRC-1:0]     req_valid_i,
   output logic [NSRC-1:0]     req_ready_o,
 
-  input  cq_cfg_t [NUM_CQ-1:0] cq_i,
+  output logic [CQ_W-1:0]      cq_idx_o,   // CQ table read port
+  input  cq_cfg_t              cq_rd_i,
   input  logic                 cq_reset_i,
   input  logic [15:0]          cq_reset_idx_i,
   // CQ doorbell: consumer index and arm request
@@ -63,7 +64,8 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   wire [CQ_W-1:0] cqn = cur_q.cq[CQ_W-1:0];
   cq_cfg_t cfg;
-  assign cfg = cq_i[cqn];
+  assign cq_idx_o = cqn;
+  assign cfg = cq_rd_i;
   wire [15:0] size = 16'(1) << cfg.log_size;
   wire [15:0] pi = pi_q[cqn];
   wire full = (pi - ci_q[cqn]) >= size;
@@ -89,7 +91,9 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   assign dma_addr_o = cfg.base + {42'd0, pi & (size - 16'd1), 6'd0};
   assign dma_len_o = 13'(CQE_SIZE);
-  assign dma_valid_o = (state_q == S_DMA);
+  // A completion that is dropped (no CQ, CQ full) never reaches the DMA engine.
+  wire cq_ok = cfg.valid && cur_q.cq < 16'(NUM_CQ) && !full;
+  assign dma_valid_o = (state_q == S_DMA) && cq_ok;
 
   always_ff @(posedge clk_i) begin
     if (dma_data_req_i) dma_data_o <= DATA_W'(cqe_q >> (8 * dma_data_off_i[5:0]));
@@ -128,7 +132,7 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           state_q <= S_DMA;
         end
         S_DMA: begin
-          if (!cfg.valid || cur_q.cq >= 16'(NUM_CQ) || full) begin
+          if (!cq_ok) begin
             overflow_o <= 1'b1;     // no CQ or CQ full: the completion is lost
             state_q <= S_IDLE;
           end else begin

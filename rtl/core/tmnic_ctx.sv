@@ -3,13 +3,20 @@
 // state" events to the engines that own that state (send PSN and indices to the send engine,
 // receive PSN and indices to the receive engine, CQ and SRQ indices to their owners).
 // Engines may force a QP into the error state (err_*_i); a command wins over an engine in the same cycle.
+// Tables are memories (unpacked arrays) read through index ports; only the small per-QP state
+// vector is exported whole, because engines scan it. This keeps the simulation cost of the tables
+// proportional to their use: a packed table would be copied in full on every clock by Verilator.
 module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_QP = 64,
   parameter int unsigned NUM_CQ = 64,
   parameter int unsigned NUM_SRQ = 16,
   parameter int unsigned NUM_MR = 64,
+  parameter int unsigned NQP_RD = 7,     // QP configuration read ports
+  parameter int unsigned NMR_RD = 2,     // MR read ports
   localparam int unsigned QP_W = $clog2(NUM_QP),
-  localparam int unsigned MR_W = $clog2(NUM_MR)
+  localparam int unsigned MR_W = $clog2(NUM_MR),
+  localparam int unsigned CQ_W = $clog2(NUM_CQ),
+  localparam int unsigned SRQ_W = $clog2(NUM_SRQ)
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -27,11 +34,17 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [23:0]                   query_sq_psn_i,
   input  logic [23:0]                   query_rq_psn_i,
 
-  // Tables
-  output qp_cfg_t  [NUM_QP-1:0]  qp_o,
-  output mr_t      [NUM_MR-1:0]  mr_o,
-  output cq_cfg_t  [NUM_CQ-1:0]  cq_o,
-  output srq_cfg_t [NUM_SRQ-1:0] srq_o,
+  // Tables: QP states and SRQ use of every QP; read ports (combinational) for the rest
+  output logic [NUM_QP-1:0][2:0]         qp_state_o,
+  output logic [NUM_QP-1:0]              qp_has_srq_o,
+  input  logic [NQP_RD-1:0][QP_W-1:0]    qp_rd_idx_i,
+  output qp_cfg_t [NQP_RD-1:0]           qp_rd_o,
+  input  logic [NMR_RD-1:0][MR_W-1:0]    mr_rd_idx_i,
+  output mr_t [NMR_RD-1:0]               mr_rd_o,
+  input  logic [CQ_W-1:0]                cq_rd_idx_i,
+  output cq_cfg_t                        cq_rd_o,
+  input  logic [SRQ_W-1:0]               srq_rd_idx_i,
+  output srq_cfg_t                       srq_rd_o,
 
   // Dynamic-state (re)initialisation events
   output logic            init_sq_o,      // QP init_qp_o: send PSN := init_psn_o, indices := 0
@@ -50,8 +63,33 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic            err_rq_i,
   input  logic [QP_W-1:0] err_rq_qp_i
 );
-  if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4 || (NUM_MR & (NUM_MR - 1)) != 0) begin : g_chk
-    $fatal(1, "tmnic_ctx: NUM_QP and NUM_MR must be powers of two (NUM_QP >= 4)");
+  if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4 || (NUM_MR & (NUM_MR - 1)) != 0 ||
+      (NUM_CQ & (NUM_CQ - 1)) != 0 || (NUM_SRQ & (NUM_SRQ - 1)) != 0 || NUM_SRQ < 2 || NUM_CQ < 2) begin : g_chk
+    $fatal(1, "tmnic_ctx: NUM_QP, NUM_MR, NUM_CQ, NUM_SRQ must be powers of two (NUM_QP >= 4, others >= 2)");
+  end
+
+  // Table storage. Validity and QP state are flops with reset; the rest is plain memory.
+  qp_cfg_t  qp_q [NUM_QP];
+  mr_t      mr_q [NUM_MR];
+  cq_cfg_t  cq_q [NUM_CQ];
+  srq_cfg_t srq_q [NUM_SRQ];
+  logic [NUM_MR-1:0]  mr_valid_q;
+  logic [NUM_CQ-1:0]  cq_valid_q;
+  logic [NUM_SRQ-1:0] srq_valid_q;
+
+  always_comb begin
+    for (int k = 0; k < int'(NQP_RD); k++) begin
+      qp_rd_o[k] = qp_q[qp_rd_idx_i[k]];
+      qp_rd_o[k].state = qp_state_o[qp_rd_idx_i[k]];
+    end
+    for (int k = 0; k < int'(NMR_RD); k++) begin
+      mr_rd_o[k] = mr_q[mr_rd_idx_i[k]];
+      mr_rd_o[k].valid = mr_valid_q[mr_rd_idx_i[k]];
+    end
+    cq_rd_o = cq_q[cq_rd_idx_i];
+    cq_rd_o.valid = cq_valid_q[cq_rd_idx_i];
+    srq_rd_o = srq_q[srq_rd_idx_i];
+    srq_rd_o.valid = srq_valid_q[srq_rd_idx_i];
   end
 
   // The argument words of the last command, by name.
@@ -67,12 +105,60 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [QP_W-1:0] cq_qp = cmd_idx_i[QP_W-1:0];
   assign query_qp_o = cq_qp;
 
+  // Which commands are well-formed (index in range, sizes within the hardware limits).
+  wire set_mr_ok = cmd_idx_i < 24'(NUM_MR);
+  // Ring bases must be 64-byte aligned: a CQE or a WQE half is exactly one DMA beat.
+  wire set_cq_ok = cmd_idx_i < 24'(NUM_CQ) && cmd_args_i[ARG_SET_CQ_LOG_SIZE] <= MAX_LOG_QUEUE &&
+                   cmd_args_i[ARG_SET_CQ_BASE_LO][5:0] == 6'd0;
+  wire set_srq_ok = cmd_idx_i < 24'(NUM_SRQ) && cmd_args_i[ARG_SET_SRQ_LOG_SIZE] <= MAX_LOG_QUEUE &&
+                    cmd_args_i[ARG_SET_SRQ_BASE_LO][5:0] == 6'd0;
+  wire set_qp_ok = cmd_idx_i < 24'(NUM_QP) && cmd_idx_i >= 24'(QPN_FIRST) && cmd_args_i[ARG_SET_QP_STATE] <= 32'd6 &&
+                   cmd_args_i[ARG_SET_QP_SQ_LOG_SIZE] <= MAX_LOG_QUEUE && cmd_args_i[ARG_SET_QP_RQ_LOG_SIZE] <= MAX_LOG_QUEUE &&
+                   cmd_args_i[ARG_SET_QP_SQ_BASE_LO][5:0] == 6'd0 && cmd_args_i[ARG_SET_QP_RQ_BASE_LO][5:0] == 6'd0;
+
+  // Table memories: written by their command, no reset (validity and state live in flops).
+  always_ff @(posedge clk_i) begin
+    if (cmd_valid_i && cmd_op_i == CMD_SET_MR && set_mr_ok) begin
+        mr_q[cmd_idx_i[MR_W-1:0]] <= '{
+          valid: cmd_args_i[ARG_SET_MR_VALID] != 0, key: cmd_args_i[ARG_SET_MR_KEY], pd: cmd_args_i[ARG_SET_MR_PD][15:0],
+          access: cmd_args_i[ARG_SET_MR_ACCESS][2:0],
+          va: {cmd_args_i[ARG_SET_MR_VA_HI], cmd_args_i[ARG_SET_MR_VA_LO]},
+          len: {cmd_args_i[ARG_SET_MR_LEN_HI], cmd_args_i[ARG_SET_MR_LEN_LO]},
+          iova: {cmd_args_i[ARG_SET_MR_IOVA_HI], cmd_args_i[ARG_SET_MR_IOVA_LO]}};
+    end
+    if (cmd_valid_i && cmd_op_i == CMD_SET_CQ && set_cq_ok) begin
+        cq_q[cmd_idx_i[CQ_W-1:0]] <= '{valid: cmd_args_i[ARG_SET_CQ_VALID] != 0,
+          base: {cmd_args_i[ARG_SET_CQ_BASE_HI], cmd_args_i[ARG_SET_CQ_BASE_LO]}, log_size: cmd_args_i[ARG_SET_CQ_LOG_SIZE][3:0]};
+    end
+    if (cmd_valid_i && cmd_op_i == CMD_SET_SRQ && set_srq_ok) begin
+        srq_q[cmd_idx_i[SRQ_W-1:0]] <= '{valid: cmd_args_i[ARG_SET_SRQ_VALID] != 0,
+          base: {cmd_args_i[ARG_SET_SRQ_BASE_HI], cmd_args_i[ARG_SET_SRQ_BASE_LO]},
+          log_size: cmd_args_i[ARG_SET_SRQ_LOG_SIZE][3:0], pd: cmd_args_i[ARG_SET_SRQ_PD][15:0]};
+    end
+    if (cmd_valid_i && cmd_op_i == CMD_SET_QP && set_qp_ok) begin
+        qp_q[cq_qp] <= '{
+          state: cmd_args_i[ARG_SET_QP_STATE][2:0], pd: cmd_args_i[ARG_SET_QP_PD][15:0],
+          send_cq: cmd_args_i[ARG_SET_QP_SEND_CQ][15:0], recv_cq: cmd_args_i[ARG_SET_QP_RECV_CQ][15:0],
+          srq: cmd_args_i[ARG_SET_QP_SRQ][15:0],
+          sq_base: {cmd_args_i[ARG_SET_QP_SQ_BASE_HI], cmd_args_i[ARG_SET_QP_SQ_BASE_LO]},
+          sq_log: cmd_args_i[ARG_SET_QP_SQ_LOG_SIZE][3:0],
+          rq_base: {cmd_args_i[ARG_SET_QP_RQ_BASE_HI], cmd_args_i[ARG_SET_QP_RQ_BASE_LO]},
+          rq_log: cmd_args_i[ARG_SET_QP_RQ_LOG_SIZE][3:0],
+          pmtu_log: mtu_log(cmd_args_i[ARG_SET_QP_PATH_MTU]),
+          dest_qpn: cmd_args_i[ARG_SET_QP_DEST_QPN][23:0], dest_ip: cmd_args_i[ARG_SET_QP_DEST_IP],
+          dmac: {cmd_args_i[ARG_SET_QP_DMAC_HI][15:0], cmd_args_i[ARG_SET_QP_DMAC_LO]},
+          min_rnr_timer: cmd_args_i[ARG_SET_QP_MIN_RNR_TIMER][4:0], rnr_retry: cmd_args_i[ARG_SET_QP_RNR_RETRY][2:0],
+          retry_cnt: cmd_args_i[ARG_SET_QP_RETRY_CNT][2:0], timeout: cmd_args_i[ARG_SET_QP_TIMEOUT][4:0]};
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      qp_o <= '0;
-      mr_o <= '0;
-      cq_o <= '0;
-      srq_o <= '0;
+      qp_state_o <= '0;
+      qp_has_srq_o <= '0;
+      mr_valid_q <= '0;
+      cq_valid_q <= '0;
+      srq_valid_q <= '0;
       cmd_err_o <= 1'b0;
       rb_valid_o <= 1'b0;
       rb_args_o <= '0;
@@ -91,55 +177,35 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       init_rq_o <= 1'b0;
       cq_reset_o <= 1'b0;
       srq_reset_o <= 1'b0;
-      if (err_sq_i) qp_o[err_sq_qp_i].state <= QPS_ERR;
-      if (err_rq_i) qp_o[err_rq_qp_i].state <= QPS_ERR;
+      if (err_sq_i) qp_state_o[err_sq_qp_i] <= QPS_ERR;
+      if (err_rq_i) qp_state_o[err_rq_qp_i] <= QPS_ERR;
       if (cmd_valid_i) begin
         cmd_err_o <= 1'b0;
         unique case (cmd_op_i)
           CMD_NOP: ;
           CMD_SET_MR: begin
-            if (cmd_idx_i < 24'(NUM_MR)) begin
-              mr_o[cmd_idx_i[MR_W-1:0]] <= '{
-                valid: cmd_args_i[ARG_SET_MR_VALID] != 0, key: cmd_args_i[ARG_SET_MR_KEY], pd: cmd_args_i[ARG_SET_MR_PD][15:0],
-                access: cmd_args_i[ARG_SET_MR_ACCESS][2:0],
-                va: {cmd_args_i[ARG_SET_MR_VA_HI], cmd_args_i[ARG_SET_MR_VA_LO]},
-                len: {cmd_args_i[ARG_SET_MR_LEN_HI], cmd_args_i[ARG_SET_MR_LEN_LO]},
-                iova: {cmd_args_i[ARG_SET_MR_IOVA_HI], cmd_args_i[ARG_SET_MR_IOVA_LO]}};
+            if (set_mr_ok) begin
+              mr_valid_q[cmd_idx_i[MR_W-1:0]] <= cmd_args_i[ARG_SET_MR_VALID] != 0;
             end else cmd_err_o <= 1'b1;
           end
           CMD_SET_CQ: begin
-            if (cmd_idx_i < 24'(NUM_CQ) && cmd_args_i[ARG_SET_CQ_LOG_SIZE] <= MAX_LOG_QUEUE) begin
-              cq_o[cmd_idx_i[$clog2(NUM_CQ)-1:0]] <= '{valid: cmd_args_i[ARG_SET_CQ_VALID] != 0,
-                base: {cmd_args_i[ARG_SET_CQ_BASE_HI], cmd_args_i[ARG_SET_CQ_BASE_LO]}, log_size: cmd_args_i[ARG_SET_CQ_LOG_SIZE][3:0]};
+            if (set_cq_ok) begin
+              cq_valid_q[cmd_idx_i[CQ_W-1:0]] <= cmd_args_i[ARG_SET_CQ_VALID] != 0;
               cq_reset_o <= 1'b1;
               cq_reset_idx_o <= cmd_idx_i[15:0];
             end else cmd_err_o <= 1'b1;
           end
           CMD_SET_SRQ: begin
-            if (cmd_idx_i < 24'(NUM_SRQ) && cmd_args_i[ARG_SET_SRQ_LOG_SIZE] <= MAX_LOG_QUEUE) begin
-              srq_o[cmd_idx_i[$clog2(NUM_SRQ)-1:0]] <= '{valid: cmd_args_i[ARG_SET_SRQ_VALID] != 0,
-                base: {cmd_args_i[ARG_SET_SRQ_BASE_HI], cmd_args_i[ARG_SET_SRQ_BASE_LO]},
-                log_size: cmd_args_i[ARG_SET_SRQ_LOG_SIZE][3:0], pd: cmd_args_i[ARG_SET_SRQ_PD][15:0]};
+            if (set_srq_ok) begin
+              srq_valid_q[cmd_idx_i[SRQ_W-1:0]] <= cmd_args_i[ARG_SET_SRQ_VALID] != 0;
               srq_reset_o <= 1'b1;
               srq_reset_idx_o <= cmd_idx_i[15:0];
             end else cmd_err_o <= 1'b1;
           end
           CMD_SET_QP: begin
-            if (cmd_idx_i < 24'(NUM_QP) && cmd_idx_i >= 24'(QPN_FIRST) && cmd_args_i[ARG_SET_QP_STATE] <= 32'd6 &&
-                cmd_args_i[ARG_SET_QP_SQ_LOG_SIZE] <= MAX_LOG_QUEUE && cmd_args_i[ARG_SET_QP_RQ_LOG_SIZE] <= MAX_LOG_QUEUE) begin
-              qp_o[cq_qp] <= '{
-                state: cmd_args_i[ARG_SET_QP_STATE][2:0], pd: cmd_args_i[ARG_SET_QP_PD][15:0],
-                send_cq: cmd_args_i[ARG_SET_QP_SEND_CQ][15:0], recv_cq: cmd_args_i[ARG_SET_QP_RECV_CQ][15:0],
-                srq: cmd_args_i[ARG_SET_QP_SRQ][15:0],
-                sq_base: {cmd_args_i[ARG_SET_QP_SQ_BASE_HI], cmd_args_i[ARG_SET_QP_SQ_BASE_LO]},
-                sq_log: cmd_args_i[ARG_SET_QP_SQ_LOG_SIZE][3:0],
-                rq_base: {cmd_args_i[ARG_SET_QP_RQ_BASE_HI], cmd_args_i[ARG_SET_QP_RQ_BASE_LO]},
-                rq_log: cmd_args_i[ARG_SET_QP_RQ_LOG_SIZE][3:0],
-                pmtu_log: mtu_log(cmd_args_i[ARG_SET_QP_PATH_MTU]),
-                dest_qpn: cmd_args_i[ARG_SET_QP_DEST_QPN][23:0], dest_ip: cmd_args_i[ARG_SET_QP_DEST_IP],
-                dmac: {cmd_args_i[ARG_SET_QP_DMAC_HI][15:0], cmd_args_i[ARG_SET_QP_DMAC_LO]},
-                min_rnr_timer: cmd_args_i[ARG_SET_QP_MIN_RNR_TIMER][4:0], rnr_retry: cmd_args_i[ARG_SET_QP_RNR_RETRY][2:0],
-                retry_cnt: cmd_args_i[ARG_SET_QP_RETRY_CNT][2:0], timeout: cmd_args_i[ARG_SET_QP_TIMEOUT][4:0]};
+            if (set_qp_ok) begin
+              qp_state_o[cq_qp] <= cmd_args_i[ARG_SET_QP_STATE][2:0];
+              qp_has_srq_o[cq_qp] <= cmd_args_i[ARG_SET_QP_SRQ][15:0] != 16'(NO_SRQ);
               init_qp_o <= cq_qp;
               init_sq_o <= cmd_args_i[ARG_SET_QP_INIT][QP_INIT_SQ_BIT];
               init_rq_o <= cmd_args_i[ARG_SET_QP_INIT][QP_INIT_RQ_BIT];
@@ -151,7 +217,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             if (cmd_idx_i < 24'(NUM_QP)) begin
               rb_valid_o <= 1'b1;
               rb_args_o <= cmd_args_i;
-              rb_args_o[ARG_QUERY_QP_STATE] <= {29'd0, qp_o[cq_qp].state};
+              rb_args_o[ARG_QUERY_QP_STATE] <= {29'd0, qp_state_o[cq_qp]};
               rb_args_o[ARG_QUERY_QP_SQ_PSN] <= {8'd0, query_sq_psn_i};
               rb_args_o[ARG_QUERY_QP_RQ_PSN] <= {8'd0, query_rq_psn_i};
             end else cmd_err_o <= 1'b1;

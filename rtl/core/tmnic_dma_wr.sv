@@ -23,7 +23,7 @@ module tmnic_dma_wr #(
   output logic [NCLI-1:0]             data_req_o,
   output logic signed [13:0]          data_off_o,
   input  logic [NCLI-1:0][DATA_W-1:0] data_i,
-  output logic [NCLI-1:0]             done_o,    // pulse: the request's last beat went to the W channel
+  output logic [NCLI-1:0]             done_o,    // pulse: the request's last beat went out on W
 
   // AXI4 write channels (ID 0, in order).
   output logic [ADDR_W-1:0] m_axi_awaddr_o,
@@ -68,11 +68,14 @@ module tmnic_dma_wr #(
   logic [DATA_W-1:0] q_data [2];
   logic [BYTES-1:0]  q_strb [2];
   logic              q_last [2];
+  logic              q_end [2];           // last beat of its request
+  logic [CLI_W-1:0]  q_cli [2];
   logic [1:0]        q_cnt_q;
   logic              q_rd_q, q_wr_q;
   logic              pend_q;          // a data request is in flight
   logic [BYTES-1:0]  pend_strb_q;
   logic              pend_last_q;
+  logic              pend_end_q;
   logic [CLI_W-1:0]  pend_cli_q;
 
   wire w_fire = m_axi_wvalid_o && m_axi_wready_i;
@@ -119,6 +122,7 @@ module tmnic_dma_wr #(
       pend_q <= 1'b0;
       pend_strb_q <= '0;
       pend_last_q <= 1'b0;
+      pend_end_q <= 1'b0;
       pend_cli_q <= '0;
       q_cnt_q <= '0;
       q_rd_q <= 1'b0;
@@ -146,32 +150,35 @@ module tmnic_dma_wr #(
         end
         pend_strb_q <= ~(BYTES'({BYTES{1'b1}} << hi)) & (BYTES'({BYTES{1'b1}} << lo));
         pend_last_q <= last_of_burst;
+        pend_end_q <= last_of_req;
         pend_cli_q <= cli_q;
         beat_q <= beat_q + ADDR_W'(BYTES);
-        if (last_of_req) begin
-          busy_q <= 1'b0;
-          done_o[cli_q] <= 1'b1;
-        end
+        if (last_of_req) busy_q <= 1'b0;
       end
       // queue bookkeeping
       if (pend_q) begin
         q_data[q_wr_q] <= data_i[pend_cli_q];
         q_strb[q_wr_q] <= pend_strb_q;
         q_last[q_wr_q] <= pend_last_q;
+        q_end[q_wr_q] <= pend_end_q;
+        q_cli[q_wr_q] <= pend_cli_q;
         q_wr_q <= !q_wr_q;
       end
-      if (w_fire) q_rd_q <= !q_rd_q;
+      if (w_fire) begin
+        q_rd_q <= !q_rd_q;
+        if (q_end[q_rd_q]) done_o[q_cli[q_rd_q]] <= 1'b1;
+      end
       q_cnt_q <= q_cnt_q + {1'b0, pend_q} - {1'b0, w_fire};
     end
   end
 
-  // Bursts whose write response is still outstanding.
-  logic [7:0] b_out_q;
+  // Bursts whose write response is still outstanding (wide enough never to wrap).
+  logic [15:0] b_out_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) b_out_q <= '0;
-    else b_out_q <= b_out_q + {7'd0, burst_o} - {7'd0, m_axi_bvalid_i};
+    else b_out_q <= b_out_q + {15'd0, burst_o} - {15'd0, m_axi_bvalid_i};
   end
-  assign idle_o = !busy_q && (q_cnt_q == 2'd0) && !pend_q && (b_out_q == 8'd0) && !m_axi_awvalid_o;
+  assign idle_o = !busy_q && (q_cnt_q == 2'd0) && !pend_q && (b_out_q == 16'd0) && !m_axi_awvalid_o;
 
   assign m_axi_wvalid_o = (q_cnt_q != 2'd0);
   assign m_axi_wdata_o = q_data[q_rd_q];

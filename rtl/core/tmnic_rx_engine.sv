@@ -24,9 +24,16 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic clk_i,
   input  logic rst_ni,
 
-  input  qp_cfg_t  [NUM_QP-1:0]  qp_i,
-  input  mr_t      [NUM_MR-1:0]  mr_i,
-  input  srq_cfg_t [NUM_SRQ-1:0] srq_i,
+  // Context tables: every QP's state and SRQ use, and read ports (0 current QP, 1 QP of the ACK
+  // being sent, 2 QP of the completion being reported; MR of the SGE being checked; SRQ of the QP)
+  input  logic [NUM_QP-1:0][2:0]  qp_state_i,
+  input  logic [NUM_QP-1:0]       qp_has_srq_i,
+  output logic [2:0][QP_W-1:0]    qp_idx_o,
+  input  qp_cfg_t [2:0]           qp_rd_i,
+  output logic [MR_W-1:0]         mr_idx_o,
+  input  mr_t                     mr_rd_i,
+  output logic [SRQ_W-1:0]        srq_idx_o,
+  input  srq_cfg_t                srq_rd_i,
   input  logic [47:0] local_mac_i,
   input  logic [31:0] local_ip_i,
   input  logic        cfg_changed_i,
@@ -125,6 +132,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [23:0] ack_psn_q [NUM_QP];
   logic [QP_W-1:0] ackq_q [NUM_QP];
   logic [QP_W:0]   ackq_wr_q, ackq_rd_q;
+  wire  [QP_W-1:0] ack_head = ackq_q[ackq_rd_q[QP_W-1:0]];
   logic [15:0] srq_ci_q [NUM_SRQ];
 
   assign query_psn_o = epsn_q[query_qp_i];
@@ -150,10 +158,15 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [RXB_POS_W-1:0] chunk_pos_q;
   logic fl_srq_q;                      // the WQE being fetched is from the SRQ
 
-  wire qp_cfg_t cfg = qp_i[q_q];
+  // Configuration of the current QP (the send-side fields belong to the send engine).
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire qp_cfg_t cfg = qp_rd_i[0];
+  /* verilator lint_on UNUSEDSIGNAL */
   wire has_srq = (cfg.srq != 16'(NO_SRQ));
   wire [SRQ_W-1:0] sn = cfg.srq[SRQ_W-1:0];
-  wire srq_cfg_t scfg = srq_i[sn];
+  assign srq_idx_o = sn;
+  assign qp_idx_o = {c_qp_q, ack_head, q_q};
+  wire srq_cfg_t scfg = srq_rd_i;
   wire [7:0] op = h_q.opcode;
   wire is_first = (op == OP_SEND_FIRST) || (op == OP_SEND_ONLY) || (op == OP_SEND_ONLY_IMM);
   wire is_last = (op == OP_SEND_LAST) || (op == OP_SEND_LAST_IMM) || (op == OP_SEND_ONLY) ||
@@ -170,7 +183,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [63:0] sge_addr = sge_cur[SGE_ADDR_OFF*8 +: 64];
   wire [31:0] sge_len = sge_cur[SGE_LENGTH_OFF*8 +: 32];
   wire [31:0] sge_key = sge_cur[SGE_LKEY_OFF*8 +: 32];
-  wire mr_t sge_mr = mr_i[sge_key[MR_KEY_SHIFT +: MR_W]];
+  assign mr_idx_o = sge_key[MR_KEY_SHIFT +: MR_W];
+  wire mr_t sge_mr = mr_rd_i;
   wire [7:0] w_nsge = wqe_q[WQE_NUM_SGE_OFF*8 +: 8];
 
   // Scatter geometry: next piece of the packet inside the held WQE's SGE sge_i_q.
@@ -197,20 +211,28 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     mk_ack = a;
   endfunction
 
-  function automatic cqe_req_t mk_cqe(input qp_cfg_t c, input logic [QP_W-1:0] q, input logic [63:0] wrid,
-                                      input logic [15:0] idx, input logic [7:0] status);
-    cqe_req_t r;
-    r = '0;
-    r.cq = c.recv_cq;
-    r.wr_id = wrid;
-    r.qp_num = 24'(q);
-    r.src_qp = c.dest_qpn;
-    r.wqe_idx = idx;
-    r.opcode = WC_OP_RECV;
-    r.status = status;
-    mk_cqe = r;
-  endfunction
   /* verilator lint_on UNUSEDSIGNAL */
+
+  // The completion being reported, field by field (assembled below; no wide temporaries in the FSM,
+  // which Verilator would clear on every clock).
+  logic [63:0] c_wrid_q;
+  logic [15:0] c_idx_q;
+  logic [7:0]  c_status_q;
+  logic [31:0] c_len_q, c_imm_q, c_flags_q;
+  logic [QP_W-1:0] c_qp_q;
+  always_comb begin
+    cqe_o = '0;
+    cqe_o.cq = qp_rd_i[2].recv_cq;
+    cqe_o.wr_id = c_wrid_q;
+    cqe_o.byte_len = c_len_q;
+    cqe_o.imm = c_imm_q;
+    cqe_o.qp_num = 24'(c_qp_q);
+    cqe_o.src_qp = qp_rd_i[2].dest_qpn;
+    cqe_o.wc_flags = c_flags_q;
+    cqe_o.wqe_idx = c_idx_q;
+    cqe_o.opcode = WC_OP_RECV;
+    cqe_o.status = c_status_q;
+  end
 
   // RX buffer: payload of the current packet at byte 0.
   logic rxb_wr;
@@ -244,7 +266,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       tx_valid_o <= 1'b0; tx_hdr_o <= '0;
       rd_valid_o <= 1'b0; rd_addr_o <= '0; rd_len_o <= '0;
       wr_valid_o <= 1'b0; wr_addr_o <= '0; wr_len_o <= '0;
-      cqe_valid_o <= 1'b0; cqe_o <= '0;
+      cqe_valid_o <= 1'b0;
+      c_wrid_q <= '0; c_idx_q <= '0; c_status_q <= '0; c_len_q <= '0; c_imm_q <= '0; c_flags_q <= '0;
+      c_qp_q <= '0;
       err_o <= 1'b0; err_qp_o <= '0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
       ackq_wr_q <= '0;
@@ -304,8 +328,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           logic found;
           found = 1'b0;
           for (int c = 0; c < NUM_QP; c++) begin
-            if (!found && qp_i[c].state == QPS_ERR &&
-                (held_q[c] || (qp_i[c].srq == 16'(NO_SRQ) && rq_ci_q[c] != rq_pi_q[c]))) begin
+            if (!found && qp_state_i[c] == QPS_ERR &&
+                (held_q[c] || (!qp_has_srq_i[c] && rq_ci_q[c] != rq_pi_q[c]))) begin
               found = 1'b1;
               q_q <= QP_W'(c);
             end
@@ -316,7 +340,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         S_FLUSH_FETCH: begin
           if (held_q[q_q]) begin
             held_q[q_q] <= 1'b0;
-            cqe_o <= mk_cqe(cfg, q_q, h_wrid_q[q_q], h_idx_q[q_q], WC_WR_FLUSH_ERR);
+            c_wrid_q <= h_wrid_q[q_q]; c_idx_q <= h_idx_q[q_q]; c_status_q <= WC_WR_FLUSH_ERR;
+            c_len_q <= '0; c_imm_q <= '0; c_flags_q <= '0; c_qp_q <= q_q;
             cqe_valid_o <= 1'b1;
             after_q <= S_IDLE;
             state_q <= S_OUT;
@@ -328,7 +353,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           end
         end
         S_FLUSH_WAIT: if (rsp_valid_i && rsp_last_i) begin
-          cqe_o <= mk_cqe(cfg, q_q, wqe_q[63:0], rq_ci_q[q_q], WC_WR_FLUSH_ERR);
+          c_wrid_q <= wqe_q[63:0]; c_idx_q <= rq_ci_q[q_q]; c_status_q <= WC_WR_FLUSH_ERR;
+          c_len_q <= '0; c_imm_q <= '0; c_flags_q <= '0; c_qp_q <= q_q;
           cqe_valid_o <= 1'b1;
           rq_ci_q[q_q] <= rq_ci_q[q_q] + 16'd1;
           after_q <= S_IDLE;
@@ -446,7 +472,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             held_q[q_q] <= 1'b0;
             err_o <= 1'b1; err_qp_o <= q_q;
             if (h_bad_q[q_q]) prot_err_o <= 1'b1;
-            cqe_o <= mk_cqe(cfg, q_q, h_wrid_q[q_q], h_idx_q[q_q], h_bad_q[q_q] ? WC_LOC_PROT_ERR : WC_LOC_LEN_ERR);
+            c_wrid_q <= h_wrid_q[q_q]; c_idx_q <= h_idx_q[q_q];
+            c_status_q <= h_bad_q[q_q] ? WC_LOC_PROT_ERR : WC_LOC_LEN_ERR;
+            c_len_q <= '0; c_imm_q <= '0; c_flags_q <= '0; c_qp_q <= q_q;
             cqe_valid_o <= 1'b1;
             a_go = 1'b1; a_syn = h_bad_q[q_q] ? 8'h63 : 8'h61; a_msn = msn_q[q_q]; a_psn = h_q.psn;
             tx_nak_o <= 1'b1;
@@ -504,12 +532,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           nak_sent_q[q_q] <= 1'b0;
           h_off_q[q_q] <= h_off_q[q_q] + {19'd0, h_q.pay_len};
           if (is_last) begin
-            cqe_req_t c;
-            c = mk_cqe(cfg, q_q, h_wrid_q[q_q], h_idx_q[q_q], WC_SUCCESS);
-            c.byte_len = h_off_q[q_q] + {19'd0, h_q.pay_len};
-            c.imm = has_imm ? h_q.imm : 32'd0;
-            c.wc_flags = has_imm ? WC_FLAG_WITH_IMM : 32'd0;
-            cqe_o <= c;
+            c_wrid_q <= h_wrid_q[q_q]; c_idx_q <= h_idx_q[q_q]; c_status_q <= WC_SUCCESS; c_qp_q <= q_q;
+            c_len_q <= h_off_q[q_q] + {19'd0, h_q.pay_len};
+            c_imm_q <= has_imm ? h_q.imm : 32'd0;
+            c_flags_q <= has_imm ? WC_FLAG_WITH_IMM : 32'd0;
             cqe_valid_o <= 1'b1;
             held_q[q_q] <= 1'b0;
             msn_q[q_q] <= msn_q[q_q] + 24'd1;
@@ -541,10 +567,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         logic pop;
         logic [QP_W-1:0] pq;
         pop = (ackq_wr_q != ackq_rd_q) && (!tx_valid_o || tx_ready_i);
-        pq = ackq_q[ackq_rd_q[QP_W-1:0]];
+        pq = ack_head;
         if (tx_valid_o && tx_ready_i) tx_valid_o <= 1'b0;
         if (pop) begin
-          tx_hdr_o <= mk_ack(qp_i[pq], pq, local_mac_i, local_ip_i, ack_syn_q[pq], ack_msn_q[pq], ack_psn_q[pq]);
+          tx_hdr_o <= mk_ack(qp_rd_i[1], pq, local_mac_i, local_ip_i, ack_syn_q[pq], ack_msn_q[pq], ack_psn_q[pq]);
           tx_valid_o <= 1'b1;
           ack_pend_q[pq] <= 1'b0;
           ackq_rd_q <= ackq_rd_q + 1'b1;

@@ -29,8 +29,13 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic rst_ni,
   input  logic [63:0] now_i,            // cycle counter (timers)
 
-  input  qp_cfg_t [NUM_QP-1:0] qp_i,
-  input  mr_t     [NUM_MR-1:0] mr_i,
+  // Context tables: every QP's state, and read ports (0 current QP, 1 ACK's QP, 2 QP being
+  // initialised, 3 QP of the completion being reported; MR of the SGE being checked)
+  input  logic [NUM_QP-1:0][2:0]  qp_state_i,
+  output logic [3:0][QP_W-1:0]    qp_idx_o,
+  input  qp_cfg_t [3:0]           qp_rd_i,
+  output logic [MR_W-1:0]         mr_idx_o,
+  input  mr_t                     mr_rd_i,
   input  logic [47:0] local_mac_i,
   input  logic [31:0] local_ip_i,
   input  logic        cfg_changed_i,     // a command ran: rescan
@@ -112,12 +117,14 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [23:0] o_first_q [NUM_QP * OUTS];
   logic [23:0] o_last_q [NUM_QP * OUTS];
   logic        o_sig_q [NUM_QP * OUTS];
+  logic [7:0]  o_err_q [NUM_QP * OUTS];   // nonzero: the WQE failed locally with this status
+  logic        errwait_q;
 
   assign query_psn_o = psn_q[query_qp_i];
 
   typedef enum logic [3:0] {
     S_IDLE, S_SCAN, S_FETCH, S_FETCH_WAIT, S_CHECK, S_SGE, S_START, S_PKT, S_GATHER, S_INLINE, S_FILLED,
-    S_ACK, S_CQE, S_FLUSH
+    S_ACK, S_CQE, S_FLUSH, S_ERRWAIT
   } state_e;
   state_e state_q, after_cqe_q;
 
@@ -147,7 +154,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Configuration of the current QP (the receive-side fields belong to the receive engine).
   /* verilator lint_off UNUSEDSIGNAL */
-  wire qp_cfg_t cfg = qp_i[q_q];
+  wire qp_cfg_t cfg = qp_rd_i[0];
   /* verilator lint_on UNUSEDSIGNAL */
   wire [7:0]  w_op = wqe_q[WQE_OPCODE_OFF*8 +: 8];
   wire [7:0]  w_flags = wqe_q[WQE_FLAGS_OFF*8 +: 8];
@@ -168,7 +175,8 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [63:0]  sge_addr = sge_cur[SGE_ADDR_OFF*8 +: 64];
   wire [31:0]  sge_len = sge_cur[SGE_LENGTH_OFF*8 +: 32];
   wire [31:0]  sge_key = sge_cur[SGE_LKEY_OFF*8 +: 32];
-  wire mr_t    sge_mr = mr_i[sge_key[MR_KEY_SHIFT +: MR_W]];
+  assign mr_idx_o = sge_key[MR_KEY_SHIFT +: MR_W];
+  wire mr_t    sge_mr = mr_rd_i;
 
   // Remaining payload of the current packet and what the next read may cover.
   wire [31:0] pkt_left = {19'd0, pkt_len_q - pkt_fill_q};
@@ -177,19 +185,21 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire        last_pkt = (msg_len_q - msg_off_q) <= {19'd0, pmtu};
   wire        first_pkt = (msg_off_q == 32'd0);
 
-  // CQE helper
-  function automatic cqe_req_t mk_cqe(input logic [15:0] cq, input logic [QP_W-1:0] q, input logic [63:0] wrid,
-                                      input logic [15:0] idx, input logic [7:0] status);
-    cqe_req_t r;
-    r = '0;
-    r.cq = cq;
-    r.wr_id = wrid;
-    r.qp_num = 24'(q);
-    r.wqe_idx = idx;
-    r.opcode = WC_OP_SEND;
-    r.status = status;
-    mk_cqe = r;
-  endfunction
+  // The completion being reported, field by field (assembled here; no wide temporaries in the FSM,
+  // which Verilator would clear on every clock).
+  logic [QP_W-1:0] c_qp_q;
+  logic [63:0] c_wrid_q;
+  logic [15:0] c_idx_q;
+  logic [7:0]  c_status_q;
+  always_comb begin
+    cqe_o = '0;
+    cqe_o.cq = qp_rd_i[3].send_cq;
+    cqe_o.wr_id = c_wrid_q;
+    cqe_o.qp_num = 24'(c_qp_q);
+    cqe_o.wqe_idx = c_idx_q;
+    cqe_o.opcode = WC_OP_SEND;
+    cqe_o.status = c_status_q;
+  end
 
   assign ack_ready_o = (state_q == S_IDLE) || (state_q == S_PKT);
   wire ack_take = ack_valid_i && ack_ready_o;
@@ -209,6 +219,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end
   end
 
+  assign qp_idx_o = {c_qp_q, init_qp_i, ack_qp_r, q_q};
   wire [63:0] rnr_cycles = 64'(rnr_timer_us(ack_aeth_r[28:24])) * 64'(CLK_MHZ);
 
 
@@ -237,6 +248,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       cr_q <= '0;
       rd_slot_q <= '0;
       flushing_q <= 1'b0;
+      errwait_q <= 1'b0;
       rd_valid_o <= 1'b0;
       rd_addr_o <= '0;
       rd_len_o <= '0;
@@ -249,7 +261,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       pkt_hdr_o <= '0;
       pkt_slot_o <= '0;
       cqe_valid_o <= 1'b0;
-      cqe_o <= '0;
+      c_qp_q <= '0; c_wrid_q <= '0; c_idx_q <= '0; c_status_q <= '0;
       err_o <= 1'b0;
       err_qp_o <= '0;
       {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o, prot_err_o} <= '0;
@@ -286,7 +298,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         pi_q[init_qp_i] <= '0; next_q[init_qp_i] <= '0; ci_q[init_qp_i] <= '0;
         psn_q[init_qp_i] <= init_psn_i;
         rnr_wait_q[init_qp_i] <= 1'b0;
-        rnr_left_q[init_qp_i] <= qp_i[init_qp_i].rnr_retry;
+        rnr_left_q[init_qp_i] <= qp_rd_i[2].rnr_retry;
       end
       if (now_i >= wake_q) scan_q <= 1'b1;
 
@@ -337,9 +349,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             waiting = rnr_wait_q[c] && (now_i < rnr_due_q[c]);
             if (rnr_wait_q[c] && !waiting) rnr_wait_q[c] <= 1'b0;
             if (waiting && rnr_due_q[c] < w) w = rnr_due_q[c];
-            if (!found && qp_i[c].state == QPS_ERR && ci_q[c] != pi_q[c]) begin
+            if (!found && qp_state_i[c] == QPS_ERR && ci_q[c] != pi_q[c]) begin
               found = 1'b1; pick = c;
-            end else if (!found && qp_i[c].state == QPS_RTS && !waiting && next_q[c] != pi_q[c] &&
+            end else if (!found && qp_state_i[c] == QPS_RTS && !waiting && next_q[c] != pi_q[c] &&
                          (next_q[c] - ci_q[c]) < 16'(OUTS)) begin
               found = 1'b1; pick = c;
             end
@@ -349,8 +361,8 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           if (found) begin
             q_q <= pick;
             rr_q <= pick;
-            flushing_q <= (qp_i[pick].state == QPS_ERR);
-            state_q <= (qp_i[pick].state == QPS_ERR) ? S_FLUSH : S_FETCH;
+            flushing_q <= (qp_state_i[pick] == QPS_ERR);
+            state_q <= (qp_state_i[pick] == QPS_ERR) ? S_FLUSH : S_FETCH;
           end else begin
             state_q <= S_IDLE;
           end
@@ -358,12 +370,13 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
         // Flush: complete WQE ci with WR_FLUSH_ERR; outstanding ones from the ring, others fetched.
         S_FLUSH: begin
-          if (ci_q[q_q] == pi_q[q_q] || qp_i[q_q].state != QPS_ERR) begin
+          if (ci_q[q_q] == pi_q[q_q] || qp_state_i[q_q] != QPS_ERR) begin
             next_q[q_q] <= ci_q[q_q];
             state_q <= S_IDLE;
             scan_q <= 1'b1;
           end else if (ci_q[q_q] != next_q[q_q]) begin
-            cqe_o <= mk_cqe(cfg.send_cq, q_q, o_wrid_q[oslot_ci], ci_q[q_q], WC_WR_FLUSH_ERR);
+            c_qp_q <= q_q; c_wrid_q <= o_wrid_q[oslot_ci]; c_idx_q <= ci_q[q_q];
+            c_status_q <= (o_err_q[oslot_ci] != 8'd0) ? o_err_q[oslot_ci] : WC_WR_FLUSH_ERR;
             cqe_valid_o <= 1'b1;
             ci_q[q_q] <= ci_q[q_q] + 16'd1;
             after_cqe_q <= S_FLUSH;
@@ -389,7 +402,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           sge_i_q <= '0;
           msg_len_q <= w_inline ? w_inl : 32'd0;
           if (flushing_q) begin
-            cqe_o <= mk_cqe(cfg.send_cq, q_q, w_wrid, next_q[q_q], WC_WR_FLUSH_ERR);
+            c_qp_q <= q_q; c_wrid_q <= w_wrid; c_idx_q <= next_q[q_q]; c_status_q <= WC_WR_FLUSH_ERR;
             cqe_valid_o <= 1'b1;
             ci_q[q_q] <= ci_q[q_q] + 16'd1;
             next_q[q_q] <= next_q[q_q] + 16'd1;
@@ -397,12 +410,13 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             state_q <= S_CQE;
           end else if ((w_op != WQE_OP_SEND && w_op != WQE_OP_SEND_WITH_IMM) ||
                        w_nsge > 8'(WQE_MAX_SGE) || (w_inline && w_inl > 32'(WQE_MAX_INLINE))) begin
-            // The driver validates these; a WQE that still breaks them fails the QP.
-            cqe_o <= mk_cqe(cfg.send_cq, q_q, w_wrid, next_q[q_q], WC_LOC_QP_OP_ERR);
-            cqe_valid_o <= 1'b1;
+            // The driver validates these; a WQE that still breaks them fails the QP (reported by
+            // the flush, in order, like a protection error).
+            o_wrid_q[oslot_next] <= w_wrid;
+            o_err_q[oslot_next] <= WC_LOC_QP_OP_ERR;
+            next_q[q_q] <= next_q[q_q] + 16'd1;
             err_o <= 1'b1; err_qp_o <= q_q;
-            after_cqe_q <= S_IDLE;
-            state_q <= S_CQE;
+            state_q <= S_ERRWAIT;
           end else begin
             state_q <= w_inline ? S_START : S_SGE;
             msg_off_q <= '0;
@@ -418,13 +432,15 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             state_q <= S_START;
           end else if (!mr_ok(sge_mr, sge_key, cfg.pd, sge_addr, sge_len, 1'b0) ||
                        msg_len_q + sge_len < msg_len_q) begin
+            // Fails the QP; the flush reports this WQE with its error in ring order, after any
+            // earlier outstanding WQE, so that every WR completes exactly once and in order.
             prot_err_o <= 1'b1;
             in_msg_q <= 1'b0;
-            cqe_o <= mk_cqe(cfg.send_cq, q_q, w_wrid, next_q[q_q], WC_LOC_PROT_ERR);
-            cqe_valid_o <= 1'b1;
+            o_wrid_q[oslot_next] <= w_wrid;
+            o_err_q[oslot_next] <= WC_LOC_PROT_ERR;
+            next_q[q_q] <= next_q[q_q] + 16'd1;
             err_o <= 1'b1; err_qp_o <= q_q;
-            after_cqe_q <= S_IDLE;
-            state_q <= S_CQE;
+            state_q <= S_ERRWAIT;
           end else begin
             sge_iova_q[sge_i_q] <= mr_iova(sge_mr, sge_addr);
             sge_len_q[sge_i_q] <= sge_len;
@@ -440,6 +456,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           npkts = (msg_len_q + 32'(pmtu) - 32'd1) >> cfg.pmtu_log;
           if (npkts == 32'd0) npkts = 32'd1;
           o_wrid_q[oslot_next] <= w_wrid;
+          o_err_q[oslot_next] <= '0;
           o_first_q[oslot_next] <= psn_q[q_q];
           o_last_q[oslot_next] <= psn_q[q_q] + 24'(npkts) - 24'd1;
           o_sig_q[oslot_next] <= w_flags[WQE_FLAG_SIGNALED_BIT];
@@ -451,7 +468,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         S_PKT: begin
           if (ack_take) begin
             state_q <= S_ACK;
-          end else if (qp_i[q_q].state != QPS_RTS) begin
+          end else if (qp_state_i[q_q] != QPS_RTS) begin
             in_msg_q <= 1'b0;           // QP left RTS (ERR): the flush takes over
             state_q <= S_IDLE;
             scan_q <= 1'b1;
@@ -547,9 +564,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           outstanding = (ci_q[aq] != next_q[aq]);
           if (outstanding && psn_ge(lim, o_last_q[os])) begin
             ci_q[aq] <= ci_q[aq] + 16'd1;
-            rnr_left_q[aq] <= qp_i[aq].rnr_retry;
+            rnr_left_q[aq] <= qp_rd_i[1].rnr_retry;
             if (o_sig_q[os]) begin
-              cqe_o <= mk_cqe(qp_i[aq].send_cq, aq, o_wrid_q[os], ci_q[aq], WC_SUCCESS);
+              c_qp_q <= aq; c_wrid_q <= o_wrid_q[os]; c_idx_q <= ci_q[aq]; c_status_q <= WC_SUCCESS;
               cqe_valid_o <= 1'b1;
               after_cqe_q <= S_ACK;
               state_q <= S_CQE;
@@ -593,7 +610,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
               ci_q[aq] <= ci_q[aq] + 16'd1;
               err_o <= 1'b1;
               err_qp_o <= aq;
-              cqe_o <= mk_cqe(qp_i[aq].send_cq, aq, o_wrid_q[os], ci_q[aq], st);
+              c_qp_q <= aq; c_wrid_q <= o_wrid_q[os]; c_idx_q <= ci_q[aq]; c_status_q <= st;
               cqe_valid_o <= 1'b1;
             end
             // A go-back or failure on the QP being sent aborts its current message.
@@ -607,6 +624,15 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end
 
         S_CQE: if (!cqe_valid_o || cqe_ready_i) state_q <= after_cqe_q;
+
+        // The context takes two cycles to show ERR: do not scan before it does.
+        S_ERRWAIT: begin
+          errwait_q <= errwait_q + 1'b1;
+          if (errwait_q == 1'b1) begin
+            state_q <= S_IDLE;
+            scan_q <= 1'b1;
+          end
+        end
 
         default: state_q <= S_IDLE;
       endcase

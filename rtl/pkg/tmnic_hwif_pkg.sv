@@ -34,7 +34,7 @@ package tmnic_hwif_pkg;
   localparam logic [15:0] REG_CTRL = 16'h003C;  // rw: bit 0: enable the port
   localparam logic [15:0] REG_CMD_ARG0 = 16'h0040;  // rw: command argument words 0..31 at 0x40 + 4*i (read back after QUERY_*)
   localparam logic [15:0] REG_CMD = 16'h00C0;  // wo: write {index[31:8], opcode[7:0]} to execute a command on the CMD_ARG words
-  localparam logic [15:0] REG_CMD_STATUS = 16'h00C4;  // ro: bit 0 busy, bit 1 error of the last command
+  localparam logic [15:0] REG_CMD_STATUS = 16'h00C4;  // ro: bit 0 busy, bit 1 error of the last command (bad index, size or a ring base not 64-byte aligned)
   localparam logic [15:0] REG_STATS0 = 16'h0100;  // ro: statistics counters, 32 bits each, at 0x100 + 4*STAT_*
   localparam logic [15:0] REG_DB_SQ0 = 16'h1000;  // wo: send-queue doorbell of QP n at 0x1000 + 4*n: new producer index [15:0]
   localparam logic [15:0] REG_DB_RQ0 = 16'h2000;  // wo: receive-queue doorbell of QP n at 0x2000 + 4*n: new producer index [15:0]

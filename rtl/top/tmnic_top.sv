@@ -113,10 +113,17 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .db_valid_o(db_valid), .db_type_o(db_type), .db_idx_o(db_idx), .db_val_o(db_val),
     .stats_i(stats));
 
-  qp_cfg_t  [NUM_QP-1:0]  qp_cfg;
-  mr_t      [NUM_MR-1:0]  mr;
-  cq_cfg_t  [NUM_CQ-1:0]  cq_cfg;
-  srq_cfg_t [NUM_SRQ-1:0] srq_cfg;
+  // Context read ports: QP 0..3 send engine, 4..6 receive engine; MR 0 send, 1 receive.
+  logic [NUM_QP-1:0][2:0] qp_state;
+  logic [NUM_QP-1:0] qp_has_srq;
+  logic [6:0][QP_W-1:0] qp_rd_idx;
+  qp_cfg_t [6:0] qp_rd;
+  logic [1:0][$clog2(NUM_MR)-1:0] mr_rd_idx;
+  mr_t [1:0] mr_rd;
+  logic [$clog2(NUM_CQ)-1:0] cq_rd_idx;
+  cq_cfg_t cq_rd;
+  logic [$clog2(NUM_SRQ)-1:0] srq_rd_idx;
+  srq_cfg_t srq_rd;
   logic init_sq, init_rq, cq_reset, srq_reset;
   logic [QP_W-1:0] init_qp, query_qp;
   logic [23:0] init_sq_psn, init_rq_psn, query_sq_psn, query_rq_psn;
@@ -129,7 +136,9 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .cmd_valid_i(cmd_valid), .cmd_op_i(cmd_op), .cmd_idx_i(cmd_idx), .cmd_args_i(cmd_args),
     .cmd_err_o(cmd_err), .rb_valid_o(rb_valid), .rb_args_o(rb_args),
     .query_qp_o(query_qp), .query_sq_psn_i(query_sq_psn), .query_rq_psn_i(query_rq_psn),
-    .qp_o(qp_cfg), .mr_o(mr), .cq_o(cq_cfg), .srq_o(srq_cfg),
+    .qp_state_o(qp_state), .qp_has_srq_o(qp_has_srq), .qp_rd_idx_i(qp_rd_idx), .qp_rd_o(qp_rd),
+    .mr_rd_idx_i(mr_rd_idx), .mr_rd_o(mr_rd), .cq_rd_idx_i(cq_rd_idx), .cq_rd_o(cq_rd),
+    .srq_rd_idx_i(srq_rd_idx), .srq_rd_o(srq_rd),
     .init_sq_o(init_sq), .init_rq_o(init_rq), .init_qp_o(init_qp), .init_sq_psn_o(init_sq_psn),
     .init_rq_psn_o(init_rq_psn), .cq_reset_o(cq_reset), .cq_reset_idx_o(cq_reset_idx),
     .srq_reset_o(srq_reset), .srq_reset_idx_o(srq_reset_idx),
@@ -212,7 +221,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_sq_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .CLK_MHZ(CLK_MHZ),
                     .NSLOT(NSLOT)) u_sq (
     .clk_i, .rst_ni, .now_i,
-    .qp_i(qp_cfg), .mr_i(mr), .local_mac_i(mac), .local_ip_i(ip), .cfg_changed_i(cfg_changed),
+    .qp_state_i(qp_state), .qp_idx_o(qp_rd_idx[3:0]), .qp_rd_i(qp_rd[3:0]), .mr_idx_o(mr_rd_idx[0]),
+    .mr_rd_i(mr_rd[0]), .local_mac_i(mac), .local_ip_i(ip), .cfg_changed_i(cfg_changed),
     .init_sq_i(init_sq), .init_qp_i(init_qp), .init_psn_i(init_sq_psn),
     .db_valid_i(db_valid && db_type == 2'd0), .db_idx_i(db_idx), .db_pi_i(db_val[15:0]),
     .ack_valid_i(ack_ev_valid), .ack_ready_o(ack_ev_ready), .ack_qp_i(ack_ev_qp), .ack_aeth_i(ack_ev_aeth),
@@ -300,7 +310,9 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic st_drop_qp, st_tx_ack, st_tx_rnr, st_tx_nak, st_dup, st_psn_err, st_rx_prot;
   tmnic_rx_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .NUM_SRQ(NUM_SRQ)) u_rx (
     .clk_i, .rst_ni,
-    .qp_i(qp_cfg), .mr_i(mr), .srq_i(srq_cfg), .local_mac_i(mac), .local_ip_i(ip),
+    .qp_state_i(qp_state), .qp_has_srq_i(qp_has_srq), .qp_idx_o(qp_rd_idx[6:4]), .qp_rd_i(qp_rd[6:4]),
+    .mr_idx_o(mr_rd_idx[1]), .mr_rd_i(mr_rd[1]), .srq_idx_o(srq_rd_idx), .srq_rd_i(srq_rd),
+    .local_mac_i(mac), .local_ip_i(ip),
     .cfg_changed_i(cfg_changed), .init_rq_i(init_rq), .init_qp_i(init_qp), .init_psn_i(init_rq_psn),
     .srq_reset_i(srq_reset), .srq_reset_idx_i(srq_reset_idx),
     .db_valid_i(db_valid && (db_type == 2'd1 || db_type == 2'd2)), .db_srq_i(db_type == 2'd2),
@@ -327,7 +339,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_cq_writer #(.DATA_W(DATA_W), .NUM_CQ(NUM_CQ), .NSRC(2)) u_cqw (
     .clk_i, .rst_ni,
     .req_i(cqe), .req_valid_i(cqe_valid), .req_ready_o(cqe_ready),
-    .cq_i(cq_cfg), .cq_reset_i(cq_reset), .cq_reset_idx_i(cq_reset_idx),
+    .cq_idx_o(cq_rd_idx), .cq_rd_i(cq_rd), .cq_reset_i(cq_reset), .cq_reset_idx_i(cq_reset_idx),
     .db_valid_i(db_valid && db_type == 2'd3), .db_idx_i(db_idx), .db_val_i(db_val),
     .dma_addr_o(wr_addr[WR_CQE]), .dma_len_o(wr_len[WR_CQE]), .dma_valid_o(wr_valid[WR_CQE]),
     .dma_ready_i(wr_ready[WR_CQE]), .dma_data_req_i(wr_data_req[WR_CQE]), .dma_data_off_i(wr_data_off),

@@ -149,6 +149,14 @@ class CtxBench {
       if (op == hw::cmd::SET_QP && chance(rng_, 0.3)) idx = static_cast<uint32_t>(urand(rng_, 0, kNumQp - 1));
       using namespace hw::cmd;
       a[set_cq::LOG_SIZE] = rand_log();
+      // Ring bases: mostly 64-byte aligned (as drivers allocate them), sometimes not (rejected).
+      auto base_lo = [&](uint32_t x) { return chance(rng_, 0.85) ? (x & ~63u) : (x | 1u); };
+      if (op == SET_CQ) a[set_cq::BASE_LO] = base_lo(a[set_cq::BASE_LO]);
+      if (op == SET_SRQ) a[set_srq::BASE_LO] = base_lo(a[set_srq::BASE_LO]);
+      if (op == SET_QP) {
+        a[set_qp::SQ_BASE_LO] = base_lo(a[set_qp::SQ_BASE_LO]);
+        a[set_qp::RQ_BASE_LO] = base_lo(a[set_qp::RQ_BASE_LO]);
+      }
       a[set_cq::VALID] = chance(rng_, 0.3) ? 0 : chance(rng_, 0.5) ? 1 : a[set_cq::VALID];
       a[set_mr::VALID] = chance(rng_, 0.3) ? 0 : chance(rng_, 0.5) ? 1 : a[set_mr::VALID];
       if (op == SET_SRQ) {
@@ -243,7 +251,7 @@ class CtxBench {
         } else cov_.hit("set_mr_bad_index");
         break;
       case SET_CQ:
-        ok = idx < kNumCq && a[set_cq::LOG_SIZE] <= hw::MAX_LOG_QUEUE;
+        ok = idx < kNumCq && a[set_cq::LOG_SIZE] <= hw::MAX_LOG_QUEUE && (a[set_cq::BASE_LO] & 63) == 0;
         if (ok) {
           CqCfg& c = cq_[idx];
           c.written = true;
@@ -254,10 +262,10 @@ class CtxBench {
           ev_.cq_reset_idx = idx & 0xFFFF;
           cov_.hit("set_cq_ok");
           if (a[set_cq::LOG_SIZE] == hw::MAX_LOG_QUEUE) cov_.hit("set_cq_log_max");
-        } else cov_.hit(idx >= kNumCq ? "set_cq_bad_index" : "set_cq_bad_log");
+        } else cov_.hit(idx >= kNumCq ? "set_cq_bad_index" : (a[set_cq::BASE_LO] & 63) ? "set_cq_unaligned" : "set_cq_bad_log");
         break;
       case SET_SRQ:
-        ok = idx < kNumSrq && a[set_srq::LOG_SIZE] <= hw::MAX_LOG_QUEUE;
+        ok = idx < kNumSrq && a[set_srq::LOG_SIZE] <= hw::MAX_LOG_QUEUE && (a[set_srq::BASE_LO] & 63) == 0;
         if (ok) {
           SrqCfg& s = srq_[idx];
           s.written = true;
@@ -268,11 +276,12 @@ class CtxBench {
           ev_.srq_reset = true;
           ev_.srq_reset_idx = idx & 0xFFFF;
           cov_.hit("set_srq_ok");
-        } else cov_.hit(idx >= kNumSrq ? "set_srq_bad_index" : "set_srq_bad_log");
+        } else cov_.hit(idx >= kNumSrq ? "set_srq_bad_index" : (a[set_srq::BASE_LO] & 63) ? "set_srq_unaligned" : "set_srq_bad_log");
         break;
       case SET_QP:
         ok = idx < kNumQp && idx >= hw::QPN_FIRST && a[set_qp::STATE] <= 6 && a[set_qp::SQ_LOG_SIZE] <= hw::MAX_LOG_QUEUE &&
-             a[set_qp::RQ_LOG_SIZE] <= hw::MAX_LOG_QUEUE;
+             a[set_qp::RQ_LOG_SIZE] <= hw::MAX_LOG_QUEUE && (a[set_qp::SQ_BASE_LO] & 63) == 0 &&
+             (a[set_qp::RQ_BASE_LO] & 63) == 0;
         if (ok) {
           QpCfg& q = qp_[idx];
           q.written = true;
@@ -448,8 +457,8 @@ class CtxBench {
 };
 
 TEST(Ctx, RandomCommandSequences) {
-  Coverage cov({"set_mr_ok", "set_mr_bad_index", "set_cq_ok", "set_cq_log_max", "set_cq_bad_index", "set_cq_bad_log",
-                "set_srq_ok", "set_srq_bad_index", "set_srq_bad_log", "set_qp_ok", "set_qp_bad_index",
+  Coverage cov({"set_mr_ok", "set_mr_bad_index", "set_cq_ok", "set_cq_log_max", "set_cq_bad_index", "set_cq_bad_log", "set_cq_unaligned",
+                "set_srq_ok", "set_srq_bad_index", "set_srq_bad_log", "set_srq_unaligned", "set_qp_ok", "set_qp_bad_index",
                 "set_qp_reserved_qpn", "set_qp_bad_state", "set_qp_bad_log", "set_qp_mtu_valid", "set_qp_mtu_default",
                 "set_qp_init_both", "set_qp_wins_over_engine_error", "failed_set_qp_engine_error_applies",
                 "query_qp_ok", "query_qp_in_err", "query_qp_bad_index", "unknown_opcode", "nop_clears_error",

@@ -7,7 +7,7 @@
 // Checks: AW bursts legal and equal to the reference split (aligned, no 4 KiB crossing, awlen);
 // AW/W stable while stalled; every W beat in order with WLAST on the burst's last beat, strobes
 // exactly the requested bytes of the beat and the client's data on them; data_off_o of every pull;
-// done_o once per request, in the cycle its last beat's data is taken; burst_o per AW; idle_o
+// done_o once per request, in the cycle after its last beat is accepted on W; burst_o per AW; idle_o
 // never while anything is outstanding and set again once everything is answered.
 #include <gtest/gtest.h>
 
@@ -117,6 +117,10 @@ class DmaWrBench {
   }
 
   void cycle(bool gen) {
+    for (unsigned c = 0; c < kNcli; ++c) {   // W acceptances of the previous cycle are due now
+      if (done_due_next_[c] >= 0) done_due_[c] = done_due_next_[c];
+      done_due_next_[c] = -1;
+    }
     // ---- inputs
     for (unsigned c = 0; c < kNcli; ++c) {
       auto& cl = cli_[c];
@@ -159,7 +163,7 @@ class DmaWrBench {
     if (!busy && !any_accept_since_ && quiet_ >= 2 && !top_->idle_o) fail("idle_o low although everything is done");
     quiet_ = busy ? 0 : quiet_ + 1;
     if (busy && top_->idle_o == 0) cov_.hit("idle_low_while_busy");
-    // done_o: in the cycle after the pull of a request's last beat.
+    // done_o: in the cycle after the request's last beat was accepted on W.
     const unsigned done = top_->done_o;
     for (unsigned c = 0; c < kNcli; ++c) {
       const bool exp = done_due_[c] >= 0;
@@ -176,6 +180,7 @@ class DmaWrBench {
       }
       done_due_[c] = -1;
     }
+    // (this cycle's W acceptance is recorded below, in check_w, into done_due_next_)
     // Pulls (before acceptance: a request granted this cycle is pulled from the next cycle on).
     const unsigned dreq = top_->data_req_o;
     for (unsigned c = 0; c < kNcli; ++c) pulled_prev_[c] = -1;
@@ -193,7 +198,7 @@ class DmaWrBench {
         if (off != exp_off) fail("data_off_o " + std::to_string(off) + " expected " + std::to_string(exp_off));
         pulled_prev_[c] = static_cast<long>(b.req);
         pulled_off_[c] = exp_off;
-        if (++r.pulled == r.beats) done_due_[c] = static_cast<long>(b.req);
+        ++r.pulled;
         ++pull_next_;
       }
     }
@@ -312,7 +317,7 @@ class DmaWrBench {
       }
     }
     if (strb != (kBytes == 64 ? ~0ull : ((1ull << kBytes) - 1))) cov_.hit("w_partial_strobe");
-    ++r.w_beats;
+    if (++r.w_beats == r.beats) done_due_next_[r.client] = static_cast<long>(b.req);
     ++bursts_[b.burst].w;
     burst_complete(b.burst);
     ++w_next_;
@@ -348,6 +353,7 @@ class DmaWrBench {
   long pulled_prev_[kNcli] = {-1, -1};
   long pulled_off_[kNcli] = {0, 0};
   long done_due_[kNcli] = {-1, -1};
+  long done_due_next_[kNcli] = {-1, -1};
   bool aw_stalled_ = false, w_stalled_ = false, w_last_ = false, any_accept_since_ = false;
   uint64_t aw_addr_ = 0, w_strb_ = 0;
   unsigned aw_len_ = 0, quiet_ = 0;
@@ -359,7 +365,7 @@ class DmaWrBench {
 Coverage make_cov() {
   return Coverage({"idle_low_while_busy", "clients_contending", "aw_stall", "w_stall", "w_before_aw",
                    "aw_full_page_burst", "w_partial_strobe", "start_unaligned", "end_unaligned", "crosses_4k",
-                   "len_4096", "len_1", "addr_bit63", "single_beat", "max_b_outstanding", "done_before_last_w_beat"});
+                   "len_4096", "len_1", "addr_bit63", "single_beat", "max_b_outstanding"});
 }
 
 const Knobs kMixes[] = {
