@@ -132,6 +132,36 @@ int main(int argc, char** argv) {
         (unsigned long)(p.w.cycles_run() - run0), wall, double(p.w.cycles_run() - run0) / wall);
   }
 
+  // ---- lightly loaded: one 8-byte SEND every 10 us between two NICs; simulated cycles per wall
+  // second, counting the idle stretches the world skips
+  {
+    Pair p(cfg);
+    const int msgs = quick ? 50 : 500;
+    const uint64_t gap = uint64_t(10000.0 / ns_per_cycle);   // 10 us
+    for (int i = 0; i < msgs; i++) p.b.post_srq(i, {{p.b.va(0), 64, Node::kKey}});
+    while (p.w.progress(1000)) {}
+    uint64_t t0 = p.w.now(), run0 = p.w.cycles_run();
+    auto wall0 = Clock::now();
+    int recv = 0;
+    Cqe c;
+    for (int i = 0; i < msgs; i++) {
+      uint64_t start = p.w.now();
+      p.a.post_send(2, i, hwif::wqe_op::SEND, hwif::wqe_flag::SIGNALED, {{p.a.va(0), 8, Node::kKey}});
+      while (true) {
+        while (p.a.poll(&c)) {}
+        if (p.b.poll(&c)) { recv++; break; }
+        if (!p.w.progress(100000)) break;
+      }
+      p.w.run_until(start + gap);
+    }
+    double wall = secs(wall0);
+    uint64_t cyc = p.w.now() - t0, ev = p.w.cycles_run() - run0;
+    add("  \"sim_speed_two_nics_light_load\": {\"messages\": %d, \"received\": %d, \"interval_us\": 10, "
+        "\"simulated_cycles\": %lu, \"evaluated_cycles\": %lu, \"wall_s\": %.3f, \"simulated_cycles_per_s\": %.0f, "
+        "\"simulated_cycles_per_s_per_nic\": %.0f},\n",
+        msgs, recv, (unsigned long)cyc, (unsigned long)ev, wall, double(cyc) / wall, double(cyc) / wall);
+  }
+
   // ---- simulator speed with the clock running and the NICs idle (no skipping)
   for (int nics = 1; nics <= 2; nics++) {
     sim::SimConfig c1 = cfg;

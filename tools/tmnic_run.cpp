@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sim_control.h"
+#include "tmnic/hwif.h"
 
 namespace {
 
@@ -270,5 +271,14 @@ int main(int argc, char** argv) {
   std::printf("  bandwidth       %.2f Gb/s simulated\n", sim_ns > 0 ? double(bytes) * 8 / sim_ns : 0.0);
   std::printf("  simulator       %.2f s wall, %.0f simulated cycles/s (%.0f evaluated cycles/s, %.0f%% of cycles skipped as idle)\n",
               wall, double(cycles) / wall, double(evaluated) / wall, cycles ? 100.0 * double(cycles - evaluated) / double(cycles) : 0.0);
+  // NIC statistics (BAR0 counters) of both ports
+  for (int nic = 0; nic < 2; nic++) {
+    std::printf("  tmnic%d stats   ", nic);
+    for (uint32_t k = 0; k < tmnic::hwif::stat::COUNT; k++) {
+      uint32_t v = tmnic_sim_read_reg(nic, tmnic::hwif::reg::STATS0 + 4 * k);
+      if (v) std::printf(" %s=%u", tmnic::hwif::stat::name(k), v);
+    }
+    std::printf("\n");
+  }
   return errors == 0 && recvd == o.messages ? 0 : 1;
 }

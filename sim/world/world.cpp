@@ -82,6 +82,22 @@ bool World::progress(uint64_t budget) {
   return true;
 }
 
+void World::run_until(uint64_t t) {
+  while (now_ < t) {
+    bool quiet = true;
+    uint64_t next = UINT64_MAX;
+    for (auto& n : nics_) {
+      quiet = quiet && n->quiet();
+      next = std::min(next, n->next_event());
+    }
+    if (quiet && next >= t) {
+      now_ = t;       // nothing happens before t
+      return;
+    }
+    step();
+  }
+}
+
 uint32_t World::mmio_read(int nic, uint32_t off) {
   uint64_t ticket = nics_.at(nic)->mmio_read_start(off, now_);
   uint32_t v = 0;

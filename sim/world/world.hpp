@@ -32,6 +32,9 @@ class World {
   // Advance until a DMA write lands in host memory, the world has nothing left to do, or
   // `budget` cycles have passed. Returns true if anything happened.
   bool progress(uint64_t budget = 200000);
+  // Advance to cycle t, skipping every stretch in which nothing can happen (the host is idle
+  // until then, e.g. between messages of a lightly loaded run).
+  void run_until(uint64_t t);
   // Blocking BAR read (the CPU stalls for the round trip) and posted BAR write.
   uint32_t mmio_read(int nic, uint32_t off);
   void mmio_write(int nic, uint32_t off, uint32_t val) { nics_.at(nic)->mmio_write(off, val, now_); }
