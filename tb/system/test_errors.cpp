@@ -312,7 +312,9 @@ TEST_F(Errors, EmptySrqRnrNakThenDelivered) {
   EXPECT_LE(naks, uint32_t(waited_us / 10) + 1) << "the sender waits min_rnr_timer (10 us) between tries, "
                                                  << waited_us << " us";
   EXPECT_GE(naks, uint32_t(waited_us / 40)) << "the sender retries soon after min_rnr_timer, " << waited_us << " us";
-  EXPECT_EQ(counter(0, st::RX_RNR_NAKS) - rx_rnr0, naks) << "every RNR NAK reached the sender";
+  const uint32_t rx_naks = counter(0, st::RX_RNR_NAKS) - rx_rnr0;
+  EXPECT_TRUE(rx_naks == naks || rx_naks + 1 == naks) << rx_naks << " of " << naks
+                                                      << " RNR NAKs reached the sender (the last may be on the wire)";
   EXPECT_TRUE(drain(r.rcq, 1000).empty());
   ASSERT_EQ(post_srq(q, 42, {sge(rb, 0, 4096)}), 0);
   sc = poll(s.scq, 1);

@@ -309,6 +309,28 @@ TEST_F(Recovery, DestroyQpWithWorkInFlightThenReuse) {
   EXPECT_TRUE(drain(r2.rcq).empty());
 }
 
+// Destroying a QP whose sends are in flight: once ibv_destroy_qp has returned, its rings are
+// unmapped and freed, so the NIC must never touch them again (the simulated IOMMU aborts the
+// process on a DMA outside every mapping: a device use-after-free). Each attempt runs in a child
+// process (death-test fork) and destroys the QP a different number of cycles after posting, so
+// that the SET_QP(RESET) command lands while a WQE fetch or payload read is outstanding.
+TEST_F(Recovery, DestroyQpWithSendsInFlightNeverTouchesFreedRings) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the parent has threads: re-exec, do not fork
+  auto attempt = [this](uint64_t delay) {
+    Buf sb = buf(0, 8192), rb = buf(1, 8192);
+    Qp s = qp(0), r = qp(1);
+    connect(s, r);
+    post_recv(r, 1, {sge(rb, 0, 8192)});
+    for (int k = 0; k < 4; k++) post_send(s, k, {sge(sb, 0, 3000)});
+    run_for(delay);
+    int err = destroy(s);
+    run_for(us_to_cycles(50));
+    std::exit(err);
+  };
+  for (uint64_t delay = 0; delay <= 500; delay += 25)
+    EXPECT_EXIT(attempt(delay), ::testing::ExitedWithCode(0), "") << "QP destroyed " << delay << " cycles after posting";
+}
+
 // Requests for a QP number that does not exist on the receiving NIC, or from a peer the QP is not
 // connected to, are dropped and counted (RX_DROP_QP); nothing is delivered.
 TEST_F(Recovery, PacketsForTheWrongQpAreDroppedAndCounted) {
