@@ -331,6 +331,26 @@ TEST_F(Recovery, DestroyQpWithSendsInFlightNeverTouchesFreedRings) {
     EXPECT_EXIT(attempt(delay), ::testing::ExitedWithCode(0), "") << "QP destroyed " << delay << " cycles after posting";
 }
 
+// The same on the receiving side: the responder QP is destroyed while messages are arriving (receive
+// WQE fetches, payload and CQE writes in flight); its receive ring must not be touched afterwards.
+// (The receive buffers stay registered: only the QP's own rings are freed.)
+TEST_F(Recovery, DestroyReceiverQpWithTrafficInFlightNeverTouchesFreedRings) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the parent has threads: re-exec, do not fork
+  auto attempt = [this](uint64_t delay) {
+    Buf sb = buf(0, 8192), rb = buf(1, 4 * 8192);
+    Qp s = qp(0), r = qp(1);
+    connect(s, r);
+    for (int k = 0; k < 4; k++) post_recv(r, k, {sge(rb, 8192 * k, 8192)});
+    for (int k = 0; k < 4; k++) post_send(s, k, {sge(sb, 0, 3000)});
+    run_for(delay);
+    int err = destroy(r);
+    run_for(us_to_cycles(50));
+    std::exit(err);
+  };
+  for (uint64_t delay = 0; delay <= 1500; delay += 50)
+    EXPECT_EXIT(attempt(delay), ::testing::ExitedWithCode(0), "") << "QP destroyed " << delay << " cycles after posting";
+}
+
 // Requests for a QP number that does not exist on the receiving NIC, or from a peer the QP is not
 // connected to, are dropped and counted (RX_DROP_QP); nothing is delivered.
 TEST_F(Recovery, PacketsForTheWrongQpAreDroppedAndCounted) {
