@@ -27,6 +27,10 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [23:0]                   cmd_idx_i,
   input  logic [NUM_CMD_ARGS-1:0][31:0] cmd_args_i,
   output logic                          cmd_err_o,
+  // Busy after a command until the engines and the DMA engines are quiet, so that software may
+  // free memory that a reset QP or a disabled CQ/SRQ/MR used as soon as busy drops.
+  output logic                          cmd_busy_o,
+  input  logic                          quiet_i,
   output logic                          rb_valid_o,
   output logic [NUM_CMD_ARGS-1:0][31:0] rb_args_o,
   // QUERY_QP: the engines report the dynamic PSNs of query_qp_o
@@ -149,6 +153,22 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           dmac: {cmd_args_i[ARG_SET_QP_DMAC_HI][15:0], cmd_args_i[ARG_SET_QP_DMAC_LO]},
           min_rnr_timer: cmd_args_i[ARG_SET_QP_MIN_RNR_TIMER][4:0], rnr_retry: cmd_args_i[ARG_SET_QP_RNR_RETRY][2:0],
           retry_cnt: cmd_args_i[ARG_SET_QP_RETRY_CNT][2:0], timeout: cmd_args_i[ARG_SET_QP_TIMEOUT][4:0]};
+    end
+  end
+
+  // Busy: two cycles for the new table contents to reach every engine, then until all is quiet.
+  logic [1:0] settle_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cmd_busy_o <= 1'b0;
+      settle_q <= '0;
+    end else if (cmd_valid_i && cmd_op_i != CMD_NOP && cmd_op_i != CMD_QUERY_QP) begin
+      cmd_busy_o <= 1'b1;
+      settle_q <= 2'd2;
+    end else if (settle_q != 2'd0) begin
+      settle_q <= settle_q - 2'd1;
+    end else if (quiet_i) begin
+      cmd_busy_o <= 1'b0;
     end
   end
 

@@ -101,6 +101,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   output logic drop_qp_o, output logic tx_ack_o, output logic tx_rnr_o, output logic tx_nak_o,
   output logic dup_o, output logic psn_err_o, output logic prot_err_o,
+  output logic quiet_o,                  // no DMA in flight or about to be issued
   output logic idle_o
 );
   if (DATA_W != 512) begin : g_chk_w
@@ -593,6 +594,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end
   end
 
+  assign quiet_o = (state_q == S_IDLE || state_q == S_SCAN) && !rd_valid_o && !wr_valid_o;
   assign idle_o = (state_q == S_IDLE) && !scan_q && (ackq_wr_q == ackq_rd_q) && !tx_valid_o;
   // Pulled offsets stay within one 4 KiB packet (the sign only matters modulo the buffer).
   wire unused_ok = ^wr_data_off_i[13:12];

@@ -91,6 +91,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   output logic retransmit_o, output logic rx_rnr_o, output logic rx_nak_o, output logic rx_ack_o,
   output logic prot_err_o,
+  output logic quiet_o,                  // no DMA in flight or about to be issued
   output logic idle_o,                   // nothing to do until a doorbell, an ACK or wake_at_o
   output logic [63:0] wake_at_o          // earliest RNR timer expiry (all ones: none)
 );
@@ -639,6 +640,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end
   end
 
+  assign quiet_o = (state_q == S_IDLE || state_q == S_SCAN) && !rd_valid_o && (cw_q == cr_q);
   assign idle_o = (state_q == S_IDLE) && !scan_q && !pkt_valid_o && !cqe_valid_o && !rd_valid_o &&
                   (slot_busy_q == '0) && (cw_q == cr_q);
   assign wake_at_o = wake_q;

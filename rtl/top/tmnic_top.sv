@@ -89,7 +89,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [47:0] mac;
   logic [31:0] ip;
   logic enable;
-  logic cmd_valid, cmd_err, rb_valid, cfg_changed;
+  logic cmd_valid, cmd_err, cmd_busy, rb_valid, cfg_changed;
+  logic sq_quiet, rx_quiet, sq_idle, rx_idle, txs_idle, cqw_idle, dma_wr_idle;
   logic [7:0] cmd_op;
   logic [23:0] cmd_idx;
   logic [NUM_CMD_ARGS-1:0][31:0] cmd_args, rb_args;
@@ -109,7 +110,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .s_axil_rvalid_o, .s_axil_rready_i,
     .mac_o(mac), .ip_o(ip), .enable_o(enable),
     .cmd_valid_o(cmd_valid), .cmd_op_o(cmd_op), .cmd_idx_o(cmd_idx), .cmd_args_o(cmd_args),
-    .cmd_busy_i(1'b0), .cmd_err_i(cmd_err), .rb_valid_i(rb_valid), .rb_args_i(rb_args),
+    .cmd_busy_i(cmd_busy), .cmd_err_i(cmd_err), .rb_valid_i(rb_valid), .rb_args_i(rb_args),
     .db_valid_o(db_valid), .db_type_o(db_type), .db_idx_o(db_idx), .db_val_o(db_val),
     .stats_i(stats));
 
@@ -134,7 +135,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_ctx #(.NUM_QP(NUM_QP), .NUM_CQ(NUM_CQ), .NUM_SRQ(NUM_SRQ), .NUM_MR(NUM_MR)) u_ctx (
     .clk_i, .rst_ni,
     .cmd_valid_i(cmd_valid), .cmd_op_i(cmd_op), .cmd_idx_i(cmd_idx), .cmd_args_i(cmd_args),
-    .cmd_err_o(cmd_err), .rb_valid_o(rb_valid), .rb_args_o(rb_args),
+    .cmd_err_o(cmd_err), .cmd_busy_o(cmd_busy), .quiet_i(sq_quiet && rx_quiet && cqw_idle && dma_wr_idle),
+    .rb_valid_o(rb_valid), .rb_args_o(rb_args),
     .query_qp_o(query_qp), .query_sq_psn_i(query_sq_psn), .query_rq_psn_i(query_rq_psn),
     .qp_state_o(qp_state), .qp_has_srq_o(qp_has_srq), .qp_rd_idx_i(qp_rd_idx), .qp_rd_o(qp_rd),
     .mr_rd_idx_i(mr_rd_idx), .mr_rd_o(mr_rd), .cq_rd_idx_i(cq_rd_idx), .cq_rd_o(cq_rd),
@@ -160,7 +162,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [DATA_W-1:0] rsp_data;
   logic signed [13:0] rsp_off;
   logic [BYTES-1:0] rsp_be;
-  logic dma_rd_burst, dma_wr_burst, dma_wr_idle;
+  logic dma_rd_burst, dma_wr_burst;
 
   tmnic_dma_rd #(.DATA_W(DATA_W), .NCLI(3)) u_dma_rd (
     .clk_i, .rst_ni,
@@ -215,7 +217,6 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [QP_W-1:0] ack_ev_qp;
   logic [31:0] ack_ev_aeth;
   logic [23:0] ack_ev_psn;
-  logic sq_idle, rx_idle, txs_idle, cqw_idle;
   logic st_retx, st_rx_rnr, st_rx_nak, st_rx_ack, st_sq_prot;
 
   tmnic_sq_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .CLK_MHZ(CLK_MHZ),
@@ -238,7 +239,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .cqe_o(cqe[0]), .cqe_valid_o(cqe_valid[0]), .cqe_ready_i(cqe_ready[0]),
     .err_o(err_sq), .err_qp_o(err_sq_qp), .query_qp_i(query_qp), .query_psn_o(query_sq_psn),
     .retransmit_o(st_retx), .rx_rnr_o(st_rx_rnr), .rx_nak_o(st_rx_nak), .rx_ack_o(st_rx_ack),
-    .prot_err_o(st_sq_prot), .idle_o(sq_idle), .wake_at_o(wake_at_o));
+    .prot_err_o(st_sq_prot), .quiet_o(sq_quiet), .idle_o(sq_idle), .wake_at_o(wake_at_o));
 
   logic [DATA_W-1:0] btx_tdata;
   logic [BYTES-1:0] btx_tkeep;
@@ -332,7 +333,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .cqe_o(cqe[1]), .cqe_valid_o(cqe_valid[1]), .cqe_ready_i(cqe_ready[1]),
     .err_o(err_rq), .err_qp_o(err_rq_qp), .query_qp_i(query_qp), .query_psn_o(query_rq_psn),
     .drop_qp_o(st_drop_qp), .tx_ack_o(st_tx_ack), .tx_rnr_o(st_tx_rnr), .tx_nak_o(st_tx_nak),
-    .dup_o(st_dup), .psn_err_o(st_psn_err), .prot_err_o(st_rx_prot), .idle_o(rx_idle));
+    .dup_o(st_dup), .psn_err_o(st_psn_err), .prot_err_o(st_rx_prot), .quiet_o(rx_quiet), .idle_o(rx_idle));
 
   // ---------------------------------------------------------------- completions
   logic st_cqe, st_cq_ovf;
@@ -395,7 +396,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Idle: no engine has work; only a BAR access, an incoming frame or the RNR timer can start any.
   assign idle_o = sq_idle && rx_idle && txs_idle && cqw_idle && dma_wr_idle && !m_axi_arvalid_o &&
                   !rsp_valid && !btx_tvalid && !rx_tvalid && !prx_hdr_valid && !cmd_valid && !db_valid &&
-                  !cfg_changed && !sq_rd_valid && (tx_frames_q == 8'd0) && (rx_frames_q == 8'd0) &&
+                  !cfg_changed && !cmd_busy && !sq_rd_valid && (tx_frames_q == 8'd0) && (rx_frames_q == 8'd0) &&
                   !ack_ev_valid;
 
   // CTRL.enable is reserved for a port gate (frames flow regardless in this version).

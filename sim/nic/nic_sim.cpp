@@ -109,6 +109,9 @@ void NicSim::drive_inputs(uint64_t now) {
     while (hi > lo && !w.en[hi - 1]) hi--;
     if (hi > lo) iommu_.write(w.addr + lo, w.data + lo, hi - lo, w.en + lo);
     log(now, Ev::kDmaWrite, w.addr + lo);
+    // The write response comes once the burst is in host memory: a NIC that has its B responses
+    // knows its writes are visible (what the context's busy bit relies on before memory is freed).
+    if (w.burst_end) b_pending_++;
     wr_q_.pop_front();
     writes_applied_++;
   }
@@ -204,10 +207,11 @@ void NicSim::tick(uint64_t now) {
     uint64_t strb = t.m_axi_wstrb_o;
     for (int i = 0; i < kBeat; i++) p.en[i] = (strb >> i) & 1;
     bool last = t.m_axi_wlast_o;
+    p.burst_end = false;
     if (++wb.got == wb.beats || last) {
       if (!last || wb.got != wb.beats) throw std::runtime_error("tmnic sim: AXI WLAST does not match AWLEN");
       aw_q_.pop_front();
-      b_pending_++;
+      p.burst_end = true;
     }
     wr_q_.push_back(p);
     wr_credit_ -= kBeat;

@@ -57,7 +57,7 @@ class NicSim {
   struct Mmio { bool write; uint32_t off; uint32_t val; uint64_t due; uint64_t ticket; };
   struct ReadBurst { uint64_t addr; uint32_t beats; uint32_t sent; uint64_t ready; };
   struct WriteBurst { uint64_t addr; uint32_t beats; uint32_t got; };
-  struct PendingWrite { uint64_t visible; uint64_t addr; uint8_t data[64]; uint8_t en[64]; };
+  struct PendingWrite { uint64_t visible; uint64_t addr; uint8_t data[64]; uint8_t en[64]; bool burst_end; };
   struct RxFrame { std::vector<uint8_t> bytes; uint64_t arrival; };
 
   void drive_inputs(uint64_t now);
