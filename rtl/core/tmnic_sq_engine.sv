@@ -169,13 +169,11 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [OUT_W+QP_W-1:0] oslot_next = {q_q, next_q[q_q][OUT_W-1:0]};
 
   // SGE i fields of the WQE
-  function automatic logic [127:0] sge_raw(input logic [1023:0] w, input logic [2:0] i);
-    sge_raw = w[(WQE_SGE0_OFF + 16 * int'(i)) * 8 +: 128];
-  endfunction
-  wire [127:0] sge_cur = sge_raw(wqe_q, sge_i_q);
-  wire [63:0]  sge_addr = sge_cur[SGE_ADDR_OFF*8 +: 64];
-  wire [31:0]  sge_len = sge_cur[SGE_LENGTH_OFF*8 +: 32];
-  wire [31:0]  sge_key = sge_cur[SGE_LKEY_OFF*8 +: 32];
+  // SGE sge_i_q of the fetched WQE
+  wire sge_t sge_cur = wqe_sge(wqe_q, sge_i_q);
+  wire [63:0] sge_addr = sge_cur.addr;
+  wire [31:0] sge_len = sge_cur.length;
+  wire [31:0] sge_key = sge_cur.lkey;
   assign mr_idx_o = sge_key[MR_KEY_SHIFT +: MR_W];
   wire mr_t    sge_mr = mr_rd_i;
 

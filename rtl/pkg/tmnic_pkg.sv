@@ -1,5 +1,6 @@
 // tmnic internal types shared between engines (not visible to software; see tmnic_hwif_pkg for that).
 package tmnic_pkg;
+  import tmnic_hwif_pkg::*;
 
   // Header of one RoCEv2 RC packet, as handed to the frame builder and produced by the frame parser.
   // Which extension headers are present follows from the BTH opcode (see bth_ext_len).
@@ -141,6 +142,20 @@ package tmnic_pkg;
   function automatic logic bth_has_aeth(input logic [7:0] op);
     bth_has_aeth = (op == OP_READ_RESP_FIRST) || (op == OP_READ_RESP_LAST) ||
                    (op == OP_READ_RESP_ONLY) || (op == OP_ACK);
+  endfunction
+
+  // One scatter/gather entry of a WQE held as 1024 bits (WQE byte k at bits [8k+7:8k]).
+  typedef struct packed {
+    logic [31:0] lkey;
+    logic [31:0] length;
+    logic [63:0] addr;
+  } sge_t;
+
+  function automatic sge_t wqe_sge(input logic [1023:0] w, input logic [2:0] i);
+    logic [127:0] raw;
+    raw = w[(WQE_SGE0_OFF + 16 * int'(i)) * 8 +: 128];
+    wqe_sge = '{lkey: raw[SGE_LKEY_OFF*8 +: 32], length: raw[SGE_LENGTH_OFF*8 +: 32],
+                addr: raw[SGE_ADDR_OFF*8 +: 64]};
   endfunction
 
   // Protection check of one SGE against its MR: key, PD, bounds (no wrap-around) and, for writes by
