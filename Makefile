@@ -54,5 +54,11 @@ bench: build
 hwif:
 	python3 tools/gen_hwif.py
 
+# Yosys synthesis of every block (latch/loop and state-bit checks, ECP5 numbers in syn/report.md) and
+# the tb/blocks tests against the synthesised netlists (syn/README.md). Not part of `test`: ~40 min.
+.PHONY: synth
+synth:
+	scripts/synth.sh --check
+
 clean:
 	rm -rf $(BUILD) build-asan out
