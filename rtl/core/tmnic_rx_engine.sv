@@ -166,7 +166,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire has_srq = (cfg.srq != 16'(NO_SRQ));
   wire [SRQ_W-1:0] sn = cfg.srq[SRQ_W-1:0];
   assign srq_idx_o = sn;
-  assign qp_idx_o = {c_qp_q, ack_head, q_q};
   wire srq_cfg_t scfg = srq_rd_i;
   wire [7:0] op = h_q.opcode;
   wire is_first = (op == OP_SEND_FIRST) || (op == OP_SEND_ONLY) || (op == OP_SEND_ONLY_IMM);
@@ -218,6 +217,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [7:0]  c_status_q;
   logic [31:0] c_len_q, c_imm_q, c_flags_q;
   logic [QP_W-1:0] c_qp_q;
+  assign qp_idx_o = {c_qp_q, ack_head, q_q};   // read ports: current QP, ACK being sent, completion
   always_comb begin
     cqe_o = '0;
     cqe_o.cq = qp_rd_i[2].recv_cq;
