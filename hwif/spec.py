@@ -13,7 +13,7 @@ All multi-byte fields in host memory are little-endian unless marked `raw` (byte
 
 # Bumped on any incompatible change; the driver refuses a device whose major differs.
 ABI_MAJOR = 1
-ABI_MINOR = 0
+ABI_MINOR = 1  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers)
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -26,6 +26,9 @@ CONSTS = [
     ("BAR0_SIZE", 0x10000, "bytes of BAR0"),
     ("QPN_FIRST", 2, "QP numbers 0 and 1 are reserved (as on IB: SMI/GSI)"),
     ("MR_KEY_SHIFT", 8, "an lkey/rkey selects MR table entry (key >> 8) % NUM_MR, whose KEY must equal it"),
+    ("TM_OP_STRIDE", 64, "bytes per tag-list operation WQE (TM-SRQ list-op ring)"),
+    ("TMH_SIZE", 16, "bytes of the tag-matching header at the start of a TM message"),
+    ("TM_STATS_STRIDE", 0x20, "bytes per SRQ in the TM statistics window"),
 ]
 
 # BAR0 registers: (name, offset, access, reset/description)
@@ -49,11 +52,15 @@ REGS = [
     ("CMD_ARG0", 0x0040, "rw", "command argument words 0..31 at 0x40 + 4*i (read back after QUERY_*)"),
     ("CMD", 0x00C0, "wo", "write {index[31:8], opcode[7:0]} to execute a command on the CMD_ARG words"),
     ("CMD_STATUS", 0x00C4, "ro", "bit 0 busy, bit 1 error of the last command (bad index, size or a ring base not 64-byte aligned)"),
+    ("TM_MAX_TAGS", 0x00D0, "ro", "tag-list entries of the matching engine, shared by all TM-SRQs (0: no tag matching)"),
+    ("TM_CAPS", 0x00D4, "ro", "bit 0: rendezvous offload on RC (IBV_TM_CAP_RC); [15:8] engine LANES log2"),
     ("STATS0", 0x0100, "ro", "statistics counters, 32 bits each, at 0x100 + 4*STAT_*"),
     ("DB_SQ0", 0x1000, "wo", "send-queue doorbell of QP n at 0x1000 + 4*n: new producer index [15:0]"),
     ("DB_RQ0", 0x2000, "wo", "receive-queue doorbell of QP n at 0x2000 + 4*n: new producer index [15:0]"),
     ("DB_SRQ0", 0x3000, "wo", "SRQ doorbell of SRQ n at 0x3000 + 4*n: new producer index [15:0]"),
     ("DB_CQ0", 0x4000, "wo", "CQ doorbell of CQ n at 0x4000 + 4*n: consumer index [15:0], arm [31]"),
+    ("DB_TM0", 0x5000, "wo", "list-op doorbell of TM-SRQ n at 0x5000 + 4*n: new producer index [15:0] of its op ring"),
+    ("TM_STATS0", 0x6000, "ro", "TM statistics of SRQ n at 0x6000 + TM_STATS_STRIDE*n + 4*TMSTAT_*"),
 ]
 NUM_CMD_ARGS = 32
 
@@ -81,6 +88,18 @@ STATS = [
     ("PROT_ERR", "local protection errors (bad lkey or range); no DMA done"),
 ]
 
+# Per-SRQ tag-matching statistics (BAR0 0x6000 + TM_STATS_STRIDE*srq + 4*index).
+TM_STATS = [
+    ("EXPECTED", "tagged messages that matched a posted tag (rendezvous included)"),
+    ("UNEXPECTED", "tagged messages that matched nothing and went to an SRQ buffer (counted in hw_cnt)"),
+    ("NO_TAG", "NO_TAG, FIN and reserved-opcode messages delivered to an SRQ buffer"),
+    ("SYNCS", "list operations that carried a software count (IBV_OPS_TM_SYNC)"),
+    ("OCCUPANCY", "live tag-list entries now"),
+    ("HIGH_WATER", "largest OCCUPANCY since the SRQ was configured"),
+    ("DISABLED", "live entries added out of phase, disabled until a sync"),
+    ("PHASE", "hw_cnt [31:16] and sw_cnt [15:0], the 16-bit unexpected-message counters"),
+]
+
 # Commands (CMD register opcode) and their argument words.
 CMDS = [
     ("NOP", 0x00, []),
@@ -88,7 +107,9 @@ CMDS = [
         ("VA_LO", 0), ("VA_HI", 1), ("LEN_LO", 2), ("LEN_HI", 3), ("IOVA_LO", 4), ("IOVA_HI", 5),
         ("KEY", 6), ("PD", 7), ("ACCESS", 8), ("VALID", 9)]),
     ("SET_CQ", 0x02, [("BASE_LO", 0), ("BASE_HI", 1), ("LOG_SIZE", 2), ("VALID", 3)]),
-    ("SET_SRQ", 0x03, [("BASE_LO", 0), ("BASE_HI", 1), ("LOG_SIZE", 2), ("PD", 3), ("VALID", 4)]),
+    ("SET_SRQ", 0x03, [("BASE_LO", 0), ("BASE_HI", 1), ("LOG_SIZE", 2), ("PD", 3), ("VALID", 4),
+                       ("TM", 5), ("OPS_BASE_LO", 6), ("OPS_BASE_HI", 7), ("OPS_LOG_SIZE", 8), ("CQ", 9),
+                       ("TAG_BASE", 10), ("TAG_NUM", 11)]),
     ("SET_QP", 0x04, [
         ("STATE", 0), ("PD", 1), ("SEND_CQ", 2), ("RECV_CQ", 3), ("SRQ", 4),
         ("SQ_BASE_LO", 5), ("SQ_BASE_HI", 6), ("SQ_LOG_SIZE", 7),
@@ -122,6 +143,23 @@ SGE = [("ADDR", 0, 8, "virtual address in the MR"), ("LENGTH", 8, 4, "bytes"), (
 WQE_OPS = [("SEND", 0x00), ("SEND_WITH_IMM", 0x01)]
 WQE_FLAGS = [("SIGNALED", 0), ("SOLICITED", 1), ("INLINE", 2), ("FENCE", 3)]
 
+# Tag-list operation WQE of a TM-SRQ's op ring (SET_SRQ.OPS_*), TM_OP_STRIDE bytes. The NIC executes
+# the ring in order; a handle is an index in 0..SET_SRQ.TAG_NUM-1 chosen by software.
+TM_OP = [
+    ("WR_ID", 0, 8, "opaque, returned in the list-op CQE"),
+    ("OPCODE", 8, 1, "TM_OP_*"),
+    ("FLAGS", 9, 1, "TM_OP_FLAG_*"),
+    ("SW_CNT", 10, 2, "unexpected messages handled by software (flag SW_CNT), 16 bits"),
+    ("HANDLE", 12, 4, "ADD: handle of the new entry; DEL: handle to remove"),
+    ("TAG", 16, 8, "ADD: tag"),
+    ("MASK", 24, 8, "ADD: mask; a message matches when (msg_tag ^ TAG) & MASK == 0"),
+    ("SGE", 32, 16, "ADD: the tagged buffer (one SGE: addr, length, lkey; length 0 allowed)"),
+]
+TM_OPS = [("ADD", 0), ("DEL", 1), ("SYNC", 2)]
+TM_OP_FLAGS = [("SIGNALED", 0), ("SW_CNT", 1)]
+# TMH opcodes (enum ibv_tmh_op), first byte of a TM message.
+TMH_OPS = [("NO_TAG", 0), ("RNDV", 1), ("FIN", 2), ("EAGER", 3)]
+
 # Completion-queue entry, CQE_SIZE bytes. Valid when OWNER bit 0 == ((ci >> log_size) & 1) ^ 1.
 CQE = [
     ("WR_ID", 0, 8, "wr_id of the completed WQE"),
@@ -133,17 +171,22 @@ CQE = [
     ("VENDOR_ERR", 28, 4, "device-specific error detail, 0 on success"),
     ("TM_TAG", 32, 8, "tag from the TMH (tag-matching completions)"),
     ("TM_APP_CTX", 40, 4, "app_ctx from the TMH"),
-    ("WQE_IDX", 44, 2, "ring index of the completed WQE (send queue, receive queue or SRQ)"),
+    ("WQE_IDX", 44, 2, "ring index of the completed WQE (send queue, receive queue, SRQ or list-op ring)"),
+    ("TM_HANDLE", 46, 2, "tag handle (matched TM receive, list operations)"),
+    ("TM_HW_CNT", 48, 2, "hardware unexpected-message count after a list operation (hw_phase_cnt)"),
     ("OPCODE", 60, 1, "enum ibv_wc_opcode"),
     ("STATUS", 61, 1, "enum ibv_wc_status"),
     ("OWNER", 63, 1, "bit 0: phase bit written last by the NIC"),
 ]
 # Values used in CQE.OPCODE / CQE.STATUS / CQE.WC_FLAGS: those of libibverbs, repeated so that the RTL has them.
-WC_OPCODES = [("SEND", 0), ("RECV", 128)]
+WC_OPCODES = [("SEND", 0), ("RECV", 128), ("TM_ADD", 130), ("TM_DEL", 131), ("TM_SYNC", 132),
+              ("TM_RECV", 133), ("TM_NO_TAG", 134)]
 WC_STATUS = [("SUCCESS", 0), ("LOC_LEN_ERR", 1), ("LOC_QP_OP_ERR", 2), ("LOC_PROT_ERR", 4),
              ("WR_FLUSH_ERR", 5), ("REM_INV_REQ_ERR", 9), ("REM_ACCESS_ERR", 10), ("REM_OP_ERR", 11),
-             ("RETRY_EXC_ERR", 12), ("RNR_RETRY_EXC_ERR", 13), ("GENERAL_ERR", 21)]
-WC_FLAGS = [("WITH_IMM", 2)]  # IBV_WC_WITH_IMM
+             ("RETRY_EXC_ERR", 12), ("RNR_RETRY_EXC_ERR", 13), ("GENERAL_ERR", 21), ("TM_ERR", 22),
+             ("TM_RNDV_INCOMPLETE", 23)]
+# IBV_WC_WITH_IMM, IBV_WC_TM_MATCH, IBV_WC_TM_DATA_VALID (IBV_WC_TM_SYNC_REQ is computed by the driver)
+WC_FLAGS = [("WITH_IMM", 2), ("TM_MATCH", 32), ("TM_DATA_VALID", 64)]
 
 # MR access bits: those of enum ibv_access_flags.
 ACCESS = [("LOCAL_WRITE", 0), ("REMOTE_WRITE", 1), ("REMOTE_READ", 2)]

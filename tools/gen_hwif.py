@@ -36,6 +36,9 @@ def gen_sv():
     o.append(f"  localparam int unsigned NUM_STATS = {len(S.STATS)};")
     for i, (n, d) in enumerate(S.STATS):
         o.append(f"  localparam int unsigned STAT_{n} = {i};  // {d}")
+    o.append(f"  localparam int unsigned NUM_TM_STATS = {len(S.TM_STATS)};")
+    for i, (n, d) in enumerate(S.TM_STATS):
+        o.append(f"  localparam int unsigned TMSTAT_{n} = {i};  // {d}")
     o.append("")
     for n, code, args in S.CMDS:
         o.append(f"  localparam logic [7:0] CMD_{n} = 8'h{code:02X};")
@@ -48,10 +51,16 @@ def gen_sv():
     o.append(",\n".join(f"    QPS_{n} = 3'd{v}" for n, v in S.QP_STATES))
     o.append("  } qp_state_e;")
     o.append("")
-    for prefix, lst in (("WQE", S.WQE), ("SGE", S.SGE), ("CQE", S.CQE)):
+    for prefix, lst in (("WQE", S.WQE), ("SGE", S.SGE), ("CQE", S.CQE), ("TMOP", S.TM_OP)):
         for n, off, sz, d in lst:
             o.append(f"  localparam int unsigned {prefix}_{n}_OFF = {off};  // {sz} B: {d}")
             o.append(f"  localparam int unsigned {prefix}_{n}_LEN = {sz};")
+    for n, v in S.TM_OPS:
+        o.append(f"  localparam logic [7:0] TM_OP_{n} = 8'd{v};")
+    for n, b in S.TM_OP_FLAGS:
+        o.append(f"  localparam int unsigned TM_OP_FLAG_{n}_BIT = {b};")
+    for n, v in S.TMH_OPS:
+        o.append(f"  localparam logic [7:0] TMH_{n} = 8'd{v};")
     for n, v in S.WQE_OPS:
         o.append(f"  localparam logic [7:0] WQE_OP_{n} = 8'h{v:02X};")
     for n, b in S.WQE_FLAGS:
@@ -94,6 +103,16 @@ def gen_h():
     o.append("}")
     o.append("}  // namespace stat")
     o.append("")
+    o.append("namespace tmstat {")
+    o.append(f"constexpr uint32_t COUNT = {len(S.TM_STATS)}u;")
+    for i, (n, d) in enumerate(S.TM_STATS):
+        o.append(f"constexpr uint32_t {n} = {i}u;  // {d}")
+    o.append("inline const char* name(uint32_t i) {")
+    o.append("  static const char* const names[] = {" + ", ".join(f'"{n.lower()}"' for n, _ in S.TM_STATS) + "};")
+    o.append("  return i < COUNT ? names[i] : \"?\";")
+    o.append("}")
+    o.append("}  // namespace tmstat")
+    o.append("")
     o.append("namespace cmd {")
     for n, code, args in S.CMDS:
         o.append(f"constexpr uint32_t {n} = 0x{code:02X}u;")
@@ -108,7 +127,7 @@ def gen_h():
     o.append("")
     o.append("enum class QpState : uint32_t { " + ", ".join(f"{n} = {v}" for n, v in S.QP_STATES) + " };")
     o.append("")
-    for prefix, lst in (("wqe", S.WQE), ("sge", S.SGE), ("cqe", S.CQE)):
+    for prefix, lst in (("wqe", S.WQE), ("sge", S.SGE), ("cqe", S.CQE), ("tm_op", S.TM_OP)):
         o.append(f"namespace {prefix} {{")
         for n, off, sz, d in lst:
             o.append(f"constexpr uint32_t {n}_OFF = {off}u;  // {sz} B: {d}")
@@ -121,6 +140,18 @@ def gen_h():
     o.append("namespace wqe_flag {")
     for n, b in S.WQE_FLAGS:
         o.append(f"constexpr uint8_t {n} = 1u << {b};")
+    o.append("}")
+    o.append("namespace tm_opcode {")
+    for n, v in S.TM_OPS:
+        o.append(f"constexpr uint8_t {n} = {v};")
+    o.append("}")
+    o.append("namespace tm_op_flag {")
+    for n, b in S.TM_OP_FLAGS:
+        o.append(f"constexpr uint8_t {n} = 1u << {b};")
+    o.append("}")
+    o.append("namespace tmh_op {")
+    for n, v in S.TMH_OPS:
+        o.append(f"constexpr uint8_t {n} = {v};")
     o.append("}")
     o.append("namespace wc_op {")
     for n, v in S.WC_OPCODES:
@@ -162,6 +193,8 @@ def gen_md():
     o += table([(n, f"0x{off:04X}", acc, d) for n, off, acc, d in S.REGS], ["name", "offset", "access", "meaning"])
     o += ["", "## Statistics counters (BAR0 0x100 + 4*index)", ""]
     o += table([(i, n, d) for i, (n, d) in enumerate(S.STATS)], ["index", "name", "counts"])
+    o += ["", "## Tag-matching statistics per SRQ (BAR0 0x6000 + 0x20*srq + 4*index)", ""]
+    o += table([(i, n, d) for i, (n, d) in enumerate(S.TM_STATS)], ["index", "name", "counts"])
     o += ["", "## Commands", "",
           "Software writes the argument words `CMD_ARG0..31`, then `CMD = index << 8 | opcode`, then polls "
           "`CMD_STATUS` until busy is 0. Error bit set: bad index or opcode, nothing changed.", ""]
@@ -171,7 +204,7 @@ def gen_md():
              "; ".join(f"bit {b} {n}: {d}" for n, b, d in S.QP_INIT_BITS))
     o.append("- QP states (`SET_QP.STATE`): " + ", ".join(f"{n}={v}" for n, v in S.QP_STATES))
     for title, lst in (("Work-queue entry (WQE)", S.WQE), ("Scatter/gather entry (SGE)", S.SGE),
-                       ("Completion-queue entry (CQE)", S.CQE)):
+                       ("Completion-queue entry (CQE)", S.CQE), ("Tag-list operation WQE (TM-SRQ op ring)", S.TM_OP)):
         o += ["", f"## {title}", ""]
         o += table([(n, off, sz, d) for n, off, sz, d in lst], ["field", "offset", "bytes", "meaning"])
     o += ["", "CQE ownership: the NIC writes entry `i` with `OWNER` bit 0 = `((i >> log_size) & 1) ^ 1`; the host "
@@ -179,6 +212,9 @@ def gen_md():
           "`((ci >> log_size) & 1) ^ 1`. The host never reads the device to poll.", ""]
     o.append("- WQE opcodes: " + ", ".join(f"{n}=0x{v:02X}" for n, v in S.WQE_OPS))
     o.append("- WQE flags: " + ", ".join(f"{n}=bit {b}" for n, b in S.WQE_FLAGS))
+    o.append("- List-op opcodes: " + ", ".join(f"{n}={v}" for n, v in S.TM_OPS) +
+             "; list-op flags: " + ", ".join(f"{n}=bit {b}" for n, b in S.TM_OP_FLAGS))
+    o.append("- TMH opcodes (enum ibv_tmh_op): " + ", ".join(f"{n}={v}" for n, v in S.TMH_OPS))
     o.append("- CQE opcodes (enum ibv_wc_opcode): " + ", ".join(f"{n}={v}" for n, v in S.WC_OPCODES))
     o.append("- CQE status (enum ibv_wc_status): " + ", ".join(f"{n}={v}" for n, v in S.WC_STATUS))
     o.append("- MR access bits (enum ibv_access_flags): " + ", ".join(f"{n}=bit {b}" for n, b in S.ACCESS))

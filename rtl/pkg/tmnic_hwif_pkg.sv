@@ -3,7 +3,7 @@
 package tmnic_hwif_pkg;
 
   localparam logic [31:0] DEVICE_ID = 32'h544D4E43;
-  localparam logic [31:0] ABI_VERSION = 32'h00010000;
+  localparam logic [31:0] ABI_VERSION = 32'h00010001;
   localparam int unsigned WQE_STRIDE = 128;  // bytes per send/receive WQE
   localparam int unsigned WQE_MAX_SGE = 6;  // scatter/gather entries in one WQE
   localparam int unsigned WQE_MAX_INLINE = 96;  // inline payload bytes in one send WQE
@@ -12,6 +12,9 @@ package tmnic_hwif_pkg;
   localparam int unsigned BAR0_SIZE = 65536;  // bytes of BAR0
   localparam int unsigned QPN_FIRST = 2;  // QP numbers 0 and 1 are reserved (as on IB: SMI/GSI)
   localparam int unsigned MR_KEY_SHIFT = 8;  // an lkey/rkey selects MR table entry (key >> 8) % NUM_MR, whose KEY must equal it
+  localparam int unsigned TM_OP_STRIDE = 64;  // bytes per tag-list operation WQE (TM-SRQ list-op ring)
+  localparam int unsigned TMH_SIZE = 16;  // bytes of the tag-matching header at the start of a TM message
+  localparam int unsigned TM_STATS_STRIDE = 32;  // bytes per SRQ in the TM statistics window
   localparam int unsigned NUM_CMD_ARGS = 32;
   localparam int unsigned NO_SRQ = 65535;
 
@@ -35,11 +38,15 @@ package tmnic_hwif_pkg;
   localparam logic [15:0] REG_CMD_ARG0 = 16'h0040;  // rw: command argument words 0..31 at 0x40 + 4*i (read back after QUERY_*)
   localparam logic [15:0] REG_CMD = 16'h00C0;  // wo: write {index[31:8], opcode[7:0]} to execute a command on the CMD_ARG words
   localparam logic [15:0] REG_CMD_STATUS = 16'h00C4;  // ro: bit 0 busy, bit 1 error of the last command (bad index, size or a ring base not 64-byte aligned)
+  localparam logic [15:0] REG_TM_MAX_TAGS = 16'h00D0;  // ro: tag-list entries of the matching engine, shared by all TM-SRQs (0: no tag matching)
+  localparam logic [15:0] REG_TM_CAPS = 16'h00D4;  // ro: bit 0: rendezvous offload on RC (IBV_TM_CAP_RC); [15:8] engine LANES log2
   localparam logic [15:0] REG_STATS0 = 16'h0100;  // ro: statistics counters, 32 bits each, at 0x100 + 4*STAT_*
   localparam logic [15:0] REG_DB_SQ0 = 16'h1000;  // wo: send-queue doorbell of QP n at 0x1000 + 4*n: new producer index [15:0]
   localparam logic [15:0] REG_DB_RQ0 = 16'h2000;  // wo: receive-queue doorbell of QP n at 0x2000 + 4*n: new producer index [15:0]
   localparam logic [15:0] REG_DB_SRQ0 = 16'h3000;  // wo: SRQ doorbell of SRQ n at 0x3000 + 4*n: new producer index [15:0]
   localparam logic [15:0] REG_DB_CQ0 = 16'h4000;  // wo: CQ doorbell of CQ n at 0x4000 + 4*n: consumer index [15:0], arm [31]
+  localparam logic [15:0] REG_DB_TM0 = 16'h5000;  // wo: list-op doorbell of TM-SRQ n at 0x5000 + 4*n: new producer index [15:0] of its op ring
+  localparam logic [15:0] REG_TM_STATS0 = 16'h6000;  // ro: TM statistics of SRQ n at 0x6000 + TM_STATS_STRIDE*n + 4*TMSTAT_*
 
   localparam int unsigned NUM_STATS = 20;
   localparam int unsigned STAT_TX_PKTS = 0;  // RoCE frames sent on the MAC port or looped back
@@ -62,6 +69,15 @@ package tmnic_hwif_pkg;
   localparam int unsigned STAT_DMA_WR_REQ = 17;  // DMA write bursts issued
   localparam int unsigned STAT_CQ_OVERFLOW = 18;  // completions lost because a CQ was full
   localparam int unsigned STAT_PROT_ERR = 19;  // local protection errors (bad lkey or range); no DMA done
+  localparam int unsigned NUM_TM_STATS = 8;
+  localparam int unsigned TMSTAT_EXPECTED = 0;  // tagged messages that matched a posted tag (rendezvous included)
+  localparam int unsigned TMSTAT_UNEXPECTED = 1;  // tagged messages that matched nothing and went to an SRQ buffer (counted in hw_cnt)
+  localparam int unsigned TMSTAT_NO_TAG = 2;  // NO_TAG, FIN and reserved-opcode messages delivered to an SRQ buffer
+  localparam int unsigned TMSTAT_SYNCS = 3;  // list operations that carried a software count (IBV_OPS_TM_SYNC)
+  localparam int unsigned TMSTAT_OCCUPANCY = 4;  // live tag-list entries now
+  localparam int unsigned TMSTAT_HIGH_WATER = 5;  // largest OCCUPANCY since the SRQ was configured
+  localparam int unsigned TMSTAT_DISABLED = 6;  // live entries added out of phase, disabled until a sync
+  localparam int unsigned TMSTAT_PHASE = 7;  // hw_cnt [31:16] and sw_cnt [15:0], the 16-bit unexpected-message counters
 
   localparam logic [7:0] CMD_NOP = 8'h00;
   localparam logic [7:0] CMD_SET_MR = 8'h01;
@@ -86,6 +102,13 @@ package tmnic_hwif_pkg;
   localparam int unsigned ARG_SET_SRQ_LOG_SIZE = 2;
   localparam int unsigned ARG_SET_SRQ_PD = 3;
   localparam int unsigned ARG_SET_SRQ_VALID = 4;
+  localparam int unsigned ARG_SET_SRQ_TM = 5;
+  localparam int unsigned ARG_SET_SRQ_OPS_BASE_LO = 6;
+  localparam int unsigned ARG_SET_SRQ_OPS_BASE_HI = 7;
+  localparam int unsigned ARG_SET_SRQ_OPS_LOG_SIZE = 8;
+  localparam int unsigned ARG_SET_SRQ_CQ = 9;
+  localparam int unsigned ARG_SET_SRQ_TAG_BASE = 10;
+  localparam int unsigned ARG_SET_SRQ_TAG_NUM = 11;
   localparam logic [7:0] CMD_SET_QP = 8'h04;
   localparam int unsigned ARG_SET_QP_STATE = 0;
   localparam int unsigned ARG_SET_QP_PD = 1;
@@ -165,14 +188,43 @@ package tmnic_hwif_pkg;
   localparam int unsigned CQE_TM_TAG_LEN = 8;
   localparam int unsigned CQE_TM_APP_CTX_OFF = 40;  // 4 B: app_ctx from the TMH
   localparam int unsigned CQE_TM_APP_CTX_LEN = 4;
-  localparam int unsigned CQE_WQE_IDX_OFF = 44;  // 2 B: ring index of the completed WQE (send queue, receive queue or SRQ)
+  localparam int unsigned CQE_WQE_IDX_OFF = 44;  // 2 B: ring index of the completed WQE (send queue, receive queue, SRQ or list-op ring)
   localparam int unsigned CQE_WQE_IDX_LEN = 2;
+  localparam int unsigned CQE_TM_HANDLE_OFF = 46;  // 2 B: tag handle (matched TM receive, list operations)
+  localparam int unsigned CQE_TM_HANDLE_LEN = 2;
+  localparam int unsigned CQE_TM_HW_CNT_OFF = 48;  // 2 B: hardware unexpected-message count after a list operation (hw_phase_cnt)
+  localparam int unsigned CQE_TM_HW_CNT_LEN = 2;
   localparam int unsigned CQE_OPCODE_OFF = 60;  // 1 B: enum ibv_wc_opcode
   localparam int unsigned CQE_OPCODE_LEN = 1;
   localparam int unsigned CQE_STATUS_OFF = 61;  // 1 B: enum ibv_wc_status
   localparam int unsigned CQE_STATUS_LEN = 1;
   localparam int unsigned CQE_OWNER_OFF = 63;  // 1 B: bit 0: phase bit written last by the NIC
   localparam int unsigned CQE_OWNER_LEN = 1;
+  localparam int unsigned TMOP_WR_ID_OFF = 0;  // 8 B: opaque, returned in the list-op CQE
+  localparam int unsigned TMOP_WR_ID_LEN = 8;
+  localparam int unsigned TMOP_OPCODE_OFF = 8;  // 1 B: TM_OP_*
+  localparam int unsigned TMOP_OPCODE_LEN = 1;
+  localparam int unsigned TMOP_FLAGS_OFF = 9;  // 1 B: TM_OP_FLAG_*
+  localparam int unsigned TMOP_FLAGS_LEN = 1;
+  localparam int unsigned TMOP_SW_CNT_OFF = 10;  // 2 B: unexpected messages handled by software (flag SW_CNT), 16 bits
+  localparam int unsigned TMOP_SW_CNT_LEN = 2;
+  localparam int unsigned TMOP_HANDLE_OFF = 12;  // 4 B: ADD: handle of the new entry; DEL: handle to remove
+  localparam int unsigned TMOP_HANDLE_LEN = 4;
+  localparam int unsigned TMOP_TAG_OFF = 16;  // 8 B: ADD: tag
+  localparam int unsigned TMOP_TAG_LEN = 8;
+  localparam int unsigned TMOP_MASK_OFF = 24;  // 8 B: ADD: mask; a message matches when (msg_tag ^ TAG) & MASK == 0
+  localparam int unsigned TMOP_MASK_LEN = 8;
+  localparam int unsigned TMOP_SGE_OFF = 32;  // 16 B: ADD: the tagged buffer (one SGE: addr, length, lkey; length 0 allowed)
+  localparam int unsigned TMOP_SGE_LEN = 16;
+  localparam logic [7:0] TM_OP_ADD = 8'd0;
+  localparam logic [7:0] TM_OP_DEL = 8'd1;
+  localparam logic [7:0] TM_OP_SYNC = 8'd2;
+  localparam int unsigned TM_OP_FLAG_SIGNALED_BIT = 0;
+  localparam int unsigned TM_OP_FLAG_SW_CNT_BIT = 1;
+  localparam logic [7:0] TMH_NO_TAG = 8'd0;
+  localparam logic [7:0] TMH_RNDV = 8'd1;
+  localparam logic [7:0] TMH_FIN = 8'd2;
+  localparam logic [7:0] TMH_EAGER = 8'd3;
   localparam logic [7:0] WQE_OP_SEND = 8'h00;
   localparam logic [7:0] WQE_OP_SEND_WITH_IMM = 8'h01;
   localparam int unsigned WQE_FLAG_SIGNALED_BIT = 0;
@@ -181,6 +233,11 @@ package tmnic_hwif_pkg;
   localparam int unsigned WQE_FLAG_FENCE_BIT = 3;
   localparam logic [7:0] WC_OP_SEND = 8'd0;
   localparam logic [7:0] WC_OP_RECV = 8'd128;
+  localparam logic [7:0] WC_OP_TM_ADD = 8'd130;
+  localparam logic [7:0] WC_OP_TM_DEL = 8'd131;
+  localparam logic [7:0] WC_OP_TM_SYNC = 8'd132;
+  localparam logic [7:0] WC_OP_TM_RECV = 8'd133;
+  localparam logic [7:0] WC_OP_TM_NO_TAG = 8'd134;
   localparam logic [7:0] WC_SUCCESS = 8'd0;
   localparam logic [7:0] WC_LOC_LEN_ERR = 8'd1;
   localparam logic [7:0] WC_LOC_QP_OP_ERR = 8'd2;
@@ -192,7 +249,11 @@ package tmnic_hwif_pkg;
   localparam logic [7:0] WC_RETRY_EXC_ERR = 8'd12;
   localparam logic [7:0] WC_RNR_RETRY_EXC_ERR = 8'd13;
   localparam logic [7:0] WC_GENERAL_ERR = 8'd21;
+  localparam logic [7:0] WC_TM_ERR = 8'd22;
+  localparam logic [7:0] WC_TM_RNDV_INCOMPLETE = 8'd23;
   localparam logic [31:0] WC_FLAG_WITH_IMM = 32'd2;
+  localparam logic [31:0] WC_FLAG_TM_MATCH = 32'd32;
+  localparam logic [31:0] WC_FLAG_TM_DATA_VALID = 32'd64;
   localparam int unsigned ACCESS_LOCAL_WRITE_BIT = 0;
   localparam int unsigned ACCESS_REMOTE_WRITE_BIT = 1;
   localparam int unsigned ACCESS_REMOTE_READ_BIT = 2;

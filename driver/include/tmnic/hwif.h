@@ -6,7 +6,7 @@ namespace tmnic::hwif {
 
 constexpr uint32_t DEVICE_ID = 0x544D4E43u;
 constexpr uint32_t ABI_MAJOR = 1u;
-constexpr uint32_t ABI_MINOR = 0u;
+constexpr uint32_t ABI_MINOR = 1u;
 constexpr uint32_t WQE_STRIDE = 128u;  // bytes per send/receive WQE
 constexpr uint32_t WQE_MAX_SGE = 6u;  // scatter/gather entries in one WQE
 constexpr uint32_t WQE_MAX_INLINE = 96u;  // inline payload bytes in one send WQE
@@ -15,6 +15,9 @@ constexpr uint32_t MAX_LOG_QUEUE = 15u;  // largest ring: 2^15 entries
 constexpr uint32_t BAR0_SIZE = 65536u;  // bytes of BAR0
 constexpr uint32_t QPN_FIRST = 2u;  // QP numbers 0 and 1 are reserved (as on IB: SMI/GSI)
 constexpr uint32_t MR_KEY_SHIFT = 8u;  // an lkey/rkey selects MR table entry (key >> 8) % NUM_MR, whose KEY must equal it
+constexpr uint32_t TM_OP_STRIDE = 64u;  // bytes per tag-list operation WQE (TM-SRQ list-op ring)
+constexpr uint32_t TMH_SIZE = 16u;  // bytes of the tag-matching header at the start of a TM message
+constexpr uint32_t TM_STATS_STRIDE = 32u;  // bytes per SRQ in the TM statistics window
 constexpr uint32_t NUM_CMD_ARGS = 32u;
 constexpr uint32_t NO_SRQ = 65535u;
 
@@ -38,11 +41,15 @@ constexpr uint32_t CTRL = 0x003Cu;  // rw: bit 0: enable the port
 constexpr uint32_t CMD_ARG0 = 0x0040u;  // rw: command argument words 0..31 at 0x40 + 4*i (read back after QUERY_*)
 constexpr uint32_t CMD = 0x00C0u;  // wo: write {index[31:8], opcode[7:0]} to execute a command on the CMD_ARG words
 constexpr uint32_t CMD_STATUS = 0x00C4u;  // ro: bit 0 busy, bit 1 error of the last command (bad index, size or a ring base not 64-byte aligned)
+constexpr uint32_t TM_MAX_TAGS = 0x00D0u;  // ro: tag-list entries of the matching engine, shared by all TM-SRQs (0: no tag matching)
+constexpr uint32_t TM_CAPS = 0x00D4u;  // ro: bit 0: rendezvous offload on RC (IBV_TM_CAP_RC); [15:8] engine LANES log2
 constexpr uint32_t STATS0 = 0x0100u;  // ro: statistics counters, 32 bits each, at 0x100 + 4*STAT_*
 constexpr uint32_t DB_SQ0 = 0x1000u;  // wo: send-queue doorbell of QP n at 0x1000 + 4*n: new producer index [15:0]
 constexpr uint32_t DB_RQ0 = 0x2000u;  // wo: receive-queue doorbell of QP n at 0x2000 + 4*n: new producer index [15:0]
 constexpr uint32_t DB_SRQ0 = 0x3000u;  // wo: SRQ doorbell of SRQ n at 0x3000 + 4*n: new producer index [15:0]
 constexpr uint32_t DB_CQ0 = 0x4000u;  // wo: CQ doorbell of CQ n at 0x4000 + 4*n: consumer index [15:0], arm [31]
+constexpr uint32_t DB_TM0 = 0x5000u;  // wo: list-op doorbell of TM-SRQ n at 0x5000 + 4*n: new producer index [15:0] of its op ring
+constexpr uint32_t TM_STATS0 = 0x6000u;  // ro: TM statistics of SRQ n at 0x6000 + TM_STATS_STRIDE*n + 4*TMSTAT_*
 }  // namespace reg
 
 namespace stat {
@@ -73,6 +80,22 @@ inline const char* name(uint32_t i) {
 }
 }  // namespace stat
 
+namespace tmstat {
+constexpr uint32_t COUNT = 8u;
+constexpr uint32_t EXPECTED = 0u;  // tagged messages that matched a posted tag (rendezvous included)
+constexpr uint32_t UNEXPECTED = 1u;  // tagged messages that matched nothing and went to an SRQ buffer (counted in hw_cnt)
+constexpr uint32_t NO_TAG = 2u;  // NO_TAG, FIN and reserved-opcode messages delivered to an SRQ buffer
+constexpr uint32_t SYNCS = 3u;  // list operations that carried a software count (IBV_OPS_TM_SYNC)
+constexpr uint32_t OCCUPANCY = 4u;  // live tag-list entries now
+constexpr uint32_t HIGH_WATER = 5u;  // largest OCCUPANCY since the SRQ was configured
+constexpr uint32_t DISABLED = 6u;  // live entries added out of phase, disabled until a sync
+constexpr uint32_t PHASE = 7u;  // hw_cnt [31:16] and sw_cnt [15:0], the 16-bit unexpected-message counters
+inline const char* name(uint32_t i) {
+  static const char* const names[] = {"expected", "unexpected", "no_tag", "syncs", "occupancy", "high_water", "disabled", "phase"};
+  return i < COUNT ? names[i] : "?";
+}
+}  // namespace tmstat
+
 namespace cmd {
 constexpr uint32_t NOP = 0x00u;
 constexpr uint32_t SET_MR = 0x01u;
@@ -102,6 +125,13 @@ constexpr uint32_t BASE_HI = 1u;
 constexpr uint32_t LOG_SIZE = 2u;
 constexpr uint32_t PD = 3u;
 constexpr uint32_t VALID = 4u;
+constexpr uint32_t TM = 5u;
+constexpr uint32_t OPS_BASE_LO = 6u;
+constexpr uint32_t OPS_BASE_HI = 7u;
+constexpr uint32_t OPS_LOG_SIZE = 8u;
+constexpr uint32_t CQ = 9u;
+constexpr uint32_t TAG_BASE = 10u;
+constexpr uint32_t TAG_NUM = 11u;
 }
 constexpr uint32_t SET_QP = 0x04u;
 namespace set_qp {
@@ -184,14 +214,36 @@ constexpr uint32_t TM_TAG_OFF = 32u;  // 8 B: tag from the TMH (tag-matching com
 constexpr uint32_t TM_TAG_LEN = 8u;
 constexpr uint32_t TM_APP_CTX_OFF = 40u;  // 4 B: app_ctx from the TMH
 constexpr uint32_t TM_APP_CTX_LEN = 4u;
-constexpr uint32_t WQE_IDX_OFF = 44u;  // 2 B: ring index of the completed WQE (send queue, receive queue or SRQ)
+constexpr uint32_t WQE_IDX_OFF = 44u;  // 2 B: ring index of the completed WQE (send queue, receive queue, SRQ or list-op ring)
 constexpr uint32_t WQE_IDX_LEN = 2u;
+constexpr uint32_t TM_HANDLE_OFF = 46u;  // 2 B: tag handle (matched TM receive, list operations)
+constexpr uint32_t TM_HANDLE_LEN = 2u;
+constexpr uint32_t TM_HW_CNT_OFF = 48u;  // 2 B: hardware unexpected-message count after a list operation (hw_phase_cnt)
+constexpr uint32_t TM_HW_CNT_LEN = 2u;
 constexpr uint32_t OPCODE_OFF = 60u;  // 1 B: enum ibv_wc_opcode
 constexpr uint32_t OPCODE_LEN = 1u;
 constexpr uint32_t STATUS_OFF = 61u;  // 1 B: enum ibv_wc_status
 constexpr uint32_t STATUS_LEN = 1u;
 constexpr uint32_t OWNER_OFF = 63u;  // 1 B: bit 0: phase bit written last by the NIC
 constexpr uint32_t OWNER_LEN = 1u;
+}
+namespace tm_op {
+constexpr uint32_t WR_ID_OFF = 0u;  // 8 B: opaque, returned in the list-op CQE
+constexpr uint32_t WR_ID_LEN = 8u;
+constexpr uint32_t OPCODE_OFF = 8u;  // 1 B: TM_OP_*
+constexpr uint32_t OPCODE_LEN = 1u;
+constexpr uint32_t FLAGS_OFF = 9u;  // 1 B: TM_OP_FLAG_*
+constexpr uint32_t FLAGS_LEN = 1u;
+constexpr uint32_t SW_CNT_OFF = 10u;  // 2 B: unexpected messages handled by software (flag SW_CNT), 16 bits
+constexpr uint32_t SW_CNT_LEN = 2u;
+constexpr uint32_t HANDLE_OFF = 12u;  // 4 B: ADD: handle of the new entry; DEL: handle to remove
+constexpr uint32_t HANDLE_LEN = 4u;
+constexpr uint32_t TAG_OFF = 16u;  // 8 B: ADD: tag
+constexpr uint32_t TAG_LEN = 8u;
+constexpr uint32_t MASK_OFF = 24u;  // 8 B: ADD: mask; a message matches when (msg_tag ^ TAG) & MASK == 0
+constexpr uint32_t MASK_LEN = 8u;
+constexpr uint32_t SGE_OFF = 32u;  // 16 B: ADD: the tagged buffer (one SGE: addr, length, lkey; length 0 allowed)
+constexpr uint32_t SGE_LEN = 16u;
 }
 namespace wqe_op {
 constexpr uint8_t SEND = 0x00;
@@ -203,9 +255,29 @@ constexpr uint8_t SOLICITED = 1u << 1;
 constexpr uint8_t INLINE = 1u << 2;
 constexpr uint8_t FENCE = 1u << 3;
 }
+namespace tm_opcode {
+constexpr uint8_t ADD = 0;
+constexpr uint8_t DEL = 1;
+constexpr uint8_t SYNC = 2;
+}
+namespace tm_op_flag {
+constexpr uint8_t SIGNALED = 1u << 0;
+constexpr uint8_t SW_CNT = 1u << 1;
+}
+namespace tmh_op {
+constexpr uint8_t NO_TAG = 0;
+constexpr uint8_t RNDV = 1;
+constexpr uint8_t FIN = 2;
+constexpr uint8_t EAGER = 3;
+}
 namespace wc_op {
 constexpr uint8_t SEND = 0;
 constexpr uint8_t RECV = 128;
+constexpr uint8_t TM_ADD = 130;
+constexpr uint8_t TM_DEL = 131;
+constexpr uint8_t TM_SYNC = 132;
+constexpr uint8_t TM_RECV = 133;
+constexpr uint8_t TM_NO_TAG = 134;
 }
 namespace wc_status {
 constexpr uint8_t SUCCESS = 0;
@@ -219,9 +291,13 @@ constexpr uint8_t REM_OP_ERR = 11;
 constexpr uint8_t RETRY_EXC_ERR = 12;
 constexpr uint8_t RNR_RETRY_EXC_ERR = 13;
 constexpr uint8_t GENERAL_ERR = 21;
+constexpr uint8_t TM_ERR = 22;
+constexpr uint8_t TM_RNDV_INCOMPLETE = 23;
 }
 namespace wc_flag {
 constexpr uint32_t WITH_IMM = 2u;
+constexpr uint32_t TM_MATCH = 32u;
+constexpr uint32_t TM_DATA_VALID = 64u;
 }
 namespace access {
 constexpr uint32_t LOCAL_WRITE = 1u << 0;
