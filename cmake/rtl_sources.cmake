@@ -21,6 +21,9 @@ set(TMNIC_RTL_TOP_SOURCES
   ${TMNIC_RTL_DIR}/core/tmnic_lb_demux.sv
   ${TMNIC_RTL_DIR}/core/tmnic_axis_mux2.sv
   ${TMNIC_RTL_DIR}/core/tmnic_stats.sv
+  ${TMNIC_RTL_DIR}/core/tmnic_tm_ops.sv
+  ${TMNIC_RTL_DIR}/core/tmnic_tm_stats.sv
+  ${TMNIC_RTL_DIR}/tm/tmnic_tm_engine.sv
   ${TMNIC_RTL_DIR}/top/tmnic_top.sv
 )
 set(TMNIC_VERILATOR_ARGS -Wall ${TMNIC_RTL_DIR}/lint.vlt -O3 --x-assign fast --x-initial fast

@@ -7,7 +7,9 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_QP_P = 64,
   parameter int unsigned NUM_CQ_P = 64,
   parameter int unsigned NUM_SRQ_P = 16,
-  parameter int unsigned NUM_MR_P = 256
+  parameter int unsigned NUM_MR_P = 256,
+  parameter int unsigned TM_ENTRIES_P = 1024,  // tag-matching engine entries (TM_MAX_TAGS)
+  parameter logic [31:0] TM_CAPS_P = 32'd0      // TM_CAPS register value
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -46,15 +48,21 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
   input  logic                          rb_valid_i,   // QUERY result: overwrite the argument words
   input  logic [NUM_CMD_ARGS-1:0][31:0] rb_args_i,
 
-  // Doorbells: type 0 SQ, 1 RQ, 2 SRQ, 3 CQ
+  // Doorbells: type 0 SQ, 1 RQ, 2 SRQ, 3 CQ, 4 TM-SRQ list-op ring
   output logic        db_valid_o,
-  output logic [1:0]  db_type_o,
+  output logic [2:0]  db_type_o,
   output logic [11:0] db_idx_o,
   output logic [31:0] db_val_o,
 
   // Statistics
-  input  logic [NUM_STATS-1:0][31:0] stats_i
+  input  logic [NUM_STATS-1:0][31:0] stats_i,
+  // Tag-matching statistics: NUM_TM_STATS words per SRQ
+  input  logic [NUM_SRQ_P*NUM_TM_STATS-1:0][31:0] tm_stats_i
 );
+  localparam int unsigned TMST_BYTES = NUM_SRQ_P * TM_STATS_STRIDE;
+  if (TM_STATS_STRIDE != 4 * NUM_TM_STATS || 32'(REG_TM_STATS0) + TMST_BYTES > 32'h10000) begin : g_chk_tm
+    $fatal(1, "tmnic_axil_regs: TM statistics window does not fit");
+  end
   if (NUM_QP_P > 1024 || NUM_CQ_P > 1024 || NUM_SRQ_P > 1024) begin : g_chk
     $fatal(1, "tmnic_axil_regs: doorbell arrays hold at most 1024 queues each");
   end
@@ -93,9 +101,9 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
         logic [15:0] a;
         a = {s_axil_awaddr_i[15:2], 2'b00};
         s_axil_bvalid_o <= 1'b1;
-        if (a >= REG_DB_SQ0 && a < REG_DB_CQ0 + 16'h1000) begin
+        if (a >= REG_DB_SQ0 && a < REG_DB_TM0 + 16'h1000) begin
           db_valid_o <= 1'b1;
-          db_type_o <= 2'(a[13:12] - 2'd1);
+          db_type_o <= 3'(a[14:12] - 3'd1);
           db_idx_o <= {2'b00, a[11:2]};
           db_val_o <= s_axil_wdata_i;
         end else if (a >= REG_CMD_ARG0 && a < REG_CMD) begin
@@ -138,6 +146,8 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
           d = cmd_args_o[arg_idx(a)];
         end else if (a >= REG_STATS0 && a < REG_STATS0 + 16'(4 * NUM_STATS)) begin
           d = stats_i[a[7:2]];
+        end else if (a >= REG_TM_STATS0 && 32'(a) < 32'(REG_TM_STATS0) + TMST_BYTES) begin
+          d = tm_stats_i[(a - REG_TM_STATS0) >> 2];
         end else begin
           unique case (a)
             REG_ID:            d = DEVICE_ID;
@@ -152,6 +162,8 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
             REG_WQE_STRIDE:    d = 32'(WQE_STRIDE);
             REG_CQE_SIZE:      d = 32'(CQE_SIZE);
             REG_MAX_LOG_QUEUE: d = 32'(MAX_LOG_QUEUE);
+            REG_TM_MAX_TAGS:   d = 32'(TM_ENTRIES_P);
+            REG_TM_CAPS:       d = TM_CAPS_P;
             REG_MAC_LO:        d = mac_o[31:0];
             REG_MAC_HI:        d = {16'd0, mac_o[47:32]};
             REG_IPV4:          d = ip_o;

@@ -84,6 +84,10 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     c[CQE_WQE_IDX_OFF*8 +: 16] = r.wqe_idx;
     c[CQE_OPCODE_OFF*8 +: 8] = r.opcode;
     c[CQE_STATUS_OFF*8 +: 8] = r.status;
+    c[CQE_TM_TAG_OFF*8 +: 64] = r.tm_tag;
+    c[CQE_TM_APP_CTX_OFF*8 +: 32] = r.tm_app_ctx;
+    c[CQE_TM_HANDLE_OFF*8 +: 16] = r.tm_handle;
+    c[CQE_TM_HW_CNT_OFF*8 +: 16] = r.tm_hw_cnt;
     c[CQE_OWNER_OFF*8 +: 8] = {7'd0, owner};
     format_cqe = c;
   endfunction

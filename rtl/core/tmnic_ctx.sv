@@ -13,6 +13,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_MR = 64,
   parameter int unsigned NQP_RD = 7,     // QP configuration read ports
   parameter int unsigned NMR_RD = 2,     // MR read ports
+  parameter int unsigned TM_ENTRIES = 0, // tag-matching engine entries (0: no TM-SRQ accepted)
   localparam int unsigned QP_W = $clog2(NUM_QP),
   localparam int unsigned MR_W = $clog2(NUM_MR),
   localparam int unsigned CQ_W = $clog2(NUM_CQ),
@@ -49,6 +50,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output cq_cfg_t                        cq_rd_o,
   input  logic [SRQ_W-1:0]               srq_rd_idx_i,
   output srq_cfg_t                       srq_rd_o,
+  input  logic [SRQ_W-1:0]               srq2_rd_idx_i,   // second SRQ port (list-op engine)
+  output srq_cfg_t                       srq2_rd_o,
 
   // Dynamic-state (re)initialisation events
   output logic            init_sq_o,      // QP init_qp_o: send PSN := init_psn_o, indices := 0
@@ -94,6 +97,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cq_rd_o.valid = cq_valid_q[cq_rd_idx_i];
     srq_rd_o = srq_q[srq_rd_idx_i];
     srq_rd_o.valid = srq_valid_q[srq_rd_idx_i];
+    srq2_rd_o = srq_q[srq2_rd_idx_i];
+    srq2_rd_o.valid = srq_valid_q[srq2_rd_idx_i];
   end
 
   // The argument words of the last command, by name.
@@ -114,8 +119,15 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Ring bases must be 64-byte aligned: a CQE or a WQE half is exactly one DMA beat.
   wire set_cq_ok = cmd_idx_i < 24'(NUM_CQ) && cmd_args_i[ARG_SET_CQ_LOG_SIZE] <= MAX_LOG_QUEUE &&
                    cmd_args_i[ARG_SET_CQ_BASE_LO][5:0] == 6'd0;
+  // A TM-SRQ (TM != 0) also needs an aligned op ring, a CQ in range and a non-empty engine range.
+  wire [32:0] tag_end = {17'd0, cmd_args_i[ARG_SET_SRQ_TAG_BASE][15:0]} + {17'd0, cmd_args_i[ARG_SET_SRQ_TAG_NUM][15:0]};
+  wire set_srq_tm_ok = cmd_args_i[ARG_SET_SRQ_OPS_LOG_SIZE] <= MAX_LOG_QUEUE &&
+                       cmd_args_i[ARG_SET_SRQ_OPS_BASE_LO][5:0] == 6'd0 && cmd_args_i[ARG_SET_SRQ_CQ] < 32'(NUM_CQ) &&
+                       cmd_args_i[ARG_SET_SRQ_TAG_NUM][31:16] == 16'd0 && cmd_args_i[ARG_SET_SRQ_TAG_BASE][31:16] == 16'd0 &&
+                       cmd_args_i[ARG_SET_SRQ_TAG_NUM] != 32'd0 && tag_end <= 33'(TM_ENTRIES);
   wire set_srq_ok = cmd_idx_i < 24'(NUM_SRQ) && cmd_args_i[ARG_SET_SRQ_LOG_SIZE] <= MAX_LOG_QUEUE &&
-                    cmd_args_i[ARG_SET_SRQ_BASE_LO][5:0] == 6'd0;
+                    cmd_args_i[ARG_SET_SRQ_BASE_LO][5:0] == 6'd0 &&
+                    (cmd_args_i[ARG_SET_SRQ_TM] == 32'd0 || cmd_args_i[ARG_SET_SRQ_VALID] == 32'd0 || set_srq_tm_ok);
   wire set_qp_ok = cmd_idx_i < 24'(NUM_QP) && cmd_idx_i >= 24'(QPN_FIRST) && cmd_args_i[ARG_SET_QP_STATE] <= 32'd6 &&
                    cmd_args_i[ARG_SET_QP_SQ_LOG_SIZE] <= MAX_LOG_QUEUE && cmd_args_i[ARG_SET_QP_RQ_LOG_SIZE] <= MAX_LOG_QUEUE &&
                    cmd_args_i[ARG_SET_QP_SQ_BASE_LO][5:0] == 6'd0 && cmd_args_i[ARG_SET_QP_RQ_BASE_LO][5:0] == 6'd0;
@@ -137,7 +149,11 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     if (cmd_valid_i && cmd_op_i == CMD_SET_SRQ && set_srq_ok) begin
         srq_q[cmd_idx_i[SRQ_W-1:0]] <= '{valid: cmd_args_i[ARG_SET_SRQ_VALID] != 0,
           base: {cmd_args_i[ARG_SET_SRQ_BASE_HI], cmd_args_i[ARG_SET_SRQ_BASE_LO]},
-          log_size: cmd_args_i[ARG_SET_SRQ_LOG_SIZE][3:0], pd: cmd_args_i[ARG_SET_SRQ_PD][15:0]};
+          log_size: cmd_args_i[ARG_SET_SRQ_LOG_SIZE][3:0], pd: cmd_args_i[ARG_SET_SRQ_PD][15:0],
+          tm: cmd_args_i[ARG_SET_SRQ_TM] != 0 && cmd_args_i[ARG_SET_SRQ_VALID] != 0,
+          ops_base: {cmd_args_i[ARG_SET_SRQ_OPS_BASE_HI], cmd_args_i[ARG_SET_SRQ_OPS_BASE_LO]},
+          ops_log: cmd_args_i[ARG_SET_SRQ_OPS_LOG_SIZE][3:0], cq: cmd_args_i[ARG_SET_SRQ_CQ][15:0],
+          tag_base: cmd_args_i[ARG_SET_SRQ_TAG_BASE][15:0], tag_num: cmd_args_i[ARG_SET_SRQ_TAG_NUM][15:0]};
     end
     if (cmd_valid_i && cmd_op_i == CMD_SET_QP && set_qp_ok) begin
         qp_q[cq_qp] <= '{

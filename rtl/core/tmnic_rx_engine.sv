@@ -9,12 +9,19 @@
 //     when asked. Errors: LOC_LEN_ERR (buffer too small) with NAK invalid request, LOC_PROT_ERR
 //     (bad SGE) with NAK remote operational error; both move the QP to ERR.
 // It also flushes the receive queue (and a WQE held mid-message) of QPs in ERR.
+// On a TM-SRQ the first packet's TMH decides (docs/tag-matching.md): EAGER/RNDV are looked up in the
+// matching engine; a hit lands in the tagged buffer (EAGER without its TMH; RNDV whole, completed as
+// TM_RNDV_INCOMPLETE because rendezvous is not offloaded), a miss is an unexpected message for the
+// next SRQ buffer; NO_TAG, FIN, reserved opcodes and tagged messages shorter than a TMH go whole to
+// an SRQ buffer as TM_NO_TAG. Every TM completion goes to the SRQ's CQ.
 module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned NUM_QP = 64,
   parameter int unsigned NUM_MR = 64,
   parameter int unsigned NUM_SRQ = 16,
+  parameter int unsigned TM_ENTRIES = 1024,
   localparam int unsigned BYTES = DATA_W / 8,
+  localparam int unsigned H_W = $clog2(TM_ENTRIES),
   localparam int unsigned QP_W = $clog2(NUM_QP),
   localparam int unsigned MR_W = $clog2(NUM_MR),
   localparam int unsigned SRQ_W = $clog2(NUM_SRQ),
@@ -89,6 +96,28 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic [DATA_W-1:0]  wr_data_o,
   input  logic               wr_done_i,
 
+  // Tag matching: engine lookups, the tag-buffer RAM {lkey, length, addr}, and the ADD whose
+  // buffer is not in the RAM yet (a hit on that handle waits for it)
+  output logic             lk_valid_o,
+  input  logic             lk_ready_i,
+  output logic [SRQ_W-1:0] lk_srq_o,
+  output logic [63:0]      lk_tag_o,
+  output logic             lk_commit_miss_o,
+  input  logic             lk_rsp_valid_i,
+  input  logic             lk_rsp_hit_i,
+  input  logic [H_W-1:0]   lk_rsp_handle_i,
+  input  logic             lk_rsp_unexp_i,
+  input  logic             lk_rsp_blocked_i,
+  output logic             tb_re_o,
+  output logic [H_W-1:0]   tb_raddr_o,
+  input  logic [127:0]     tb_rdata_i,
+  input  logic             add_pend_i,
+  input  logic [H_W-1:0]   add_pend_handle_i,
+  output logic             tm_exp_o,      // statistics pulses for SRQ tm_srq_o
+  output logic             tm_unexp_o,
+  output logic             tm_notag_o,
+  output logic [SRQ_W-1:0] tm_srq_o,
+
   // Completions
   output cqe_req_t cqe_o,
   output logic     cqe_valid_o,
@@ -123,6 +152,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic        h_bad_q [NUM_QP];       // an SGE failed the protection check
   logic [2:0]  h_nsge_q [NUM_QP];
   logic [31:0] h_off_q [NUM_QP];       // message bytes received so far
+  // Tag matching of the held message: kind, TMH fields, rendezvous, MATCH completion already written
+  typedef enum logic [1:0] {K_PLAIN, K_MATCHED, K_UNEXP, K_NOTAG} kind_e;
+  kind_e       h_kind_q [NUM_QP];
+  logic        h_rndv_q [NUM_QP];
+  logic        h_msent_q [NUM_QP];
+  logic [63:0] h_tag_q [NUM_QP];
+  logic [31:0] h_ctx_q [NUM_QP];
   logic [63:0] h_iova_q [NUM_QP * 8];
   logic [31:0] h_len_q [NUM_QP * 8];
   logic [15:0] srq_pi_q [NUM_SRQ];
@@ -138,9 +174,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   assign query_psn_o = epsn_q[query_qp_i];
 
-  typedef enum logic [3:0] {
+  typedef enum logic [4:0] {
     S_IDLE, S_SCAN, S_LOOKUP, S_FETCH, S_FETCH_WAIT, S_SGE, S_EXEC, S_STORE, S_SCATTER, S_SCATTER_WAIT,
-    S_DONE, S_OUT, S_DRAIN, S_FLUSH_FETCH, S_FLUSH_WAIT
+    S_DONE, S_OUT, S_DRAIN, S_FLUSH_FETCH, S_FLUSH_WAIT, S_TMH, S_TM_WAIT, S_TM_BUF, S_TM_BUF2, S_RNR
   } state_e;
   state_e state_q, after_q;
 
@@ -158,6 +194,12 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [12:0] done_q;                 // packet bytes scattered so far
   logic [RXB_POS_W-1:0] chunk_pos_q;
   logic fl_srq_q;                      // the WQE being fetched is from the SRQ
+  logic [4:0] skip_q;                  // leading payload bytes not delivered (the TMH of a matched EAGER)
+  kind_e t_kind_q;                     // classification of the first packet on a TM-SRQ
+  logic t_rndv_q;
+  logic [63:0] t_tag_q;
+  logic [31:0] t_ctx_q;
+  logic [H_W-1:0] t_handle_q;
 
   // Configuration of the current QP (the send-side fields belong to the send engine).
   /* verilator lint_off UNUSEDSIGNAL */
@@ -166,7 +208,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire has_srq = (cfg.srq != 16'(NO_SRQ));
   wire [SRQ_W-1:0] sn = cfg.srq[SRQ_W-1:0];
   assign srq_idx_o = sn;
+  /* verilator lint_off UNUSEDSIGNAL */  // the op-ring and tag-range fields belong to tmnic_tm_ops
   wire srq_cfg_t scfg = srq_rd_i;
+  /* verilator lint_on UNUSEDSIGNAL */
   wire [7:0] op = h_q.opcode;
   wire is_first = (op == OP_SEND_FIRST) || (op == OP_SEND_ONLY) || (op == OP_SEND_ONLY_IMM);
   wire is_last = (op == OP_SEND_LAST) || (op == OP_SEND_LAST_IMM) || (op == OP_SEND_ONLY) ||
@@ -174,6 +218,19 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire is_send = (op <= OP_SEND_ONLY_IMM);
   wire has_imm = (op == OP_SEND_LAST_IMM) || (op == OP_SEND_ONLY_IMM);
   wire [QP_W+2:0] hs = {q_q, sge_i_q};
+
+  // TMH in the first payload beat: opcode, app_ctx (BE32), tag (BE64)
+  wire [7:0] tmh_op = s_pay_tdata_i[7:0];
+  logic [31:0] tmh_ctx;
+  logic [63:0] tmh_tag;
+  always_comb begin
+    for (int i = 0; i < 4; i++) tmh_ctx[8*i +: 8] = s_pay_tdata_i[(7 - i)*8 +: 8];
+    for (int i = 0; i < 8; i++) tmh_tag[8*i +: 8] = s_pay_tdata_i[(15 - i)*8 +: 8];
+  end
+  wire tmh_tagged = (tmh_op == TMH_EAGER || tmh_op == TMH_RNDV) && h_q.pay_len >= 13'(TMH_SIZE);
+  wire is_tm = has_srq && scfg.valid && scfg.tm;
+  wire srq_has_wqe = scfg.valid && srq_ci_q[sn] != srq_pi_q[sn];
+  assign lk_srq_o = sn;
 
   // SGE sge_i_q of the fetched WQE
   wire sge_t sge_cur = wqe_sge(wqe_q, sge_i_q);
@@ -186,6 +243,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Scatter geometry: next piece of the packet inside the held WQE's SGE sge_i_q.
   wire [31:0] pkt_left = {19'd0, h_q.pay_len - done_q};
+  wire [12:0] pay_del = h_q.pay_len - {8'd0, skip_q};   // payload bytes delivered from this packet
   wire [31:0] sge_left = h_len_q[hs] - sge_off_q;
   wire [31:0] piece = (sge_left < pkt_left) ? sge_left : pkt_left;
 
@@ -217,10 +275,14 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [7:0]  c_status_q;
   logic [31:0] c_len_q, c_imm_q, c_flags_q;
   logic [QP_W-1:0] c_qp_q;
+  logic [15:0] c_cq_q, c_handle_q;
+  logic [7:0] c_op_q;
+  logic [63:0] c_tag_q;
+  logic [31:0] c_ctx_q;
   assign qp_idx_o = {c_qp_q, ack_head, q_q};   // read ports: current QP, ACK being sent, completion
   always_comb begin
     cqe_o = '0;
-    cqe_o.cq = qp_rd_i[2].recv_cq;
+    cqe_o.cq = c_cq_q;
     cqe_o.wr_id = c_wrid_q;
     cqe_o.byte_len = c_len_q;
     cqe_o.imm = c_imm_q;
@@ -228,9 +290,35 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cqe_o.src_qp = qp_rd_i[2].dest_qpn;
     cqe_o.wc_flags = c_flags_q;
     cqe_o.wqe_idx = c_idx_q;
-    cqe_o.opcode = WC_OP_RECV;
+    cqe_o.opcode = c_op_q;
     cqe_o.status = c_status_q;
+    cqe_o.tm_tag = c_tag_q;
+    cqe_o.tm_app_ctx = c_ctx_q;
+    cqe_o.tm_handle = c_handle_q;
   end
+
+  // TM flags of the completion that ends a held message: DATA_VALID, and MATCH unless already sent.
+  function automatic logic [31:0] tm_end_flags(input kind_e k, input logic msent);
+    tm_end_flags = (k != K_MATCHED) ? 32'd0 : (msent ? WC_FLAG_TM_DATA_VALID : (WC_FLAG_TM_DATA_VALID | WC_FLAG_TM_MATCH));
+  endfunction
+
+  // The first packet's classification becomes the held message's.
+  task automatic hold_tm(input logic [QP_W-1:0] q);
+    h_kind_q[q] <= t_kind_q;
+    h_rndv_q[q] <= t_rndv_q;
+    h_msent_q[q] <= 1'b0;
+    h_tag_q[q] <= t_tag_q;
+    h_ctx_q[q] <= t_ctx_q;
+  endtask
+
+  // Completion fields that depend on the held message's kind (QP q_q): CQ, opcode, TM fields.
+  task automatic set_c_kind(input kind_e k, input logic [63:0] tag, input logic [31:0] ctx, input logic [15:0] idx);
+    c_cq_q <= (k == K_PLAIN) ? cfg.recv_cq : scfg.cq;
+    c_op_q <= (k == K_PLAIN) ? WC_OP_RECV : (k == K_NOTAG) ? WC_OP_TM_NO_TAG : WC_OP_TM_RECV;
+    c_tag_q <= (k == K_MATCHED) ? tag : 64'd0;
+    c_ctx_q <= (k == K_MATCHED) ? ctx : 32'd0;
+    c_handle_q <= (k == K_MATCHED) ? idx : 16'd0;
+  endtask
 
   // RX buffer: payload of the current packet at byte 0.
   logic rxb_wr;
@@ -267,6 +355,12 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       cqe_valid_o <= 1'b0;
       c_wrid_q <= '0; c_idx_q <= '0; c_status_q <= '0; c_len_q <= '0; c_imm_q <= '0; c_flags_q <= '0;
       c_qp_q <= '0;
+      c_cq_q <= '0; c_handle_q <= '0; c_op_q <= '0; c_tag_q <= '0; c_ctx_q <= '0;
+      skip_q <= '0;
+      t_kind_q <= K_PLAIN; t_rndv_q <= 1'b0; t_tag_q <= '0; t_ctx_q <= '0; t_handle_q <= '0;
+      lk_valid_o <= 1'b0; lk_tag_o <= '0; lk_commit_miss_o <= 1'b0;
+      tb_re_o <= 1'b0; tb_raddr_o <= '0;
+      {tm_exp_o, tm_unexp_o, tm_notag_o} <= '0; tm_srq_o <= '0;
       err_o <= 1'b0; err_qp_o <= '0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
       ackq_wr_q <= '0;
@@ -275,6 +369,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         ack_pend_q[i] <= 1'b0;
         epsn_q[i] <= '0; msn_q[i] <= '0; rq_pi_q[i] <= '0; rq_ci_q[i] <= '0;
         nak_sent_q[i] <= 1'b0; held_q[i] <= 1'b0;
+        h_kind_q[i] <= K_PLAIN; h_rndv_q[i] <= 1'b0; h_msent_q[i] <= 1'b0;
       end
       for (int i = 0; i < NUM_SRQ; i++) begin
         srq_pi_q[i] <= '0; srq_ci_q[i] <= '0;
@@ -287,6 +382,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0;
       err_o <= 1'b0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
+      {tm_exp_o, tm_unexp_o, tm_notag_o} <= '0;
+      tb_re_o <= 1'b0;
+      if (lk_valid_o && lk_ready_i) lk_valid_o <= 1'b0;
       if (ack_valid_o && ack_ready_i) ack_valid_o <= 1'b0;
       if (cqe_valid_o && cqe_ready_i) cqe_valid_o <= 1'b0;
       if (rd_valid_o && rd_ready_i) rd_valid_o <= 1'b0;
@@ -339,7 +437,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           if (held_q[q_q]) begin
             held_q[q_q] <= 1'b0;
             c_wrid_q <= h_wrid_q[q_q]; c_idx_q <= h_idx_q[q_q]; c_status_q <= WC_WR_FLUSH_ERR;
-            c_len_q <= '0; c_imm_q <= '0; c_flags_q <= '0; c_qp_q <= q_q;
+            c_len_q <= '0; c_imm_q <= '0; c_qp_q <= q_q;
+            c_flags_q <= tm_end_flags(h_kind_q[q_q], h_msent_q[q_q]);
+            set_c_kind(h_kind_q[q_q], h_tag_q[q_q], h_ctx_q[q_q], h_idx_q[q_q]);
             cqe_valid_o <= 1'b1;
             after_q <= S_IDLE;
             state_q <= S_OUT;
@@ -353,6 +453,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         S_FLUSH_WAIT: if (rsp_valid_i && rsp_last_i) begin
           c_wrid_q <= wqe_q[63:0]; c_idx_q <= rq_ci_q[q_q]; c_status_q <= WC_WR_FLUSH_ERR;
           c_len_q <= '0; c_imm_q <= '0; c_flags_q <= '0; c_qp_q <= q_q;
+          set_c_kind(K_PLAIN, '0, '0, '0);
           cqe_valid_o <= 1'b1;
           rq_ci_q[q_q] <= rq_ci_q[q_q] + 16'd1;
           after_q <= S_IDLE;
@@ -362,6 +463,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         // Which QP, and is the packet for it?
         S_LOOKUP: begin
           logic ok;
+          skip_q <= '0;                         // only a matched first packet skips its TMH
           ok = (h_q.dest_qp < 24'(NUM_QP)) && (h_q.dest_qp >= 24'(QPN_FIRST)) && (h_q.src_ip == cfg.dest_ip);
           state_q <= S_DRAIN;
           if (op == OP_ACK) begin
@@ -401,17 +503,77 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             after_q <= S_DRAIN;
             state_q <= S_OUT;
           end else if (is_first) begin
-            if (has_srq ? (!scfg.valid || srq_ci_q[sn] == srq_pi_q[sn]) : (rq_ci_q[q_q] == rq_pi_q[q_q])) begin
-              a_go = 1'b1; a_syn = {3'b001, cfg.min_rnr_timer}; a_msn = msn_q[q_q]; a_psn = h_q.psn;
-              tx_rnr_o <= 1'b1;
-              after_q <= S_DRAIN;
-              state_q <= S_OUT;
-            end else begin
-              state_q <= S_FETCH;
-            end
+            t_kind_q <= K_PLAIN;
+            t_rndv_q <= 1'b0;
+            skip_q <= '0;
+            if (is_tm) state_q <= S_TMH;
+            else if (has_srq ? !srq_has_wqe : (rq_ci_q[q_q] == rq_pi_q[q_q])) state_q <= S_RNR;
+            else state_q <= S_FETCH;
           end else begin
             state_q <= S_EXEC;
           end
+        end
+
+        // No receive WQE (or the TM-SRQ's counters are too far apart): RNR NAK, packet dropped.
+        S_RNR: begin
+          a_go = 1'b1; a_syn = {3'b001, cfg.min_rnr_timer}; a_msn = msn_q[q_q]; a_psn = h_q.psn;
+          tx_rnr_o <= 1'b1;
+          after_q <= S_DRAIN;
+          state_q <= S_OUT;
+        end
+
+        // TM-SRQ: classify by the TMH in the first payload beat (peeked, not consumed).
+        S_TMH: begin
+          if (h_q.pay_len == 13'd0 || (s_pay_tvalid_i && !tmh_tagged)) begin
+            t_kind_q <= K_NOTAG;
+            state_q <= srq_has_wqe ? S_FETCH : S_RNR;
+            if (srq_has_wqe) begin
+              tm_notag_o <= 1'b1;
+              tm_srq_o <= sn;
+            end
+          end else if (s_pay_tvalid_i) begin
+            t_tag_q <= tmh_tag;
+            t_ctx_q <= tmh_ctx;
+            t_rndv_q <= (tmh_op == TMH_RNDV);
+            lk_valid_o <= 1'b1;
+            lk_tag_o <= tmh_tag;
+            lk_commit_miss_o <= srq_has_wqe;
+            state_q <= S_TM_WAIT;
+          end
+        end
+        S_TM_WAIT: if (lk_rsp_valid_i) begin
+          tm_srq_o <= sn;
+          if (lk_rsp_hit_i) begin
+            t_kind_q <= K_MATCHED;
+            t_handle_q <= lk_rsp_handle_i;
+            skip_q <= t_rndv_q ? 5'd0 : 5'(TMH_SIZE);
+            tm_exp_o <= 1'b1;
+            state_q <= S_TM_BUF;
+          end else if (lk_rsp_unexp_i) begin
+            t_kind_q <= K_UNEXP;
+            tm_unexp_o <= 1'b1;
+            state_q <= S_FETCH;
+          end else begin
+            // Blocked (counters too far apart) or a miss while the SRQ is empty: nothing was
+            // consumed or counted, RNR NAK and the message comes again.
+            state_q <= S_RNR;
+          end
+        end
+        // The tagged buffer, as a one-SGE WQE, goes through the usual SGE protection check.
+        S_TM_BUF: if (!(add_pend_i && add_pend_handle_i == t_handle_q)) begin
+          tb_re_o <= 1'b1;
+          tb_raddr_o <= t_handle_q;
+          state_q <= S_TM_BUF2;
+        end
+        S_TM_BUF2: if (!tb_re_o) begin
+          wqe_q <= '0;
+          wqe_q[WQE_NUM_SGE_OFF*8 +: 8] <= 8'd1;
+          wqe_q[WQE_SGE0_OFF*8 +: 128] <= tb_rdata_i;
+          fl_srq_q <= 1'b1;
+          h_idx_q[q_q] <= 16'(t_handle_q) - scfg.tag_base;   // completions carry the SRQ's own handle
+          sge_i_q <= '0;
+          cap_q <= '0;
+          state_q <= S_SGE;
         end
 
         // Take the next receive WQE (consumed now; completed at the last packet).
@@ -438,6 +600,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         // Check the WQE's SGEs (LOCAL_WRITE) and remember them for the whole message.
         S_SGE: begin
           if (32'(sge_i_q) >= 32'(w_nsge) || sge_i_q == 3'(NSGE)) begin
+            hold_tm(q_q);
             held_q[q_q] <= 1'b1;
             h_wrid_q[q_q] <= wqe_q[63:0];
             h_nsge_q[q_q] <= sge_i_q;
@@ -449,6 +612,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             h_len_q[hs] <= sge_len;
             if (!mr_ok(sge_mr, sge_key, fl_srq_q ? scfg.pd : cfg.pd, sge_addr, sge_len, 1'b1)) begin
               h_bad_q[q_q] <= 1'b1;
+              hold_tm(q_q);
               held_q[q_q] <= 1'b1;
               h_wrid_q[q_q] <= wqe_q[63:0];
               h_nsge_q[q_q] <= sge_i_q;
@@ -466,13 +630,15 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           logic [31:0] capacity;
           capacity = '0;
           for (int i = 0; i < NSGE; i++) if (3'(i) < h_nsge_q[q_q]) capacity = capacity + h_len_q[{q_q, 3'(i)}];
-          if (h_bad_q[q_q] || capacity < h_off_q[q_q] + {19'd0, h_q.pay_len}) begin
+          if (h_bad_q[q_q] || capacity < h_off_q[q_q] + {19'd0, pay_del}) begin
             held_q[q_q] <= 1'b0;
             err_o <= 1'b1; err_qp_o <= q_q;
             if (h_bad_q[q_q]) prot_err_o <= 1'b1;
             c_wrid_q <= h_wrid_q[q_q]; c_idx_q <= h_idx_q[q_q];
             c_status_q <= h_bad_q[q_q] ? WC_LOC_PROT_ERR : WC_LOC_LEN_ERR;
-            c_len_q <= '0; c_imm_q <= '0; c_flags_q <= '0; c_qp_q <= q_q;
+            c_len_q <= '0; c_imm_q <= '0; c_qp_q <= q_q;
+            c_flags_q <= tm_end_flags(h_kind_q[q_q], h_msent_q[q_q]);
+            set_c_kind(h_kind_q[q_q], h_tag_q[q_q], h_ctx_q[q_q], h_idx_q[q_q]);
             cqe_valid_o <= 1'b1;
             a_go = 1'b1; a_syn = h_bad_q[q_q] ? 8'h63 : 8'h61; a_msn = msn_q[q_q]; a_psn = h_q.psn;
             tx_nak_o <= 1'b1;
@@ -480,7 +646,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             state_q <= S_OUT;
           end else begin
             stored_q <= '0;
-            done_q <= '0;
+            done_q <= {8'd0, skip_q};
             // find the SGE holding message offset h_off
             begin
               logic [31:0] o;
@@ -528,15 +694,24 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         S_DONE: begin
           epsn_q[q_q] <= epsn_q[q_q] + 24'd1;
           nak_sent_q[q_q] <= 1'b0;
-          h_off_q[q_q] <= h_off_q[q_q] + {19'd0, h_q.pay_len};
+          h_off_q[q_q] <= h_off_q[q_q] + {19'd0, pay_del};
+          c_wrid_q <= h_wrid_q[q_q]; c_idx_q <= h_idx_q[q_q]; c_qp_q <= q_q;
+          c_status_q <= (h_kind_q[q_q] == K_MATCHED && h_rndv_q[q_q]) ? WC_TM_RNDV_INCOMPLETE : WC_SUCCESS;
+          set_c_kind(h_kind_q[q_q], h_tag_q[q_q], h_ctx_q[q_q], h_idx_q[q_q]);
           if (is_last) begin
-            c_wrid_q <= h_wrid_q[q_q]; c_idx_q <= h_idx_q[q_q]; c_status_q <= WC_SUCCESS; c_qp_q <= q_q;
-            c_len_q <= h_off_q[q_q] + {19'd0, h_q.pay_len};
+            c_len_q <= h_off_q[q_q] + {19'd0, pay_del};
             c_imm_q <= has_imm ? h_q.imm : 32'd0;
-            c_flags_q <= has_imm ? WC_FLAG_WITH_IMM : 32'd0;
+            c_flags_q <= (has_imm ? WC_FLAG_WITH_IMM : 32'd0) | tm_end_flags(h_kind_q[q_q], h_msent_q[q_q]);
             cqe_valid_o <= 1'b1;
             held_q[q_q] <= 1'b0;
             msn_q[q_q] <= msn_q[q_q] + 24'd1;
+          end else if (h_kind_q[q_q] == K_MATCHED && !h_msent_q[q_q]) begin
+            // First packet of a multi-packet matched message: the MATCH completion, data follows.
+            c_len_q <= '0;
+            c_imm_q <= '0;
+            c_flags_q <= WC_FLAG_TM_MATCH;
+            cqe_valid_o <= 1'b1;
+            h_msent_q[q_q] <= 1'b1;
           end
           if (h_q.ack_req) begin
             a_go = 1'b1; a_syn = 8'h1F; a_msn = msn_q[q_q] + (is_last ? 24'd1 : 24'd0); a_psn = h_q.psn;
@@ -594,5 +769,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign quiet_o = (state_q == S_IDLE || state_q == S_SCAN) && !rd_valid_o && !wr_valid_o;
   assign idle_o = (state_q == S_IDLE) && !scan_q && (ackq_wr_q == ackq_rd_q) && !tx_valid_o;
   // Pulled offsets stay within one 4 KiB packet (the sign only matters modulo the buffer).
-  wire unused_ok = ^wr_data_off_i[13:12];
+  // Blocked lookups and misses with an empty SRQ are handled alike (RNR NAK), so "blocked" itself
+  // is not needed.
+  wire unused_ok = ^{wr_data_off_i[13:12], lk_rsp_blocked_i};
 endmodule

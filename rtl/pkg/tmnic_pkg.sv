@@ -61,11 +61,19 @@ package tmnic_pkg;
     logic [3:0]  log_size;
   } cq_cfg_t;
 
+  // SRQ; a TM-SRQ also has a list-operation ring, a CQ for all its completions and a range of
+  // tag-matching engine entries [tag_base, tag_base + tag_num).
   typedef struct packed {
     logic        valid;
     logic [63:0] base;
     logic [3:0]  log_size;
     logic [15:0] pd;
+    logic        tm;
+    logic [63:0] ops_base;
+    logic [3:0]  ops_log;
+    logic [15:0] cq;
+    logic [15:0] tag_base;
+    logic [15:0] tag_num;
   } srq_cfg_t;
 
   // Completion request to the CQ writer.
@@ -80,6 +88,10 @@ package tmnic_pkg;
     logic [15:0] wqe_idx;
     logic [7:0]  opcode;
     logic [7:0]  status;
+    logic [63:0] tm_tag;      // tag-matching fields (zero otherwise)
+    logic [31:0] tm_app_ctx;
+    logic [15:0] tm_handle;
+    logic [15:0] tm_hw_cnt;
   } cqe_req_t;
 
   // BTH opcodes used by the NIC (RC).

@@ -3,6 +3,8 @@
 //   DMA (AXI4 master): WQE fetch, payload gather/scatter, CQE writes, by IO virtual address.
 //   MAC (AXI4-Stream): Ethernet frames without FCS; frames to the port's own IPv4 address are
 //   looped back inside the NIC.
+//   Tag matching: TM-SRQs with a hardware matching engine of TM_ENTRIES entries shared by all of
+//   them, compared TM_LANES per cycle (docs/tag-matching.md).
 // Block diagram and data flow: docs/architecture.md.
 module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned DATA_W = 512,
@@ -11,6 +13,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_SRQ = 16,
   parameter int unsigned NUM_MR = 64,
   parameter int unsigned CLK_MHZ = 250,
+  parameter int unsigned TM_ENTRIES = 1024,
+  parameter int unsigned TM_LANES = TM_ENTRIES,
   localparam int unsigned BYTES = DATA_W / 8
 ) (
   input  logic        clk_i,
@@ -78,6 +82,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic [63:0] wake_at_o
 );
   localparam int unsigned QP_W = $clog2(NUM_QP);
+  localparam int unsigned TM_H_W = $clog2(TM_ENTRIES);
+  localparam int unsigned SRQ_W = $clog2(NUM_SRQ);
   if (DATA_W != 512) begin : g_chk_w
     $fatal(1, "tmnic_top: DATA_W must be 512 (the engines move a 128-byte WQE in two beats)");
   end
@@ -90,19 +96,21 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [31:0] ip;
   logic enable;
   logic cmd_valid, cmd_err, cmd_busy, rb_valid, cfg_changed;
-  logic sq_quiet, rx_quiet, sq_idle, rx_idle, txs_idle, cqw_idle, dma_wr_idle;
+  logic sq_quiet, rx_quiet, sq_idle, rx_idle, txs_idle, cqw_idle, dma_wr_idle, tmo_quiet, tmo_idle, tme_idle;
   logic [7:0] cmd_op;
   logic [23:0] cmd_idx;
   logic [NUM_CMD_ARGS-1:0][31:0] cmd_args, rb_args;
   logic db_valid;
-  logic [1:0] db_type;
+  logic [2:0] db_type;
   logic [11:0] db_idx;
   logic [31:0] db_val;
   logic [NUM_STATS-1:0][31:0] stats;
   logic [NUM_STATS-1:0] stat_inc;
+  logic [NUM_SRQ*NUM_TM_STATS-1:0][31:0] tm_stats;
 
   tmnic_axil_regs #(.DATA_BYTES_P(BYTES), .CLK_MHZ_P(CLK_MHZ), .NUM_QP_P(NUM_QP), .NUM_CQ_P(NUM_CQ),
-                    .NUM_SRQ_P(NUM_SRQ), .NUM_MR_P(NUM_MR)) u_regs (
+                    .NUM_SRQ_P(NUM_SRQ), .NUM_MR_P(NUM_MR), .TM_ENTRIES_P(TM_ENTRIES),
+                    .TM_CAPS_P({16'd0, 8'($clog2(TM_LANES)), 8'd0})) u_regs (
     .clk_i, .rst_ni,
     .s_axil_awaddr_i, .s_axil_awvalid_i, .s_axil_awready_o, .s_axil_wdata_i, .s_axil_wstrb_i,
     .s_axil_wvalid_i, .s_axil_wready_o, .s_axil_bresp_o, .s_axil_bvalid_o, .s_axil_bready_i,
@@ -112,7 +120,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .cmd_valid_o(cmd_valid), .cmd_op_o(cmd_op), .cmd_idx_o(cmd_idx), .cmd_args_o(cmd_args),
     .cmd_busy_i(cmd_busy), .cmd_err_i(cmd_err), .rb_valid_i(rb_valid), .rb_args_i(rb_args),
     .db_valid_o(db_valid), .db_type_o(db_type), .db_idx_o(db_idx), .db_val_o(db_val),
-    .stats_i(stats));
+    .stats_i(stats), .tm_stats_i(tm_stats));
 
   // Context read ports: QP 0..3 send engine, 4..6 receive engine; MR 0 send, 1 receive.
   logic [NUM_QP-1:0][2:0] qp_state;
@@ -123,8 +131,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   mr_t [1:0] mr_rd;
   logic [$clog2(NUM_CQ)-1:0] cq_rd_idx;
   cq_cfg_t cq_rd;
-  logic [$clog2(NUM_SRQ)-1:0] srq_rd_idx;
-  srq_cfg_t srq_rd;
+  logic [$clog2(NUM_SRQ)-1:0] srq_rd_idx, srq2_rd_idx;
+  srq_cfg_t srq_rd, srq2_rd;
   logic init_sq, init_rq, cq_reset, srq_reset;
   logic [QP_W-1:0] init_qp, query_qp;
   logic [23:0] init_sq_psn, init_rq_psn, query_sq_psn, query_rq_psn;
@@ -132,15 +140,17 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic err_sq, err_rq;
   logic [QP_W-1:0] err_sq_qp, err_rq_qp;
 
-  tmnic_ctx #(.NUM_QP(NUM_QP), .NUM_CQ(NUM_CQ), .NUM_SRQ(NUM_SRQ), .NUM_MR(NUM_MR)) u_ctx (
+  tmnic_ctx #(.NUM_QP(NUM_QP), .NUM_CQ(NUM_CQ), .NUM_SRQ(NUM_SRQ), .NUM_MR(NUM_MR),
+              .TM_ENTRIES(TM_ENTRIES)) u_ctx (
     .clk_i, .rst_ni,
     .cmd_valid_i(cmd_valid), .cmd_op_i(cmd_op), .cmd_idx_i(cmd_idx), .cmd_args_i(cmd_args),
-    .cmd_err_o(cmd_err), .cmd_busy_o(cmd_busy), .quiet_i(sq_quiet && rx_quiet && cqw_idle && dma_wr_idle),
+    .cmd_err_o(cmd_err), .cmd_busy_o(cmd_busy),
+    .quiet_i(sq_quiet && rx_quiet && tmo_quiet && cqw_idle && dma_wr_idle),
     .rb_valid_o(rb_valid), .rb_args_o(rb_args),
     .query_qp_o(query_qp), .query_sq_psn_i(query_sq_psn), .query_rq_psn_i(query_rq_psn),
     .qp_state_o(qp_state), .qp_has_srq_o(qp_has_srq), .qp_rd_idx_i(qp_rd_idx), .qp_rd_o(qp_rd),
     .mr_rd_idx_i(mr_rd_idx), .mr_rd_o(mr_rd), .cq_rd_idx_i(cq_rd_idx), .cq_rd_o(cq_rd),
-    .srq_rd_idx_i(srq_rd_idx), .srq_rd_o(srq_rd),
+    .srq_rd_idx_i(srq_rd_idx), .srq_rd_o(srq_rd), .srq2_rd_idx_i(srq2_rd_idx), .srq2_rd_o(srq2_rd),
     .init_sq_o(init_sq), .init_rq_o(init_rq), .init_qp_o(init_qp), .init_sq_psn_o(init_sq_psn),
     .init_rq_psn_o(init_rq_psn), .cq_reset_o(cq_reset), .cq_reset_idx_o(cq_reset_idx),
     .srq_reset_o(srq_reset), .srq_reset_idx_o(srq_reset_idx),
@@ -153,10 +163,10 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   // ---------------------------------------------------------------- DMA
-  localparam int unsigned RD_SQ_WQE = 0, RD_SQ_PAY = 1, RD_RQ_WQE = 2;
-  logic [2:0][63:0] rd_addr;
-  logic [2:0][12:0] rd_len;
-  logic [2:0] rd_valid, rd_ready;
+  localparam int unsigned RD_SQ_WQE = 0, RD_SQ_PAY = 1, RD_RQ_WQE = 2, RD_TM_OP = 3;
+  logic [3:0][63:0] rd_addr;
+  logic [3:0][12:0] rd_len;
+  logic [3:0] rd_valid, rd_ready;
   logic rsp_valid, rsp_last;
   logic [1:0] rsp_client;
   logic [DATA_W-1:0] rsp_data;
@@ -164,7 +174,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [BYTES-1:0] rsp_be;
   logic dma_rd_burst, dma_wr_burst;
 
-  tmnic_dma_rd #(.DATA_W(DATA_W), .NCLI(3)) u_dma_rd (
+  tmnic_dma_rd #(.DATA_W(DATA_W), .NCLI(4)) u_dma_rd (
     .clk_i, .rst_ni,
     .req_addr_i(rd_addr), .req_len_i(rd_len), .req_valid_i(rd_valid), .req_ready_o(rd_ready),
     .rsp_valid_o(rsp_valid), .rsp_client_o(rsp_client), .rsp_data_o(rsp_data), .rsp_off_o(rsp_off),
@@ -211,8 +221,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [$clog2(NSLOT)-1:0] sq_pkt_slot;
   logic sq_pkt_valid, sq_pkt_ready, ack_tx_valid, ack_tx_ready;
   logic [NSLOT-1:0] slot_free;
-  cqe_req_t [1:0] cqe;
-  logic [1:0] cqe_valid, cqe_ready;
+  cqe_req_t [2:0] cqe;
+  logic [2:0] cqe_valid, cqe_ready;
   logic ack_ev_valid, ack_ev_ready;
   logic [QP_W-1:0] ack_ev_qp;
   logic [31:0] ack_ev_aeth;
@@ -225,7 +235,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .qp_state_i(qp_state), .qp_idx_o(qp_rd_idx[3:0]), .qp_rd_i(qp_rd[3:0]), .mr_idx_o(mr_rd_idx[0]),
     .mr_rd_i(mr_rd[0]), .local_mac_i(mac), .local_ip_i(ip), .cfg_changed_i(cfg_changed),
     .init_sq_i(init_sq), .init_qp_i(init_qp), .init_psn_i(init_sq_psn),
-    .db_valid_i(db_valid && db_type == 2'd0), .db_idx_i(db_idx), .db_pi_i(db_val[15:0]),
+    .db_valid_i(db_valid && db_type == 3'd0), .db_idx_i(db_idx), .db_pi_i(db_val[15:0]),
     .ack_valid_i(ack_ev_valid), .ack_ready_o(ack_ev_ready), .ack_qp_i(ack_ev_qp), .ack_aeth_i(ack_ev_aeth),
     .ack_psn_i(ack_ev_psn),
     .rd_addr_o(sq_rd_addr), .rd_len_o(sq_rd_len), .rd_valid_o(sq_rd_valid),
@@ -309,14 +319,75 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .drop_icrc_o(st_drop_icrc), .drop_hdr_o(st_drop_hdr), .accept_o(st_rx_accept));
 
   logic st_drop_qp, st_tx_ack, st_tx_rnr, st_tx_nak, st_dup, st_psn_err, st_rx_prot;
-  tmnic_rx_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .NUM_SRQ(NUM_SRQ)) u_rx (
+  // ---------------------------------------------------------------- tag matching
+  logic lk_valid, lk_ready, lk_commit_miss, lk_rsp_valid, lk_rsp_hit, lk_rsp_unexp, lk_rsp_blocked;
+  logic [SRQ_W-1:0] lk_srq;
+  logic [63:0] lk_tag;
+  logic [TM_H_W-1:0] lk_rsp_handle;
+  logic eo_valid, eo_ready, eo_sw_cnt_vld, eo_rsp_valid, eo_rsp_ok;
+  logic [1:0] eo_code;
+  logic [SRQ_W-1:0] eo_srq;
+  logic [TM_H_W-1:0] eo_handle;
+  logic [63:0] eo_tag, eo_mask;
+  logic [15:0] eo_sw_cnt, eo_rsp_hw_cnt;
+  logic [NUM_SRQ-1:0][TM_H_W:0] tm_occ, tm_disabled;
+  logic [NUM_SRQ-1:0][15:0] tm_hw_cnt, tm_sw_cnt;
+  logic tb_we, tb_re, add_pend;
+  logic [TM_H_W-1:0] tb_waddr, tb_raddr, add_pend_handle;
+  logic [127:0] tb_wdata, tb_rdata;
+  logic st_tm_exp, st_tm_unexp, st_tm_notag, st_tm_sync;
+  logic [SRQ_W-1:0] st_tm_srq, st_tm_sync_srq;
+
+  tmnic_tm_ops #(.DATA_W(DATA_W), .NUM_SRQ(NUM_SRQ), .TM_ENTRIES(TM_ENTRIES)) u_tm_ops (
+    .clk_i, .rst_ni,
+    .db_valid_i(db_valid && db_type == 3'd4), .db_idx_i(db_idx), .db_pi_i(db_val[15:0]),
+    .srq_reset_i(srq_reset), .srq_reset_idx_i(srq_reset_idx),
+    .srq_idx_o(srq2_rd_idx), .srq_rd_i(srq2_rd),
+    .rd_addr_o(rd_addr[RD_TM_OP]), .rd_len_o(rd_len[RD_TM_OP]), .rd_valid_o(rd_valid[RD_TM_OP]),
+    .rd_ready_i(rd_ready[RD_TM_OP]), .rsp_valid_i(rsp_valid && rsp_client == 2'(RD_TM_OP)),
+    .rsp_data_i(rsp_data), .rsp_last_i(rsp_last),
+    .eo_valid_o(eo_valid), .eo_ready_i(eo_ready), .eo_code_o(eo_code), .eo_srq_o(eo_srq),
+    .eo_handle_o(eo_handle), .eo_tag_o(eo_tag), .eo_mask_o(eo_mask), .eo_sw_cnt_vld_o(eo_sw_cnt_vld),
+    .eo_sw_cnt_o(eo_sw_cnt), .eo_rsp_valid_i(eo_rsp_valid), .eo_rsp_ok_i(eo_rsp_ok),
+    .eo_rsp_hw_cnt_i(eo_rsp_hw_cnt),
+    .tb_we_o(tb_we), .tb_waddr_o(tb_waddr), .tb_wdata_o(tb_wdata),
+    .add_pend_o(add_pend), .add_pend_handle_o(add_pend_handle),
+    .cqe_o(cqe[2]), .cqe_valid_o(cqe_valid[2]), .cqe_ready_i(cqe_ready[2]),
+    .sync_o(st_tm_sync), .sync_srq_o(st_tm_sync_srq), .quiet_o(tmo_quiet), .idle_o(tmo_idle));
+
+  tmnic_tm_engine #(.N_ENTRIES(TM_ENTRIES), .LANES(TM_LANES), .NUM_SRQ(NUM_SRQ)) u_tm (
+    .clk_i, .rst_ni,
+    .op_valid_i(eo_valid), .op_ready_o(eo_ready), .op_code_i(eo_code), .op_srq_i(eo_srq),
+    .op_handle_i(eo_handle), .op_tag_i(eo_tag), .op_mask_i(eo_mask), .op_sw_cnt_vld_i(eo_sw_cnt_vld),
+    .op_sw_cnt_i(eo_sw_cnt), .op_rsp_valid_o(eo_rsp_valid), .op_rsp_ok_o(eo_rsp_ok),
+    .op_rsp_hw_cnt_o(eo_rsp_hw_cnt),
+    .lk_valid_i(lk_valid), .lk_ready_o(lk_ready), .lk_srq_i(lk_srq), .lk_tag_i(lk_tag),
+    .lk_commit_miss_i(lk_commit_miss), .lk_rsp_valid_o(lk_rsp_valid), .lk_rsp_hit_o(lk_rsp_hit),
+    .lk_rsp_handle_o(lk_rsp_handle), .lk_rsp_unexp_o(lk_rsp_unexp), .lk_rsp_blocked_o(lk_rsp_blocked),
+    .occ_o(tm_occ), .disabled_o(tm_disabled), .hw_cnt_o(tm_hw_cnt), .sw_cnt_o(tm_sw_cnt),
+    .idle_o(tme_idle));
+
+  // Tagged buffers {lkey, length, addr} by engine handle: written by ADDs, read on a match.
+  tmnic_ram_sdp #(.WIDTH(128), .DEPTH(TM_ENTRIES)) u_tag_buf (
+    .clk_i, .we_i(tb_we), .waddr_i(tb_waddr), .wdata_i(tb_wdata),
+    .re_i(tb_re), .raddr_i(tb_raddr), .rdata_o(tb_rdata));
+
+  tmnic_tm_stats #(.NUM_SRQ(NUM_SRQ), .H_W(TM_H_W)) u_tm_stats (
+    .clk_i, .rst_ni,
+    .exp_i(st_tm_exp), .unexp_i(st_tm_unexp), .notag_i(st_tm_notag), .rx_srq_i(st_tm_srq),
+    .sync_i(st_tm_sync), .sync_srq_i(st_tm_sync_srq), .reset_i(srq_reset), .reset_idx_i(srq_reset_idx),
+    .occ_i(tm_occ), .disabled_i(tm_disabled), .hw_cnt_i(tm_hw_cnt), .sw_cnt_i(tm_sw_cnt),
+    .stats_o(tm_stats));
+
+  tmnic_rx_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .NUM_SRQ(NUM_SRQ),
+                    .TM_ENTRIES(TM_ENTRIES)) u_rx (
     .clk_i, .rst_ni,
     .qp_state_i(qp_state), .qp_has_srq_i(qp_has_srq), .qp_idx_o(qp_rd_idx[6:4]), .qp_rd_i(qp_rd[6:4]),
     .mr_idx_o(mr_rd_idx[1]), .mr_rd_i(mr_rd[1]), .srq_idx_o(srq_rd_idx), .srq_rd_i(srq_rd),
     .local_mac_i(mac), .local_ip_i(ip),
     .cfg_changed_i(cfg_changed), .init_rq_i(init_rq), .init_qp_i(init_qp), .init_psn_i(init_rq_psn),
     .srq_reset_i(srq_reset), .srq_reset_idx_i(srq_reset_idx),
-    .db_valid_i(db_valid && (db_type == 2'd1 || db_type == 2'd2)), .db_srq_i(db_type == 2'd2),
+    .db_valid_i(db_valid && (db_type == 3'd1 || db_type == 3'd2)), .db_srq_i(db_type == 3'd2),
     .db_idx_i(db_idx), .db_pi_i(db_val[15:0]),
     .s_hdr_i(prx_hdr), .s_hdr_valid_i(prx_hdr_valid), .s_hdr_ready_o(prx_hdr_ready),
     .s_pay_tdata_i(prx_tdata), .s_pay_tkeep_i(prx_tkeep), .s_pay_tlast_i(prx_tlast),
@@ -330,6 +401,12 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .wr_addr_o(wr_addr[WR_SCATTER]), .wr_len_o(wr_len[WR_SCATTER]), .wr_valid_o(wr_valid[WR_SCATTER]),
     .wr_ready_i(wr_ready[WR_SCATTER]), .wr_data_req_i(wr_data_req[WR_SCATTER]), .wr_data_off_i(wr_data_off),
     .wr_data_o(wr_data[WR_SCATTER]), .wr_done_i(wr_done[WR_SCATTER]),
+    .lk_valid_o(lk_valid), .lk_ready_i(lk_ready), .lk_srq_o(lk_srq), .lk_tag_o(lk_tag),
+    .lk_commit_miss_o(lk_commit_miss), .lk_rsp_valid_i(lk_rsp_valid), .lk_rsp_hit_i(lk_rsp_hit),
+    .lk_rsp_handle_i(lk_rsp_handle), .lk_rsp_unexp_i(lk_rsp_unexp), .lk_rsp_blocked_i(lk_rsp_blocked),
+    .tb_re_o(tb_re), .tb_raddr_o(tb_raddr), .tb_rdata_i(tb_rdata),
+    .add_pend_i(add_pend), .add_pend_handle_i(add_pend_handle),
+    .tm_exp_o(st_tm_exp), .tm_unexp_o(st_tm_unexp), .tm_notag_o(st_tm_notag), .tm_srq_o(st_tm_srq),
     .cqe_o(cqe[1]), .cqe_valid_o(cqe_valid[1]), .cqe_ready_i(cqe_ready[1]),
     .err_o(err_rq), .err_qp_o(err_rq_qp), .query_qp_i(query_qp), .query_psn_o(query_rq_psn),
     .drop_qp_o(st_drop_qp), .tx_ack_o(st_tx_ack), .tx_rnr_o(st_tx_rnr), .tx_nak_o(st_tx_nak),
@@ -337,11 +414,11 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // ---------------------------------------------------------------- completions
   logic st_cqe, st_cq_ovf;
-  tmnic_cq_writer #(.DATA_W(DATA_W), .NUM_CQ(NUM_CQ), .NSRC(2)) u_cqw (
+  tmnic_cq_writer #(.DATA_W(DATA_W), .NUM_CQ(NUM_CQ), .NSRC(3)) u_cqw (
     .clk_i, .rst_ni,
     .req_i(cqe), .req_valid_i(cqe_valid), .req_ready_o(cqe_ready),
     .cq_idx_o(cq_rd_idx), .cq_rd_i(cq_rd), .cq_reset_i(cq_reset), .cq_reset_idx_i(cq_reset_idx),
-    .db_valid_i(db_valid && db_type == 2'd3), .db_idx_i(db_idx), .db_val_i(db_val),
+    .db_valid_i(db_valid && db_type == 3'd3), .db_idx_i(db_idx), .db_val_i(db_val),
     .dma_addr_o(wr_addr[WR_CQE]), .dma_len_o(wr_len[WR_CQE]), .dma_valid_o(wr_valid[WR_CQE]),
     .dma_ready_i(wr_ready[WR_CQE]), .dma_data_req_i(wr_data_req[WR_CQE]), .dma_data_off_i(wr_data_off),
     .dma_data_o(wr_data[WR_CQE]), .dma_done_i(wr_done[WR_CQE]),
@@ -394,7 +471,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   // Idle: no engine has work; only a BAR access, an incoming frame or the RNR timer can start any.
-  assign idle_o = sq_idle && rx_idle && txs_idle && cqw_idle && dma_wr_idle && !m_axi_arvalid_o &&
+  assign idle_o = sq_idle && rx_idle && txs_idle && cqw_idle && dma_wr_idle && tmo_idle && tme_idle &&
+                  !m_axi_arvalid_o &&
                   !rsp_valid && !btx_tvalid && !rx_tvalid && !prx_hdr_valid && !cmd_valid && !db_valid &&
                   !cfg_changed && !cmd_busy && !sq_rd_valid && (tx_frames_q == 8'd0) && (rx_frames_q == 8'd0) &&
                   !ack_ev_valid;

@@ -63,6 +63,15 @@ class RawHost {
     return cmd(hw::cmd::SET_SRQ, idx, {{a::BASE_LO, uint32_t(base)}, {a::BASE_HI, uint32_t(base >> 32)},
                {a::LOG_SIZE, log}, {a::PD, pd}, {a::VALID, 1}});
   }
+  // A TM-SRQ: receive ring, list-op ring, CQ for all its completions, engine entries [tag_base, +tag_num).
+  uint32_t set_srq_tm(uint32_t idx, uint64_t base, uint32_t log, uint32_t pd, uint64_t ops_base, uint32_t ops_log,
+                      uint32_t cq, uint32_t tag_base, uint32_t tag_num, uint32_t valid = 1) {
+    namespace a = hw::cmd::set_srq;
+    return cmd(hw::cmd::SET_SRQ, idx, {{a::BASE_LO, uint32_t(base)}, {a::BASE_HI, uint32_t(base >> 32)},
+               {a::LOG_SIZE, log}, {a::PD, pd}, {a::VALID, valid}, {a::TM, 1},
+               {a::OPS_BASE_LO, uint32_t(ops_base)}, {a::OPS_BASE_HI, uint32_t(ops_base >> 32)},
+               {a::OPS_LOG_SIZE, ops_log}, {a::CQ, cq}, {a::TAG_BASE, tag_base}, {a::TAG_NUM, tag_num}});
+  }
   struct QpCfg {
     uint32_t state = 3, pd = 1, send_cq = 0, recv_cq = 0, srq = hw::NO_SRQ;
     uint64_t sq_base = 0; uint32_t sq_log = 6; uint64_t rq_base = 0; uint32_t rq_log = 6;
@@ -106,6 +115,7 @@ class RawHost {
 // Reads CQE `ci` of a ring of 2^log entries if the NIC has written it.
 struct Cqe {
   uint64_t wr_id; uint32_t byte_len, imm, qp_num, src_qp, wc_flags; uint16_t wqe_idx; uint8_t opcode, status;
+  uint64_t tm_tag; uint32_t tm_app_ctx; uint16_t tm_handle, tm_hw_cnt;
 };
 inline bool cqe_ready(const uint8_t* ring, uint32_t log, uint32_t ci, Cqe* out) {
   const uint8_t* e = ring + size_t(ci & ((1u << log) - 1)) * hw::CQE_SIZE;
@@ -120,6 +130,10 @@ inline bool cqe_ready(const uint8_t* ring, uint32_t log, uint32_t ci, Cqe* out) 
   std::memcpy(&out->wqe_idx, e + hw::cqe::WQE_IDX_OFF, 2);
   out->opcode = e[hw::cqe::OPCODE_OFF];
   out->status = e[hw::cqe::STATUS_OFF];
+  std::memcpy(&out->tm_tag, e + hw::cqe::TM_TAG_OFF, 8);
+  std::memcpy(&out->tm_app_ctx, e + hw::cqe::TM_APP_CTX_OFF, 4);
+  std::memcpy(&out->tm_handle, e + hw::cqe::TM_HANDLE_OFF, 2);
+  std::memcpy(&out->tm_hw_cnt, e + hw::cqe::TM_HW_CNT_OFF, 2);
   return true;
 }
 

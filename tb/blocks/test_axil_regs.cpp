@@ -24,6 +24,7 @@ namespace hw = tmnic::hwif;
 namespace {
 
 constexpr uint32_t kDataBytes = 64, kClkMhz = 250, kNumQp = 64, kNumCq = 64, kNumSrq = 16, kNumMr = 64;
+constexpr uint32_t kTmEntries = 1024, kTmCaps = 0x0A00;
 
 struct Knobs {
   double aw_gap, w_gap, ar_gap;  // probability that a channel's next valid waits another cycle
@@ -51,6 +52,7 @@ class AxilBench {
     top_->rst_ni = 1;
     top_->eval();
     for (auto& s : stats_) s = static_cast<uint32_t>(rng_());
+    for (auto& s : tm_stats_) s = static_cast<uint32_t>(rng_());
   }
   ~AxilBench() { top_->final(); }
 
@@ -102,9 +104,12 @@ class AxilBench {
       case 3: a = static_cast<uint16_t>(chance(rng_, 0.5) ? hw::reg::CMD : hw::reg::CMD_STATUS); break;
       case 4: a = static_cast<uint16_t>(hw::reg::STATS0 + 4 * urand(rng_, 0, hw::stat::COUNT)); break;    // incl. one past
       case 5: case 6: case 7:
-        a = static_cast<uint16_t>(0x1000 * urand(rng_, 1, 4) + 4 * (chance(rng_, 0.2) ? 1023 : urand(rng_, 0, 1023)));
+        a = static_cast<uint16_t>(0x1000 * urand(rng_, 1, 5) + 4 * (chance(rng_, 0.2) ? 1023 : urand(rng_, 0, 1023)));
         break;                                                                                             // doorbells
-      case 8: a = static_cast<uint16_t>(urand(rng_, 0x5000 / 4, 0xFFFF / 4) * 4); break;                  // unmapped
+      case 8:
+        a = static_cast<uint16_t>(chance(rng_, 0.5) ? hw::reg::TM_STATS0 + 4 * urand(rng_, 0, kNumSrq * hw::tmstat::COUNT)  // incl. one past
+                                                    : urand(rng_, 0x6000 / 4, 0xFFFF / 4) * 4);
+        break;                                                                                             // TM stats, unmapped
       case 9: a = static_cast<uint16_t>(urand(rng_, 0xC8 / 4, 0xFFC / 4) * 4); break;                     // unmapped
       case 10: a = static_cast<uint16_t>(chance(rng_, 0.5) ? hw::reg::MAC_LO : chance(rng_, 0.5) ? hw::reg::MAC_HI : hw::reg::IPV4); break;
       default: a = hw::reg::CTRL; break;
@@ -123,6 +128,10 @@ class AxilBench {
       cov_.hit("read_stats");
       return stats_[(a - hw::reg::STATS0) / 4];
     }
+    if (a >= hw::reg::TM_STATS0 && a < hw::reg::TM_STATS0 + hw::TM_STATS_STRIDE * kNumSrq) {
+      cov_.hit("read_tm_stats");
+      return tm_stats_[(a - hw::reg::TM_STATS0) / 4];
+    }
     switch (a) {
       case hw::reg::ID: return hw::DEVICE_ID;
       case hw::reg::ABI_VERSION: return hw::ABI_MAJOR << 16 | hw::ABI_MINOR;
@@ -136,6 +145,8 @@ class AxilBench {
       case hw::reg::WQE_STRIDE: return hw::WQE_STRIDE;
       case hw::reg::CQE_SIZE: return hw::CQE_SIZE;
       case hw::reg::MAX_LOG_QUEUE: return hw::MAX_LOG_QUEUE;
+      case hw::reg::TM_MAX_TAGS: return kTmEntries;
+      case hw::reg::TM_CAPS: return kTmCaps;
       case hw::reg::MAC_LO: return static_cast<uint32_t>(mac_);
       case hw::reg::MAC_HI: return static_cast<uint32_t>(mac_ >> 32);
       case hw::reg::IPV4: return ip_;
@@ -149,12 +160,12 @@ class AxilBench {
   void write_model(const Wr& w) {
     const uint16_t a = w.addr & 0xFFFC;
     ++writes_done_;
-    if (a >= hw::reg::DB_SQ0 && a < hw::reg::DB_CQ0 + 0x1000) {
+    if (a >= hw::reg::DB_SQ0 && a < hw::reg::DB_TM0 + 0x1000) {
       exp_db_ = true;
       exp_db_type_ = (a >> 12) - 1;
       exp_db_idx_ = (a & 0xFFF) >> 2;
       exp_db_val_ = w.data;
-      static const char* const names[] = {"doorbell_sq", "doorbell_rq", "doorbell_srq", "doorbell_cq"};
+      static const char* const names[] = {"doorbell_sq", "doorbell_rq", "doorbell_srq", "doorbell_cq", "doorbell_tm"};
       cov_.hit(names[exp_db_type_]);
       if (exp_db_idx_ == 1023) cov_.hit("doorbell_last_index");
       return;
@@ -221,7 +232,9 @@ class AxilBench {
     top_->cmd_busy_i = busy_in_;
     top_->cmd_err_i = err_in_;
     if (chance(rng_, 0.05)) stats_[urand(rng_, 0, hw::stat::COUNT - 1)] = static_cast<uint32_t>(rng_());
+    if (chance(rng_, 0.05)) tm_stats_[urand(rng_, 0, kNumSrq * hw::tmstat::COUNT - 1)] = static_cast<uint32_t>(rng_());
     for (unsigned i = 0; i < hw::stat::COUNT; ++i) top_->stats_i[i] = stats_[i];
+    for (unsigned i = 0; i < kNumSrq * hw::tmstat::COUNT; ++i) top_->tm_stats_i[i] = tm_stats_[i];
     rb_now_ = chance(rng_, 0.03);
     top_->rb_valid_i = rb_now_;
     if (rb_now_)
@@ -342,6 +355,7 @@ class AxilBench {
   uint32_t ip_ = 0, enable_ = 0;
   std::array<uint32_t, 32> args_{}, rb_args_{};
   uint32_t stats_[hw::stat::COUNT] = {};
+  uint32_t tm_stats_[kNumSrq * hw::tmstat::COUNT] = {};
   bool busy_in_ = false, err_in_ = false, rb_now_ = false;
   bool exp_db_ = false, exp_cmd_ = false, b_hold_ = false, r_hold_ = false;
   uint32_t exp_db_type_ = 0, exp_db_idx_ = 0, exp_db_val_ = 0, exp_cmd_op_ = 0, exp_cmd_idx_ = 0, r_data_ = 0;
@@ -352,8 +366,8 @@ class AxilBench {
 Coverage make_cov() {
   return Coverage({"aw_before_w", "w_before_aw", "aw_w_same_cycle", "aw_3_cycles_before_w", "w_3_cycles_before_aw",
                    "b_backpressure", "r_backpressure", "ar_stall", "write_held_by_pending_b", "doorbell_sq", "doorbell_rq",
-                   "doorbell_srq", "doorbell_cq", "doorbell_last_index", "cmd_strobe", "cmd_dropped_while_busy",
-                   "write_ignored", "read_stats", "read_cmd_status", "addr_low_bits_set", "partial_strobe_write",
+                   "doorbell_srq", "doorbell_cq", "doorbell_tm", "doorbell_last_index", "cmd_strobe", "cmd_dropped_while_busy",
+                   "write_ignored", "read_stats", "read_tm_stats", "read_cmd_status", "addr_low_bits_set", "partial_strobe_write",
                    "arg_write_same_cycle_as_readback", "read_write_same_reg_same_cycle"});
 }
 

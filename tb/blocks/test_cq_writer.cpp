@@ -30,7 +30,7 @@ namespace {
 constexpr unsigned kBytes = TB_DATA_W / 8;
 constexpr unsigned kNumCq = 8;
 constexpr unsigned kNsrc = 2;
-constexpr unsigned kReqBits = 256;  // cqe_req_t
+constexpr unsigned kReqBits = 384;  // cqe_req_t
 constexpr unsigned kCfgBits = 69;   // cq_cfg_t
 using Cqe = std::array<uint8_t, 64>;
 
@@ -40,20 +40,27 @@ struct CqeReq {
   uint32_t byte_len, imm, qp_num, src_qp, wc_flags;
   uint16_t wqe_idx;
   uint8_t opcode, status;
+  uint64_t tm_tag;
+  uint32_t tm_app_ctx;
+  uint16_t tm_handle, tm_hw_cnt;
 };
 
 // cqe_req_t is packed with its first field in the most significant bits.
 void pack_req(uint32_t* w, unsigned base, const CqeReq& r) {
-  set_bits(w, base + 240, 16, r.cq);
-  set_bits(w, base + 176, 64, r.wr_id);
-  set_bits(w, base + 144, 32, r.byte_len);
-  set_bits(w, base + 112, 32, r.imm);
-  set_bits(w, base + 88, 24, r.qp_num);
-  set_bits(w, base + 64, 24, r.src_qp);
-  set_bits(w, base + 32, 32, r.wc_flags);
-  set_bits(w, base + 16, 16, r.wqe_idx);
-  set_bits(w, base + 8, 8, r.opcode);
-  set_bits(w, base + 0, 8, r.status);
+  set_bits(w, base + 368, 16, r.cq);
+  set_bits(w, base + 304, 64, r.wr_id);
+  set_bits(w, base + 272, 32, r.byte_len);
+  set_bits(w, base + 240, 32, r.imm);
+  set_bits(w, base + 216, 24, r.qp_num);
+  set_bits(w, base + 192, 24, r.src_qp);
+  set_bits(w, base + 160, 32, r.wc_flags);
+  set_bits(w, base + 144, 16, r.wqe_idx);
+  set_bits(w, base + 136, 8, r.opcode);
+  set_bits(w, base + 128, 8, r.status);
+  set_bits(w, base + 64, 64, r.tm_tag);
+  set_bits(w, base + 32, 32, r.tm_app_ctx);
+  set_bits(w, base + 16, 16, r.tm_handle);
+  set_bits(w, base + 0, 16, r.tm_hw_cnt);
 }
 
 template <class T>
@@ -74,6 +81,10 @@ Cqe cqe_image(const CqeReq& r, bool owner) {
   put_le(c, hw::cqe::WQE_IDX_OFF, hw::cqe::WQE_IDX_LEN, r.wqe_idx);
   put_le(c, hw::cqe::OPCODE_OFF, hw::cqe::OPCODE_LEN, r.opcode);
   put_le(c, hw::cqe::STATUS_OFF, hw::cqe::STATUS_LEN, r.status);
+  put_le(c, hw::cqe::TM_TAG_OFF, hw::cqe::TM_TAG_LEN, r.tm_tag);
+  put_le(c, hw::cqe::TM_APP_CTX_OFF, hw::cqe::TM_APP_CTX_LEN, r.tm_app_ctx);
+  put_le(c, hw::cqe::TM_HANDLE_OFF, hw::cqe::TM_HANDLE_LEN, r.tm_handle);
+  put_le(c, hw::cqe::TM_HW_CNT_OFF, hw::cqe::TM_HW_CNT_LEN, r.tm_hw_cnt);
   c[hw::cqe::OWNER_OFF] = owner ? 1 : 0;
   return c;
 }
@@ -240,6 +251,10 @@ class CqwBench {
     r.wqe_idx = static_cast<uint16_t>(rng_());
     r.opcode = static_cast<uint8_t>(rng_());
     r.status = static_cast<uint8_t>(rng_());
+    r.tm_tag = rng_();
+    r.tm_app_ctx = static_cast<uint32_t>(rng_());
+    r.tm_handle = static_cast<uint16_t>(rng_());
+    r.tm_hw_cnt = static_cast<uint16_t>(rng_());
     return r;
   }
 

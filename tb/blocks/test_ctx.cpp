@@ -20,7 +20,8 @@ namespace hw = tmnic::hwif;
 namespace {
 
 constexpr unsigned kNumQp = 64, kNumCq = 64, kNumSrq = 16, kNumMr = 64;
-constexpr unsigned kQpBits = 327, kMrBits = 244, kCqBits = 69, kSrqBits = 85;
+constexpr unsigned kQpBits = 327, kMrBits = 244, kCqBits = 69, kSrqBits = 202;
+constexpr unsigned kTmEntries = 1024;
 constexpr unsigned kNqpRd = 7, kNmrRd = 2;
 
 // Packs fields given most significant first (SystemVerilog packed struct order) at bit `base`.
@@ -72,9 +73,13 @@ struct SrqCfg {
   bool valid = false, written = false;
   uint64_t base = 0;
   uint32_t log = 0, pd = 0;
+  bool tm = false;
+  uint64_t ops_base = 0;
+  uint32_t ops_log = 0, cq = 0, tag_base = 0, tag_num = 0;
   void pack(uint32_t* w, unsigned b) const {
     Packer p{w, b + kSrqBits};
     p.put(valid, 1); p.put(base, 64); p.put(log, 4); p.put(pd, 16);
+    p.put(tm, 1); p.put(ops_base, 64); p.put(ops_log, 4); p.put(cq, 16); p.put(tag_base, 16); p.put(tag_num, 16);
   }
 };
 
@@ -162,6 +167,13 @@ class CtxBench {
       if (op == SET_SRQ) {
         a[set_srq::LOG_SIZE] = rand_log();
         a[set_srq::VALID] = chance(rng_, 0.3) ? 0 : a[set_srq::VALID];
+        // TM-SRQs: mostly well-formed (op ring aligned, CQ and engine range in bounds), sometimes not.
+        a[set_srq::TM] = chance(rng_, 0.5) ? 0 : chance(rng_, 0.8) ? 1 : a[set_srq::TM];
+        a[set_srq::OPS_BASE_LO] = base_lo(a[set_srq::OPS_BASE_LO]);
+        a[set_srq::OPS_LOG_SIZE] = chance(rng_, 0.9) ? rand_log() : a[set_srq::OPS_LOG_SIZE];
+        a[set_srq::CQ] = chance(rng_, 0.9) ? static_cast<uint32_t>(urand(rng_, 0, kNumCq - 1)) : a[set_srq::CQ];
+        a[set_srq::TAG_BASE] = static_cast<uint32_t>(chance(rng_, 0.9) ? urand(rng_, 0, kTmEntries - 1) : urand(rng_, 0, 0xFFFF));
+        a[set_srq::TAG_NUM] = static_cast<uint32_t>(chance(rng_, 0.9) ? urand(rng_, 0, kTmEntries - a[set_srq::TAG_BASE] % kTmEntries) : urand(rng_, 0, 0x1FFFF));
       }
       if (op == SET_QP) {
         a[set_qp::STATE] = chance(rng_, 0.1) ? static_cast<uint32_t>(urand(rng_, 7, 0xFFFFFFFF)) : static_cast<uint32_t>(urand(rng_, 0, 6));
@@ -205,6 +217,7 @@ class CtxBench {
     const unsigned csel = static_cast<unsigned>(urand(rng_, 0, kNumCq - 1)), ssel = static_cast<unsigned>(urand(rng_, 0, kNumSrq - 1));
     top_->cq_rd_idx_i = csel;
     top_->srq_rd_idx_i = ssel;
+    top_->srq2_rd_idx_i = ssel;
 #endif
     top_->eval();
 
@@ -265,7 +278,15 @@ class CtxBench {
         } else cov_.hit(idx >= kNumCq ? "set_cq_bad_index" : (a[set_cq::BASE_LO] & 63) ? "set_cq_unaligned" : "set_cq_bad_log");
         break;
       case SET_SRQ:
-        ok = idx < kNumSrq && a[set_srq::LOG_SIZE] <= hw::MAX_LOG_QUEUE && (a[set_srq::BASE_LO] & 63) == 0;
+      {
+        const bool tm_ok = a[set_srq::OPS_LOG_SIZE] <= hw::MAX_LOG_QUEUE && (a[set_srq::OPS_BASE_LO] & 63) == 0 &&
+                           a[set_srq::CQ] < kNumCq && a[set_srq::TAG_NUM] != 0 && a[set_srq::TAG_NUM] <= kTmEntries &&
+                           a[set_srq::TAG_BASE] < kTmEntries &&
+                           uint64_t(a[set_srq::TAG_BASE] & 0xFFFF) + (a[set_srq::TAG_NUM] & 0xFFFF) <= kTmEntries;
+        const bool is_tm = a[set_srq::TM] != 0 && a[set_srq::VALID] != 0;
+        ok = idx < kNumSrq && a[set_srq::LOG_SIZE] <= hw::MAX_LOG_QUEUE && (a[set_srq::BASE_LO] & 63) == 0 && (!is_tm || tm_ok);
+        if (idx < kNumSrq && is_tm) cov_.hit(tm_ok ? "set_srq_tm_ok" : "set_srq_tm_bad");
+      }
         if (ok) {
           SrqCfg& s = srq_[idx];
           s.written = true;
@@ -273,10 +294,17 @@ class CtxBench {
           s.base = (uint64_t(a[set_srq::BASE_HI]) << 32) | a[set_srq::BASE_LO];
           s.log = a[set_srq::LOG_SIZE];
           s.pd = a[set_srq::PD] & 0xFFFF;
+          s.tm = a[set_srq::TM] != 0 && a[set_srq::VALID] != 0;
+          s.ops_base = (uint64_t(a[set_srq::OPS_BASE_HI]) << 32) | a[set_srq::OPS_BASE_LO];
+          s.ops_log = a[set_srq::OPS_LOG_SIZE] & 0xF;
+          s.cq = a[set_srq::CQ] & 0xFFFF;
+          s.tag_base = a[set_srq::TAG_BASE] & 0xFFFF;
+          s.tag_num = a[set_srq::TAG_NUM] & 0xFFFF;
           ev_.srq_reset = true;
           ev_.srq_reset_idx = idx & 0xFFFF;
           cov_.hit("set_srq_ok");
-        } else cov_.hit(idx >= kNumSrq ? "set_srq_bad_index" : (a[set_srq::BASE_LO] & 63) ? "set_srq_unaligned" : "set_srq_bad_log");
+        } else cov_.hit(idx >= kNumSrq ? "set_srq_bad_index" : (a[set_srq::BASE_LO] & 63) ? "set_srq_unaligned"
+                        : a[set_srq::LOG_SIZE] > hw::MAX_LOG_QUEUE ? "set_srq_bad_log" : "set_srq_bad_tm");
         break;
       case SET_QP:
         ok = idx < kNumQp && idx >= hw::QPN_FIRST && a[set_qp::STATE] <= 6 && a[set_qp::SQ_LOG_SIZE] <= hw::MAX_LOG_QUEUE &&
@@ -405,8 +433,12 @@ class CtxBench {
       std::fill(std::begin(exp), std::end(exp), 0);
       s.pack(exp, 0);
       if (get_bits(top_->srq_rd_o.data(), kSrqBits - 1, 1) != s.valid) fail("srq_rd_o valid of SRQ " + std::to_string(ssel));
-      if (s.written && (get_bits(top_->srq_rd_o.data(), 0, 64) != get_bits(exp, 0, 64) || get_bits(top_->srq_rd_o.data(), 64, 21) != get_bits(exp, 64, 21)))
-        fail("srq_rd_o of SRQ " + std::to_string(ssel));
+      if (s.written)
+        for (unsigned b = 0; b < kSrqBits - 1; b += 32) {
+          const unsigned w = std::min(32u, kSrqBits - 1 - b);
+          if (get_bits(top_->srq_rd_o.data(), b, w) != get_bits(exp, b, w)) fail("srq_rd_o of SRQ " + std::to_string(ssel));
+          if (get_bits(top_->srq2_rd_o.data(), b, w) != get_bits(exp, b, w)) fail("srq2_rd_o of SRQ " + std::to_string(ssel));
+        }
     }
     state_before_ = qp_[top_->query_qp_o].state;
   }
@@ -458,7 +490,8 @@ class CtxBench {
 
 TEST(Ctx, RandomCommandSequences) {
   Coverage cov({"set_mr_ok", "set_mr_bad_index", "set_cq_ok", "set_cq_log_max", "set_cq_bad_index", "set_cq_bad_log", "set_cq_unaligned",
-                "set_srq_ok", "set_srq_bad_index", "set_srq_bad_log", "set_srq_unaligned", "set_qp_ok", "set_qp_bad_index",
+                "set_srq_ok", "set_srq_bad_index", "set_srq_bad_log", "set_srq_unaligned", "set_srq_tm_ok", "set_srq_tm_bad",
+                "set_srq_bad_tm", "set_qp_ok", "set_qp_bad_index",
                 "set_qp_reserved_qpn", "set_qp_bad_state", "set_qp_bad_log", "set_qp_mtu_valid", "set_qp_mtu_default",
                 "set_qp_init_both", "set_qp_wins_over_engine_error", "failed_set_qp_engine_error_applies",
                 "query_qp_ok", "query_qp_in_err", "query_qp_bad_index", "unknown_opcode", "nop_clears_error",

@@ -1,0 +1,282 @@
+// Tag-list operation engine of the TM-SRQs.
+// Every TM-SRQ has a ring of list-operation WQEs (TAG_ADD / TAG_DEL / TAG_SYNC, TM_OP_STRIDE bytes
+// each) in host memory and a doorbell carrying the ring's producer index. This block serves the
+// rings round-robin, one operation at a time and in ring order per SRQ: it fetches the WQE by DMA,
+// checks the handle against the SRQ's range of engine entries, hands the operation to the matching
+// engine, records the tagged buffer of a successful ADD in the tag-buffer RAM and, for signaled
+// operations, writes a TM_ADD / TM_DEL / TM_SYNC completion to the SRQ's CQ.
+// (Re)configuring an SRQ clears its engine entries and counters before any later operation runs.
+module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
+  parameter int unsigned DATA_W = 512,
+  parameter int unsigned NUM_SRQ = 16,
+  parameter int unsigned TM_ENTRIES = 1024,
+  localparam int unsigned SRQ_W = $clog2(NUM_SRQ),
+  localparam int unsigned H_W = $clog2(TM_ENTRIES)
+) (
+  input  logic clk_i,
+  input  logic rst_ni,
+
+  // List-op doorbells (SRQ db_idx_i, producer index db_pi_i) and SRQ (re)configuration
+  input  logic        db_valid_i,
+  input  logic [11:0] db_idx_i,
+  input  logic [15:0] db_pi_i,
+  input  logic        srq_reset_i,
+  input  logic [15:0] srq_reset_idx_i,
+
+  // SRQ configuration read port
+  output logic [SRQ_W-1:0] srq_idx_o,
+  input  srq_cfg_t         srq_rd_i,
+
+  // DMA read client (op WQEs)
+  output logic [63:0]       rd_addr_o,
+  output logic [12:0]       rd_len_o,
+  output logic              rd_valid_o,
+  input  logic              rd_ready_i,
+  input  logic              rsp_valid_i,
+  input  logic [DATA_W-1:0] rsp_data_i,
+  input  logic              rsp_last_i,
+
+  // Matching engine, operation channel
+  output logic             eo_valid_o,
+  input  logic             eo_ready_i,
+  output logic [1:0]       eo_code_o,
+  output logic [SRQ_W-1:0] eo_srq_o,
+  output logic [H_W-1:0]   eo_handle_o,
+  output logic [63:0]      eo_tag_o,
+  output logic [63:0]      eo_mask_o,
+  output logic             eo_sw_cnt_vld_o,
+  output logic [15:0]      eo_sw_cnt_o,
+  input  logic             eo_rsp_valid_i,
+  input  logic             eo_rsp_ok_i,
+  input  logic [15:0]      eo_rsp_hw_cnt_i,
+
+  // Tag-buffer RAM write port {lkey, length, addr} and the ADD whose buffer is not written yet
+  output logic             tb_we_o,
+  output logic [H_W-1:0]   tb_waddr_o,
+  output logic [127:0]     tb_wdata_o,
+  output logic             add_pend_o,
+  output logic [H_W-1:0]   add_pend_handle_o,
+
+  // Completions
+  output cqe_req_t cqe_o,
+  output logic     cqe_valid_o,
+  input  logic     cqe_ready_i,
+
+  output logic             sync_o,        // statistics: an operation carried a software count
+  output logic [SRQ_W-1:0] sync_srq_o,
+  output logic             quiet_o,       // no DMA in flight or about to be issued
+  output logic             idle_o
+);
+  if (DATA_W != 512) begin : g_chk_w
+    $fatal(1, "tmnic_tm_ops: DATA_W must be 512 (an op WQE is one beat)");
+  end
+  if (TM_OP_STRIDE * 8 != DATA_W) begin : g_chk_s
+    $fatal(1, "tmnic_tm_ops: TM_OP_STRIDE must be one DMA beat");
+  end
+  if ((NUM_SRQ & (NUM_SRQ - 1)) != 0 || NUM_SRQ < 2) begin : g_chk_n
+    $fatal(1, "tmnic_tm_ops: NUM_SRQ must be a power of two >= 2");
+  end
+  if ((TM_ENTRIES & (TM_ENTRIES - 1)) != 0 || TM_ENTRIES < 4 || TM_ENTRIES > 32768) begin : g_chk_e
+    $fatal(1, "tmnic_tm_ops: TM_ENTRIES must be a power of two in 4..32768");
+  end
+
+  // Engine opcodes (tmnic_tm_engine)
+  localparam logic [1:0] EO_ADD = 2'd0, EO_DEL = 2'd1, EO_SYNC = 2'd2, EO_CLEAR = 2'd3;
+
+  logic [15:0] pi_q [NUM_SRQ];
+  logic [15:0] ci_q [NUM_SRQ];
+  logic [NUM_SRQ-1:0] clr_q;        // engine entries of these SRQs must be cleared first
+
+  typedef enum logic [2:0] {S_IDLE, S_CFG, S_FETCH, S_EXEC, S_WAIT, S_CQE} state_e;
+  state_e state_q;
+  logic [SRQ_W-1:0] s_q;            // SRQ being served
+  logic abort_q;                    // that SRQ was reconfigured meanwhile: no completion, no index update
+  logic clearing_q;                 // the engine operation in flight is a CLEAR
+  logic [511:0] op_q;               // the fetched op WQE
+  logic ok_q;
+  logic [15:0] hw_cnt_q;
+
+  // Pending rings, served round-robin
+  logic [NUM_SRQ-1:0] pend;
+  always_comb begin
+    for (int i = 0; i < NUM_SRQ; i++) pend[i] = pi_q[i] != ci_q[i];
+  end
+  logic [NUM_SRQ-1:0] gnt;
+  logic [SRQ_W-1:0] gnt_idx;
+  logic gnt_valid;
+  tmnic_rr_arb #(.N(NUM_SRQ)) u_arb (
+    .clk_i, .rst_ni, .req_i(pend & {NUM_SRQ{state_q == S_IDLE && clr_q == '0}}),
+    .ack_i(state_q == S_IDLE && clr_q == '0), .gnt_o(gnt), .idx_o(gnt_idx), .valid_o(gnt_valid));
+
+  // Lowest SRQ waiting for a CLEAR
+  logic [SRQ_W-1:0] clr_idx;
+  always_comb begin
+    clr_idx = '0;
+    for (int i = NUM_SRQ - 1; i >= 0; i--) if (clr_q[i]) clr_idx = SRQ_W'(i);
+  end
+
+  assign srq_idx_o = s_q;
+  /* verilator lint_off UNUSEDSIGNAL */  // the SRQ's receive-ring fields belong to the receive engine
+  wire srq_cfg_t cfg = srq_rd_i;
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  // Fields of the fetched op
+  wire [63:0] f_wr_id = op_q[TMOP_WR_ID_OFF*8 +: 64];
+  wire [7:0]  f_op = op_q[TMOP_OPCODE_OFF*8 +: 8];
+  wire [7:0]  f_flags = op_q[TMOP_FLAGS_OFF*8 +: 8];
+  wire [15:0] f_sw_cnt = op_q[TMOP_SW_CNT_OFF*8 +: 16];
+  wire [31:0] f_handle = op_q[TMOP_HANDLE_OFF*8 +: 32];
+  wire f_signaled = f_flags[TM_OP_FLAG_SIGNALED_BIT];
+  wire f_has_cnt = f_flags[TM_OP_FLAG_SW_CNT_BIT];
+  wire f_known = (f_op == TM_OP_ADD) || (f_op == TM_OP_DEL) || (f_op == TM_OP_SYNC);
+  wire f_needs_handle = (f_op == TM_OP_ADD) || (f_op == TM_OP_DEL);
+  wire f_handle_ok = f_handle < {16'd0, cfg.tag_num};
+  wire [31:0] f_global = {16'd0, cfg.tag_base} + f_handle;
+
+  always_comb begin
+    cqe_o = '0;
+    cqe_o.cq = cfg.cq;
+    cqe_o.wr_id = f_wr_id;
+    cqe_o.wqe_idx = ci_q[s_q];
+    cqe_o.opcode = (f_op == TM_OP_ADD) ? WC_OP_TM_ADD : (f_op == TM_OP_DEL) ? WC_OP_TM_DEL : WC_OP_TM_SYNC;
+    cqe_o.status = ok_q ? WC_SUCCESS : WC_TM_ERR;
+    cqe_o.tm_handle = f_handle[15:0];
+    cqe_o.tm_hw_cnt = hw_cnt_q;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q <= S_IDLE;
+      s_q <= '0;
+      abort_q <= 1'b0;
+      clearing_q <= 1'b0;
+      op_q <= '0;
+      ok_q <= 1'b0;
+      hw_cnt_q <= '0;
+      clr_q <= '0;
+      rd_valid_o <= 1'b0; rd_addr_o <= '0; rd_len_o <= '0;
+      eo_valid_o <= 1'b0; eo_code_o <= '0; eo_srq_o <= '0; eo_handle_o <= '0; eo_tag_o <= '0;
+      eo_mask_o <= '0; eo_sw_cnt_vld_o <= 1'b0; eo_sw_cnt_o <= '0;
+      tb_we_o <= 1'b0; tb_waddr_o <= '0; tb_wdata_o <= '0;
+      add_pend_o <= 1'b0; add_pend_handle_o <= '0;
+      cqe_valid_o <= 1'b0;
+      sync_o <= 1'b0; sync_srq_o <= '0;
+      for (int i = 0; i < NUM_SRQ; i++) begin
+        pi_q[i] <= '0;
+        ci_q[i] <= '0;
+      end
+    end else begin
+      tb_we_o <= 1'b0;
+      sync_o <= 1'b0;
+      if (tb_we_o) add_pend_o <= 1'b0;
+      if (rd_valid_o && rd_ready_i) rd_valid_o <= 1'b0;
+      if (eo_valid_o && eo_ready_i) eo_valid_o <= 1'b0;
+      if (db_valid_i && db_idx_i < 12'(NUM_SRQ)) pi_q[db_idx_i[SRQ_W-1:0]] <= db_pi_i;
+
+      unique case (state_q)
+        S_IDLE: begin
+          abort_q <= 1'b0;
+          if (clr_q != '0) begin
+            s_q <= clr_idx;
+            clr_q[clr_idx] <= 1'b0;
+            clearing_q <= 1'b1;
+            eo_valid_o <= 1'b1;
+            eo_code_o <= EO_CLEAR;
+            eo_srq_o <= clr_idx;
+            eo_sw_cnt_vld_o <= 1'b0;
+            state_q <= S_WAIT;
+          end else if (gnt_valid) begin
+            s_q <= gnt_idx;
+            clearing_q <= 1'b0;
+            state_q <= S_CFG;
+          end
+        end
+        // Rings of SRQs that are not (valid) TM-SRQs are skipped whole.
+        S_CFG: begin
+          if (!cfg.valid || !cfg.tm) begin
+            ci_q[s_q] <= pi_q[s_q];
+            state_q <= S_IDLE;
+          end else begin
+            rd_valid_o <= 1'b1;
+            rd_addr_o <= cfg.ops_base + {42'd0, ci_q[s_q] & ((16'd1 << cfg.ops_log) - 16'd1), 6'd0};
+            rd_len_o <= 13'(TM_OP_STRIDE);
+            state_q <= S_FETCH;
+          end
+        end
+        S_FETCH: if (rsp_valid_i) begin
+          op_q <= rsp_data_i;
+          if (rsp_last_i) state_q <= S_EXEC;
+        end
+        // Malformed operations (unknown opcode, handle outside the SRQ's range) fail without effect.
+        S_EXEC: begin
+          if (!f_known || (f_needs_handle && !f_handle_ok)) begin
+            ok_q <= 1'b0;
+            hw_cnt_q <= '0;
+            state_q <= S_CQE;
+          end else begin
+            eo_valid_o <= 1'b1;
+            eo_code_o <= (f_op == TM_OP_ADD) ? EO_ADD : (f_op == TM_OP_DEL) ? EO_DEL : EO_SYNC;
+            eo_srq_o <= s_q;
+            eo_handle_o <= f_global[H_W-1:0];
+            eo_tag_o <= op_q[TMOP_TAG_OFF*8 +: 64];
+            eo_mask_o <= op_q[TMOP_MASK_OFF*8 +: 64];
+            eo_sw_cnt_vld_o <= f_has_cnt;
+            eo_sw_cnt_o <= f_sw_cnt;
+            if (f_op == TM_OP_ADD) begin
+              add_pend_o <= 1'b1;
+              add_pend_handle_o <= f_global[H_W-1:0];
+            end
+            if (f_has_cnt) begin
+              sync_o <= 1'b1;
+              sync_srq_o <= s_q;
+            end
+            state_q <= S_WAIT;
+          end
+        end
+        S_WAIT: if (eo_rsp_valid_i) begin
+          ok_q <= eo_rsp_ok_i;
+          hw_cnt_q <= eo_rsp_hw_cnt_i;
+          // A successful ADD stays pending until its buffer is in the RAM (the cycle after tb_we_o).
+          if (!(eo_code_o == EO_ADD && eo_rsp_ok_i)) add_pend_o <= 1'b0;
+          if (!clearing_q && eo_code_o == EO_ADD && eo_rsp_ok_i) begin
+            tb_we_o <= 1'b1;
+            tb_waddr_o <= eo_handle_o;
+            tb_wdata_o <= op_q[TMOP_SGE_OFF*8 +: 128];
+          end
+          if (clearing_q) state_q <= S_IDLE;
+          else if (f_signaled && !abort_q) begin
+            cqe_valid_o <= 1'b1;
+            state_q <= S_CQE;
+          end else begin
+            if (!abort_q) ci_q[s_q] <= ci_q[s_q] + 16'd1;
+            state_q <= S_IDLE;
+          end
+        end
+        S_CQE: begin
+          if (!cqe_valid_o && f_signaled && !abort_q) cqe_valid_o <= 1'b1;   // malformed op path
+          else if (!cqe_valid_o || cqe_ready_i) begin
+            cqe_valid_o <= 1'b0;
+            if (!abort_q) ci_q[s_q] <= ci_q[s_q] + 16'd1;
+            state_q <= S_IDLE;
+          end
+        end
+        default: state_q <= S_IDLE;
+      endcase
+
+      // Reconfiguration wins over everything above for that SRQ.
+      if (srq_reset_i && srq_reset_idx_i < 16'(NUM_SRQ)) begin
+        pi_q[srq_reset_idx_i[SRQ_W-1:0]] <= '0;
+        ci_q[srq_reset_idx_i[SRQ_W-1:0]] <= '0;
+        clr_q[srq_reset_idx_i[SRQ_W-1:0]] <= 1'b1;
+        if (state_q != S_IDLE && s_q == srq_reset_idx_i[SRQ_W-1:0]) abort_q <= 1'b1;
+      end
+    end
+  end
+
+  assign quiet_o = (state_q == S_IDLE || state_q == S_EXEC || state_q == S_WAIT ||
+                    state_q == S_CQE) && !rd_valid_o && !cqe_valid_o;
+  assign idle_o = (state_q == S_IDLE) && (pend == '0) && (clr_q == '0);
+
+  // gnt is the one-hot form of gnt_idx; the address fields above op_q's SGE are reserved.
+  wire unused_ok = ^{gnt, f_global[31:H_W], op_q[511:(TMOP_SGE_OFF + 16) * 8]};
+endmodule
