@@ -120,7 +120,8 @@ TEST_F(DriverTest, QueryDeviceReportsHardwareLimits) {
   EXPECT_EQ(a.phys_port_cnt, 1);
   EXPECT_EQ(a.max_pkeys, 1);
   EXPECT_NE(a.vendor_id, 0u);
-  EXPECT_STREQ(a.fw_ver, "tmnic 1.0");
+  EXPECT_EQ(std::string(a.fw_ver),
+            "tmnic " + std::to_string(hwif::ABI_MAJOR) + "." + std::to_string(hwif::ABI_MINOR));
   // EUI-64 of 02:00:00:00:00:01 -> 00:00:00:ff:fe:00:00:01
   EXPECT_EQ(be64toh(a.node_guid), 0x000000FFFE000001ull);
   EXPECT_EQ(a.sys_image_guid, a.node_guid);
