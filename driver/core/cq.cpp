@@ -5,6 +5,7 @@
 
 #include "provider.hpp"
 #include "srq.hpp"
+#include "tm.hpp"
 
 namespace tmnic {
 
@@ -24,6 +25,16 @@ static_assert(hwif::wc_status::SUCCESS == IBV_WC_SUCCESS &&
                   hwif::wc_status::RNR_RETRY_EXC_ERR == IBV_WC_RNR_RETRY_EXC_ERR &&
                   hwif::wc_status::GENERAL_ERR == IBV_WC_GENERAL_ERR,
               "status codes");
+static_assert(hwif::wc_op::TM_ADD == IBV_WC_TM_ADD && hwif::wc_op::TM_DEL == IBV_WC_TM_DEL &&
+                  hwif::wc_op::TM_SYNC == IBV_WC_TM_SYNC && hwif::wc_op::TM_RECV == IBV_WC_TM_RECV &&
+                  hwif::wc_op::TM_NO_TAG == IBV_WC_TM_NO_TAG,
+              "tag-matching opcodes");
+static_assert(hwif::wc_status::TM_ERR == IBV_WC_TM_ERR &&
+                  hwif::wc_status::TM_RNDV_INCOMPLETE == IBV_WC_TM_RNDV_INCOMPLETE,
+              "tag-matching status codes");
+static_assert(hwif::wc_flag::TM_MATCH == IBV_WC_TM_MATCH &&
+                  hwif::wc_flag::TM_DATA_VALID == IBV_WC_TM_DATA_VALID,
+              "tag-matching flags");
 
 constexpr uint64_t kSupportedWcFlags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO;
 
@@ -37,17 +48,17 @@ int set_cq(Device& d, uint32_t cqn, uint64_t base, uint32_t log_size, uint32_t v
   return d.cmd(hwif::cmd::SET_CQ, cqn, args, a::VALID + 1);
 }
 
-void fill_wc(const uint8_t* c, struct ibv_wc* wc) {
+void fill_wc(const uint8_t* c, const Completion& cp, struct ibv_wc* wc) {
   namespace f = hwif::cqe;
-  wc->wr_id = ld64(c + f::WR_ID_OFF);
-  wc->status = static_cast<enum ibv_wc_status>(c[f::STATUS_OFF]);
+  wc->wr_id = cp.wr_id;
+  wc->status = cp.status;
   wc->opcode = static_cast<enum ibv_wc_opcode>(c[f::OPCODE_OFF]);
   wc->vendor_err = ld32(c + f::VENDOR_ERR_OFF);
   wc->byte_len = ld32(c + f::BYTE_LEN_OFF);
   std::memcpy(&wc->imm_data, c + f::IMM_OFF, 4);  // raw: network order as received
   wc->qp_num = ld32(c + f::QP_NUM_OFF);
   wc->src_qp = ld32(c + f::SRC_QP_OFF);
-  wc->wc_flags = cqe_wc_flags(c);
+  wc->wc_flags = cp.wc_flags;
   wc->pkey_index = 0;
   wc->slid = 0;
   wc->sl = 0;
@@ -62,6 +73,16 @@ unsigned cqe_wc_flags(const uint8_t* cqe) {
   unsigned out = 0;
   if (v & hwif::wc_flag::WITH_IMM) out |= IBV_WC_WITH_IMM;
   return out;
+}
+
+void cq_parse(tmnic_cq* cq, const uint8_t* cqe, Completion* out) {
+  out->wr_id = ld64(cqe + hwif::cqe::WR_ID_OFF);
+  out->status = static_cast<enum ibv_wc_status>(cqe[hwif::cqe::STATUS_OFF]);
+  out->wc_flags = cqe_wc_flags(cqe);
+  out->tm_info = false;
+  // Tag-matching CQEs only arrive on a TM-SRQ's CQ; one without its SRQ (a stray entry) is passed
+  // on as written.
+  if (is_tm_opcode(cqe[hwif::cqe::OPCODE_OFF]) && cq->tm_srq) tm_parse_cqe(cq->tm_srq, cqe, out);
 }
 
 const uint8_t* cq_peek(tmnic_cq* cq) {
@@ -81,10 +102,11 @@ void cq_doorbell(tmnic_cq* cq, bool arm) {
   cq->dev->write32(hwif::reg::DB_CQ0 + 4 * cq->cqn, (cq->ci & 0xFFFF) | (arm ? 1u << 31 : 0));
 }
 
-void cq_clean(tmnic_cq* cq, uint32_t qpn, tmnic_srq* srq) {
-  // As mlx5's __mlx5_cq_clean: drop the unpolled CQEs of a QP that is being reset or destroyed,
-  // so the application never sees completions of a QP that no longer exists. Entries behind
-  // them move up; each destination keeps the owner bit of its own slot.
+namespace {
+// Drops the unpolled CQEs for which `drop(cqe)` is true (it may act on them, e.g. return an SRQ
+// slot). Entries behind them move up; each destination keeps the owner bit of its own slot.
+template <typename Pred>
+void cq_remove_if(tmnic_cq* cq, Pred drop) {
   if (!cq->single_threaded) cq->lock.lock();
   const uint32_t mask = (1u << cq->log_size) - 1;
   auto slot = [&](uint32_t i) { return cq->ring.data() + size_t(i & mask) * hwif::CQE_SIZE; };
@@ -97,9 +119,7 @@ void cq_clean(tmnic_cq* cq, uint32_t qpn, tmnic_srq* srq) {
   uint32_t nfreed = 0;
   for (uint32_t i = end; i-- != cq->ci;) {
     uint8_t* c = slot(i);
-    if (ld32(c + hwif::cqe::QP_NUM_OFF) == qpn) {
-      // A receive WQE of an SRQ was used up: give its slot back.
-      if (srq && (c[hwif::cqe::OPCODE_OFF] & IBV_WC_RECV)) srq_complete(srq);
+    if (drop(c)) {
       nfreed++;
     } else if (nfreed) {
       uint8_t* dst = slot(i + nfreed);
@@ -114,8 +134,28 @@ void cq_clean(tmnic_cq* cq, uint32_t qpn, tmnic_srq* srq) {
   }
   if (!cq->single_threaded) cq->lock.unlock();
 }
+}  // namespace
 
-struct ibv_cq_ex* create_cq_ex(struct ibv_context* ctx, struct ibv_cq_init_attr_ex* attr) {
+void cq_clean(tmnic_cq* cq, uint32_t qpn, tmnic_srq* srq) {
+  // As mlx5's __mlx5_cq_clean: drop the unpolled CQEs of a QP that is being reset or destroyed,
+  // so the application never sees completions of a QP that no longer exists. Tag-matching CQEs
+  // are the TM-SRQ's (tags, unexpected-message counts) and stay.
+  cq_remove_if(cq, [&](const uint8_t* c) {
+    if (ld32(c + hwif::cqe::QP_NUM_OFF) != qpn || is_tm_opcode(c[hwif::cqe::OPCODE_OFF]))
+      return false;
+    // A receive WQE of an SRQ was used up: give its slot back.
+    if (srq && (c[hwif::cqe::OPCODE_OFF] & IBV_WC_RECV)) srq_complete(srq);
+    return true;
+  });
+}
+
+void cq_clean_tm(tmnic_cq* cq) {
+  cq_remove_if(cq, [](const uint8_t* c) { return is_tm_opcode(c[hwif::cqe::OPCODE_OFF]); });
+}
+
+namespace {
+struct ibv_cq_ex* create_cq_common(struct ibv_context* ctx, struct ibv_cq_init_attr_ex* attr,
+                                   bool extended) {
   Device& d = to_dev(ctx);
   const uint32_t known_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
   if (attr->comp_mask & ~known_mask) {
@@ -148,6 +188,7 @@ struct ibv_cq_ex* create_cq_ex(struct ibv_context* ctx, struct ibv_cq_init_attr_
   cq->log_size = log2_ring(attr->cqe);
   cq->single_threaded = flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
   cq->wc_flags = attr->wc_flags;
+  cq->extended = extended;
   int err = cq->ring.alloc(d.be(), size_t(hwif::CQE_SIZE) << cq->log_size);
   if (!err) err = set_cq(d, cq->cqn, cq->ring.iova(), cq->log_size, 1);
   if (err) {
@@ -174,6 +215,11 @@ struct ibv_cq_ex* create_cq_ex(struct ibv_context* ctx, struct ibv_cq_init_attr_
   }
   return c;
 }
+}  // namespace
+
+struct ibv_cq_ex* create_cq_ex(struct ibv_context* ctx, struct ibv_cq_init_attr_ex* attr) {
+  return create_cq_common(ctx, attr, true);
+}
 
 struct ibv_cq* create_cq(struct ibv_context* ctx, int cqe, void* cq_context,
                          struct ibv_comp_channel* channel, int comp_vector) {
@@ -187,7 +233,7 @@ struct ibv_cq* create_cq(struct ibv_context* ctx, int cqe, void* cq_context,
   attr.channel = channel;
   attr.comp_vector = uint32_t(comp_vector);
   attr.wc_flags = IBV_WC_STANDARD_FLAGS;
-  struct ibv_cq_ex* cq = create_cq_ex(ctx, &attr);
+  struct ibv_cq_ex* cq = create_cq_common(ctx, &attr, false);
   return cq ? ibv_cq_ex_to_cq(cq) : nullptr;
 }
 
@@ -228,7 +274,9 @@ int poll_cq(struct ibv_cq* ibcq, int num_entries, struct ibv_wc* wc) {
   for (; n < num_entries; n++) {
     const uint8_t* c = cq_peek(cq);
     if (!c) break;
-    fill_wc(c, &wc[n]);
+    Completion cp;
+    cq_parse(cq, c, &cp);
+    fill_wc(c, cp, &wc[n]);
     cq_consume(cq, c);
   }
   if (n > 0) cq_doorbell(cq, false);  // once per call, not per CQE

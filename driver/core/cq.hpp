@@ -23,9 +23,17 @@ struct tmnic_cq {
   uint64_t wc_flags = 0;         // what the extended-CQ user may read
   std::atomic<bool> armed{false};
   uint32_t comp_events_reported = 0;  // events handed out by ibv_get_cq_event; under ibv.mutex
-  std::atomic<int> usecnt{0};         // QPs using this CQ: destroy fails with EBUSY
-  // Extended polling (start_poll .. end_poll): the CQE the read_* callbacks look at.
+  std::atomic<int> usecnt{0};         // QPs and TM-SRQs using this CQ: destroy fails with EBUSY
+  // Created by ibv_create_cq_ex (mlx5's MLX5_CQ_FLAGS_EXTENDED): only such a CQ may take a TM-SRQ.
+  bool extended = false;
+  // The TM-SRQ whose completions (list ops, tagged receives) arrive here; set while it exists,
+  // under `lock`. List-op CQEs carry no SRQ number, so a CQ serves at most one TM-SRQ.
+  tmnic_srq* tm_srq = nullptr;
+  // Extended polling (start_poll .. end_poll): the CQE the read_* callbacks look at, and what the
+  // driver made of it (wr_id/status are in `ibv`).
   const uint8_t* cur = nullptr;
+  unsigned cur_wc_flags = 0;
+  bool cur_tm_info = false;
   bool consumed = false;  // a CQE was consumed since start_poll: end_poll rings the doorbell
 };
 
@@ -33,6 +41,17 @@ inline tmnic_cq* to_tcq(struct ibv_cq* cq) { return reinterpret_cast<tmnic_cq*>(
 inline tmnic_cq* to_tcq(struct ibv_cq_ex* cq) { return reinterpret_cast<tmnic_cq*>(cq); }
 
 namespace tmnic {
+// What the application is told about one CQE: the fields the driver may change (tag matching
+// reports a tag's recv_wr_id, computes SYNC_REQ, refuses unknown handles).
+struct Completion {
+  uint64_t wr_id = 0;
+  enum ibv_wc_status status = IBV_WC_SUCCESS;
+  unsigned wc_flags = 0;  // enum ibv_wc_flags
+  bool tm_info = false;   // a matched tag completion: ibv_wc_read_tm_info reports TM_TAG/APP_CTX
+};
+// Interprets the CQE at the consumer index; called exactly once per CQE handed to the application
+// (tag-matching bookkeeping happens here), before cq_consume.
+void cq_parse(tmnic_cq* cq, const uint8_t* cqe, Completion* out);
 // The CQE at the consumer index if the NIC has written it (acquire: its fields are then valid),
 // else nullptr.
 const uint8_t* cq_peek(tmnic_cq* cq);
@@ -43,8 +62,10 @@ void cq_consume(tmnic_cq* cq, const uint8_t* cqe);
 // Tells the NIC how far the ring has been consumed (DB_CQ; `arm` requests an event).
 void cq_doorbell(tmnic_cq* cq, bool arm);
 // Removes the unpolled CQEs of QP `qpn` (being reset or destroyed); SRQ receive entries among
-// them return their SRQ slot.
+// them return their SRQ slot. Tag-matching CQEs stay: they belong to the TM-SRQ.
 void cq_clean(tmnic_cq* cq, uint32_t qpn, tmnic_srq* srq);
+// Removes the unpolled tag-matching CQEs (the TM-SRQ of the CQ is being destroyed).
+void cq_clean_tm(tmnic_cq* cq);
 // Installs the ibv_cq_ex start_poll/next_poll/end_poll/read_* callbacks (cq_ex.cpp).
 void cq_ex_init_ops(tmnic_cq* cq);
 // Frees the send/receive/SRQ slots a CQE completes (qp.cpp).

@@ -14,9 +14,13 @@ const uint8_t* cur(struct ibv_cq_ex* c) { return to_tcq(c)->cur; }
 
 // Makes `cqe` the current completion: wr_id and status are plain fields of ibv_cq_ex.
 void load(tmnic_cq* cq, const uint8_t* cqe) {
+  Completion cp;
+  cq_parse(cq, cqe, &cp);
   cq->cur = cqe;
-  cq->ibv.wr_id = ld64(cqe + f::WR_ID_OFF);
-  cq->ibv.status = static_cast<enum ibv_wc_status>(cqe[f::STATUS_OFF]);
+  cq->ibv.wr_id = cp.wr_id;
+  cq->ibv.status = cp.status;
+  cq->cur_wc_flags = cp.wc_flags;
+  cq->cur_tm_info = cp.tm_info;
 }
 
 int start_poll(struct ibv_cq_ex* c, struct ibv_poll_cq_attr* attr) {
@@ -70,7 +74,7 @@ __be32 read_imm_data(struct ibv_cq_ex* c) {
 }
 uint32_t read_qp_num(struct ibv_cq_ex* c) { return ld32(cur(c) + f::QP_NUM_OFF); }
 uint32_t read_src_qp(struct ibv_cq_ex* c) { return ld32(cur(c) + f::SRC_QP_OFF); }
-unsigned int read_wc_flags(struct ibv_cq_ex* c) { return cqe_wc_flags(cur(c)); }
+unsigned int read_wc_flags(struct ibv_cq_ex* c) { return to_tcq(c)->cur_wc_flags; }
 uint32_t read_slid(struct ibv_cq_ex*) { return 0; }  // RoCE: no LIDs
 uint8_t read_sl(struct ibv_cq_ex*) { return 0; }
 uint8_t read_dlid_path_bits(struct ibv_cq_ex*) { return 0; }
@@ -79,9 +83,12 @@ uint64_t read_completion_ts(struct ibv_cq_ex*) { return 0; }
 uint64_t read_completion_wallclock_ns(struct ibv_cq_ex*) { return 0; }
 uint16_t read_cvlan(struct ibv_cq_ex*) { return 0; }
 uint32_t read_flow_tag(struct ibv_cq_ex*) { return 0; }
+// The TMH's tag and app_ctx of a matched tag completion; zero for everything else (list ops,
+// unexpected and NO_TAG receives), as mlx5 reports them.
 void read_tm_info(struct ibv_cq_ex* c, struct ibv_wc_tm_info* tm) {
-  tm->tag = ld64(cur(c) + f::TM_TAG_OFF);
-  tm->priv = ld32(cur(c) + f::TM_APP_CTX_OFF);
+  tmnic_cq* cq = to_tcq(c);
+  tm->tag = cq->cur_tm_info ? ld64(cur(c) + f::TM_TAG_OFF) : 0;
+  tm->priv = cq->cur_tm_info ? ld32(cur(c) + f::TM_APP_CTX_OFF) : 0;
 }
 
 }  // namespace

@@ -42,6 +42,32 @@ void IndexAllocator::release(uint32_t idx) {
   if (idx < used_.size()) used_[idx] = false;
 }
 
+// ---- RangeAllocator -------------------------------------------------------------------------
+
+void RangeAllocator::reset(uint32_t limit) {
+  std::lock_guard<std::mutex> g(mu_);
+  used_.clear();
+  limit_ = limit;
+}
+
+int64_t RangeAllocator::alloc(uint32_t n) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (n == 0) return -1;
+  uint32_t base = 0;
+  for (const auto& r : used_) {  // ordered by base: the gaps in between, lowest first
+    if (r.first - base >= n) break;
+    base = r.first + r.second;
+  }
+  if (base > limit_ || limit_ - base < n) return -1;
+  used_[base] = n;
+  return base;
+}
+
+void RangeAllocator::release(uint32_t base) {
+  std::lock_guard<std::mutex> g(mu_);
+  used_.erase(base);
+}
+
 // ---- DmaBuffer ------------------------------------------------------------------------------
 
 int DmaBuffer::alloc(Backend* be, size_t bytes) {
@@ -98,6 +124,11 @@ int Device::probe() {
   max_log_queue = be_->read32(hwif::reg::MAX_LOG_QUEUE);
   mac = read_mac(be_.get());
   ipv4 = be_->read32(hwif::reg::IPV4);
+  // A CQE names a tag by a 16-bit handle, so one TM-SRQ never holds more than 65536 tags; a larger
+  // engine is still shared out in full among several TM-SRQs.
+  tm_engine_tags = be_->read32(hwif::reg::TM_MAX_TAGS);
+  tm_max_tags = tm_engine_tags > 0x10000 ? 0x10000 : tm_engine_tags;
+  tm_caps = be_->read32(hwif::reg::TM_CAPS);
   // The WQE/CQE layouts are compile-time constants of this ABI; a device disagreeing with them,
   // or reporting limits the ABI cannot express (16-bit ring indices, 24-bit MR index), is broken.
   if (be_->read32(hwif::reg::WQE_STRIDE) != hwif::WQE_STRIDE ||
@@ -111,6 +142,7 @@ int Device::probe() {
   cqns.reset(0, num_cq);
   srqns.reset(0, num_srq);
   mrns.reset(0, num_mr);
+  tm_slots.reset(tm_engine_tags);
   pdns.reset(1, kMaxPd);  // PD 0 is never handed out: a zeroed context field is "no PD"
   mr_gen_.assign(num_mr, 0);
   qp_table_.reset(new std::atomic<tmnic_qp*>[num_qp]);
@@ -245,6 +277,7 @@ struct ibv_context* alloc_context(struct ibv_device* ibdev, const std::shared_pt
   v->query_device_ex = query_device_ex;
   v->create_cq_ex = create_cq_ex;
   v->create_srq_ex = create_srq_ex;
+  v->post_srq_ops = post_srq_ops;
   v->create_qp_ex = create_qp_ex;
   return ctx;
 }

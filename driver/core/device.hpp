@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,6 +33,20 @@ class IndexAllocator {
   std::mutex mu_;
   std::vector<bool> used_;
   uint32_t first_ = 0;
+};
+
+// Hands out contiguous ranges of [0, limit): the tag-matching engine's entries, shared by all
+// TM-SRQs of a device (each gets [base, base + n)). First fit, lowest base first.
+class RangeAllocator {
+ public:
+  void reset(uint32_t limit);
+  int64_t alloc(uint32_t n);  // base of the range, or -1 when no gap of n entries is left
+  void release(uint32_t base);
+
+ private:
+  std::mutex mu_;
+  std::map<uint32_t, uint32_t> used_;  // base -> length
+  uint32_t limit_ = 0;
 };
 
 class Device {
@@ -72,8 +87,12 @@ class Device {
   uint32_t num_qp = 0, num_cq = 0, num_srq = 0, num_mr = 0, max_sge = 0, max_log_queue = 0;
   uint64_t mac = 0;    // 48-bit, byte 0 (first on the wire) in bits 47:40
   uint32_t ipv4 = 0;   // a.b.c.d as 0xaabbccdd
+  // Tag matching: engine entries (TM_MAX_TAGS, 0 = none), the most one TM-SRQ may have (at most
+  // 65536: CQEs name a tag by a 16-bit handle) and TM_CAPS (bit 0: rendezvous offload).
+  uint32_t tm_engine_tags = 0, tm_max_tags = 0, tm_caps = 0;
 
   IndexAllocator qpns, cqns, srqns, mrns, pdns;
+  RangeAllocator tm_slots;  // engine entries of the TM-SRQs
   static constexpr uint32_t kMaxPd = 1u << 16;  // PDs are only numbers written into MR/QP/SRQ
   static constexpr uint32_t kMaxInline = hwif::WQE_MAX_INLINE;
 

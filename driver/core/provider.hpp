@@ -49,13 +49,15 @@ int req_notify_cq(struct ibv_cq* cq, int solicited_only);
 struct ibv_cq* take_cq_event(struct ibv_context* ctx, struct ibv_comp_channel* channel);
 void ack_cq_events(struct ibv_cq* cq, unsigned int nevents);
 
-// Shared receive queues (srq.cpp).
+// Shared receive queues (srq.cpp; tag-matching SRQs also tm.cpp).
 struct ibv_srq* create_srq_ex(struct ibv_context* ctx, struct ibv_srq_init_attr_ex* attr);
 struct ibv_srq* create_srq(struct ibv_pd* pd, struct ibv_srq_init_attr* attr);
 int modify_srq(struct ibv_srq* srq, struct ibv_srq_attr* attr, int attr_mask);
 int query_srq(struct ibv_srq* srq, struct ibv_srq_attr* attr);
 int destroy_srq(struct ibv_srq* srq);
 int post_srq_recv(struct ibv_srq* srq, struct ibv_recv_wr* wr, struct ibv_recv_wr** bad_wr);
+// Tag-list operations of a TM-SRQ (tm.cpp).
+int post_srq_ops(struct ibv_srq* srq, struct ibv_ops_wr* op, struct ibv_ops_wr** bad_op);
 
 // Queue pairs (qp.cpp, qp_modify.cpp, qp_post.cpp).
 struct ibv_qp* create_qp_ex(struct ibv_context* ctx, struct ibv_qp_init_attr_ex* attr);

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "provider.hpp"
+#include "tm.hpp"
 
 namespace tmnic {
 
@@ -223,6 +224,9 @@ int query_qp(struct ibv_qp* ibqp, struct ibv_qp_attr* attr, int attr_mask,
 }
 
 void reclaim_wqes(Device& dev, const uint8_t* cqe) {
+  // Tag-matching CQEs are the TM-SRQ's business (tm_parse_cqe frees the SRQ slot of an
+  // unexpected or NO_TAG receive; matched receives and list ops use none).
+  if (is_tm_opcode(cqe[hwif::cqe::OPCODE_OFF])) return;
   tmnic_qp* qp = dev.qp(ld32(cqe + hwif::cqe::QP_NUM_OFF));
   if (!qp) return;
   uint32_t idx = ld16(cqe + hwif::cqe::WQE_IDX_OFF);

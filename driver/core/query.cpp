@@ -1,6 +1,7 @@
 // Device, port, GID and P_Key queries: the true hardware limits read from BAR0 at open.
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "device.hpp"
@@ -19,6 +20,21 @@ constexpr uint32_t kMaxMsgSize = 1u << 31;  // RoCE's 2 GiB message limit
 constexpr uint8_t kWidth4X = 2;
 constexpr uint8_t kSpeedEDR = 32;  // 25.78125 Gb/s per lane: 4 lanes = the 100G-class port
 constexpr uint8_t kPhysStateLinkUp = 5;
+constexpr uint32_t kMaxRndvHdrSize = 64;  // mlx5's MLX5_TM_MAX_RNDV_MSG_SIZE
+
+// Tag-matching capabilities, as the kernel's mlx5 driver fills them. TMNIC_TM_CAP_RC=1 claims
+// IBV_TM_CAP_RC although the NIC does not offload rendezvous (driver/README.md says why).
+void tm_caps(const Device& d, struct ibv_tm_caps* c) {
+  if (!d.tm_max_tags) return;  // no tag matching: all zero
+  c->max_num_tags = d.tm_max_tags;
+  c->max_ops = 1u << d.max_log_queue;
+  c->max_sge = 1;
+  const char* env = std::getenv("TMNIC_TM_CAP_RC");
+  if ((d.tm_caps & 1) || (env && std::strcmp(env, "1") == 0)) {
+    c->flags = IBV_TM_CAP_RC;
+    c->max_rndv_hdr_size = kMaxRndvHdrSize;
+  }
+}
 }  // namespace
 
 __be64 mac_to_guid(uint64_t mac) {
@@ -75,7 +91,7 @@ int query_device_ex(struct ibv_context* ctx, const struct ibv_query_device_ex_in
   a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
   a.hca_core_clock = uint64_t(to_dev(ctx).clk_mhz) * 1000;  // kHz
   a.phys_port_cnt_ex = 1;
-  // tm_caps stay zero: tag matching is not offered until the hardware implements it.
+  tm_caps(to_dev(ctx), &a.tm_caps);
   std::memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
   if (attr_size > sizeof(a))
     std::memset(reinterpret_cast<char*>(attr) + sizeof(a), 0, attr_size - sizeof(a));

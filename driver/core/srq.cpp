@@ -1,37 +1,74 @@
 #include "srq.hpp"
 
 #include <cerrno>
+#include <cstring>
 #include <new>
 
+#include "cq.hpp"
 #include "provider.hpp"
 
 namespace tmnic {
 
 namespace {
-int set_srq(Device& d, uint32_t srqn, uint64_t base, uint32_t log_size, uint32_t pdn,
-            uint32_t valid) {
-  namespace a = hwif::cmd::set_srq;
-  uint32_t args[a::VALID + 1] = {};
+namespace a = hwif::cmd::set_srq;
+constexpr unsigned kSetSrqWords = a::TAG_NUM + 1;
+
+// The SET_SRQ words of `srq` (valid or being invalidated). A TM-SRQ's invalidation repeats its
+// tag range and rings, so the NIC can clear the engine entries either way.
+void srq_words(const tmnic_srq* srq, uint32_t valid, uint32_t* args) {
+  std::memset(args, 0, sizeof(uint32_t) * kSetSrqWords);
+  args[a::VALID] = valid;
+  if (!valid && !srq->tm) return;  // basic SRQ: all zero
+  const uint64_t base = srq->wq.buf.iova();
   args[a::BASE_LO] = uint32_t(base);
   args[a::BASE_HI] = uint32_t(base >> 32);
-  args[a::LOG_SIZE] = log_size;
-  args[a::PD] = pdn;
-  args[a::VALID] = valid;
-  return d.cmd(hwif::cmd::SET_SRQ, srqn, args, a::VALID + 1);
+  args[a::LOG_SIZE] = srq->wq.log_size;
+  args[a::PD] = srq->pd->pdn;
+  if (const TmSrq* tm = srq->tm.get()) {
+    const uint64_t ops = tm->ring.iova();
+    args[a::TM] = 1;
+    args[a::OPS_BASE_LO] = uint32_t(ops);
+    args[a::OPS_BASE_HI] = uint32_t(ops >> 32);
+    args[a::OPS_LOG_SIZE] = tm->log_size;
+    args[a::CQ] = tm->cq->cqn;
+    args[a::TAG_BASE] = tm->tag_base;
+    args[a::TAG_NUM] = tm->max_num_tags;
+  }
+}
+
+int set_srq(Device& d, const tmnic_srq* srq, uint32_t valid) {
+  uint32_t args[kSetSrqWords];
+  srq_words(srq, valid, args);
+  return d.cmd(hwif::cmd::SET_SRQ, srq->srqn, args, kSetSrqWords);
+}
+
+void free_srq(Device& d, tmnic_srq* srq) {
+  tm_srq_destroy(d, srq);
+  srq->wq.buf.release();
+  d.srqns.release(srq->srqn);
+  delete srq;
 }
 }  // namespace
 
 struct ibv_srq* create_srq_ex(struct ibv_context* ctx, struct ibv_srq_init_attr_ex* attr) {
   Device& d = to_dev(ctx);
-  const uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
-                         IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
-  if ((attr->comp_mask & ~known) || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
+  // libibverbs (ibv_cmd_create_srq_ex): unknown attribute bits EOPNOTSUPP, no PD EINVAL.
+  if (attr->comp_mask >= IBV_SRQ_INIT_ATTR_RESERVED) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd || attr->pd->context != ctx) {
     errno = EINVAL;
     return nullptr;
   }
-  // XRC and tag-matching SRQs need hardware that does not exist yet.
-  if (((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC) ||
-      (attr->comp_mask & (IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_TM))) {
+  const enum ibv_srq_type type =
+      (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ? attr->srq_type : IBV_SRQT_BASIC;
+  if (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC && type != IBV_SRQT_TM) {
+    errno = EINVAL;  // mlx5
+    return nullptr;
+  }
+  // XRC needs hardware that does not exist yet.
+  if (type == IBV_SRQT_XRC || (attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD)) {
     errno = EOPNOTSUPP;
     return nullptr;
   }
@@ -55,12 +92,11 @@ struct ibv_srq* create_srq_ex(struct ibv_context* ctx, struct ibv_srq_init_attr_
   srq->srqn = uint32_t(srqn);
   srq->pd = to_tpd(attr->pd);
   srq->wq.max_sge = attr->attr.max_sge ? attr->attr.max_sge : 1;
-  int err = srq->wq.alloc(d.be(), attr->attr.max_wr);
-  if (!err) err = set_srq(d, srq->srqn, srq->wq.buf.iova(), srq->wq.log_size, srq->pd->pdn, 1);
+  int err = type == IBV_SRQT_TM ? tm_srq_create(d, srq, attr) : 0;
+  if (!err) err = srq->wq.alloc(d.be(), attr->attr.max_wr);
+  if (!err) err = set_srq(d, srq, 1);
   if (err) {
-    srq->wq.buf.release();
-    d.srqns.release(srq->srqn);
-    delete srq;
+    free_srq(d, srq);
     errno = err;
     return nullptr;
   }
@@ -112,18 +148,17 @@ int destroy_srq(struct ibv_srq* ibsrq) {
   tmnic_srq* srq = to_tsrq(ibsrq);
   if (srq->usecnt.load() != 0) return EBUSY;
   Device& d = *srq->dev;
-  int err = set_srq(d, srq->srqn, 0, 0, 0, 0);
+  // Invalidation also clears a TM-SRQ's engine entries; the NIC writes nothing for it afterwards.
+  int err = set_srq(d, srq, 0);
   if (err) return err;
   pthread_mutex_lock(&ibsrq->mutex);  // affiliated async events must have been acked
   while (ibsrq->events_completed != srq->events_reported)
     pthread_cond_wait(&ibsrq->cond, &ibsrq->mutex);
   pthread_mutex_unlock(&ibsrq->mutex);
-  srq->wq.buf.release();
-  d.srqns.release(srq->srqn);
   srq->pd->usecnt--;
   pthread_mutex_destroy(&ibsrq->mutex);
   pthread_cond_destroy(&ibsrq->cond);
-  delete srq;
+  free_srq(d, srq);
   return 0;
 }
 

@@ -1,12 +1,15 @@
-// Shared receive queue (basic): a ring of receive WQEs consumed in order by any QP attached to it.
+// Shared receive queue: a ring of receive WQEs consumed in order by any QP attached to it; a
+// tag-matching SRQ (IBV_SRQT_TM) adds its list-op ring and tag list (tm.hpp).
 #pragma once
 #include <infiniband/verbs.h>
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "device.hpp"
 #include "pd.hpp"
+#include "tm.hpp"
 #include "wq.hpp"
 
 struct tmnic_srq {
@@ -22,6 +25,7 @@ struct tmnic_srq {
   std::atomic<uint32_t> limit{0};
   uint32_t events_reported = 0;  // async events posted; under ibv.mutex
   std::atomic<int> usecnt{0};    // attached QPs: destroy fails with EBUSY
+  std::unique_ptr<tmnic::TmSrq> tm;  // tag matching; null for a basic SRQ
 };
 
 inline tmnic_srq* to_tsrq(struct ibv_srq* srq) { return reinterpret_cast<tmnic_srq*>(srq); }

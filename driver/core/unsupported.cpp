@@ -55,11 +55,6 @@ struct ibv_td* alloc_td(struct ibv_context*, struct ibv_td_init_attr*) {
   return null_eopnotsupp<ibv_td>();
 }
 int modify_cq(struct ibv_cq*, struct ibv_modify_cq_attr*) { return EOPNOTSUPP; }
-// Tag matching is not implemented yet: report it through *bad_op like mlx5 does for a non-TM SRQ.
-int post_srq_ops(struct ibv_srq*, struct ibv_ops_wr* op, struct ibv_ops_wr** bad_op) {
-  *bad_op = op;
-  return EOPNOTSUPP;
-}
 int destroy_rwq_ind_table(struct ibv_rwq_ind_table*) { return EOPNOTSUPP; }
 struct ibv_rwq_ind_table* create_rwq_ind_table(struct ibv_context*,
                                                struct ibv_rwq_ind_table_init_attr*) {
@@ -107,7 +102,6 @@ void set_unsupported_ops(struct verbs_context* v) {
   v->dealloc_td = dealloc_td;
   v->alloc_td = alloc_td;
   v->modify_cq = modify_cq;
-  v->post_srq_ops = post_srq_ops;
   v->destroy_rwq_ind_table = destroy_rwq_ind_table;
   v->create_rwq_ind_table = create_rwq_ind_table;
   v->destroy_wq = destroy_wq;

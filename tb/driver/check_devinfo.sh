@@ -22,7 +22,7 @@ expect() {
 # Values of the fake device (tb/driver/fake_backend.hpp: 64 QPs, 32 CQs, 8 SRQs, 128 MRs).
 expect '^hca_id:[[:space:]]+tmnic0$'
 expect 'transport:[[:space:]]+InfiniBand \(0\)'
-expect 'fw_ver:[[:space:]]+tmnic 1\.0'
+expect 'fw_ver:[[:space:]]+tmnic 1\.[0-9]+'
 expect 'node_guid:[[:space:]]+0000:00ff:fe00:0001'
 expect 'vendor_id:[[:space:]]+0x1d6f'
 expect 'phys_port_cnt:[[:space:]]+1'

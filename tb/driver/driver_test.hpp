@@ -29,6 +29,8 @@ struct CqeFields {
   uint64_t tm_tag = 0;
   uint32_t tm_app_ctx = 0;
   uint16_t wqe_idx = 0;
+  uint16_t tm_handle = 0;
+  uint16_t tm_hw_cnt = 0;
   uint8_t opcode = hwif::wc_op::SEND;
   uint8_t status = hwif::wc_status::SUCCESS;
 };
@@ -50,6 +52,8 @@ inline void nic_write_cqe(struct ibv_cq* ibcq, uint32_t n, const CqeFields& f) {
   st64(c + o::TM_TAG_OFF, f.tm_tag);
   st32(c + o::TM_APP_CTX_OFF, f.tm_app_ctx);
   st16(c + o::WQE_IDX_OFF, f.wqe_idx);
+  st16(c + o::TM_HANDLE_OFF, f.tm_handle);
+  st16(c + o::TM_HW_CNT_OFF, f.tm_hw_cnt);
   c[o::OPCODE_OFF] = f.opcode;
   c[o::STATUS_OFF] = f.status;
   __atomic_store_n(c + o::OWNER_OFF, uint8_t(((n >> cq->log_size) & 1) ^ 1), __ATOMIC_RELEASE);

@@ -22,6 +22,8 @@ FakeBackend::FakeBackend(Config cfg) : cfg_(std::move(cfg)), regs_(hwif::BAR0_SI
   regs_[r::MAC_LO / 4] = uint32_t(cfg_.mac);
   regs_[r::MAC_HI / 4] = uint32_t(cfg_.mac >> 32) & 0xFFFF;
   regs_[r::IPV4 / 4] = cfg_.ipv4;
+  regs_[r::TM_MAX_TAGS / 4] = cfg_.tm_max_tags;
+  regs_[r::TM_CAPS / 4] = cfg_.tm_caps;
 }
 
 uint32_t FakeBackend::read32(uint32_t off) {

@@ -27,6 +27,8 @@ struct Config {
   uint32_t max_log_queue = hwif::MAX_LOG_QUEUE;
   uint64_t mac = 0x020000000001ull;  // 02:00:00:00:00:01
   uint32_t ipv4 = 0x0A000001;        // 10.0.0.1
+  uint32_t tm_max_tags = 0;          // TM_MAX_TAGS: 0 = no tag matching
+  uint32_t tm_caps = 0;              // TM_CAPS (bit 0: rendezvous offload)
 };
 
 struct Command {

@@ -76,10 +76,18 @@ TEST_F(DriverTest, ContextLayout) {
   EXPECT_EQ(v->alloc_td(ctx, &td), nullptr);
   EXPECT_EQ(errno, EOPNOTSUPP);
   EXPECT_EQ(v->close_xrcd(nullptr), EOPNOTSUPP);
+  // Tag-list operations exist, and refuse an SRQ that is not a TM-SRQ (as mlx5).
+  struct ibv_pd* pd = make_pd();
+  struct ibv_srq_init_attr sa = {};
+  sa.attr.max_wr = 1;
+  struct ibv_srq* srq = tmnic::create_srq(pd, &sa);
+  ASSERT_NE(srq, nullptr);
   struct ibv_ops_wr op = {};
   struct ibv_ops_wr* bad = nullptr;
-  EXPECT_EQ(verbs_get_ctx(ctx)->post_srq_ops(nullptr, &op, &bad), EOPNOTSUPP);
+  EXPECT_EQ(verbs_get_ctx(ctx)->post_srq_ops(srq, &op, &bad), EINVAL);
   EXPECT_EQ(bad, &op);
+  EXPECT_EQ(tmnic::destroy_srq(srq), 0);
+  EXPECT_EQ(tmnic::dealloc_pd(pd), 0);
 }
 
 TEST_F(DriverTest, CommandWaitsWhileBusyAndReportsError) {
@@ -120,7 +128,8 @@ TEST_F(DriverTest, QueryDeviceReportsHardwareLimits) {
   EXPECT_EQ(a.phys_port_cnt, 1);
   EXPECT_EQ(a.max_pkeys, 1);
   EXPECT_NE(a.vendor_id, 0u);
-  EXPECT_STREQ(a.fw_ver, "tmnic 1.0");
+  EXPECT_EQ(std::string(a.fw_ver),
+            "tmnic " + std::to_string(hwif::ABI_MAJOR) + "." + std::to_string(hwif::ABI_MINOR));
   // EUI-64 of 02:00:00:00:00:01 -> 00:00:00:ff:fe:00:00:01
   EXPECT_EQ(be64toh(a.node_guid), 0x000000FFFE000001ull);
   EXPECT_EQ(a.sys_image_guid, a.node_guid);
@@ -129,7 +138,7 @@ TEST_F(DriverTest, QueryDeviceReportsHardwareLimits) {
   ASSERT_EQ(verbs_get_ctx(ctx)->query_device_ex(ctx, nullptr, &ax, sizeof(ax)), 0);
   EXPECT_EQ(ax.orig_attr.max_qp, a.max_qp);
   EXPECT_EQ(ax.phys_port_cnt_ex, 1u);
-  EXPECT_EQ(ax.tm_caps.max_num_tags, 0u);
+  EXPECT_EQ(ax.tm_caps.max_num_tags, 0u);  // the default fake device has no tag matching
 }
 
 TEST_F(DriverTest, QueryPortAndGid) {

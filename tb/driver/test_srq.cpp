@@ -139,11 +139,17 @@ TEST_F(SrqTest, CreateRejects) {
   struct ibv_srq_init_attr_ex a = {};
   a.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE;
   a.pd = pd;
-  a.srq_type = IBV_SRQT_TM;
+  a.srq_type = IBV_SRQT_XRC;  // no XRC hardware
   a.attr.max_wr = 4;
   errno = 0;
   EXPECT_EQ(tmnic::create_srq_ex(ctx, &a), nullptr);
   EXPECT_EQ(errno, EOPNOTSUPP);
+  a.srq_type = IBV_SRQT_TM;  // without CQ and TM attributes (test_tm.cpp has the rest)
+  EXPECT_EQ(tmnic::create_srq_ex(ctx, &a), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  a.srq_type = static_cast<enum ibv_srq_type>(7);
+  EXPECT_EQ(tmnic::create_srq_ex(ctx, &a), nullptr);
+  EXPECT_EQ(errno, EINVAL);
   a.srq_type = IBV_SRQT_BASIC;
   a.attr.max_wr = 1 << 15;
   EXPECT_EQ(tmnic::create_srq_ex(ctx, &a), nullptr);
