@@ -61,8 +61,8 @@ struct ibv_srq* create_srq_ex(struct ibv_context* ctx, struct ibv_srq_init_attr_
     errno = EINVAL;
     return nullptr;
   }
-  const enum ibv_srq_type type =
-      (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ? attr->srq_type : IBV_SRQT_BASIC;
+  const uint32_t type =
+      (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ? raw_enum(attr->srq_type) : uint32_t(IBV_SRQT_BASIC);
   if (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC && type != IBV_SRQT_TM) {
     errno = EINVAL;  // mlx5
     return nullptr;

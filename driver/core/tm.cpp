@@ -122,8 +122,9 @@ int post_srq_ops(struct ibv_srq* ibsrq, struct ibv_ops_wr* op, struct ibv_ops_wr
     uint8_t w[hwif::TM_OP_STRIDE] = {};
     uint32_t h = kNoTag;
     uint8_t opcode;
+    const uint32_t wr_opcode = raw_enum(op->opcode);
     // Validate first: a refused op changes nothing.
-    switch (op->opcode) {
+    switch (wr_opcode) {
       case IBV_WR_TAG_ADD:
         if (op->tm.add.num_sge < 0 || op->tm.add.num_sge > 1)
           err = EINVAL;
@@ -153,7 +154,7 @@ int post_srq_ops(struct ibv_srq* ibsrq, struct ibv_ops_wr* op, struct ibv_ops_wr
     // carrying it to the hardware updates it here (rdma-core-tm.md 2.5), so SYNC_REQ is not asked
     // for again after an explicit SYNC.
     if (sync) tm->unexp_out = op->tm.unexpected_cnt;
-    if (op->opcode == IBV_WR_TAG_ADD) {
+    if (wr_opcode == IBV_WR_TAG_ADD) {
       h = tm->free_head;
       TagEntry& t = tm->tags[h];
       tm->free_head = t.next;
@@ -169,18 +170,18 @@ int post_srq_ops(struct ibv_srq* ibsrq, struct ibv_ops_wr* op, struct ibv_ops_wr
       st64(w + o::MASK_OFF, op->tm.add.mask);
       // No SGE or a zero-length one: an empty tagged buffer ("message is allowed to be empty").
       if (op->tm.add.num_sge == 1) write_sge(w + o::SGE_OFF, op->tm.add.sg_list[0]);
-    } else if (op->opcode == IBV_WR_TAG_DEL) {
+    } else if (wr_opcode == IBV_WR_TAG_DEL) {
       tm->tags[h].del_posted = true;
       st32(w + o::HANDLE_OFF, h);
     }
     if (signaled) {
       TmOp& p = tm->ops[tm->op_tail++ & (tm->size() - 1)];
-      p.tag = op->opcode == IBV_WR_TAG_SYNC ? kNoTag : h;
+      p.tag = wr_opcode == IBV_WR_TAG_SYNC ? kNoTag : h;
       p.wr_id = op->wr_id;
       p.ring_idx = tm->pi;
       p.opcode = opcode;
       if (p.tag != kNoTag) tm->tags[h].expect_cqe++;  // released when this op's CQE is polled
-    } else if (op->opcode == IBV_WR_TAG_DEL) {
+    } else if (wr_opcode == IBV_WR_TAG_DEL) {
       tm->release(h);  // an unsignaled DEL is assumed to succeed: no consumption will come
     }
 

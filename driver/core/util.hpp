@@ -28,6 +28,17 @@ inline uint32_t ld32(const uint8_t* p) {
 }
 inline uint64_t ld64(const uint8_t* p) { return uint64_t(ld32(p)) | uint64_t(ld32(p + 4)) << 32; }
 
+// The value an application stored in an enum field of a verbs struct, read without assuming it is
+// one of the enumerators (loading an out-of-range value as the enum type is undefined behaviour,
+// and applications do pass garbage).
+template <typename E>
+inline uint32_t raw_enum(const E& e) {
+  static_assert(sizeof(E) == sizeof(uint32_t), "verbs enums are 32-bit");
+  uint32_t v;
+  std::memcpy(&v, &e, sizeof(v));
+  return v;
+}
+
 // The post/poll fast paths hold their lock for a few hundred nanoseconds; a spinlock is what
 // rdma-core providers use there too (mlx5_spinlock).
 class Spinlock {

@@ -147,7 +147,8 @@ TEST_F(SrqTest, CreateRejects) {
   a.srq_type = IBV_SRQT_TM;  // without CQ and TM attributes (test_tm.cpp has the rest)
   EXPECT_EQ(tmnic::create_srq_ex(ctx, &a), nullptr);
   EXPECT_EQ(errno, EINVAL);
-  a.srq_type = static_cast<enum ibv_srq_type>(7);
+  const uint32_t bad_type = 7;  // not an enumerator: stored as raw bytes, as a C caller could
+  std::memcpy(&a.srq_type, &bad_type, sizeof(bad_type));
   EXPECT_EQ(tmnic::create_srq_ex(ctx, &a), nullptr);
   EXPECT_EQ(errno, EINVAL);
   a.srq_type = IBV_SRQT_BASIC;

@@ -545,7 +545,8 @@ TEST_F(TmTest, BadOpsAreEinvalAndEarlierOpsArePosted) {
   // Unknown opcode after a good op: the good one is posted, the doorbell rung for it.
   w[0] = sync_op(1, 0, 0);
   w[1] = sync_op(2, 0, 0);
-  w[1].opcode = static_cast<enum ibv_ops_wr_opcode>(7);
+  const uint32_t bad_opcode = 7;  // not an enumerator: stored as raw bytes, as a C caller could
+  std::memcpy(&w[1].opcode, &bad_opcode, sizeof(bad_opcode));
   w[0].next = &w[1];
   w[1].next = nullptr;
   EXPECT_EQ(tmnic::post_srq_ops(srq, w, &bad), EINVAL);
