@@ -1,7 +1,8 @@
 // Tag-list operation engine of the TM-SRQs.
 // Every TM-SRQ has a ring of list-operation WQEs (TAG_ADD / TAG_DEL / TAG_SYNC, TM_OP_STRIDE bytes
 // each) in host memory and a doorbell carrying the ring's producer index. This block serves the
-// rings round-robin, one operation at a time and in ring order per SRQ: it fetches the WQE by DMA,
+// rings round-robin, in ring order per SRQ: it fetches up to BATCH WQEs in one DMA read (one
+// beat each; the DMA latency is paid once per batch), executes them one at a time,
 // checks the handle against the SRQ's range of engine entries, hands the operation to the matching
 // engine, records the tagged buffer of a successful ADD in the tag-buffer RAM and, for signaled
 // operations, writes a TM_ADD / TM_DEL / TM_SYNC completion to the SRQ's CQ.
@@ -10,7 +11,9 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned NUM_SRQ = 16,
   parameter int unsigned TM_ENTRIES = 1024,
+  parameter int unsigned BATCH = 8,          // op WQEs fetched per DMA read (power of two)
   localparam int unsigned SRQ_W = $clog2(NUM_SRQ),
+  localparam int unsigned B_W = $clog2(BATCH),
   localparam int unsigned H_W = $clog2(TM_ENTRIES)
 ) (
   input  logic clk_i,
@@ -34,6 +37,7 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic              rd_ready_i,
   input  logic              rsp_valid_i,
   input  logic [DATA_W-1:0] rsp_data_i,
+  input  logic signed [13:0] rsp_off_i,
   input  logic              rsp_last_i,
 
   // Matching engine, operation channel
@@ -79,6 +83,9 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   if ((TM_ENTRIES & (TM_ENTRIES - 1)) != 0 || TM_ENTRIES < 4 || TM_ENTRIES > 32768) begin : g_chk_e
     $fatal(1, "tmnic_tm_ops: TM_ENTRIES must be a power of two in 4..32768");
   end
+  if ((BATCH & (BATCH - 1)) != 0 || BATCH < 2 || BATCH * TM_OP_STRIDE > 4096) begin : g_chk_b
+    $fatal(1, "tmnic_tm_ops: BATCH must be a power of two >= 2, at most one 4 KiB read");
+  end
 
   // Engine opcodes (tmnic_tm_engine)
   localparam logic [1:0] EO_ADD = 2'd0, EO_DEL = 2'd1, EO_SYNC = 2'd2, EO_CLEAR = 2'd3;
@@ -92,7 +99,10 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [SRQ_W-1:0] s_q;            // SRQ being served
   logic abort_q;                    // that SRQ was reconfigured meanwhile: no completion, no index update
   logic clearing_q;                 // the engine operation in flight is a CLEAR
-  logic [511:0] op_q;               // the fetched op WQE
+  logic [511:0] buf_q [BATCH];      // the fetched op WQEs
+  logic [B_W:0] n_q;                // how many were fetched
+  logic [B_W:0] i_q;                // the one being executed
+  wire [511:0] op_q = buf_q[i_q[B_W-1:0]];
   logic ok_q;
   logic [15:0] hw_cnt_q;
 
@@ -107,6 +117,11 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_rr_arb #(.N(NUM_SRQ)) u_arb (
     .clk_i, .rst_ni, .req_i(pend & {NUM_SRQ{state_q == S_IDLE && clr_q == '0}}),
     .ack_i(state_q == S_IDLE && clr_q == '0), .gnt_o(gnt), .idx_o(gnt_idx), .valid_o(gnt_valid));
+
+  // After an op: the next one of the batch, unless the batch is done or the SRQ was reconfigured.
+  function automatic state_e next_state();
+    next_state = (abort_q || i_q + 1'b1 >= n_q) ? S_IDLE : S_EXEC;
+  endfunction
 
   // Lowest SRQ waiting for a CLEAR
   logic [SRQ_W-1:0] clr_idx;
@@ -150,7 +165,8 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       s_q <= '0;
       abort_q <= 1'b0;
       clearing_q <= 1'b0;
-      op_q <= '0;
+      n_q <= '0;
+      i_q <= '0;
       ok_q <= 1'b0;
       hw_cnt_q <= '0;
       clr_q <= '0;
@@ -197,14 +213,22 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             ci_q[s_q] <= pi_q[s_q];
             state_q <= S_IDLE;
           end else begin
+            // Up to BATCH posted ops, not wrapping around the ring's end.
+            logic [15:0] avail, to_end, n;
+            avail = pi_q[s_q] - ci_q[s_q];
+            to_end = (16'd1 << cfg.ops_log) - (ci_q[s_q] & ((16'd1 << cfg.ops_log) - 16'd1));
+            n = (avail < to_end) ? avail : to_end;
+            if (n > 16'(BATCH)) n = 16'(BATCH);
+            n_q <= (B_W + 1)'(n);
+            i_q <= '0;
             rd_valid_o <= 1'b1;
             rd_addr_o <= cfg.ops_base + {42'd0, ci_q[s_q] & ((16'd1 << cfg.ops_log) - 16'd1), 6'd0};
-            rd_len_o <= 13'(TM_OP_STRIDE);
+            rd_len_o <= 13'(n) * 13'(TM_OP_STRIDE);
             state_q <= S_FETCH;
           end
         end
         S_FETCH: if (rsp_valid_i) begin
-          op_q <= rsp_data_i;
+          buf_q[rsp_off_i[6 +: B_W]] <= rsp_data_i;
           if (rsp_last_i) state_q <= S_EXEC;
         end
         // Malformed operations (unknown opcode, handle outside the SRQ's range) fail without effect.
@@ -249,7 +273,8 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             state_q <= S_CQE;
           end else begin
             if (!abort_q) ci_q[s_q] <= ci_q[s_q] + 16'd1;
-            state_q <= S_IDLE;
+            state_q <= next_state();
+            i_q <= i_q + 1'b1;
           end
         end
         S_CQE: begin
@@ -257,7 +282,8 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           else if (!cqe_valid_o || cqe_ready_i) begin
             cqe_valid_o <= 1'b0;
             if (!abort_q) ci_q[s_q] <= ci_q[s_q] + 16'd1;
-            state_q <= S_IDLE;
+            state_q <= next_state();
+            i_q <= i_q + 1'b1;
           end
         end
         default: state_q <= S_IDLE;
@@ -278,5 +304,6 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign idle_o = (state_q == S_IDLE) && (pend == '0) && (clr_q == '0);
 
   // gnt is the one-hot form of gnt_idx; the address fields above op_q's SGE are reserved.
-  wire unused_ok = ^{gnt, f_global[31:H_W], op_q[511:(TMOP_SGE_OFF + 16) * 8]};
+  wire unused_ok = ^{gnt, f_global[31:H_W], op_q[511:(TMOP_SGE_OFF + 16) * 8], rsp_off_i[13:6+B_W],
+                     rsp_off_i[5:0]};
 endmodule

@@ -345,7 +345,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .srq_idx_o(srq2_rd_idx), .srq_rd_i(srq2_rd),
     .rd_addr_o(rd_addr[RD_TM_OP]), .rd_len_o(rd_len[RD_TM_OP]), .rd_valid_o(rd_valid[RD_TM_OP]),
     .rd_ready_i(rd_ready[RD_TM_OP]), .rsp_valid_i(rsp_valid && rsp_client == 2'(RD_TM_OP)),
-    .rsp_data_i(rsp_data), .rsp_last_i(rsp_last),
+    .rsp_data_i(rsp_data), .rsp_off_i(rsp_off), .rsp_last_i(rsp_last),
     .eo_valid_o(eo_valid), .eo_ready_i(eo_ready), .eo_code_o(eo_code), .eo_srq_o(eo_srq),
     .eo_handle_o(eo_handle), .eo_tag_o(eo_tag), .eo_mask_o(eo_mask), .eo_sw_cnt_vld_o(eo_sw_cnt_vld),
     .eo_sw_cnt_o(eo_sw_cnt), .eo_rsp_valid_i(eo_rsp_valid), .eo_rsp_ok_i(eo_rsp_ok),
