@@ -31,12 +31,12 @@ test: build
 	$(MAKE) test-asan
 
 # Driver unit tests and top-level NIC tests under ASan/UBSan (separate build tree, only those targets).
-ASAN_TARGETS = tmnic_driver_tests test_top_raw
+ASAN_TARGETS = tmnic_driver_tests test_top_raw test_top_tm
 test-asan:
 	@$(SETUP)
 	cmake -S . -B build-asan -G Ninja -DTMNIC_SANITIZE=ON $(CMAKE_FLAGS) > /dev/null
 	cmake --build build-asan -j $(JOBS) --target $(ASAN_TARGETS)
-	cd build-asan && ctest --output-on-failure -j $(JOBS) -R "^(driver\.|TopRaw)" -E "verbs_|ibv_devinfo"
+	cd build-asan && ctest --output-on-failure -j $(JOBS) -R "^(driver\.|TopRaw|TopTm)" -E "verbs_|ibv_devinfo"
 
 lint:
 	@$(SETUP)
@@ -47,9 +47,14 @@ waves: build
 	mkdir -p out
 	TMNIC_WAVES=out/waves_nic TMNIC_PCAP=out/wire.pcap $(BUILD)/tools/tmnic_run --messages 200 $(RUN_ARGS)
 
+# JSON results in out/: RC SEND latency/bandwidth/sim speed, the tag-matching engine alone, and tag
+# matching in the whole NIC at 64, 256 and 1024 engine entries.
 bench: build
 	mkdir -p out
 	$(BUILD)/bench/tmnic_bench | tee out/bench.json
+	cmake --build $(BUILD) -j $(JOBS) --target tm_engine_bench tm_nic_bench_64 tm_nic_bench_256 tm_nic_bench_1024
+	$(BUILD)/bench/tm_engine_bench | tee out/tm_engine_bench.json
+	for n in 64 256 1024; do $(BUILD)/bench/tm_nic_bench_$$n | tee out/tm_nic_bench_$$n.json; done
 
 hwif:
 	python3 tools/gen_hwif.py

@@ -14,6 +14,8 @@
 // TM_RNDV_INCOMPLETE because rendezvous is not offloaded), a miss is an unexpected message for the
 // next SRQ buffer; NO_TAG, FIN, reserved opcodes and tagged messages shorter than a TMH go whole to
 // an SRQ buffer as TM_NO_TAG. Every TM completion goes to the SRQ's CQ.
+// (Longer than our ~600-line guideline: it is one responder state machine whose states share the
+// per-QP message state; the ACK emitter at the end is the part to split out next.)
 module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned NUM_QP = 64,

@@ -178,6 +178,54 @@ struct Node {
   }
 };
 
+// A TM-SRQ on a Node: SRQ ring + list-op ring, completions on the node's CQ 0, engine entries
+// [tag_base, tag_base + tag_num). Writes list-op WQEs and TM messages exactly as
+// docs/hw-sw-interface.md lays them out.
+struct TmSrq {
+  Node& n;
+  uint32_t idx, ops_log;
+  DmaBuf ring, ops;
+  uint32_t ring_pi = 0, ops_pi = 0;
+  bool ok = false;
+  TmSrq(Node& node, uint32_t srq_idx, uint32_t tag_base, uint32_t tag_num, uint32_t ops_log2 = 10)
+      : n(node), idx(srq_idx), ops_log(ops_log2), ring(n.h.mmu(), (1u << Node::kLog) * 128),
+        ops(n.h.mmu(), (size_t(1) << ops_log2) * 64) {
+    ok = n.h.set_srq_tm(idx, ring.iova, Node::kLog, 1, ops.iova, ops_log, 0, tag_base, tag_num) == 0;
+  }
+  // Writes one op WQE; rings the doorbell when `ring_db` (one doorbell may cover a batch).
+  void op(uint64_t wr_id, uint8_t opcode, uint8_t flags, uint32_t handle, uint64_t tag = 0, uint64_t mask = 0,
+          uint64_t addr = 0, uint32_t len = 0, uint32_t lkey = Node::kKey, uint16_t sw_cnt = 0, bool ring_db = true) {
+    uint8_t* e = ops.p + (ops_pi % (1u << ops_log)) * 64;
+    std::memset(e, 0, 64);
+    std::memcpy(e + hw::tm_op::WR_ID_OFF, &wr_id, 8);
+    e[hw::tm_op::OPCODE_OFF] = opcode;
+    e[hw::tm_op::FLAGS_OFF] = flags;
+    std::memcpy(e + hw::tm_op::SW_CNT_OFF, &sw_cnt, 2);
+    std::memcpy(e + hw::tm_op::HANDLE_OFF, &handle, 4);
+    std::memcpy(e + hw::tm_op::TAG_OFF, &tag, 8);
+    std::memcpy(e + hw::tm_op::MASK_OFF, &mask, 8);
+    std::memcpy(e + hw::tm_op::SGE_OFF + hw::sge::ADDR_OFF, &addr, 8);
+    std::memcpy(e + hw::tm_op::SGE_OFF + hw::sge::LENGTH_OFF, &len, 4);
+    std::memcpy(e + hw::tm_op::SGE_OFF + hw::sge::LKEY_OFF, &lkey, 4);
+    ops_pi++;
+    if (ring_db) doorbell();
+  }
+  void doorbell() { n.h.wr(hw::reg::DB_TM0 + 4 * idx, ops_pi & 0xFFFF); }
+  void post(uint64_t wr_id, uint64_t va, uint32_t len) {
+    RawHost::put_wqe(ring.p + (ring_pi % (1u << Node::kLog)) * 128, wr_id, 0, 0, {{va, len, Node::kKey}});
+    ring_pi++;
+    n.h.wr(hw::reg::DB_SRQ0 + 4 * idx, ring_pi & 0xFFFF);
+  }
+  uint32_t stat(uint32_t k) { return n.h.rd(hw::reg::TM_STATS0 + hw::TM_STATS_STRIDE * idx + 4 * k); }
+  // TMH (opcode, app_ctx, tag; big-endian on the wire) at p.
+  static void put_tmh(uint8_t* p, uint8_t tmh_op, uint64_t tag, uint32_t app_ctx) {
+    p[0] = tmh_op;
+    p[1] = p[2] = p[3] = 0;
+    for (int i = 0; i < 4; i++) p[4 + i] = uint8_t(app_ctx >> (24 - 8 * i));
+    for (int i = 0; i < 8; i++) p[8 + i] = uint8_t(tag >> (56 - 8 * i));
+  }
+};
+
 // Waits for n CQEs across the given nodes (collected in order of arrival).
 inline std::vector<std::pair<int, Cqe>> wait_cqes(sim::World& w, std::vector<Node*> nodes, size_t n, uint64_t max_cycles = 20000000) {
   std::vector<std::pair<int, Cqe>> got;

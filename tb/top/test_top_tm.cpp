@@ -29,14 +29,15 @@ sim::SimConfig cfg() {
 struct TmBench {
   sim::World w{cfg()};
   Node n{w, 0};
-  DmaBuf tsrq{n.h.mmu(), (1u << Node::kLog) * 128};
-  DmaBuf ops{n.h.mmu(), (1u << kOpsLog) * 64};
-  uint32_t tsrq_pi = 0, ops_pi = 0;
+  TmSrq t{n, kTmSrq, kTagBase, kTagNum, kOpsLog};
+  DmaBuf& tsrq = t.ring;
+  DmaBuf& ops = t.ops;
+  uint32_t& ops_pi = t.ops_pi;
   size_t msg_off = 0;   // next free byte for outgoing messages (first MiB of data)
 
   explicit TmBench(uint32_t mtu = 3) {
     EXPECT_TRUE(n.ok);
-    EXPECT_EQ(n.h.set_srq_tm(kTmSrq, tsrq.iova, Node::kLog, 1, ops.iova, kOpsLog, 0, kTagBase, kTagNum), 0u);
+    EXPECT_TRUE(t.ok);
     RawHost::QpCfg s = n.qp(kReceiver, 0);
     s.srq = hw::NO_SRQ;
     s.mtu = mtu;
@@ -48,40 +49,21 @@ struct TmBench {
     EXPECT_EQ(n.h.set_qp(kReceiver, r), 0u);
   }
   void op(uint64_t wr_id, uint8_t opcode, uint8_t flags, uint32_t handle, uint64_t tag = 0, uint64_t mask = 0,
-          uint64_t addr = 0, uint32_t len = 0, uint32_t lkey = Node::kKey, uint16_t sw_cnt = 0, bool ring = true) {
-    uint8_t* e = ops.p + (ops_pi % (1u << kOpsLog)) * 64;
-    std::memset(e, 0, 64);
-    std::memcpy(e + hw::tm_op::WR_ID_OFF, &wr_id, 8);
-    e[hw::tm_op::OPCODE_OFF] = opcode;
-    e[hw::tm_op::FLAGS_OFF] = flags;
-    std::memcpy(e + hw::tm_op::SW_CNT_OFF, &sw_cnt, 2);
-    std::memcpy(e + hw::tm_op::HANDLE_OFF, &handle, 4);
-    std::memcpy(e + hw::tm_op::TAG_OFF, &tag, 8);
-    std::memcpy(e + hw::tm_op::MASK_OFF, &mask, 8);
-    std::memcpy(e + hw::tm_op::SGE_OFF + hw::sge::ADDR_OFF, &addr, 8);
-    std::memcpy(e + hw::tm_op::SGE_OFF + hw::sge::LENGTH_OFF, &len, 4);
-    std::memcpy(e + hw::tm_op::SGE_OFF + hw::sge::LKEY_OFF, &lkey, 4);
-    ops_pi++;
-    if (ring) n.h.wr(hw::reg::DB_TM0 + 4 * kTmSrq, ops_pi & 0xFFFF);
+          uint64_t addr = 0, uint32_t len = 0, uint32_t lkey = Node::kKey, uint16_t sw_cnt = 0) {
+    t.op(wr_id, opcode, flags, handle, tag, mask, addr, len, lkey, sw_cnt);
   }
   void add(uint64_t wr_id, uint32_t handle, uint64_t tag, uint64_t mask, size_t buf_off, uint32_t len,
            bool signaled = true, int sw_cnt = -1) {
     uint8_t f = (signaled ? hw::tm_op_flag::SIGNALED : 0) | (sw_cnt >= 0 ? hw::tm_op_flag::SW_CNT : 0);
     op(wr_id, hw::tm_opcode::ADD, f, handle, tag, mask, n.va(buf_off), len, Node::kKey, uint16_t(sw_cnt < 0 ? 0 : sw_cnt));
   }
-  void post_tsrq(uint64_t wr_id, size_t off, uint32_t len) {
-    RawHost::put_wqe(tsrq.p + (tsrq_pi % (1u << Node::kLog)) * 128, wr_id, 0, 0, {{n.va(off), len, Node::kKey}});
-    tsrq_pi++;
-    n.h.wr(hw::reg::DB_SRQ0 + 4 * kTmSrq, tsrq_pi & 0xFFFF);
-  }
+  void post_tsrq(uint64_t wr_id, size_t off, uint32_t len) { t.post(wr_id, n.va(off), len); }
   // Builds TMH + payload in the send area and posts it; returns the message's offset in data.
   size_t send(uint64_t wr_id, uint8_t tmh_op, uint64_t tag, uint32_t app_ctx, uint32_t payload, uint32_t seed,
               uint32_t total_override = ~0u) {
     size_t off = msg_off;
     uint8_t* m = n.data.p + off;
-    m[0] = tmh_op; m[1] = m[2] = m[3] = 0;
-    for (int i = 0; i < 4; i++) m[4 + i] = uint8_t(app_ctx >> (24 - 8 * i));
-    for (int i = 0; i < 8; i++) m[8 + i] = uint8_t(tag >> (56 - 8 * i));
+    TmSrq::put_tmh(m, tmh_op, tag, app_ctx);
     for (uint32_t i = 0; i < payload; i++) m[16 + i] = uint8_t(seed * 31 + i * 7 + (i >> 8));
     uint32_t total = total_override != ~0u ? total_override : 16 + payload;
     msg_off += (total + 127) & ~size_t(63);
@@ -110,7 +92,7 @@ struct TmBench {
     uint64_t end = w.now() + cycles;
     while (!pred() && w.now() < end) w.progress(2000);
   }
-  uint32_t tmstat(uint32_t k) { return n.h.rd(hw::reg::TM_STATS0 + hw::TM_STATS_STRIDE * kTmSrq + 4 * k); }
+  uint32_t tmstat(uint32_t k) { return t.stat(k); }
 };
 
 constexpr size_t kBufs = 2 << 20;   // tagged and SRQ buffers live from 2 MiB on
