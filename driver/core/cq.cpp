@@ -107,7 +107,7 @@ namespace {
 // slot). Entries behind them move up; each destination keeps the owner bit of its own slot.
 template <typename Pred>
 void cq_remove_if(tmnic_cq* cq, Pred drop) {
-  if (!cq->single_threaded) cq->lock.lock();
+  const bool locked = !cq->single_threaded && cq->lock.lock_unless_held();
   const uint32_t mask = (1u << cq->log_size) - 1;
   auto slot = [&](uint32_t i) { return cq->ring.data() + size_t(i & mask) * hwif::CQE_SIZE; };
   auto is_new = [&](uint32_t i) {
@@ -132,7 +132,7 @@ void cq_remove_if(tmnic_cq* cq, Pred drop) {
     cq->ci += nfreed;
     cq_doorbell(cq, false);
   }
-  if (!cq->single_threaded) cq->lock.unlock();
+  if (locked) cq->lock.unlock();
 }
 }  // namespace
 

@@ -93,9 +93,9 @@ void tm_srq_destroy(Device& d, tmnic_srq* srq) {
   tmnic_cq* cq = tm->cq;
   // Unpolled TM completions refer to tags and ops that are about to disappear.
   cq_clean_tm(cq);
-  if (!cq->single_threaded) cq->lock.lock();
+  const bool locked = !cq->single_threaded && cq->lock.lock_unless_held();
   cq->tm_srq = nullptr;
-  if (!cq->single_threaded) cq->lock.unlock();
+  if (locked) cq->lock.unlock();
   cq->usecnt--;
   d.tm_slots.release(tm->tag_base);
   srq->tm.reset();

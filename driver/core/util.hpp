@@ -46,11 +46,26 @@ class Spinlock {
   void lock() {
     while (flag_.test_and_set(std::memory_order_acquire)) {
     }
+    owner_.store(self(), std::memory_order_relaxed);
   }
-  void unlock() { flag_.clear(std::memory_order_release); }
+  void unlock() {
+    owner_.store(0, std::memory_order_relaxed);
+    flag_.clear(std::memory_order_release);
+  }
+  // For destroy/clean paths: locks unless the calling thread already holds the lock (an
+  // application that left an extended-CQ poll open, e.g. an exception between start_poll and
+  // end_poll, must not hang in ibv_destroy_qp). Returns whether it locked; unlock only then.
+  bool lock_unless_held() {
+    if (owner_.load(std::memory_order_relaxed) == self()) return false;
+    lock();
+    return true;
+  }
 
  private:
+  static uintptr_t self() { return reinterpret_cast<uintptr_t>(&tls_marker_); }
+  static inline thread_local char tls_marker_ = 0;
   std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
+  std::atomic<uintptr_t> owner_{0};
 };
 
 // Smallest n with 2^n >= v + 1, i.e. a ring of 2^n slots holds v entries with one slot kept free

@@ -209,4 +209,29 @@ TEST_F(DriverTest, ArmedCqDeliversOneEvent) {
 }
 
 }  // namespace
+// An application that leaves an extended poll open (an exception between start_poll and end_poll,
+// as rdma-core's own TM test does on an error status) must still be able to destroy its QP: the
+// clean-up of the QP's CQEs runs on the thread that holds the CQ lock and must not spin on it.
+TEST_F(DriverTest, DestroyQpWithExtendedPollLeftOpenDoesNotHang) {
+  struct ibv_cq_init_attr_ex a = {};
+  a.cqe = 7;
+  a.wc_flags = IBV_WC_STANDARD_FLAGS;
+  struct ibv_cq_ex* cq = tmnic::create_cq_ex(ctx, &a);
+  ASSERT_NE(cq, nullptr);
+  struct ibv_pd* pd = make_pd();
+  struct ibv_qp* qp = make_qp(pd, ibv_cq_ex_to_cq(cq));
+  for (uint32_t i = 0; i < 2; i++) {
+    CqeFields f;
+    f.wr_id = 70 + i;
+    f.qp_num = qp->qp_num;
+    f.opcode = hwif::wc_op::SEND;
+    nic_write_cqe(ibv_cq_ex_to_cq(cq), i, f);
+  }
+  struct ibv_poll_cq_attr pa = {};
+  ASSERT_EQ(ibv_start_poll(cq, &pa), 0);   // ... and no end_poll
+  EXPECT_EQ(tmnic::destroy_qp(qp), 0);
+  EXPECT_EQ(tmnic::dealloc_pd(pd), 0);
+  EXPECT_EQ(tmnic::destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+}
+
 }  // namespace tmnic::test
