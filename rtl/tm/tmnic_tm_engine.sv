@@ -141,10 +141,16 @@ module tmnic_tm_engine #(
     return r;
   endfunction
 
+  // Thermometer code: bit i set when i < p. Built from per-bit compares with a constant, not from
+  // (1 << p) - 1, whose N-bit (N*H_W-bit for the handles) carry chain was the critical path on ECP5.
+  function automatic logic [N-1:0] below(logic [H_W-1:0] p);
+    logic [N-1:0] t;
+    for (int i = 0; i < N; i++) t[i] = (H_W + 1)'(i) < {1'b0, p};
+    return t;
+  endfunction
+
   // Position p removed: bits above p move down by one.
-  function automatic logic [N-1:0] drop_bit(logic [N-1:0] v, logic [H_W-1:0] p);
-    logic [N-1:0] lo;
-    lo = (N'(1) << p) - N'(1);
+  function automatic logic [N-1:0] drop_bit(logic [N-1:0] v, logic [N-1:0] lo);
     return (v & lo) | ((v >> 1) & ~lo);
   endfunction
 
@@ -314,7 +320,8 @@ module tmnic_tm_engine #(
   /* verilator lint_off BLKSEQ */
   always_ff @(posedge clk_i) begin
     logic [N-1:0]     va, vb, en;
-    logic [N*H_W-1:0] hdl, lo;
+    logic [N*H_W-1:0] hdl;
+    logic [N-1:0] lo;
     logic [1:0]       c;
     va  = va_q;
     vb  = vb_q;
@@ -354,11 +361,11 @@ module tmnic_tm_engine #(
       hdl = hdl_q;
       if (cm_en_all) en = en | va_q;
       if (cm_rm) begin
-        en = drop_bit(en, cm_p);
-        va = drop_bit(va, cm_p);
-        vb = drop_bit(vb, cm_p);
-        lo = ((N*H_W)'(1) << (32'(cm_p) * H_W)) - (N*H_W)'(1);
-        hdl = (hdl & lo) | ((hdl >> H_W) & ~lo);
+        lo = below(cm_p);
+        en = drop_bit(en, lo);
+        va = drop_bit(va, lo);
+        vb = drop_bit(vb, lo);
+        for (int i = 0; i < N - 1; i++) if (!lo[i]) hdl[i*H_W +: H_W] = hdl[(i+1)*H_W +: H_W];
         for (int i = 0; i < N - 1; i++) begin
           if (i >= int'(cm_p) && i + 1 < int'(tail_q)) ent_q[i] = ent_q[i+1];
         end
