@@ -17,6 +17,9 @@ Usage:
       post-synthesis simulation (syn/CMakeLists.txt); --strict fails on waived RTL issues.
   synth.py --netlist OUT.v TOP [-G NAME=VALUE ...]
       generic netlist (`synth -flatten`, write_verilog -noattr) of TOP for simulation.
+  synth.py --tm [N[/LANES] ...] [--pnr [N[/LANES] ...]] [--check] [--skip-synth] [--ecp5-only] [--freq MHZ]
+      tag-matching engine: synthesis per size, nextpnr-ecp5 place and route of the first size that
+      fits an LFE5UM5G-85F, tb/tm tests against the N=64 netlists; syn/tm_engine_report.json.
 """
 import argparse
 import datetime
