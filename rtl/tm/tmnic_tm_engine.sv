@@ -366,19 +366,24 @@ module tmnic_tm_engine #(
         va = drop_bit(va, lo);
         vb = drop_bit(vb, lo);
         for (int i = 0; i < N - 1; i++) if (!lo[i]) hdl[i*H_W +: H_W] = hdl[(i+1)*H_W +: H_W];
-        for (int i = 0; i < N - 1; i++) begin
-          if (i >= int'(cm_p) && i + 1 < int'(tail_q)) ent_q[i] = ent_q[i+1];
-        end
       end
-      if (cm_app) begin
-        en[tail_q[H_W-1:0]]  = cm_app_en;
-        hdl[tail_q[H_W-1:0]*H_W +: H_W] = s1_q.hdl;
-        ent_q[tail_q[H_W-1:0]] = '{srq: s1_q.srq, tag: s1_q.tag, mask: s1_q.mask};
-        if (acc) begin
-          c = cmp('{srq: s1_q.srq, tag: s1_q.tag, mask: s1_q.mask}, s1_q.hdl, acc_req.lk,
-                  acc_req.srq, acc_req.tag, acc_req.hdl);
-          va[tail_q[H_W-1:0]] = c[0];
-          vb[tail_q[H_W-1:0]] = c[1];
+      // Removal shifts, append writes position tail_q (never both in one cycle: a_rm_xor_app).
+      // Constant indices only: a write at a variable index becomes a multiplexer in front of every
+      // stored bit (about twice the LUTs on ECP5), a per-position condition only a clock enable.
+      if (cm_app && acc)
+        c = cmp('{srq: s1_q.srq, tag: s1_q.tag, mask: s1_q.mask}, s1_q.hdl, acc_req.lk,
+                acc_req.srq, acc_req.tag, acc_req.hdl);
+      for (int i = 0; i < N; i++) begin
+        if (cm_app && int'(tail_q) == i) begin
+          en[i] = cm_app_en;
+          hdl[i*H_W +: H_W] = s1_q.hdl;
+          ent_q[i] = '{srq: s1_q.srq, tag: s1_q.tag, mask: s1_q.mask};
+          if (acc) begin
+            va[i] = c[0];
+            vb[i] = c[1];
+          end
+        end else if (cm_rm && i < N - 1 && i >= int'(cm_p) && i + 1 < int'(tail_q)) begin
+          ent_q[i] = ent_q[(i + 1) % N];
         end
       end
       en_q  <= en;
