@@ -78,6 +78,20 @@ def gen_sv():
     return "\n".join(o) + "\n"
 
 
+def counter_ns(ns, lst):
+    """C++ namespace of a counter list: COUNT, one index constant per counter, name(i)."""
+    o = [f"namespace {ns} {{", f"constexpr uint32_t COUNT = {len(lst)}u;"]
+    for i, (n, d) in enumerate(lst):
+        o.append(f"constexpr uint32_t {n} = {i}u;  // {d}")
+    o.append("inline const char* name(uint32_t i) {")
+    o.append("  static const char* const names[] = {" + ", ".join(f'"{n.lower()}"' for n, _ in lst) + "};")
+    o.append("  return i < COUNT ? names[i] : \"?\";")
+    o.append("}")
+    o.append(f"}}  // namespace {ns}")
+    o.append("")
+    return o
+
+
 def gen_h():
     o = [f"// {HDR}", "#pragma once", "#include <cstdint>", "", "namespace tmnic::hwif {", ""]
     o.append(f"constexpr uint32_t DEVICE_ID = 0x{S.DEVICE_ID:08X}u;")
@@ -93,26 +107,8 @@ def gen_h():
         o.append(f"constexpr uint32_t {n} = 0x{off:04X}u;  // {acc}: {d}")
     o.append("}  // namespace reg")
     o.append("")
-    o.append("namespace stat {")
-    o.append(f"constexpr uint32_t COUNT = {len(S.STATS)}u;")
-    for i, (n, d) in enumerate(S.STATS):
-        o.append(f"constexpr uint32_t {n} = {i}u;  // {d}")
-    o.append("inline const char* name(uint32_t i) {")
-    o.append("  static const char* const names[] = {" + ", ".join(f'"{n.lower()}"' for n, _ in S.STATS) + "};")
-    o.append("  return i < COUNT ? names[i] : \"?\";")
-    o.append("}")
-    o.append("}  // namespace stat")
-    o.append("")
-    o.append("namespace tmstat {")
-    o.append(f"constexpr uint32_t COUNT = {len(S.TM_STATS)}u;")
-    for i, (n, d) in enumerate(S.TM_STATS):
-        o.append(f"constexpr uint32_t {n} = {i}u;  // {d}")
-    o.append("inline const char* name(uint32_t i) {")
-    o.append("  static const char* const names[] = {" + ", ".join(f'"{n.lower()}"' for n, _ in S.TM_STATS) + "};")
-    o.append("  return i < COUNT ? names[i] : \"?\";")
-    o.append("}")
-    o.append("}  // namespace tmstat")
-    o.append("")
+    for ns, lst in (("stat", S.STATS), ("tmstat", S.TM_STATS)):
+        o += counter_ns(ns, lst)
     o.append("namespace cmd {")
     for n, code, args in S.CMDS:
         o.append(f"constexpr uint32_t {n} = 0x{code:02X}u;")
