@@ -247,6 +247,15 @@ def run_waived(script_of, logfile, what):
     return run_yosys(script_of(tuple(w["flag"] for w in ws)), logfile, what), [w["issue"] for w in ws]
 
 
+def generic_counts(res, out, logfile):
+    """Warnings, flip-flop and memory bits, and cell count of the generic netlist in `out`, into `res`."""
+    res["warnings"] = warnings_of(logfile)
+    g = cell_counts(out / "generic.json")
+    res["generic_ff"] = ff_bits(g)
+    res["generic_mem"] = mem_bits(out / "generic_mem.il")
+    res["generic_cells"] = sum(g.values())
+
+
 def cell_counts(stat_json):
     return json.loads(Path(stat_json).read_text())["design"]["num_cells_by_type"]
 
@@ -300,11 +309,7 @@ def synth_block(name, files, ecp5=True):
                date=datetime.date.today().isoformat())
     if dt is None:
         return res
-    res["warnings"] = warnings_of(out / "yosys.log")
-    g = cell_counts(out / "generic.json")
-    res["generic_ff"] = ff_bits(g)
-    res["generic_mem"] = mem_bits(out / "generic_mem.il")
-    res["generic_cells"] = sum(g.values())
+    generic_counts(res, out, out / "yosys.log")
     res["state_min"] = sum(n for _, n in b["ff_min"])
     if res["generic_ff"] + res["generic_mem"] < res["state_min"]:
         res["ok"] = False
@@ -459,11 +464,7 @@ def tm_synth(v, ecp5=True, prev=None):
         res["state_min_parts"] = parts
         if dt is None:
             return res
-        res["warnings"] = warnings_of(out / "generic.log")
-        g = cell_counts(out / "generic.json")
-        res["generic_ff"] = ff_bits(g)
-        res["generic_mem"] = mem_bits(out / "generic_mem.il")
-        res["generic_cells"] = sum(g.values())
+        generic_counts(res, out, out / "generic.log")
         res["ok"] = res["generic_ff"] + res["generic_mem"] >= res["state_min"]
         if not res["ok"]:
             log(f"synth: {TM_TOP} {v}: {res['generic_ff']} flip-flop + {res['generic_mem']} memory bits in the "

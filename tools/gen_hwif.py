@@ -55,24 +55,17 @@ def gen_sv():
         for n, off, sz, d in lst:
             o.append(f"  localparam int unsigned {prefix}_{n}_OFF = {off};  // {sz} B: {d}")
             o.append(f"  localparam int unsigned {prefix}_{n}_LEN = {sz};")
-    for n, v in S.TM_OPS:
-        o.append(f"  localparam logic [7:0] TM_OP_{n} = 8'd{v};")
-    for n, b in S.TM_OP_FLAGS:
-        o.append(f"  localparam int unsigned TM_OP_FLAG_{n}_BIT = {b};")
-    for n, v in S.TMH_OPS:
-        o.append(f"  localparam logic [7:0] TMH_{n} = 8'd{v};")
-    for n, v in S.WQE_OPS:
-        o.append(f"  localparam logic [7:0] WQE_OP_{n} = 8'h{v:02X};")
-    for n, b in S.WQE_FLAGS:
-        o.append(f"  localparam int unsigned WQE_FLAG_{n}_BIT = {b};")
-    for n, v in S.WC_OPCODES:
-        o.append(f"  localparam logic [7:0] WC_OP_{n} = 8'd{v};")
-    for n, v in S.WC_STATUS:
-        o.append(f"  localparam logic [7:0] WC_{n} = 8'd{v};")
-    for n, v in S.WC_FLAGS:
-        o.append(f"  localparam logic [31:0] WC_FLAG_{n} = 32'd{v};")
-    for n, b in S.ACCESS:
-        o.append(f"  localparam int unsigned ACCESS_{n}_BIT = {b};")
+    # (list, SV declaration with {n} name and {v} value), in header order
+    for lst, fmt in ((S.TM_OPS, "localparam logic [7:0] TM_OP_{n} = 8'd{v};"),
+                     (S.TM_OP_FLAGS, "localparam int unsigned TM_OP_FLAG_{n}_BIT = {v};"),
+                     (S.TMH_OPS, "localparam logic [7:0] TMH_{n} = 8'd{v};"),
+                     (S.WQE_OPS, "localparam logic [7:0] WQE_OP_{n} = 8'h{v:02X};"),
+                     (S.WQE_FLAGS, "localparam int unsigned WQE_FLAG_{n}_BIT = {v};"),
+                     (S.WC_OPCODES, "localparam logic [7:0] WC_OP_{n} = 8'd{v};"),
+                     (S.WC_STATUS, "localparam logic [7:0] WC_{n} = 8'd{v};"),
+                     (S.WC_FLAGS, "localparam logic [31:0] WC_FLAG_{n} = 32'd{v};"),
+                     (S.ACCESS, "localparam int unsigned ACCESS_{n}_BIT = {v};")):
+        o += ["  " + fmt.format(n=n, v=v) for n, v in lst]
     o.append("")
     o.append("endpackage")
     return "\n".join(o) + "\n"
