@@ -599,6 +599,13 @@ def tm_report(variants, pnr, yosys_version, sim=None):
         machine=machine(),
         synthesis=[rows[v] for v in order if v in rows],
         pnr=pnr if pnr is not None else old.get("pnr"))
+    # every size placed so far, by variant (a new run of one size replaces only that size's entry)
+    placed = dict(old.get("pnr_by_variant") or {})
+    for run in (old.get("pnr"), pnr):
+        if run and run.get("ok") and run.get("variant"):
+            placed[run["variant"]] = {k: x for k, x in run.items() if k != "tried"}
+    if placed:
+        data["pnr_by_variant"] = dict(sorted(placed.items(), key=lambda kv: tm_params(kv[0])["N_ENTRIES"]))
     if sim is not None or "netlist_sim" in old:
         data["netlist_sim"] = sim if sim is not None else old["netlist_sim"]
     jpath.write_text(json.dumps(data, indent=1) + "\n")
