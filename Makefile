@@ -67,7 +67,7 @@ synth:
 
 # Tag-matching engine: Yosys synthesis per size, nextpnr-ecp5 place and route of the largest size that
 # fits an LFE5UM5G-85F, tb/tm tests on the N=64 netlists; syn/tm_engine_report.json (syn/README.md).
-# Not part of `synth` nor `test`: the 1024-entry variants alone take hours (see the report).
+# Not part of `synth` nor `test`: about 1.5 h on 2 cores; 1024 entries (TM_ARGS=1024) adds ~2 h (see the report).
 .PHONY: synth-tm
 synth-tm:
 	scripts/synth.sh --tm --pnr --check $(TM_ARGS)

