@@ -719,9 +719,7 @@ def tm_main(a, version):
                 log(f"synth: P&R {v} on {r['device']}: Fmax {f} (target {a.freq} MHz), nextpnr "
                     f"{r['nextpnr_run']['seconds']} s {r['nextpnr_run']['peak_mb']} MB")
                 break
-            if r.get("fits", True) and not a.pnr:
-                ok = False
-                break
+            # not placed, or not routed within TMNIC_TM_TIMEOUT: the next smaller size is tried
         else:
             ok = False
     sim = None
