@@ -440,6 +440,12 @@ def tm_rtl_rev():
     return head + ("+dirty" if dirty else "")
 
 
+def tm_ecp5_lines(fe, stat_json, abc9_script=None):
+    """The Yosys script of an ECP5 run of the engine: frontend, TM_ECP5, no latch, cell counts."""
+    return fe + [*TM_ECP5(TM_TOP, abc9_script), f"select -assert-none {LATCH_CELLS}",
+                 f"tee -q -o {stat_json} stat -json"]
+
+
 def tm_synth_script(v, prev, script):
     """synth_ecp5 of a variant with its LUT mapping done by another ABC9 script (TM_ECP5), for sizes whose
     default mapping does not finish here (1024 entries). The variant must have passed the generic checks
@@ -451,8 +457,7 @@ def tm_synth_script(v, prev, script):
     if prev.get("rtl") != rtl:
         sys.exit(f"synth: --abc9-script {v}: the generic result is of RTL {prev.get('rtl')}, now {rtl}")
     tag = "ecp5_" + re.sub(r"[^A-Za-z0-9]+", "_", script).strip("_")
-    lines = frontend(TM_TOP, p, TM_FILES) + [*TM_ECP5(TM_TOP, script), f"select -assert-none {LATCH_CELLS}",
-                                             f"tee -q -o {out}/{tag}.json stat -json"]
+    lines = tm_ecp5_lines(frontend(TM_TOP, p, TM_FILES), out / f"{tag}.json", script)
     dt = run_yosys(lines, out / f"{tag}.log", f"{TM_TOP} {v} ECP5 (ABC9 script {script})", timeout=TM_TIMEOUT_S)
     r = dict(date=datetime.date.today().isoformat(), rtl=rtl,
              run=dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out))
@@ -502,8 +507,7 @@ def tm_synth(v, ecp5=True, prev=None):
             log(f"synth: {TM_TOP} {v}: {res['generic_ff']} flip-flop + {res['generic_mem']} memory bits in the "
                 f"generic netlist, the RTL needs at least {res['state_min']}: registers were lost")
     if ecp5:
-        lines = fe + [*TM_ECP5(TM_TOP), f"select -assert-none {LATCH_CELLS}",
-                      f"tee -q -o {out}/ecp5.json stat -json"]
+        lines = tm_ecp5_lines(fe, out / "ecp5.json")
         dt = run_yosys(lines, out / "ecp5.log", f"{TM_TOP} {v} ECP5", timeout=TM_TIMEOUT_S)
         res["ecp5_run"] = dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out)
         if dt is None:
