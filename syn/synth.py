@@ -440,24 +440,28 @@ def tm_rtl_rev():
     return head + ("+dirty" if dirty else "")
 
 
-def tm_ecp5_lines(fe, stat_json, abc9_script=None):
-    """The Yosys script of an ECP5 run of the engine: frontend, TM_ECP5, no latch, cell counts."""
-    return fe + [*TM_ECP5(TM_TOP, abc9_script), f"select -assert-none {LATCH_CELLS}",
+def tm_ecp5_lines(fe, top, stat_json, abc9_script=None):
+    """The Yosys script of an ECP5 run (engine or P&R wrapper): frontend, TM_ECP5, no latch, cell counts."""
+    return fe + [*TM_ECP5(top, abc9_script), f"select -assert-none {LATCH_CELLS}",
                  f"tee -q -o {stat_json} stat -json"]
 
 
-def tm_synth_script(v, prev, script):
+def tm_cells_log(c):
+    """The ECP5 cell counts of a TM run, for the log."""
+    return (f"LUT4 {c.get('LUT4', '-')}  CCU2C {c.get('CCU2C', '-')}  FF {c.get('TRELLIS_FF', '-')}  "
+            f"LUTRAM {c.get('TRELLIS_DPR16X4', 0)}  BRAM {c.get('DP16KD', 0)}")
+
+
+def tm_synth_script(v, script):
     """synth_ecp5 of a variant with its LUT mapping done by another ABC9 script (TM_ECP5), for sizes whose
-    default mapping does not finish here (1024 entries). The variant must have passed the generic checks
-    on the same RTL (prev). Returns a partial report entry: {variant, ecp5_scripts: {script: result}}."""
+    default mapping does not finish here (1024 entries). The caller has checked that the variant passed
+    the generic checks on the same RTL. Returns a partial report entry: {variant, ecp5_scripts: {script: result}}."""
     p = tm_params(v)
     out = BUILD / "tm" / tm_name(p)
     out.mkdir(parents=True, exist_ok=True)
     rtl = tm_rtl_rev()
-    if prev.get("rtl") != rtl:
-        sys.exit(f"synth: --abc9-script {v}: the generic result is of RTL {prev.get('rtl')}, now {rtl}")
     tag = "ecp5_" + re.sub(r"[^A-Za-z0-9]+", "_", script).strip("_")
-    lines = tm_ecp5_lines(frontend(TM_TOP, p, TM_FILES), out / f"{tag}.json", script)
+    lines = tm_ecp5_lines(frontend(TM_TOP, p, TM_FILES), TM_TOP, out / f"{tag}.json", script)
     dt = run_yosys(lines, out / f"{tag}.log", f"{TM_TOP} {v} ECP5 (ABC9 script {script})", timeout=TM_TIMEOUT_S)
     r = dict(date=datetime.date.today().isoformat(), rtl=rtl,
              run=dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out))
@@ -476,8 +480,6 @@ def tm_synth(v, ecp5=True, prev=None):
     fe = frontend(TM_TOP, p, TM_FILES)
     res = dict(variant=v, params=p, date=datetime.date.today().isoformat(), rtl=tm_rtl_rev(), ok=False)
     if prev is not None:
-        if prev.get("rtl") != res["rtl"]:
-            sys.exit(f"synth: --ecp5-only {v}: the generic result is of RTL {prev.get('rtl')}, now {res['rtl']}")
         res.update({k: prev[k] for k in ("generic_run", "state_min", "state_min_parts", "warnings",
                                          "generic_ff", "generic_mem", "generic_cells") if k in prev})
         res["generic_date"] = prev.get("generic_date", prev.get("date"))
@@ -507,7 +509,7 @@ def tm_synth(v, ecp5=True, prev=None):
             log(f"synth: {TM_TOP} {v}: {res['generic_ff']} flip-flop + {res['generic_mem']} memory bits in the "
                 f"generic netlist, the RTL needs at least {res['state_min']}: registers were lost")
     if ecp5:
-        lines = tm_ecp5_lines(fe, out / "ecp5.json")
+        lines = tm_ecp5_lines(fe, TM_TOP, out / "ecp5.json")
         dt = run_yosys(lines, out / "ecp5.log", f"{TM_TOP} {v} ECP5", timeout=TM_TIMEOUT_S)
         res["ecp5_run"] = dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out)
         if dt is None:
@@ -535,9 +537,8 @@ def tm_pnr(v, freq, seed=1, router="router2"):
     res = dict(variant=v, params=p, device=TM_DEVICE["name"], package=TM_DEVICE["package"], freq_mhz=freq,
                seed=seed, router=router, wrapper="syn/tm_wrap.sv (tmnic_tm_wrap)", date=datetime.date.today().isoformat(),
                rtl=tm_rtl_rev(), ok=False)
-    lines = frontend("tmnic_tm_wrap", p, OWN_FILES["tmnic_tm_wrap"]) + [
-        *TM_ECP5("tmnic_tm_wrap"), f"select -assert-none {LATCH_CELLS}",
-        f"tee -q -o {out}/ecp5.json stat -json", f"write_json {out}/wrap.json"]
+    lines = tm_ecp5_lines(frontend("tmnic_tm_wrap", p, OWN_FILES["tmnic_tm_wrap"]), "tmnic_tm_wrap",
+                          out / "ecp5.json") + [f"write_json {out}/wrap.json"]
     dt = run_yosys(lines, out / "yosys.log", f"tmnic_tm_wrap {v}", timeout=TM_TIMEOUT_S)
     res["yosys_run"] = dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out)
     if dt is None:
@@ -741,15 +742,17 @@ def tm_main(a, version):
         prev = old_rows.get(v) if a.ecp5_only or a.abc9_script else None
         if (a.ecp5_only or a.abc9_script) and not (prev and "generic_ff" in prev and prev.get("generic_run", {}).get("seconds")):
             sys.exit(f"synth: --ecp5-only/--abc9-script: no generic result of {v} in syn/tm_engine_report.json")
+        if prev is not None and prev.get("rtl") != tm_rtl_rev():
+            sys.exit(f"synth: --ecp5-only/--abc9-script {v}: the generic result is of RTL {prev.get('rtl')}, "
+                     f"now {tm_rtl_rev()}")
         if a.abc9_script:
-            r = tm_synth_script(v, prev, a.abc9_script)
+            r = tm_synth_script(v, a.abc9_script)
             results.append(r)
             ok = ok and r["ok"]
             x = r["ecp5_scripts"][a.abc9_script]
             c = x.get("ecp5") or {}
             log(f"synth: {TM_TOP} {v:8s} ECP5 with ABC9 script {a.abc9_script}: {x['run']['seconds']} s "
-                f"{x['run']['peak_mb']} MB  LUT4 {c.get('LUT4', '-')}  CCU2C {c.get('CCU2C', '-')}  "
-                f"FF {c.get('TRELLIS_FF', '-')}  LUTRAM {c.get('TRELLIS_DPR16X4', 0)}  BRAM {c.get('DP16KD', 0)}")
+                f"{x['run']['peak_mb']} MB  {tm_cells_log(c)}")
             continue
         r = tm_synth(v, ecp5=not a.no_ecp5, prev=prev)
         results.append(r)
@@ -757,9 +760,7 @@ def tm_main(a, version):
         c = r.get("ecp5") or {}
         log(f"synth: {TM_TOP} {v:8s} generic {r['generic_run']['seconds']} s {r['generic_run']['peak_mb']} MB"
             + (f", ECP5 {r['ecp5_run']['seconds']} s {r['ecp5_run']['peak_mb']} MB" if "ecp5_run" in r else "")
-            + f"  LUT4 {c.get('LUT4', '-')}  CCU2C {c.get('CCU2C', '-')}  FF {c.get('TRELLIS_FF', '-')}  "
-            f"LUTRAM {c.get('TRELLIS_DPR16X4', 0)}  BRAM {c.get('DP16KD', 0)}  "
-            f"state {r.get('generic_ff', '-')}+{r.get('generic_mem', '-')} >= {r['state_min']}")
+            + f"  {tm_cells_log(c)}  state {r.get('generic_ff', '-')}+{r.get('generic_mem', '-')} >= {r['state_min']}")
     pnr = None
     if a.pnr is not None:
         tries = a.pnr or TM_PNR_TRY
