@@ -68,7 +68,8 @@ synth:
 # Tag-matching engine: Yosys synthesis per size, nextpnr-ecp5 place and route of the largest size that
 # fits an LFE5UM5G-85F, tb/tm tests on the N=64 netlists; syn/tm_engine_report.json (syn/README.md).
 # Not part of `synth` nor `test`: about 2 h on 2 cores (256 entries does not route, 128 is placed next);
-# 1024 entries (TM_ARGS=1024) adds more than 2 h (see the report).
+# 1024 entries: synth_ecp5's own LUT mapping did not finish in 2.4 h; its numbers come from
+# `scripts/synth.sh --tm --abc9-script ... 1024` (syn/README.md).
 .PHONY: synth-tm
 synth-tm:
 	scripts/synth.sh --tm --pnr --check $(TM_ARGS)
