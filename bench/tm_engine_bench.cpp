@@ -1,21 +1,28 @@
 // Tag-matching engine benchmark: JSON on stdout (not a test). Measures, in simulated cycles, the
-// match latency (lookup handshake -> response) and sustained lookups per cycle at list occupancies
-// 1/16/256/1024 (N_ENTRIES = 1024, LANES = 1024 and 64), ADD/DEL throughput, the simulation speed
-// of the engine alone (idle, 1 lookup per 16 cycles, 1 per cycle) at N = 64/256/1024, and two
-// software matchers on the same message stream (wall clock: noisy, median of 5 runs).
+// match latency (lookup handshake -> response) and the lookup rate at list occupancies
+// 1/16/256/1024 of distinct exact tags, for a same-tag stream and with 25 % wildcard entries
+// (N_ENTRIES = 1024, default geometry); ADD and DEL throughput; the simulation speed of the engine
+// alone (idle, 1 lookup per 16 cycles, 1 per cycle) with a full list at 1024 and 16384 entries; and
+// two software matchers on the same kind of stream (wall clock: noisy, median of 5 runs). The ns per
+// match of the engine at the clock it reached placed and routed on ECP5 (syn/tm_engine_report.json,
+// median of the seeds) is printed beside the software numbers when that report is present.
 //
-// Engine at occupancy K: K entries of one SRQ with distinct exact tags; batches of K back-to-back
-// lookups (every one hits, random order), the K entries re-posted between batches, so every lookup
-// of a batch sees between K and 1 entries (occupancy K = the batch's start). Software at occupancy
-// K: the same K tags posted (1 in 16 masked on the low 8 bits), then random lookups of live tags,
-// each matched entry re-posted at once (occupancy stays K).
+// Engine at occupancy K: K entries with distinct exact tags (spread over the SRQs); batches of K
+// back-to-back lookups (every one hits, random order), the K entries re-posted between batches, so
+// every lookup of a batch sees between K and 1 entries (occupancy K = the batch's start).
+// "accept_per_cycle" counts lookups accepted per cycle from the first to the last acceptance of a
+// batch (the decision rate); "lookups_per_cycle" also counts the pipeline's fill and drain.
+// Software at occupancy K: the same K tags posted (1 in 16 masked on the low 8 bits), then random
+// lookups of live tags, each matched entry re-posted at once (occupancy stays K).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <list>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -23,10 +30,7 @@
 #include <verilated.h>
 
 #include "Vtm1024.h"
-#include "Vtm1024l64.h"
-#include "Vtm256.h"
-#include "Vtm64.h"
-
+#include "Vtm16k.h"
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -45,6 +49,7 @@ class Drv {
     for (int i = 0; i < 3; ++i) tick();
     t_->rst_ni = 1;
     t_->eval();
+    while (!t_->lk_ready_o) tick(), t_->eval();  // the reset pass over the tables
   }
   ~Drv() { t_->final(); }
   void tick() {
@@ -54,10 +59,10 @@ class Drv {
     ++cyc_;
   }
   // Presents an op until accepted and waits for its response.
-  bool op(unsigned code, unsigned h, uint64_t tag, uint64_t mask) {
+  bool op(unsigned code, unsigned h, uint64_t tag, uint64_t mask, unsigned srq = 0) {
     t_->op_valid_i = 1;
     t_->op_code_i = code;
-    t_->op_srq_i = 0;
+    t_->op_srq_i = srq;
     t_->op_handle_i = h;
     t_->op_tag_i = tag;
     t_->op_mask_i = mask;
@@ -77,15 +82,16 @@ class Drv {
   }
   // Streams lookups (tags), each presented as soon as the previous one was accepted; returns cycles
   // from the first accept to the last response and records per-lookup latency.
-  uint64_t lookups(const std::vector<uint64_t>& tags, std::vector<uint32_t>& lat, unsigned* hits) {
+  uint64_t lookups(const std::vector<std::pair<unsigned, uint64_t>>& tags, std::vector<uint32_t>& lat,
+                   unsigned* hits, uint64_t* accept_span = nullptr) {
     size_t next = 0, done = 0;
     std::vector<uint64_t> acc_cyc;
     const uint64_t c0 = cyc_;
     while (done < tags.size()) {
       t_->lk_valid_i = next < tags.size();
       if (next < tags.size()) {
-        t_->lk_srq_i = 0;
-        t_->lk_tag_i = tags[next];
+        t_->lk_srq_i = tags[next].first;
+        t_->lk_tag_i = tags[next].second;
         t_->lk_commit_miss_i = 0;
       }
       t_->eval();
@@ -98,6 +104,7 @@ class Drv {
       tick();
     }
     t_->lk_valid_i = 0;
+    if (accept_span) *accept_span += acc_cyc.back() - acc_cyc.front() + 1;
     return cyc_ - c0;
   }
   // Simulation speed: cycles/s with one lookup (always a miss, not committed) every `every` cycles
@@ -221,36 +228,54 @@ double sw_ns_per_match(unsigned k, unsigned n, uint64_t seed) {
 }
 
 // ---------------------------------------------------------------- engine measurements
+struct Ent {
+  unsigned srq;
+  uint64_t tag, mask;
+};
+
+// Batches of lookups at occupancy k: every entry looked up once per batch (random order, all hit),
+// then re-posted. kind: "exact" distinct exact tags; "same_tag" one tag for all; "wildcard_25"
+// a quarter of the entries ANY_TAG-like (low 32 bits masked), lookups aimed at each entry.
 template <class V>
-std::string occupancy_point(unsigned n, unsigned k) {
+std::string occupancy_point(unsigned n, unsigned k, const char* kind) {
   Drv<V> d(n);
-  for (unsigned i = 0; i < k; ++i) d.op(0, i, i, ~0ull);
-  // Lookup-only batches: k lookups for distinct live tags (all hit), then re-post them.
-  std::mt19937_64 rng(k);
+  std::mt19937_64 rng(k * 31 + 7);
+  std::vector<Ent> ents;
+  const bool same = std::string(kind) == "same_tag", wild = std::string(kind) == "wildcard_25";
+  for (unsigned i = 0; i < k; ++i) {
+    const unsigned srq = same ? 0 : unsigned(rng() % 16);
+    const uint64_t tag = same ? 42 : (rng() << 16) | i;
+    const uint64_t mask = (wild && i % 4 == 3) ? ~0ull << 32 : ~0ull;
+    ents.push_back({srq, tag & mask, mask});
+  }
+  for (unsigned i = 0; i < k; ++i) d.op(0, i, ents[i].tag, ents[i].mask, ents[i].srq);
   std::vector<uint32_t> lat;
-  uint64_t cyc = 0, nlk = 0;
+  uint64_t cyc = 0, span = 0, nlk = 0;
   unsigned hits = 0;
   for (int b = 0; b < std::max(1, 4096 / int(std::max(k, 1u))) && nlk < 4096; ++b) {
-    std::vector<uint64_t> tags(k);
-    for (unsigned i = 0; i < k; ++i) tags[i] = i;
-    std::shuffle(tags.begin(), tags.end(), rng);
-    cyc += d.lookups(tags, lat, &hits);
+    std::vector<unsigned> order(k);
+    for (unsigned i = 0; i < k; ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<std::pair<unsigned, uint64_t>> q;
+    for (unsigned i : order) q.push_back({ents[i].srq, ents[i].tag | (rng() & ~ents[i].mask)});
+    cyc += d.lookups(q, lat, &hits, &span);
     nlk += k;
-    for (unsigned i = 0; i < k; ++i) d.op(0, unsigned(tags[i]), tags[i], ~0ull);
+    // Re-post: the consumed handles (whichever entry each lookup took) are all free again.
+    for (unsigned i = 0; i < k; ++i) d.op(0, i, ents[i].tag, ents[i].mask, ents[i].srq);
   }
-  char buf[256];
+  char buf[320];
   std::snprintf(buf, sizeof buf,
-                "{\"occupancy\": %u, \"lookups\": %llu, \"hits\": %u, \"latency_p50\": %u, \"latency_p99\": %u, "
-                "\"lookups_per_cycle\": %.3f}",
-                k, (unsigned long long)nlk, hits, pct(lat, 0.5), pct(lat, 0.99), double(nlk) / double(cyc));
+                "{\"occupancy\": %u, \"kind\": \"%s\", \"lookups\": %llu, \"hits\": %u, \"latency_p50\": %u, "
+                "\"latency_p99\": %u, \"latency_max\": %u, \"accept_per_cycle\": %.3f, \"lookups_per_cycle\": %.3f}",
+                k, kind, (unsigned long long)nlk, hits, pct(lat, 0.5), pct(lat, 0.99), pct(lat, 1.0),
+                double(nlk) / double(span), double(nlk) / double(cyc));
   return buf;
 }
 
 template <class V>
 std::string op_throughput(unsigned n) {
   Drv<V> d(n);
-  // ADD then DEL of every handle, ops back to back (valid held high, one in flight at a time by
-  // the op() helper would hide pipelining, so stream them here).
+  // ADD then DEL of every handle, streamed (a new op presented as soon as the last was accepted).
   auto stream = [&](unsigned code) {
     const uint64_t c0 = d.cycles();
     unsigned sent = 0, rsp = 0;
@@ -258,9 +283,9 @@ std::string op_throughput(unsigned n) {
       auto& t = d.top();
       t.op_valid_i = sent < n;
       t.op_code_i = code;
-      t.op_srq_i = 0;
+      t.op_srq_i = sent % 16;
       t.op_handle_i = sent;
-      t.op_tag_i = sent;
+      t.op_tag_i = (uint64_t(sent) * 0x9E3779B97F4A7C15ull) >> 8;
       t.op_mask_i = ~0ull;
       t.op_sw_cnt_vld_i = 0;
       t.eval();
@@ -281,23 +306,36 @@ std::string op_throughput(unsigned n) {
 template <class V>
 std::string sim_speed(unsigned n) {
   Drv<V> d(n);
-  for (unsigned i = 0; i < n; ++i) d.op(0, i, i, ~0ull);  // full list: every lookup compares n entries
-  const uint64_t cyc = n >= 1024 ? 200000 : 400000;
-  const double idle = d.speed(0, cyc * 5), l16 = d.speed(16, cyc), l1 = d.speed(1, cyc / 2);
+  for (unsigned i = 0; i < n; ++i) d.op(0, i, (uint64_t(i) << 20) | i, ~0ull, i % 16);  // full list
+  const uint64_t cyc = 200000;
+  std::vector<double> idle, l16, l1;
+  for (int r = 0; r < 3; ++r) {
+    idle.push_back(d.speed(0, cyc * 2));
+    l16.push_back(d.speed(16, cyc));
+    l1.push_back(d.speed(1, cyc));
+  }
+  auto med = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
   char buf[192];
   std::snprintf(buf, sizeof buf,
                 "{\"n_entries\": %u, \"idle_cycles_per_s\": %.0f, \"lookup_every_16_cycles_per_s\": %.0f, "
                 "\"lookup_every_cycle_cycles_per_s\": %.0f}",
-                n, idle, l16, l1);
+                n, med(idle), med(l16), med(l1));
   return buf;
 }
 
-template <class V>
-void engine_block(const char* name, unsigned n, unsigned lanes, bool last) {
-  std::printf("    \"%s\": {\"n_entries\": %u, \"lanes\": %u,\n      \"lookups\": [", name, n, lanes);
-  const unsigned occs[] = {1, 16, 256, 1024};
-  for (unsigned i = 0; i < 4; ++i) std::printf("%s\n        %s", i ? "," : "", occupancy_point<V>(n, occs[i]).c_str());
-  std::printf("],\n      \"list_ops\": %s}%s\n", op_throughput<V>(n).c_str(), last ? "" : ",");
+// Median Fmax (MHz) of the 1024-entry engine placed and routed on ECP5, from the synthesis report.
+double pnr_fmax_mhz() {
+  std::ifstream f(TMNIC_REPO "/syn/tm_engine_report.json");
+  if (!f) return 0;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string s = ss.str();
+  const auto p = s.find("\"fmax_median_mhz\"");
+  if (p == std::string::npos) return 0;
+  return std::strtod(s.c_str() + s.find(':', p) + 1, nullptr);
 }
 
 }  // namespace
@@ -307,19 +345,30 @@ int main(int argc, char** argv) {
   const auto t0 = Clock::now();
   std::printf("{\n  \"bench\": \"tm_engine\",\n  \"note\": \"engine numbers in simulated cycles; software and "
               "simulation speeds are wall clock on this machine (noisy, median of runs)\",\n");
-  std::printf("  \"engine\": {\n");
-  engine_block<Vtm1024>("lanes_1024", 1024, 1024, false);
-  engine_block<Vtm1024l64>("lanes_64", 1024, 64, true);
-  std::printf("  },\n  \"sim_speed\": [\n    %s,\n    %s,\n    %s,\n    %s],\n", sim_speed<Vtm64>(64).c_str(),
-              sim_speed<Vtm256>(256).c_str(), sim_speed<Vtm1024>(1024).c_str(),
-              ("{\"lanes\": 64, " + sim_speed<Vtm1024l64>(1024).substr(1)).c_str());
-  std::printf("  \"software_ns_per_match\": [");
+  std::printf("  \"engine_1024\": {\n    \"lookups\": [");
   const unsigned occs[] = {1, 16, 256, 1024};
+  bool first = true;
+  for (const char* kind : {"exact", "same_tag", "wildcard_25"})
+    for (unsigned k : occs) {
+      std::printf("%s\n      %s", first ? "" : ",", occupancy_point<Vtm1024>(1024, k, kind).c_str());
+      first = false;
+    }
+  std::printf("],\n    \"list_ops\": %s},\n", op_throughput<Vtm1024>(1024).c_str());
+  std::printf("  \"sim_speed\": [\n    %s,\n    %s],\n", sim_speed<Vtm1024>(1024).c_str(),
+              sim_speed<Vtm16k>(16384).c_str());
+  const double fmax = pnr_fmax_mhz();
+  std::printf("  \"software_ns_per_match\": [");
   for (unsigned i = 0; i < 4; ++i) {
     const unsigned k = occs[i], n = k >= 256 ? 20000 : 200000;
     std::printf("%s\n    {\"occupancy\": %u, \"linked_list\": %.1f, \"hashed\": %.1f}", i ? "," : "", k,
                 sw_ns_per_match<ListMatcher>(k, n, 7), sw_ns_per_match<HashMatcher>(k, n, 7));
   }
-  std::printf("],\n  \"bench_wall_s\": %.1f\n}\n", secs_since(t0));
+  std::printf("],\n  \"engine_ns_per_match_at_ecp5_fmax\": ");
+  if (fmax > 0)
+    std::printf("{\"fmax_mhz\": %.1f, \"ns_per_match_sustained\": %.2f, \"note\": \"1 decision per cycle\"}", fmax,
+                1000.0 / fmax);
+  else
+    std::printf("null");
+  std::printf(",\n  \"bench_wall_s\": %.1f\n}\n", secs_since(t0));
   return 0;
 }

@@ -13,7 +13,7 @@ All multi-byte fields in host memory are little-endian unless marked `raw` (byte
 
 # Bumped on any incompatible change; the driver refuses a device whose major differs.
 ABI_MAJOR = 1
-ABI_MINOR = 1  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers)
+ABI_MINOR = 2  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -53,7 +53,11 @@ REGS = [
     ("CMD", 0x00C0, "wo", "write {index[31:8], opcode[7:0]} to execute a command on the CMD_ARG words"),
     ("CMD_STATUS", 0x00C4, "ro", "bit 0 busy, bit 1 error of the last command (bad index, size or a ring base not 64-byte aligned)"),
     ("TM_MAX_TAGS", 0x00D0, "ro", "tag-list entries of the matching engine, shared by all TM-SRQs (0: no tag matching)"),
-    ("TM_CAPS", 0x00D4, "ro", "bit 0: rendezvous offload on RC (IBV_TM_CAP_RC); [15:8] engine LANES log2"),
+    ("TM_CAPS", 0x00D4, "ro", "bit 0: rendezvous offload on RC (IBV_TM_CAP_RC); [15:8] sequence-number bits of the engine"),
+    ("TM_GEOM", 0x00D8, "ro", "matching-engine geometry (docs/tag-matching-engine.md): [7:0] mask classes, [15:8] ways "
+     "per class, [23:16] log2 buckets per way, [31:24] wildcard-CAM entries (for tools; software needs none of it)"),
+    ("TM_PLACE", 0x00DC, "ro", "matching-engine entries now on its slower exact paths: [15:0] in the wildcard CAM, "
+     "[31:16] in spill lists"),
     ("STATS0", 0x0100, "ro", "statistics counters, 32 bits each, at 0x100 + 4*STAT_*"),
     ("DB_SQ0", 0x1000, "wo", "send-queue doorbell of QP n at 0x1000 + 4*n: new producer index [15:0]"),
     ("DB_RQ0", 0x2000, "wo", "receive-queue doorbell of QP n at 0x2000 + 4*n: new producer index [15:0]"),
@@ -157,6 +161,32 @@ TM_OP = [
 ]
 TM_OPS = [("ADD", 0), ("DEL", 1), ("SYNC", 2)]
 TM_OP_FLAGS = [("SIGNALED", 0), ("SW_CNT", 1)]
+
+# Hash of the matching engine's class tables (docs/tag-matching-engine.md), computed by the RTL on
+# every lookup and list operation; tests use it to build colliding tags. For class c with mask M, way w, and an
+# engine of 2^LB buckets per way, the key is K = {srq, tag & M} (SRQ bits above the 64 tag bits);
+# L = K[LB-1:0], R = K >> LB; the bucket is L ^ (XOR of TM_HASH_Q[c][w][j] over the set bits j of R),
+# cut to LB bits, and the bucket stores R. The constants come from splitmix64 seeded with
+# TM_HASH_SEED, so they are fixed at build time, like the hash of a hardware table.
+TM_HASH_SEED = 0x746D6E69635F746D  # "tmnic_tm"
+TM_HASH_MAX_CLASSES = 4
+TM_HASH_MAX_WAYS = 4
+TM_HASH_MAX_RBITS = 72  # 64 tag bits + up to 8 SRQ bits
+
+
+def tm_hash_q():
+    """TM_HASH_Q[c][w][j], 16 bits each, in row-major order."""
+    x = TM_HASH_SEED
+    out = []
+    for _ in range(TM_HASH_MAX_CLASSES * TM_HASH_MAX_WAYS * TM_HASH_MAX_RBITS):
+        x = (x + 0x9E3779B97F4A7C15) & (2**64 - 1)
+        z = x
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & (2**64 - 1)
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & (2**64 - 1)
+        out.append((z ^ (z >> 31)) & 0xFFFF)
+    return out
+
+
 # TMH opcodes (enum ibv_tmh_op), first byte of a TM message.
 TMH_OPS = [("NO_TAG", 0), ("RNDV", 1), ("FIN", 2), ("EAGER", 3)]
 

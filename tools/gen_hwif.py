@@ -66,9 +66,48 @@ def gen_sv():
                      (S.WC_FLAGS, "localparam logic [31:0] WC_FLAG_{n} = 32'd{v};"),
                      (S.ACCESS, "localparam int unsigned ACCESS_{n}_BIT = {v};")):
         o += ["  " + fmt.format(n=n, v=v) for n, v in lst]
+    o += sv_tm_hash()
     o.append("")
     o.append("endpackage")
     return "\n".join(o) + "\n"
+
+
+def sv_tm_hash():
+    """The matching engine's hash constants: element [c][w][j] is TM_HASH_Q[((c*WAYS)+w)*RBITS+j)*16 +: 16]."""
+    q = S.tm_hash_q()
+    o = ["", "  // Matching-engine hash (hwif/spec.py TM_HASH_*): element [c][w][j] at bits",
+         "  // [((c * TM_HASH_MAX_WAYS + w) * TM_HASH_MAX_RBITS + j) * 16 +: 16].",
+         f"  localparam int unsigned TM_HASH_MAX_CLASSES = {S.TM_HASH_MAX_CLASSES};",
+         f"  localparam int unsigned TM_HASH_MAX_WAYS = {S.TM_HASH_MAX_WAYS};",
+         f"  localparam int unsigned TM_HASH_MAX_RBITS = {S.TM_HASH_MAX_RBITS};",
+         f"  localparam logic [{len(q) * 16 - 1}:0] TM_HASH_Q = {{"]
+    words = [f"16'h{v:04X}" for v in reversed(q)]
+    for i in range(0, len(words), 12):
+        o.append("    " + ", ".join(words[i:i + 12]) + ("," if i + 12 < len(words) else ""))
+    o.append("  };")
+    return o
+
+
+def h_tm_hash():
+    q = S.tm_hash_q()
+    n = S.TM_HASH_MAX_RBITS
+    o = ["namespace tm_hash {", "// The matching engine's hash constants (hwif/spec.py TM_HASH_*); Q[c][w][j].",
+         f"constexpr uint32_t MAX_CLASSES = {S.TM_HASH_MAX_CLASSES}u;",
+         f"constexpr uint32_t MAX_WAYS = {S.TM_HASH_MAX_WAYS}u;",
+         f"constexpr uint32_t MAX_RBITS = {n}u;",
+         "constexpr uint16_t Q[MAX_CLASSES][MAX_WAYS][MAX_RBITS] = {"]
+    for c in range(S.TM_HASH_MAX_CLASSES):
+        rows = []
+        for w in range(S.TM_HASH_MAX_WAYS):
+            base = (c * S.TM_HASH_MAX_WAYS + w) * n
+            vals = [f"0x{v:04X}" for v in q[base:base + n]]
+            lines = [", ".join(vals[i:i + 12]) for i in range(0, n, 12)]
+            rows.append("    {" + ",\n     ".join(lines) + "}")
+        o.append("  {\n" + ",\n".join(rows) + "},")
+    o.append("};")
+    o.append("}  // namespace tm_hash")
+    o.append("")
+    return o
 
 
 def counter_ns(ns, lst):
@@ -159,6 +198,7 @@ def gen_h():
         o.append(f"constexpr uint32_t {n} = 1u << {b};")
     o.append("}")
     o.append("")
+    o += h_tm_hash()
     o.append("}  // namespace tmnic::hwif")
     return "\n".join(o) + "\n"
 
@@ -207,6 +247,12 @@ def gen_md():
     o.append("- CQE opcodes (enum ibv_wc_opcode): " + ", ".join(f"{n}={v}" for n, v in S.WC_OPCODES))
     o.append("- CQE status (enum ibv_wc_status): " + ", ".join(f"{n}={v}" for n, v in S.WC_STATUS))
     o.append("- MR access bits (enum ibv_access_flags): " + ", ".join(f"{n}=bit {b}" for n, b in S.ACCESS))
+    o += ["", "## Matching-engine hash", "",
+          f"Seed `0x{S.TM_HASH_SEED:016X}`, {S.TM_HASH_MAX_CLASSES} classes x {S.TM_HASH_MAX_WAYS} ways x "
+          f"{S.TM_HASH_MAX_RBITS} key bits of 16-bit constants (splitmix64), emitted as `TM_HASH_Q` in the SV package "
+          "and `tm_hash::Q` in the C++ header. For class c (mask M), way w and 2^LB buckets per way: "
+          "K = {srq, tag & M}, L = K[LB-1:0], R = K >> LB, bucket = L ^ XOR{Q[c][w][j] : R[j] = 1} (LB bits); "
+          "the bucket stores R (docs/tag-matching-engine.md)."]
     return "\n".join(o) + "\n"
 
 

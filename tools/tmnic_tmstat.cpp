@@ -50,6 +50,14 @@ void print_tm_stats(bool all) {
                   v[hw::tmstat::PHASE] & 0xFFFF);
     }
   }
+  // The engine as a whole: its geometry and how many entries are on the slower exact paths.
+  for (int nic = 0; nic < tmnic_sim_num_nics(); nic++) {
+    const uint32_t g = tmnic_sim_read_reg(nic, hw::reg::TM_GEOM), p = tmnic_sim_read_reg(nic, hw::reg::TM_PLACE);
+    std::printf("tmnic%-2d engine: %u entries, %u mask classes x %u ways x %u buckets, CAM %u; now %u in the CAM, "
+                "%u spilled\n",
+                nic, tmnic_sim_read_reg(nic, hw::reg::TM_MAX_TAGS), g & 0xFF, (g >> 8) & 0xFF, 1u << ((g >> 16) & 0xFF),
+                g >> 24, p & 0xFFFF, p >> 16);
+  }
 }
 
 void to_rts(ibv_qp* qp, uint32_t dest, const ibv_gid& gid) {

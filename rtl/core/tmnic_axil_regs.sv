@@ -9,7 +9,8 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_SRQ_P = 16,
   parameter int unsigned NUM_MR_P = 256,
   parameter int unsigned TM_ENTRIES_P = 1024,  // tag-matching engine entries (TM_MAX_TAGS)
-  parameter logic [31:0] TM_CAPS_P = 32'd0      // TM_CAPS register value
+  parameter logic [31:0] TM_CAPS_P = 32'd0,     // TM_CAPS register value
+  parameter logic [31:0] TM_GEOM_P = 32'd0      // TM_GEOM register value
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -57,7 +58,8 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
   // Statistics
   input  logic [NUM_STATS-1:0][31:0] stats_i,
   // Tag-matching statistics: NUM_TM_STATS words per SRQ
-  input  logic [NUM_SRQ_P*NUM_TM_STATS-1:0][31:0] tm_stats_i
+  input  logic [NUM_SRQ_P*NUM_TM_STATS-1:0][31:0] tm_stats_i,
+  input  logic [31:0] tm_place_i   // TM_PLACE register value
 );
   localparam int unsigned TMST_BYTES = NUM_SRQ_P * TM_STATS_STRIDE;
   if (TM_STATS_STRIDE != 4 * NUM_TM_STATS || 32'(REG_TM_STATS0) + TMST_BYTES > 32'h10000) begin : g_chk_tm
@@ -164,6 +166,8 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
             REG_MAX_LOG_QUEUE: d = 32'(MAX_LOG_QUEUE);
             REG_TM_MAX_TAGS:   d = 32'(TM_ENTRIES_P);
             REG_TM_CAPS:       d = TM_CAPS_P;
+            REG_TM_GEOM:       d = TM_GEOM_P;
+            REG_TM_PLACE:      d = tm_place_i;
             REG_MAC_LO:        d = mac_o[31:0];
             REG_MAC_HI:        d = {16'd0, mac_o[47:32]};
             REG_IPV4:          d = ip_o;

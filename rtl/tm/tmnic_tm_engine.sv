@@ -1,44 +1,45 @@
 // Hardware tag matching (rdma-core / mlx5 TM-SRQ semantics): the posted-tag lists of all TM SRQs,
 // list operations (ADD, DEL, SYNC, CLEAR) and lookups of arriving tagged messages in MPI order.
-//
-// Structure: an ordered CAM with compaction. Physical position = age: an ADD appends at position
-// tail_q, removing position p moves positions p+1.. down by one, so among the matching entries the
-// lowest position is the oldest one. Every accepted request goes through two steps:
-//   1. compare: one bit per position (a lookup: same SRQ and ((tag ^ entry.tag) & entry.mask) == 0;
-//      an op: same SRQ, and for DEL/ADD the handle) registered in s1 (va_q / vb_q);
-//   2. commit: the vector AND the enable bits, lowest set bit = oldest match, the entry removed or
-//      appended, counters updated, the response registered.
-// With LANES == N_ENTRIES step 1 is done for all positions in the cycle the request is accepted and
-// step 2 in the next cycle, while the next request is accepted: one request per cycle, response two
-// cycles after the handshake. The vector compared in the accept cycle is taken against the array
-// before the commit of that same clock edge, so it is corrected with that commit (the bit of a
-// removed position dropped and the positions above shifted down, the bit of an appended entry set
-// from a single compare): a lookup never sees an entry consumed by the request just before it and
-// always sees an entry ADDed just before it (forwarding, no stall, no replay).
-// With LANES < N_ENTRIES step 1 compares LANES positions per cycle (ceil(tail/LANES) cycles) while
-// nothing else changes the array, then commits: one request every ceil(tail/LANES)+1 cycles.
-//
-// Requests are accepted one per cycle (never an op and a lookup in the same cycle); when both wait,
-// they alternate. They take effect in acceptance order, responses come in that order.
-// CLEAR removes one entry per cycle (occ+1 cycles).
-//
-// Simulation speed: every wide structure (compares, priority encoder, shift, enable-all) is only
-// evaluated under its enable (accept, scan step, commit); an idle engine evaluates a few flags.
-// The entry array is updated with blocking assignments in the one process that reads it, because
-// the simulator (Verilator 5.006) rejects non-blocking assignments to array elements inside loops
-// (BLKLOOPINIT), and per-element processes cost ~1 us per simulated cycle at 1024 entries even when
-// idle.
-module tmnic_tm_engine #(
-  parameter int unsigned N_ENTRIES = 1024,       // list capacity (all SRQs), power of two >= 4
-  parameter int unsigned LANES     = N_ENTRIES,  // positions compared per cycle, power of two, divides N_ENTRIES
-  parameter int unsigned NUM_SRQ   = 16,         // number of TM SRQs, power of two >= 2
+// Architecture and its justification: docs/tag-matching-engine.md. In short:
+//   - Every posted entry gets a sequence number (posting order). Among the entries that match a
+//     message, the one with the smallest sequence number wins (MPI order).
+//   - Mask classes: each of N_CLASS class tables holds entries with one mask (programmed by the
+//     first ADD that uses it). In a class, all entries with the same key {srq, tag & mask} form a
+//     FIFO (linked list by handle, in posting order) whose head, head sequence number and tail sit in
+//     one slot of a d-way hashed table (N_WAYS ways x N_BUCKETS buckets, block RAM). A lookup reads
+//     the key's N_WAYS candidate slots in every class: at most one FIFO per class can match, and its
+//     head is that class's oldest match.
+//   - Entries whose mask has no class, or whose key finds no free slot, go to a wildcard CAM of
+//     CAM_W entries (any mask, ordered by an age matrix); beyond that to a per-SRQ spill list in
+//     block RAM that a lookup scans one entry per cycle. Nothing is refused for lack of room: any
+//     N_ENTRIES entries fit, the fallback paths are only slower (docs: worst cases).
+//   - Winner: the oldest enabled candidate among the class FIFO heads, the CAM's oldest hit and the
+//     spill list's first match. Disabled (out-of-phase) entries are always the newest of their SRQ,
+//     so "enabled" is one compare with a per-SRQ threshold (tmnic_tm_srq_state).
+// Pipeline (one request per cycle; s4 commits in acceptance order, the response is registered):
+//   s0 keys and hash -> s1 slot RAM read -> s2 key compare, CAM compare -> s3 CAM age select, link
+//   RAM read of each class head -> s4 commit (decision, RAM writes, response).
+// A commit at s4 updates, in the same clock edge, the tuples of the requests in s2 and s3 that
+// concern the same FIFO or CAM entry (forwarding by key), and the slot read of the request in s1 is
+// patched from a one-entry history: no stall, no replay. DEL, CLEAR and an ADD that reprograms a
+// class mask run alone (the pipeline empty before and after); a lookup whose SRQ has spilled entries
+// holds s4 while it scans them.
+// Simulation cost follows activity: the stages' logic is evaluated under their valid bits.
+module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
+  parameter int unsigned N_ENTRIES = 1024,           // handles (entries of all SRQs), power of two
+  parameter int unsigned NUM_SRQ   = 16,             // TM SRQs sharing the engine, power of two
+  parameter int unsigned N_CLASS   = 2,              // mask classes (class tables)
+  parameter int unsigned N_WAYS    = 4,              // ways per class table
+  parameter int unsigned N_BUCKETS = N_ENTRIES / 2,  // buckets per way, power of two
+  parameter int unsigned CAM_W     = 32,             // wildcard CAM entries
+  parameter int unsigned SEQ_W     = 62,             // sequence-number bits (modular compare)
   localparam int unsigned H_W   = $clog2(N_ENTRIES),
   localparam int unsigned SRQ_W = $clog2(NUM_SRQ)
 ) (
   input  logic clk_i,
   input  logic rst_ni,
 
-  // List operations, executed one at a time in acceptance order.
+  // List operations, executed in acceptance order.
   input  logic             op_valid_i,
   output logic             op_ready_o,
   input  logic [1:0]       op_code_i,        // 0 ADD, 1 DEL, 2 SYNC, 3 CLEAR
@@ -68,413 +69,1154 @@ module tmnic_tm_engine #(
   output logic             lk_rsp_unexp_o,   // counted miss
   output logic             lk_rsp_blocked_o, // hw_cnt - sw_cnt > 0x7fff: nothing matched or counted
 
-  // Observability, per SRQ.
+  // Observability, per SRQ, and where the entries are.
   output logic [NUM_SRQ-1:0][H_W:0] occ_o,      // live entries
   output logic [NUM_SRQ-1:0][H_W:0] disabled_o, // live entries added out of phase
   output logic [NUM_SRQ-1:0][15:0]  hw_cnt_o,
   output logic [NUM_SRQ-1:0][15:0]  sw_cnt_o,
+  output logic [$clog2(CAM_W+1)-1:0] cam_used_o, // entries in the wildcard CAM
+  output logic [H_W:0]              spilled_o,  // entries in spill lists (all SRQs)
   output logic                      idle_o      // nothing in flight, no response pending
 );
-
-  // ---------------------------------------------------------------- parameter checks
-  if (N_ENTRIES < 4 || (N_ENTRIES & (N_ENTRIES - 1)) != 0) begin : g_chk_n
-    $fatal(1, "tmnic_tm_engine: N_ENTRIES must be a power of two >= 4");
-  end
-  if (LANES < 1 || (LANES & (LANES - 1)) != 0 || LANES > N_ENTRIES) begin : g_chk_lanes
-    $fatal(1, "tmnic_tm_engine: LANES must be a power of two dividing N_ENTRIES");
-  end
-  if (NUM_SRQ < 2 || (NUM_SRQ & (NUM_SRQ - 1)) != 0) begin : g_chk_srq
-    $fatal(1, "tmnic_tm_engine: NUM_SRQ must be a power of two >= 2");
-  end
-
+  // ---------------------------------------------------------------- parameters
   localparam int unsigned N     = N_ENTRIES;
-  localparam bit          FULL  = (LANES == N_ENTRIES);  // one-cycle compare of every position
-  localparam int unsigned CH    = (N < 64) ? N : 64;     // priority-encoder chunk
-  localparam int unsigned NCH   = N / CH;
-  localparam int unsigned NSCAN = N / LANES;             // scan steps for a full list
-  localparam int unsigned K_W   = $clog2(NSCAN + 1);
+  localparam int unsigned K     = N_CLASS;
+  localparam int unsigned D     = N_WAYS;
+  localparam int unsigned B     = N_BUCKETS;
+  localparam int unsigned LB    = $clog2(B);
+  localparam int unsigned R_W   = SRQ_W + 64 - LB;
+  localparam int unsigned CLS_W = (K > 1) ? $clog2(K) : 1;
+  localparam int unsigned WAY_W = (D > 1) ? $clog2(D) : 1;
+  localparam int unsigned CIW   = (CAM_W > 1) ? $clog2(CAM_W) : 1;
+  localparam int unsigned NR    = K + 1;              // link-RAM copies: one per class + the chase
+  localparam int unsigned SW_N  = (B > N) ? B : N;    // addresses of a scrub pass
+  localparam int unsigned SW_AW = $clog2(SW_N);
+  localparam int unsigned GEN_W = 2;                  // generations per SRQ (tmnic_tm_scrub)
 
-  localparam logic [1:0] OP_ADD = 2'd0;
-  localparam logic [1:0] OP_DEL = 2'd1;
-  localparam logic [1:0] OP_SYNC = 2'd2;
-  localparam logic [1:0] OP_CLEAR = 2'd3;
+  if (N < 16 || N > 65536 || (N & (N - 1)) != 0) begin : g_chk_n
+    $fatal(1, "tmnic_tm_engine: N_ENTRIES must be a power of two in 16..65536");
+  end
+  if (NUM_SRQ < 2 || NUM_SRQ > 256 || (NUM_SRQ & (NUM_SRQ - 1)) != 0) begin : g_chk_srq
+    $fatal(1, "tmnic_tm_engine: NUM_SRQ must be a power of two in 2..256");
+  end
+  if (K < 1 || K > TM_HASH_MAX_CLASSES) begin : g_chk_k
+    $fatal(1, "tmnic_tm_engine: N_CLASS must be in 1..TM_HASH_MAX_CLASSES");
+  end
+  if (D < 1 || D > TM_HASH_MAX_WAYS || (D & (D - 1)) != 0) begin : g_chk_d
+    $fatal(1, "tmnic_tm_engine: N_WAYS must be a power of two in 1..TM_HASH_MAX_WAYS");
+  end
+  if (B < 2 || B > 65536 || (B & (B - 1)) != 0) begin : g_chk_b
+    $fatal(1, "tmnic_tm_engine: N_BUCKETS must be a power of two in 2..65536");
+  end
+  if (R_W > TM_HASH_MAX_RBITS) begin : g_chk_r
+    $fatal(1, "tmnic_tm_engine: {srq, tag} longer than the generated hash constants");
+  end
+  if (CAM_W < 1 || CAM_W > 256) begin : g_chk_cam
+    $fatal(1, "tmnic_tm_engine: CAM_W must be in 1..256");
+  end
+  if (SEQ_W < 8 || SEQ_W > 64) begin : g_chk_seq
+    $fatal(1, "tmnic_tm_engine: SEQ_W must be in 8..64");
+  end
+
+  // ---------------------------------------------------------------- types
+  typedef enum logic [2:0] {RK_LK, RK_ADD, RK_DEL, RK_SYNC, RK_CLEAR, RK_FIND} rkind_e;
+  typedef enum logic [1:0] {LOC_CLS, LOC_CAM, LOC_SPILL} loc_e;
 
   typedef struct packed {
+    rkind_e           kind;
     logic [SRQ_W-1:0] srq;
     logic [63:0]      tag;
     logic [63:0]      mask;
-  } ent_t;
-
-  // Request held between accept and commit.
-  typedef struct packed {
-    logic             lk;        // lookup (else op)
-    logic [1:0]       code;
-    logic [SRQ_W-1:0] srq;
     logic [H_W-1:0]   hdl;
-    logic [63:0]      tag;
-    logic [63:0]      mask;
     logic             cnt_vld;
     logic [15:0]      cnt;
     logic             commit_miss;
-    logic             scan;      // LANES < N: needs the position vectors
+    logic             has_cls;   // ADD, FIND: the entry's class
+    logic [CLS_W-1:0] cls;
   } req_t;
 
+  // A class-table slot: the FIFO of one key.
+  typedef struct packed {
+    logic             v;     // FIFO not empty
+    logic [GEN_W-1:0] gen;   // generation of the SRQ when written (stale after a CLEAR)
+    logic [R_W-1:0]   kr;    // key without its index bits (tmnic_tm_hash), SRQ in the top bits
+    logic [H_W-1:0]   h1;    // head handle
+    logic [SEQ_W-1:0] s1;    // head sequence number
+    logic [H_W-1:0]   tail;
+  } slot_t;
+  // Per handle: the next entry of its FIFO (or spill list) and that entry's sequence number.
+  // Meaningless for the tail (never written when an entry is appended): whether an entry has a
+  // next one is always decided by comparing it with its list's tail.
+  typedef struct packed {
+    logic [H_W-1:0]   n1;
+    logic [SEQ_W-1:0] ns;
+  } link_t;
+  typedef struct packed {
+    logic             hp;
+    logic [H_W-1:0]   p;
+  } prev_t;
+  typedef struct packed {
+    logic             live;
+    logic [GEN_W-1:0] gen;
+    logic [SRQ_W-1:0] srq;
+    loc_e             loc;
+    logic [CLS_W-1:0] cls;
+    logic [CIW-1:0]   cam;
+  } live_t;
+  typedef struct packed {
+    logic [63:0]      mtag;  // tag & mask
+    logic [63:0]      mask;
+    logic [SEQ_W-1:0] seq;
+  } ent_t;
+  // A request's view of one class: the FIFO of its key, if any.
+  typedef struct packed {
+    logic             v;
+    logic [WAY_W-1:0] way;
+    logic [H_W-1:0]   h1;
+    logic [SEQ_W-1:0] s1;
+    logic [H_W-1:0]   tail;
+  } tup_t;
+  typedef enum logic [1:0] {LS_RAM, LS_CHASE, LS_VAL} lsrc_e;  // where a head's link comes from
+
   // ---------------------------------------------------------------- helpers
-  // {found, index} of the lowest set bit.
-  function automatic logic [H_W:0] lowest_set(logic [N-1:0] v);
-    logic [H_W:0]  r;
-    logic [CH-1:0] w;
-    int unsigned   c0;
-    r  = '0;
-    w  = '0;
-    c0 = 0;
-    for (int c = NCH - 1; c >= 0; c--) begin
-      if (v[c*CH +: CH] != '0) begin
-        w  = v[c*CH +: CH];
-        c0 = c;
-        r[H_W] = 1'b1;
-      end
+  function automatic logic seq_older(logic [SEQ_W-1:0] a, logic [SEQ_W-1:0] b);
+    logic [SEQ_W-1:0] d;
+    d = a - b;
+    return d[SEQ_W-1];
+  endfunction
+
+  // ---------------------------------------------------------------- state and memories
+  logic [K-1:0][63:0] cmask_q;  // class masks
+  logic [SEQ_W-1:0]   seq_q;    // next sequence number
+
+  // Stage registers.
+  logic                    v_q [5];
+  req_t                    r_q [5];
+  logic [K-1:0][D-1:0][LB-1:0] idx_q [5];   // from s1
+  logic [K-1:0][R_W-1:0]   kr_q [5];        // from s1
+  tup_t [K-1:0]            t3_q, t4_q;      // class tuples (s3, s4)
+  logic [D-1:0]            fr3_q, fr4_q;    // free ways of the ADD's class
+  logic                    lv3_q, lv4_q;    // ADD: handle live
+  logic [CAM_W-1:0]        ch3_q;           // CAM hits (s3)
+  logic                    c4v_q;           // CAM oldest hit (s4)
+  logic [CIW-1:0]          c4i_q;
+  lsrc_e [K-1:0]           ls4_q;           // link source of each class head (s4)
+  link_t [K-1:0]           lval4_q;
+
+  // Serialized request data (DEL pass 1), held from s2 of the DEL to the end of its FIND.
+  live_t ser_live_q;
+  ent_t  ser_ent_q;
+  prev_t ser_prev_q;
+  link_t ser_link_q;
+
+  logic busy_ser_q;   // a serialized request is in flight (nothing else accepted)
+
+  // Generations and the background scrubber.
+  logic [NUM_SRQ-1:0][GEN_W-1:0] gen;
+  logic [NUM_SRQ-1:0]            clear_ok;
+  logic                          scr_clear, scr_free, scr_init, scr_rd, scr_wr;
+  logic [SW_AW-1:0]              scr_rd_addr, scr_wr_addr;
+  tmnic_tm_scrub #(.NUM_SRQ(NUM_SRQ), .WORDS(SW_N), .GEN_W(GEN_W)) u_scrub (
+    .clk_i, .rst_ni, .gen_o(gen), .clear_ok_o(clear_ok), .clear_i(scr_clear), .clear_srq_i(r_q[4].srq),
+    .free_i(scr_free), .init_o(scr_init), .rd_o(scr_rd), .rd_addr_o(scr_rd_addr), .wr_o(scr_wr),
+    .wr_addr_o(scr_wr_addr));
+  logic prio_op_q;    // an op wins acceptance if both wait
+
+  // RAM ports.
+  logic [K-1:0][D-1:0]          sl_re, sl_we;
+  logic [K-1:0][D-1:0][LB-1:0]  sl_raddr, sl_waddr;
+  slot_t [K-1:0][D-1:0]         sl_rdata, sl_wdata;
+  logic [NR-1:0]                lk_re;
+  logic [NR-1:0][H_W-1:0]       lk_raddr;
+  link_t [NR-1:0]               lk_rdata;
+  logic                         lk_we;
+  logic [H_W-1:0]               lk_waddr;
+  link_t                        lk_wdata;
+  logic                         pv_re, pv_we, lv_re, lv_we, en_re, en_we;
+  logic [H_W-1:0]               pv_raddr, pv_waddr, lv_raddr, lv_waddr, en_raddr, en_waddr;
+  prev_t                        pv_rdata, pv_wdata;
+  live_t                        lv_rdata, lv_wdata;
+  ent_t                         en_rdata, en_wdata;
+
+  for (genvar c = 0; c < int'(K); c++) begin : g_cls
+    for (genvar w = 0; w < int'(D); w++) begin : g_way
+      tmnic_ram_sdp #(.WIDTH($bits(slot_t)), .DEPTH(B)) u_slot (
+        .clk_i, .we_i(sl_we[c][w]), .waddr_i(sl_waddr[c][w]), .wdata_i(sl_wdata[c][w]),
+        .re_i(sl_re[c][w]), .raddr_i(sl_raddr[c][w]), .rdata_o(sl_rdata[c][w]));
     end
-    for (int b = CH - 1; b >= 0; b--) begin
-      if (w[b]) r[H_W-1:0] = H_W'(c0 * CH + b);
-    end
-    return r;
-  endfunction
+  end
+  for (genvar r = 0; r < int'(NR); r++) begin : g_link
+    tmnic_ram_sdp #(.WIDTH($bits(link_t)), .DEPTH(N)) u_link (
+      .clk_i, .we_i(lk_we), .waddr_i(lk_waddr), .wdata_i(lk_wdata),
+      .re_i(lk_re[r]), .raddr_i(lk_raddr[r]), .rdata_o(lk_rdata[r]));
+  end
+  tmnic_ram_sdp #(.WIDTH($bits(prev_t)), .DEPTH(N)) u_prev (
+    .clk_i, .we_i(pv_we), .waddr_i(pv_waddr), .wdata_i(pv_wdata),
+    .re_i(pv_re), .raddr_i(pv_raddr), .rdata_o(pv_rdata));
+  tmnic_ram_sdp #(.WIDTH($bits(live_t)), .DEPTH(N)) u_live (
+    .clk_i, .we_i(lv_we), .waddr_i(lv_waddr), .wdata_i(lv_wdata),
+    .re_i(lv_re), .raddr_i(lv_raddr), .rdata_o(lv_rdata));
+  tmnic_ram_sdp #(.WIDTH($bits(ent_t)), .DEPTH(N)) u_ent (
+    .clk_i, .we_i(en_we), .waddr_i(en_waddr), .wdata_i(en_wdata),
+    .re_i(en_re), .raddr_i(en_raddr), .rdata_o(en_rdata));
 
-  // Thermometer code: bit i set when i < p. Built from per-bit compares with a constant, not from
-  // (1 << p) - 1, whose N-bit (N*H_W-bit for the handles) carry chain was the critical path on ECP5.
-  function automatic logic [N-1:0] below(logic [H_W-1:0] p);
-    logic [N-1:0] t;
-    for (int i = 0; i < N; i++) t[i] = (H_W + 1)'(i) < {1'b0, p};
-    return t;
-  endfunction
+  // Per-SRQ state.
+  logic             ev, ev_clear, ev_cnt_vld, ev_miss, ev_add, ev_add_en, ev_add_cls, ev_rm, ev_rm_cls;
+  logic             ev_sp_we;
+  logic [SRQ_W-1:0] ev_srq;
+  logic [15:0]      ev_cnt;
+  logic [SEQ_W-1:0] ev_add_seq, ev_rm_seq;
+  logic [CLS_W-1:0] ev_add_cls_idx, ev_rm_cls_idx;
+  logic [H_W-1:0]   ev_sp_head, ev_sp_tail;
+  logic [H_W:0]     ev_sp_cnt;
+  logic             en_all;
+  logic [15:0]      sw_new, hw_new;
+  logic [NUM_SRQ-1:0][15:0]      st_hw, st_sw;
+  logic [NUM_SRQ-1:0][H_W:0]     st_occ, st_dis, st_sp_cnt;
+  logic [NUM_SRQ-1:0]            st_dis_act;
+  logic [NUM_SRQ-1:0][SEQ_W-1:0] st_dis_seq;
+  logic [NUM_SRQ-1:0][H_W-1:0]   st_sp_head, st_sp_tail;
+  logic [K-1:0]                  cls_free;
 
-  // Position p removed: bits above p move down by one.
-  function automatic logic [N-1:0] drop_bit(logic [N-1:0] v, logic [N-1:0] lo);
-    return (v & lo) | ((v >> 1) & ~lo);
-  endfunction
+  tmnic_tm_srq_state #(.NUM_SRQ(NUM_SRQ), .N_CLASS(K), .H_W(H_W), .SEQ_W(SEQ_W)) u_state (
+    .clk_i, .rst_ni,
+    .ev_i(ev), .ev_srq_i(ev_srq), .ev_clear_i(ev_clear), .ev_cnt_vld_i(ev_cnt_vld), .ev_cnt_i(ev_cnt),
+    .ev_miss_i(ev_miss), .ev_add_i(ev_add), .ev_add_en_i(ev_add_en), .ev_add_seq_i(ev_add_seq),
+    .ev_add_cls_i(ev_add_cls), .ev_add_cls_idx_i(ev_add_cls_idx), .ev_rm_i(ev_rm), .ev_rm_seq_i(ev_rm_seq),
+    .ev_rm_cls_i(ev_rm_cls), .ev_rm_cls_idx_i(ev_rm_cls_idx), .ev_sp_we_i(ev_sp_we),
+    .ev_sp_head_i(ev_sp_head), .ev_sp_tail_i(ev_sp_tail), .ev_sp_cnt_i(ev_sp_cnt),
+    .en_all_o(en_all), .sw_new_o(sw_new), .hw_new_o(hw_new),
+    .hw_o(st_hw), .sw_o(st_sw), .occ_o(st_occ), .dis_o(st_dis), .dis_act_o(st_dis_act),
+    .dis_seq_o(st_dis_seq), .sp_head_o(st_sp_head), .sp_tail_o(st_sp_tail), .sp_cnt_o(st_sp_cnt),
+    .cls_free_o(cls_free));
 
-  // One compare: {a, b}. Lookup: a = same SRQ and the tag matches. Op: a = same SRQ, b = also the
-  // same handle.
-  function automatic logic [1:0] cmp(ent_t e, logic [H_W-1:0] e_hdl, logic lk,
-                                     logic [SRQ_W-1:0] srq, logic [63:0] tag, logic [H_W-1:0] hdl);
-    logic s;
-    s = (e.srq == srq);
-    if (lk) return {1'b0, s && (((e.tag ^ tag) & e.mask) == 64'd0)};
-    return {s && (e_hdl == hdl), s};
-  endfunction
+  // Wildcard CAM.
+  logic                         cam_cmp_en, cam_ins, cam_rm, cam_en_all, cam_clr;
+  logic [CAM_W-1:0]             cam_hit, cam_sel, cam_valid, cam_en;
+  logic                         cam_o1v, cam_o2v;
+  logic [CIW-1:0]               cam_o1, cam_o2, cam_ins_idx, cam_rm_idx;
+  logic [CAM_W-1:0][H_W-1:0]    cam_hdl;
+  logic [CAM_W-1:0][SEQ_W-1:0]  cam_seq;
 
-  // ---------------------------------------------------------------- state
-  ent_t                       ent_q [N];  // by position; meaningful below tail_q
-  logic [N-1:0][H_W-1:0]      hdl_q;      // handle by position
-  logic [N-1:0]               en_q;       // enabled by position (garbage at and above tail_q)
-  logic [H_W:0]               tail_q;     // live entries = first free position
-
-  logic                       s1_valid_q;
-  req_t                       s1_q;
-  logic [N-1:0]               va_q, vb_q; // s1 position vectors, zero at and above tail_q
-  logic [K_W-1:0]             scan_k_q;   // LANES < N: next scan step
-
-  logic [N-1:0]               live_q;     // by handle
-  logic [NUM_SRQ-1:0][H_W:0]  occ_q, dis_q;
-  logic [NUM_SRQ-1:0][15:0]   hw_q, sw_q;
-  logic                       prio_op_q;  // an op wins if both wait
-
-  logic                       op_rsp_valid_q, op_rsp_ok_q;
-  logic [15:0]                op_rsp_hw_q;
-  logic                       lk_rsp_valid_q, lk_rsp_hit_q, lk_rsp_unexp_q, lk_rsp_blocked_q;
-  logic [H_W-1:0]             lk_rsp_hdl_q;
 
   // ---------------------------------------------------------------- accept
-  logic can_accept, acc_lk, acc_op, acc;
-  logic scan_busy;
+  logic advance;     // every stage moves one step (no s4 hold)
+  logic inject;      // a DEL re-enters s0 as its FIND
+  req_t inj_req;
+  logic pipe_empty;
+  logic acc_lk, acc_op;
   req_t acc_req;
+  logic op_serial;   // the op at the input needs the engine alone
+  logic [K-1:0] mask_eq;
+  logic         add_has_cls, add_reprog;
+  logic [CLS_W-1:0] add_cls;
 
-  // Commit decision (below).
-  logic           cm_fire;    // s1's request completes this cycle
-  logic           cm_rm;      // position cm_p is removed
-  logic [H_W-1:0] cm_p;
-  logic [H_W-1:0] cm_rm_hdl;
-  logic           cm_rm_dis;  // the removed entry was disabled
-  logic           cm_app;     // s1's ADD appends at tail_q
-  logic           cm_app_en;
-  logic           cm_en_all;  // every disabled entry of s1's SRQ becomes enabled
-  logic [15:0]    cm_sw;      // sw_cnt[srq] after the op's update
-  logic           cm_ok, cm_hit, cm_unexp, cm_blocked;
+  assign pipe_empty = !(v_q[0] || v_q[1] || v_q[2] || v_q[3] || v_q[4]);
 
-  assign can_accept = !s1_valid_q || cm_fire;
-  assign lk_ready_o = can_accept && !(op_valid_i && prio_op_q);
-  assign op_ready_o = can_accept && !(lk_valid_i && !prio_op_q);
-  assign acc_lk     = lk_valid_i && lk_ready_o;
-  assign acc_op     = op_valid_i && op_ready_o;
-  assign acc        = acc_lk || acc_op;
+  // Class of an ADD: a class with its mask, else a free class (reprogrammed), else none.
+  always_comb begin
+    mask_eq     = '0;
+    add_has_cls = 1'b0;
+    add_reprog  = 1'b0;
+    add_cls     = '0;
+    if (op_valid_i && op_code_i == 2'd0) begin
+      for (int c = 0; c < int'(K); c++) mask_eq[c] = cmask_q[c] == op_mask_i;
+      for (int c = int'(K) - 1; c >= 0; c--) begin
+        if (cls_free[c]) begin
+          add_has_cls = 1'b1;
+          add_reprog  = 1'b1;
+          add_cls     = CLS_W'(c);
+        end
+      end
+      for (int c = int'(K) - 1; c >= 0; c--) begin
+        if (mask_eq[c]) begin
+          add_has_cls = 1'b1;
+          add_reprog  = 1'b0;
+          add_cls     = CLS_W'(c);
+        end
+      end
+    end
+  end
+
+  assign op_serial = (op_code_i == 2'd1) || (op_code_i == 2'd3) || (op_code_i == 2'd0 && add_reprog);
+
+  // A CLEAR goes before lookups (the SRQ's reconfiguration precedes its traffic), and waits while
+  // its next generation may still be in the tables (lookups wait too, so the scrubber gets cycles).
+  always_comb begin
+    logic can, clr;
+    clr        = op_valid_i && op_code_i == 2'd3;
+    can        = advance && !busy_ser_q && !inject && !scr_init;
+    lk_ready_o = can && !(op_valid_i && prio_op_q) && !clr;
+    op_ready_o = can && !(lk_valid_i && !prio_op_q && !clr) && (!op_serial || pipe_empty) &&
+                 (!clr || clear_ok[op_srq_i]);
+  end
+  assign acc_lk = lk_valid_i && lk_ready_o;
+  assign acc_op = op_valid_i && op_ready_o && !acc_lk;
 
   always_comb begin
     acc_req = '0;
     if (acc_lk) begin
-      acc_req.lk          = 1'b1;
+      acc_req.kind        = RK_LK;
       acc_req.srq         = lk_srq_i;
       acc_req.tag         = lk_tag_i;
       acc_req.commit_miss = lk_commit_miss_i;
-      acc_req.scan        = 1'b1;
     end else begin
-      acc_req.code    = op_code_i;
+      unique case (op_code_i)
+        2'd0:    acc_req.kind = RK_ADD;
+        2'd1:    acc_req.kind = RK_DEL;
+        2'd2:    acc_req.kind = RK_SYNC;
+        default: acc_req.kind = RK_CLEAR;
+      endcase
       acc_req.srq     = op_srq_i;
       acc_req.hdl     = op_handle_i;
-      acc_req.tag     = op_tag_i;
+      acc_req.tag     = op_tag_i & op_mask_i;
       acc_req.mask    = op_mask_i;
       acc_req.cnt_vld = op_sw_cnt_vld_i;
       acc_req.cnt     = op_sw_cnt_i;
-      acc_req.scan    = op_sw_cnt_vld_i || (op_code_i == OP_DEL) || (op_code_i == OP_CLEAR);
+      acc_req.has_cls = add_has_cls;
+      acc_req.cls     = add_cls;
     end
   end
 
-  if (FULL) begin : g_noscan
-    logic unused_scan;
-    assign unused_scan = s1_q.scan;  // every position is compared in the accept cycle
-    assign scan_busy   = 1'b0;
-  end else begin : g_scan
-    assign scan_busy = s1_valid_q && s1_q.scan &&
-                       ((32'(scan_k_q) * LANES) < 32'(tail_q));
-  end
-
-  // ---------------------------------------------------------------- commit decision
-  // Reads registers only; the wide part runs only while a request is committing.
+  // ---------------------------------------------------------------- s0: keys and bucket indices
+  // For a lookup, every class's key {srq, tag & class mask}; for ADD and FIND, the entry's class.
+  logic [K-1:0][D-1:0][LB-1:0] idx0;
+  logic [K-1:0][D-1:0][R_W-1:0] kr0;  // the same in every way
+  logic [K-1:0][63:0]          mt0;
+  logic [SRQ_W-1:0]            hsrq0;
+  // While an ADD searches for a relocation (s4 holds, s0 waits), the hash units give the ways of a
+  // bucket occupant: with its R and index bits 0 they return H_w(R) (tmnic_tm_hash).
   always_comb begin
-    logic [H_W:0] ls;
-    logic [15:0]  hw;
-    ls         = '0;
-    hw         = '0;
-    cm_fire    = 1'b0;
-    cm_rm      = 1'b0;
-    cm_p       = '0;
-    cm_rm_hdl  = '0;
-    cm_rm_dis  = 1'b0;
-    cm_app     = 1'b0;
-    cm_app_en  = 1'b0;
-    cm_en_all  = 1'b0;
-    cm_sw      = '0;
-    cm_ok      = 1'b0;
-    cm_hit     = 1'b0;
-    cm_unexp   = 1'b0;
-    cm_blocked = 1'b0;
-    if (s1_valid_q && !scan_busy) begin
-      hw    = hw_q[s1_q.srq];
-      cm_sw = s1_q.cnt_vld ? s1_q.cnt : sw_q[s1_q.srq];
-      if (s1_q.lk) begin
-        cm_fire    = 1'b1;
-        cm_blocked = (hw - sw_q[s1_q.srq]) > 16'h7fff;
-        ls = lowest_set(va_q & en_q);
-        if (!cm_blocked) begin
-          if (ls[H_W]) begin
-            cm_hit = 1'b1;
-            cm_rm  = 1'b1;
-            cm_p   = ls[H_W-1:0];
+    hsrq0 = r_q[0].srq;
+    for (int c = 0; c < int'(K); c++) mt0[c] = v_q[0] ? (r_q[0].tag & cmask_q[c]) : 64'd0;
+    if (xs_q == X_CK_H) begin
+      hsrq0 = ck_occ_q[ck_w_q].kr[R_W-1 -: SRQ_W];
+      for (int c = 0; c < int'(K); c++) mt0[c] = {ck_occ_q[ck_w_q].kr[R_W-SRQ_W-1:0], LB'(0)};
+    end
+  end
+  for (genvar c = 0; c < int'(K); c++) begin : g_hc
+    for (genvar w = 0; w < int'(D); w++) begin : g_hw
+      tmnic_tm_hash #(.CLS(c), .WAY(w), .LB(LB), .SRQ_W(SRQ_W)) u_hash (
+        .srq_i(hsrq0), .mtag_i(mt0[c]), .idx_o(idx0[c][w]), .keyr_o(kr0[c][w]));
+    end
+  end
+
+  // ---------------------------------------------------------------- commit outputs (s4, below)
+  // What the commit at the coming clock edge writes; used here to update younger requests.
+  logic             cm;          // a request commits (or a DEL turns into its FIND)
+  logic             cw_we;       // slot write
+  logic [CLS_W-1:0] cw_cls;
+  logic [WAY_W-1:0] cw_way;
+  logic [LB-1:0]    cw_idx;
+  slot_t            cw_data;
+  logic             cw2_we;      // second slot write (a relocated FIFO), same class
+  logic [WAY_W-1:0] cw2_way;
+  logic [LB-1:0]    cw2_idx;
+  slot_t            cw2_data;
+  logic             cw_pop;      // ...by a pop: the new head's link comes from the chase read
+  logic             cw_lval;     // ...with a new head link cw_link
+  link_t            cw_link;
+  logic             cc_rm, cc_ins;         // CAM removal / insert
+  logic [CIW-1:0]   cc_rm_idx, cc_ins_idx;
+  logic             cl_we;                 // live bit of handle cl_hdl := cl_live
+  logic [H_W-1:0]   cl_hdl;
+  logic             cl_live;
+
+  // History of the commit at the edge where s1's slot read happens (read-first RAMs).
+  logic             hw_we_q, hw2_we_q, hl_we_q, hl_live_q;
+  logic [CLS_W-1:0] hw_cls_q;
+  logic [WAY_W-1:0] hw_way_q, hw2_way_q;
+  logic [LB-1:0]    hw_idx_q, hw2_idx_q;
+  slot_t            hw_data_q, hw2_data_q;
+  logic [H_W-1:0]   hl_hdl_q;
+
+  // ---------------------------------------------------------------- s2: slot compare, CAM compare
+  tup_t [K-1:0]   t2;
+  logic [D-1:0]   fr2;
+  logic           lv2;
+  always_comb begin
+    slot_t s;
+    s   = '0;
+    t2  = '0;
+    fr2 = '0;
+    lv2 = 1'b0;
+    if (v_q[2]) begin
+      for (int c = 0; c < int'(K); c++) begin
+        for (int w = 0; w < int'(D); w++) begin
+          s = sl_rdata[c][w];
+          if (hw_we_q && int'(hw_cls_q) == c && int'(hw_way_q) == w && hw_idx_q == idx_q[2][c][w])
+            s = hw_data_q;
+          if (hw2_we_q && int'(hw_cls_q) == c && int'(hw2_way_q) == w && hw2_idx_q == idx_q[2][c][w])
+            s = hw2_data_q;
+          if (s.v && s.gen == gen[r_q[2].srq] && s.kr == kr_q[2][c]) begin
+            t2[c] = '{v: 1'b1, way: WAY_W'(w), h1: s.h1, s1: s.s1, tail: s.tail};
+          end
+          if (int'(r_q[2].cls) == c) fr2[w] = !s.v || s.gen != gen[s.kr[R_W-1 -: SRQ_W]];
+        end
+      end
+      lv2 = (hl_we_q && hl_hdl_q == r_q[2].hdl) ? hl_live_q
+                                                 : lv_rdata.live && lv_rdata.gen == gen[lv_rdata.srq];
+    end
+  end
+  assign cam_cmp_en = v_q[2] && r_q[2].kind == RK_LK;
+
+  // ---------------------------------------------------------------- s3: CAM age selection
+  assign cam_sel = v_q[3] ? ch3_q : '0;
+
+  // ---------------------------------------------------------------- forwarding by key
+  // The commit at this edge changes the FIFO of its own key in class cw_cls, in way cw_way: a younger
+  // request whose key in that class is the same takes the new tuple; whatever the commit writes, an
+  // ADD's free ways follow the written slot. The key and bucket compares use registers only (the
+  // commit's request against the younger ones), so the decision just selects among them.
+  logic [K-1:0]   eqk2, eqk3;   // same key as the committing request, per class (s2, s3)
+  logic [D-1:0]   eqi2, eqi3;   // same bucket per way, in the younger ADD's class
+  always_comb begin
+    for (int c = 0; c < int'(K); c++) begin
+      eqk2[c] = kr_q[2][c] == kr_q[4][c] && idx_q[2][c][0] == idx_q[4][c][0];
+      eqk3[c] = kr_q[3][c] == kr_q[4][c] && idx_q[3][c][0] == idx_q[4][c][0];
+    end
+    for (int w = 0; w < int'(D); w++) begin
+      eqi2[w] = idx_q[2][r_q[2].cls][w] == idx_q[4][r_q[2].cls][w];
+      eqi3[w] = idx_q[3][r_q[3].cls][w] == idx_q[4][r_q[3].cls][w];
+    end
+  end
+  function automatic logic cam_ins_matches(rkind_e kind, logic [SRQ_W-1:0] srq, logic [63:0] tag);
+    return kind == RK_LK && cc_ins && r_q[4].srq == srq && ((r_q[4].tag ^ tag) & r_q[4].mask) == 64'd0;
+  endfunction
+
+  tup_t [K-1:0]   t3_d, t4_d;
+  logic [D-1:0]   fr3_d, fr4_d;
+  logic           lv3_d, lv4_d;
+  logic [CAM_W-1:0] ch3_d;
+  logic           c4v_d;
+  logic [CIW-1:0] c4i_d;
+  lsrc_e [K-1:0]  ls4_d;
+  link_t [K-1:0]  lval4_d;
+  always_comb begin
+    t3_d  = t2;
+    fr3_d = fr2;
+    lv3_d = lv2;
+    ch3_d = cam_hit;
+    t4_d  = t3_q;
+    fr4_d = fr3_q;
+    lv4_d = lv3_q;
+    c4v_d = cam_o1v;
+    c4i_d = cam_o1;
+    ls4_d = {K{LS_RAM}};
+    lval4_d = '0;
+    if (cm) begin
+      // s2 -> s3
+      if (v_q[2]) begin
+        for (int c = 0; c < int'(K); c++) begin
+          if (cw_we && int'(cw_cls) == c && eqk2[c])
+            t3_d[c] = '{v: cw_data.v, way: cw_way, h1: cw_data.h1, s1: cw_data.s1, tail: cw_data.tail};
+        end
+        if (cw_we && cw_cls == r_q[2].cls && eqi2[cw_way]) fr3_d[cw_way] = !cw_data.v;
+        if (cl_we && cl_hdl == r_q[2].hdl) lv3_d = cl_live;
+        if (cc_rm) ch3_d[cc_rm_idx] = 1'b0;
+        if (cam_ins_matches(r_q[2].kind, r_q[2].srq, r_q[2].tag)) ch3_d[cc_ins_idx] = 1'b1;
+      end
+      // s3 -> s4
+      if (v_q[3]) begin
+        for (int c = 0; c < int'(K); c++) begin
+          if (cw_we && int'(cw_cls) == c && eqk3[c]) begin
+            t4_d[c] = '{v: cw_data.v, way: cw_way, h1: cw_data.h1, s1: cw_data.s1, tail: cw_data.tail};
+            if (cw_pop) ls4_d[c] = LS_CHASE;
+            else if (cw_lval) begin
+              ls4_d[c]   = LS_VAL;
+              lval4_d[c] = cw_link;
+            end
+          end
+        end
+        if (cw_we && cw_cls == r_q[3].cls && eqi3[cw_way]) fr4_d[cw_way] = !cw_data.v;
+        if (cl_we && cl_hdl == r_q[3].hdl) lv4_d = cl_live;
+        // The CAM's oldest hit: removed -> the second oldest; a new entry is younger than all.
+        if (cc_rm && c4v_d && cc_rm_idx == cam_o1) begin
+          c4v_d = cam_o2v;
+          c4i_d = cam_o2;
+        end
+        if (cam_ins_matches(r_q[3].kind, r_q[3].srq, r_q[3].tag) && !c4v_d) begin
+          c4v_d = 1'b1;
+          c4i_d = cc_ins_idx;
+        end
+      end
+      // A relocated FIFO (cuckoo move, below): the requests with the occupant's key follow it; the
+      // bucket it moved into is no longer free.
+      if (cw2_we) begin
+        if (v_q[2]) begin
+          if (kr_q[2][cw_cls] == ck_occ_q[ck_w_q].kr && idx_q[2][cw_cls][ck_w_q] == idx_q[4][cw_cls][ck_w_q])
+            t3_d[cw_cls] = '{v: 1'b1, way: cw2_way, h1: cw2_data.h1, s1: cw2_data.s1, tail: cw2_data.tail};
+          if (r_q[2].cls == cw_cls && idx_q[2][cw_cls][cw2_way] == cw2_idx) fr3_d[cw2_way] = 1'b0;
+        end
+        if (v_q[3]) begin
+          if (kr_q[3][cw_cls] == ck_occ_q[ck_w_q].kr && idx_q[3][cw_cls][ck_w_q] == idx_q[4][cw_cls][ck_w_q])
+            t4_d[cw_cls] = '{v: 1'b1, way: cw2_way, h1: cw2_data.h1, s1: cw2_data.s1, tail: cw2_data.tail};
+          if (r_q[3].cls == cw_cls && idx_q[3][cw_cls][cw2_way] == cw2_idx) fr4_d[cw2_way] = 1'b0;
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------- s4: commit
+  // Effective link of each class head (read at s3, or forwarded by the last commit).
+  link_t [K-1:0] lnk4;
+  link_t         chase_q;     // link captured from the chase read when s4 holds (scan)
+  logic          chase_cap_q; // chase_q is valid for classes with LS_CHASE
+  always_comb begin
+    for (int c = 0; c < int'(K); c++) begin
+      unique case (ls4_q[c])
+        LS_CHASE: lnk4[c] = chase_cap_q ? chase_q : lk_rdata[K];
+        LS_VAL:   lnk4[c] = lval4_q[c];
+        default:  lnk4[c] = lk_rdata[c];
+      endcase
+    end
+  end
+
+  // s4 sub-states: lookups with spilled entries scan; DEL, FIND and CLEAR have their own steps.
+  typedef enum logic [2:0] {X_START, X_SCAN, X_DECIDE, X_CK_OCC, X_CK_H, X_CK_CHK, X_CK_RST, X_CK_DONE} xst_e;
+  xst_e            xs_q, xs_d;
+  logic [H_W-1:0]  sc_p_q, sc_p_d;         // spill entry being read
+  logic            sc_v_q, sc_v_d;         // spill candidate found
+  logic [H_W-1:0]  sc_h_q, sc_h_d;
+  logic [SEQ_W-1:0] sc_seq_q, sc_seq_d;
+  prev_t           sc_prev_q, sc_prev_d;
+  link_t           sc_link_q, sc_link_d;
+  // Relocation search of an ADD (X_CK_*): the occupants of its buckets, the one being tried, its
+  // buckets in the other ways, the free way found.
+  slot_t [D-1:0]             ck_occ_q, ck_occ_d;
+  logic [WAY_W-1:0]          ck_w_q, ck_w_d, ck_x_q, ck_x_d;
+  logic [D-1:0][LB-1:0]      ck_alt_q, ck_alt_d;
+  logic                      ck_found_q, ck_found_d;
+  logic [D-1:0]              ck_re;
+  logic [D-1:0][LB-1:0]      ck_raddr;
+  logic                      ck_rst;
+
+  // Candidates: class heads 0..K-1, the CAM's oldest hit (K), the spill match (K+1).
+  localparam int unsigned NCAND = K + 2;
+  logic [NCAND-1:0]            cand_v, cand_en, win;
+  logic [NCAND-1:0][SEQ_W-1:0] cand_seq;
+
+  req_t           r4;
+  logic           blocked4;
+  logic           hold4;     // s4 keeps its request this cycle
+  logic           done4;     // s4's request completes this cycle (response, state update)
+  logic           inj_d;     // a DEL becomes its FIND
+  logic           rsp_op, rsp_lk, rsp_ok, rsp_hit, rsp_unexp, rsp_blocked;
+  logic [H_W-1:0] rsp_hdl;
+
+  assign r4 = r_q[4];
+  logic ser_ok;  // DEL: the handle is live, in the current generation of the DEL's SRQ
+  assign ser_ok = ser_live_q.live && ser_live_q.srq == r4.srq && ser_live_q.gen == gen[r4.srq];
+  assign blocked4 = (st_hw[r4.srq] - st_sw[r4.srq]) > 16'h7fff;
+
+  function automatic logic enabled(logic [SEQ_W-1:0] s, logic [SRQ_W-1:0] srq);
+    return !st_dis_act[srq] || seq_older(s, st_dis_seq[srq]);
+  endfunction
+
+  always_comb begin
+    for (int c = 0; c < int'(K); c++) begin
+      cand_v[c]   = v_q[4] && r4.kind == RK_LK && t4_q[c].v;
+      cand_seq[c] = t4_q[c].s1;
+    end
+    cand_v[K]     = v_q[4] && r4.kind == RK_LK && c4v_q;
+    cand_seq[K]   = cam_seq[c4i_q];
+    cand_v[K+1]   = v_q[4] && r4.kind == RK_LK && xs_q == X_DECIDE && sc_v_q;
+    cand_seq[K+1] = sc_seq_q;
+    cand_en = '0;
+    win     = '0;
+    if (v_q[4] && r4.kind == RK_LK) begin
+      for (int i = 0; i < int'(NCAND); i++) cand_en[i] = cand_v[i] && enabled(cand_seq[i], r4.srq);
+      cand_en[K] = cand_en[K] && cam_en[c4i_q];
+      for (int i = 0; i < int'(NCAND); i++) begin
+        win[i] = cand_en[i];
+        for (int j = 0; j < int'(NCAND); j++)
+          if (j != i && cand_en[j] && !seq_older(cand_seq[i], cand_seq[j])) win[i] = 1'b0;
+      end
+    end
+  end
+
+  // Free CAM entry for an ADD (lowest index).
+  logic            cam_free_v;
+  logic [CIW-1:0]  cam_free;
+  always_comb begin
+    cam_free_v = 1'b0;
+    cam_free   = '0;
+    for (int i = int'(CAM_W) - 1; i >= 0; i--) begin
+      if (!cam_valid[i]) begin
+        cam_free_v = 1'b1;
+        cam_free   = CIW'(i);
+      end
+    end
+  end
+
+  // The commit: decisions, RAM writes, per-SRQ events, the response.
+  logic en_new;  // an ADD now is enabled
+  assign en_new = sw_new == st_hw[r4.srq];
+  assign ev_add_en = en_new;
+
+  always_comb begin
+    logic [WAY_W-1:0] fw;
+    logic             fw_v;
+    logic             scan_need;
+    logic             hit;
+    tup_t             t;
+    fw = '0; fw_v = 1'b0; scan_need = 1'b0; hit = 1'b0; t = '0;
+    // defaults
+    xs_d = xs_q; sc_p_d = sc_p_q; sc_v_d = sc_v_q; sc_h_d = sc_h_q; sc_seq_d = sc_seq_q;
+    sc_prev_d = sc_prev_q; sc_link_d = sc_link_q;
+    ck_occ_d = ck_occ_q; ck_w_d = ck_w_q; ck_x_d = ck_x_q; ck_alt_d = ck_alt_q; ck_found_d = ck_found_q;
+    ck_re = '0; ck_raddr = '0; ck_rst = 1'b0;
+    cw2_we = 1'b0; cw2_way = '0; cw2_idx = '0; cw2_data = '0;
+    hold4 = 1'b0; done4 = 1'b0; inj_d = 1'b0; inj_req = '0;
+    cm = 1'b0;
+    cw_we = 1'b0; cw_cls = '0; cw_way = '0; cw_idx = '0; cw_data = '0; cw_pop = 1'b0; cw_lval = 1'b0;
+    cw_link = '0;
+    cc_rm = 1'b0; cc_ins = 1'b0; cc_rm_idx = '0; cc_ins_idx = '0;
+    cl_we = 1'b0; cl_hdl = '0; cl_live = 1'b0;
+    lk_we = 1'b0; lk_waddr = '0; lk_wdata = '0;
+    pv_we = 1'b0; pv_waddr = '0; pv_wdata = '0;
+    en_we = 1'b0; en_waddr = '0; en_wdata = '0;
+    cam_ins = 1'b0; cam_rm = 1'b0; cam_clr = 1'b0;
+    cam_ins_idx = '0; cam_rm_idx = '0;
+    ev = 1'b0; ev_srq = r4.srq; ev_clear = 1'b0; ev_cnt_vld = 1'b0; ev_cnt = r4.cnt; ev_miss = 1'b0;
+    ev_add = 1'b0; ev_add_seq = seq_q; ev_add_cls = 1'b0; ev_add_cls_idx = r4.cls;
+    ev_rm = 1'b0; ev_rm_seq = '0; ev_rm_cls = 1'b0; ev_rm_cls_idx = '0;
+    ev_sp_we = 1'b0; ev_sp_head = st_sp_head[r4.srq]; ev_sp_tail = st_sp_tail[r4.srq];
+    ev_sp_cnt = st_sp_cnt[r4.srq];
+    rsp_op = 1'b0; rsp_lk = 1'b0; rsp_ok = 1'b0; rsp_hit = 1'b0; rsp_unexp = 1'b0; rsp_blocked = 1'b0;
+    rsp_hdl = '0;
+
+    if (v_q[4]) begin
+      unique case (r4.kind)
+        // ------------------------------------------------ lookup
+        RK_LK: begin
+          scan_need = !blocked4 && st_sp_cnt[r4.srq] != '0;
+          if (scan_need && xs_q == X_START) begin
+            // Scan the spill list from its head (the class heads' chase link is captured first).
+            hold4  = 1'b1;
+            xs_d   = X_SCAN;
+            sc_p_d = st_sp_head[r4.srq];
+            sc_v_d = 1'b0;
+          end else if (xs_q == X_SCAN) begin
+            hold4 = 1'b1;
+            // Entry sc_p_q: its data is on the RAM outputs now (read at the last edge).
+            if (((en_rdata.mtag ^ r4.tag) & en_rdata.mask) == 64'd0) begin
+              sc_v_d    = 1'b1;
+              sc_h_d    = sc_p_q;
+              sc_seq_d  = en_rdata.seq;
+              sc_prev_d = pv_rdata;
+              sc_link_d = lk_rdata[K];
+              xs_d      = X_DECIDE;
+            end else if (sc_p_q != st_sp_tail[r4.srq]) begin
+              sc_p_d = lk_rdata[K].n1;
+            end else begin
+              xs_d = X_DECIDE;
+            end
           end else begin
-            cm_unexp = s1_q.commit_miss;
+            done4 = 1'b1;
+            cm    = 1'b1;
+            xs_d  = X_START;
+            hit   = !blocked4 && win != '0;
+            ev    = 1'b1;
+            rsp_lk = 1'b1;
+            rsp_blocked = blocked4;
+            rsp_hit = hit;
+            if (hit) begin
+              ev_rm = 1'b1;
+              for (int c = 0; c < int'(K); c++) begin
+                if (win[c]) begin
+                  // Pop the FIFO of class c: the new head is the old head's next.
+                  cw_we   = 1'b1;
+                  cw_cls  = CLS_W'(c);
+                  cw_way  = t4_q[c].way;
+                  cw_idx  = idx_q[4][c][t4_q[c].way];
+                  cw_data = '{gen: gen[r4.srq], v: t4_q[c].h1 != t4_q[c].tail, kr: kr_q[4][c], h1: lnk4[c].n1, s1: lnk4[c].ns,
+                              tail: t4_q[c].tail};
+                  cw_pop  = 1'b1;
+                  pv_we    = t4_q[c].h1 != t4_q[c].tail;
+                  pv_waddr = lnk4[c].n1;
+                  pv_wdata = '{hp: 1'b0, p: '0};
+                  rsp_hdl  = t4_q[c].h1;
+                  ev_rm_seq = t4_q[c].s1;
+                  ev_rm_cls = 1'b1;
+                  ev_rm_cls_idx = CLS_W'(c);
+                end
+              end
+              if (win[K]) begin
+                cc_rm = 1'b1;
+                cc_rm_idx = c4i_q;
+                cam_rm = 1'b1;
+                cam_rm_idx = c4i_q;
+                rsp_hdl = cam_hdl[c4i_q];
+                ev_rm_seq = cam_seq[c4i_q];
+              end
+              if (win[K+1]) begin
+                // Unlink the spill entry sc_h_q.
+                rsp_hdl = sc_h_q;
+                ev_rm_seq = sc_seq_q;
+                ev_sp_we = 1'b1;
+                ev_sp_cnt = st_sp_cnt[r4.srq] - 1'b1;
+                if (!sc_prev_q.hp) ev_sp_head = sc_link_q.n1;
+                else begin
+                  lk_we = 1'b1;
+                  lk_waddr = sc_prev_q.p;
+                  lk_wdata = sc_link_q;
+                end
+                if (sc_h_q != st_sp_tail[r4.srq]) begin
+                  pv_we = 1'b1;
+                  pv_waddr = sc_link_q.n1;
+                  pv_wdata = sc_prev_q;
+                end else ev_sp_tail = sc_prev_q.p;
+              end
+              cl_we   = 1'b1;
+              cl_hdl  = rsp_hdl;
+              cl_live = 1'b0;
+            end else if (!blocked4 && r4.commit_miss) begin
+              ev_miss = 1'b1;
+              rsp_unexp = 1'b1;
+            end
           end
         end
-      end else begin
-        unique case (s1_q.code)
-          OP_ADD: begin
-            cm_fire   = 1'b1;
-            cm_en_all = s1_q.cnt_vld && (cm_sw == hw);
-            cm_ok     = !live_q[s1_q.hdl];
-            cm_app    = cm_ok;
-            cm_app_en = (cm_sw == hw);
+        // ------------------------------------------------ ADD
+        RK_ADD: begin
+          for (int w = int'(D) - 1; w >= 0; w--) if (fr4_q[w]) begin fw = WAY_W'(w); fw_v = 1'b1; end
+          t = t4_q[r4.cls];
+          // No free way for a new key: look for an occupant that can move to another of its ways
+          // (one step of cuckoo hashing), reading the tables while the pipeline waits.
+          if (D > 1 && xs_q == X_START && !lv4_q && r4.has_cls && !t.v && !fw_v) begin
+            hold4 = 1'b1;
+            xs_d  = X_CK_OCC;
+            for (int w = 0; w < int'(D); w++) begin
+              ck_re[w]    = 1'b1;
+              ck_raddr[w] = idx_q[4][r4.cls][w];
+            end
+          end else if (xs_q == X_CK_OCC) begin
+            hold4  = 1'b1;
+            xs_d   = X_CK_H;
+            ck_w_d = '0;
+            for (int w = 0; w < int'(D); w++) ck_occ_d[w] = sl_rdata[r4.cls][w];
+          end else if (xs_q == X_CK_H) begin
+            // The occupant of way ck_w_q sits at bucket idx = L ^ H_w(R): its bucket in way x is
+            // idx ^ H_w(R) ^ H_x(R) (hash units fed with its R, index bits 0).
+            hold4 = 1'b1;
+            xs_d  = X_CK_CHK;
+            for (int x = 0; x < int'(D); x++) begin
+              ck_alt_d[x] = idx_q[4][r4.cls][ck_w_q] ^ idx0[r4.cls][ck_w_q] ^ idx0[r4.cls][x];
+              if (WAY_W'(x) != ck_w_q) begin
+                ck_re[x]    = 1'b1;
+                ck_raddr[x] = ck_alt_d[x];
+              end
+            end
+          end else if (xs_q == X_CK_CHK) begin
+            hold4 = 1'b1;
+            for (int x = int'(D) - 1; x >= 0; x--) begin
+              if (WAY_W'(x) != ck_w_q && (!sl_rdata[r4.cls][x].v ||
+                  sl_rdata[r4.cls][x].gen != gen[sl_rdata[r4.cls][x].kr[R_W-1 -: SRQ_W]])) begin
+                ck_x_d     = WAY_W'(x);
+                ck_found_d = 1'b1;
+              end
+            end
+            if (ck_found_d || ck_w_q == WAY_W'(D - 1)) xs_d = X_CK_RST;
+            else begin
+              ck_w_d = ck_w_q + 1'b1;
+              xs_d   = X_CK_H;
+            end
+          end else if (xs_q == X_CK_RST) begin
+            // Read the words of the request in s2 again: they are on the RAM outputs at the commit.
+            hold4  = 1'b1;
+            xs_d   = X_CK_DONE;
+            ck_rst = 1'b1;
+          end else begin
+            done4 = 1'b1;
+            cm    = 1'b1;
+            ev    = 1'b1;
+            xs_d  = X_START;
+            ck_found_d = 1'b0;
+            ev_cnt_vld = r4.cnt_vld;
+            rsp_op = 1'b1;
+            rsp_ok = !lv4_q;
+            if (xs_q == X_CK_DONE && ck_found_q) begin
+              fw   = ck_w_q;
+              fw_v = 1'b1;
+              // The occupant moves to way ck_x_q; the new key takes its slot.
+              cw2_we   = 1'b1;
+              cw2_way  = ck_x_q;
+              cw2_idx  = ck_alt_q[ck_x_q];
+              cw2_data = ck_occ_q[ck_w_q];
+            end
+            if (!lv4_q) begin
+              ev_add = 1'b1;
+              cl_we = 1'b1;
+              cl_hdl = r4.hdl;
+              cl_live = 1'b1;
+              en_we = 1'b1;
+              en_waddr = r4.hdl;
+              en_wdata = '{mtag: r4.tag, mask: r4.mask, seq: seq_q};
+              if (r4.has_cls && t.v) begin
+                // Append to the key's FIFO.
+                ev_add_cls = 1'b1;
+                cw_we   = 1'b1;
+                cw_cls  = r4.cls;
+                cw_way  = t.way;
+                cw_idx  = idx_q[4][r4.cls][t.way];
+                cw_data = '{gen: gen[r4.srq], v: 1'b1, kr: kr_q[4][r4.cls], h1: t.h1, s1: t.s1, tail: r4.hdl};
+                cw_lval = t.h1 == t.tail;   // the head's next is the new entry
+                cw_link = '{n1: r4.hdl, ns: seq_q};
+                lk_we    = 1'b1;
+                lk_waddr = t.tail;
+                lk_wdata = '{n1: r4.hdl, ns: seq_q};
+                pv_we    = 1'b1;
+                pv_waddr = r4.hdl;
+                pv_wdata = '{hp: 1'b1, p: t.tail};
+              end else if (r4.has_cls && fw_v) begin
+                // A new FIFO in a free way of the key's bucket.
+                ev_add_cls = 1'b1;
+                cw_we   = 1'b1;
+                cw_cls  = r4.cls;
+                cw_way  = fw;
+                cw_idx  = idx_q[4][r4.cls][fw];
+                cw_data = '{gen: gen[r4.srq], v: 1'b1, kr: kr_q[4][r4.cls], h1: r4.hdl, s1: seq_q, tail: r4.hdl};
+                cw_lval = 1'b1;
+                cw_link = '0;
+                pv_we    = 1'b1;
+                pv_waddr = r4.hdl;
+                pv_wdata = '{hp: 1'b0, p: '0};
+              end else if (cam_free_v) begin
+                cc_ins = 1'b1;
+                cc_ins_idx = cam_free;
+                cam_ins = 1'b1;
+                cam_ins_idx = cam_free;
+              end else begin
+                // Spill: append to the SRQ's list.
+                ev_sp_we  = 1'b1;
+                ev_sp_tail = r4.hdl;
+                ev_sp_cnt = st_sp_cnt[r4.srq] + 1'b1;
+                pv_we    = 1'b1;
+                pv_waddr = r4.hdl;
+                if (st_sp_cnt[r4.srq] == '0) begin
+                  ev_sp_head = r4.hdl;
+                  pv_wdata = '{hp: 1'b0, p: '0};
+                end else begin
+                  pv_wdata = '{hp: 1'b1, p: st_sp_tail[r4.srq]};
+                  lk_we    = 1'b1;
+                  lk_waddr = st_sp_tail[r4.srq];
+                  lk_wdata = '{n1: r4.hdl, ns: seq_q};
+                end
+              end
+            end
           end
-          OP_DEL: begin
-            cm_fire   = 1'b1;
-            cm_en_all = s1_q.cnt_vld && (cm_sw == hw);
-            ls = lowest_set(vb_q);
-            cm_ok = ls[H_W];
-            cm_rm = ls[H_W];
-            cm_p  = ls[H_W-1:0];
+        end
+        // ------------------------------------------------ SYNC
+        RK_SYNC: begin
+          done4 = 1'b1;
+          cm    = 1'b1;
+          ev    = 1'b1;
+          ev_cnt_vld = r4.cnt_vld;
+          rsp_op = 1'b1;
+          rsp_ok = 1'b1;
+        end
+        // ------------------------------------------------ DEL, pass 1: the handle's state
+        RK_DEL: begin
+          done4 = 1'b1;
+          cm    = 1'b1;
+          if (ser_ok && ser_live_q.loc == LOC_CLS) begin
+            // Find the FIFO: the entry's key goes through the pipeline again.
+            inj_d = 1'b1;
+            inj_req = r4;
+            inj_req.kind    = RK_FIND;
+            inj_req.tag     = ser_ent_q.mtag;
+            inj_req.has_cls = 1'b1;
+            inj_req.cls     = ser_live_q.cls;
+          end else begin
+            ev = 1'b1;
+            ev_cnt_vld = r4.cnt_vld;
+            rsp_op = 1'b1;
+            rsp_ok = ser_ok;
+            if (rsp_ok) begin
+              ev_rm = 1'b1;
+              ev_rm_seq = ser_ent_q.seq;
+              cl_we = 1'b1;
+              cl_hdl = r4.hdl;
+              cl_live = 1'b0;
+              if (ser_live_q.loc == LOC_CAM) begin
+                cc_rm = 1'b1;
+                cc_rm_idx = ser_live_q.cam;
+                cam_rm = 1'b1;
+                cam_rm_idx = ser_live_q.cam;
+              end else begin
+                ev_sp_we = 1'b1;
+                ev_sp_cnt = st_sp_cnt[r4.srq] - 1'b1;
+                if (!ser_prev_q.hp) ev_sp_head = ser_link_q.n1;
+                else begin
+                  lk_we = 1'b1;
+                  lk_waddr = ser_prev_q.p;
+                  lk_wdata = ser_link_q;
+                end
+                if (r4.hdl != st_sp_tail[r4.srq]) begin
+                  pv_we = 1'b1;
+                  pv_waddr = ser_link_q.n1;
+                  pv_wdata = ser_prev_q;
+                end else ev_sp_tail = ser_prev_q.p;
+              end
+            end
           end
-          OP_SYNC: begin
-            cm_fire   = 1'b1;
-            cm_en_all = s1_q.cnt_vld && (cm_sw == hw);
-            cm_ok     = 1'b1;
+        end
+        // ------------------------------------------------ DEL, pass 2: unlink from the FIFO
+        RK_FIND: begin
+          t = t4_q[r4.cls];
+          done4 = 1'b1;
+          cm    = 1'b1;
+          ev    = 1'b1;
+          ev_cnt_vld = r4.cnt_vld;
+          ev_rm = 1'b1;
+          ev_rm_seq = ser_ent_q.seq;
+          ev_rm_cls = 1'b1;
+          ev_rm_cls_idx = r4.cls;
+          rsp_op = 1'b1;
+          rsp_ok = 1'b1;
+          cl_we = 1'b1;
+          cl_hdl = r4.hdl;
+          cl_live = 1'b0;
+          cw_cls = r4.cls;
+          cw_way = t.way;
+          cw_idx = idx_q[4][r4.cls][t.way];
+          if (!ser_prev_q.hp) begin
+            // The head: its next becomes the head.
+            cw_we   = 1'b1;
+            cw_data = '{gen: gen[r4.srq], v: r4.hdl != t.tail, kr: kr_q[4][r4.cls], h1: ser_link_q.n1, s1: ser_link_q.ns,
+                        tail: t.tail};
+            pv_we    = r4.hdl != t.tail;
+            pv_waddr = ser_link_q.n1;
+            pv_wdata = '{hp: 1'b0, p: '0};
+          end else begin
+            lk_we    = 1'b1;
+            lk_waddr = ser_prev_q.p;
+            lk_wdata = ser_link_q;
+            if (r4.hdl != t.tail) begin
+              pv_we    = 1'b1;
+              pv_waddr = ser_link_q.n1;
+              pv_wdata = ser_prev_q;
+            end else begin
+              cw_we   = 1'b1;
+              cw_data = '{gen: gen[r4.srq], v: 1'b1, kr: kr_q[4][r4.cls], h1: t.h1, s1: t.s1, tail: ser_prev_q.p};
+            end
           end
-          OP_CLEAR: begin
-            // One entry per cycle; the op completes when none is left.
-            ls = lowest_set(va_q);
-            cm_rm   = ls[H_W];
-            cm_p    = ls[H_W-1:0];
-            cm_fire = !ls[H_W];
-            cm_ok   = 1'b1;
-          end
-          default: ;
-        endcase
+        end
+        // ------------------------------------------------ CLEAR: O(1), a new generation
+        default: begin
+          done4 = 1'b1;
+          cm    = 1'b1;
+          ev    = 1'b1;
+          ev_clear = 1'b1;
+          cam_clr  = 1'b1;
+          rsp_op = 1'b1;
+          rsp_ok = 1'b1;
+        end
+      endcase
+    end
+  end
+  assign cam_en_all = en_all && ev && !ev_clear;
+
+  assign advance = !hold4;
+  assign scr_clear = done4 && v_q[4] && r4.kind == RK_CLEAR;
+  assign scr_free  = !(v_q[1] || v_q[2] || v_q[3] || v_q[4]);
+  assign inject  = inj_d;
+
+  // ---------------------------------------------------------------- RAM ports
+  // The scrubber uses the class-slot and live RAMs in cycles without requests in s1..s4
+  // (tmnic_tm_scrub); its write-back drops the words of older generations (everything after reset).
+  always_comb begin
+    for (int c = 0; c < int'(K); c++) begin
+      for (int w = 0; w < int'(D); w++) begin
+        sl_re[c][w]    = scr_rd ? (32'(scr_rd_addr) < B) : (advance && v_q[1]);
+        sl_raddr[c][w] = scr_rd ? LB'(scr_rd_addr) : idx_q[1][c][w];
+        if (ck_rst) begin
+          sl_re[c][w]    = v_q[2];
+          sl_raddr[c][w] = idx_q[2][c][w];
+        end
+        if (ck_re[w] && int'(r4.cls) == c) begin
+          sl_re[c][w]    = 1'b1;
+          sl_raddr[c][w] = ck_raddr[w];
+        end
+        sl_we[c][w]    = cw_we && int'(cw_cls) == c && int'(cw_way) == w;
+        sl_waddr[c][w] = cw_idx;
+        sl_wdata[c][w] = cw_data;
+        if (cw2_we && int'(cw_cls) == c && int'(cw2_way) == w) begin
+          sl_we[c][w]    = 1'b1;
+          sl_waddr[c][w] = cw2_idx;
+          sl_wdata[c][w] = cw2_data;
+        end
+        if (scr_wr) begin
+          sl_we[c][w]    = 32'(scr_wr_addr) < B &&
+                           (scr_init || (sl_rdata[c][w].v &&
+                                         sl_rdata[c][w].gen != gen[sl_rdata[c][w].kr[R_W-1 -: SRQ_W]]));
+          sl_waddr[c][w] = LB'(scr_wr_addr);
+          sl_wdata[c][w] = '0;
+        end
       end
-      if (cm_rm) begin
-        cm_rm_hdl = hdl_q[cm_p];
-        cm_rm_dis = !en_q[cm_p];
-      end
+    end
+    // Link copies 0..K-1: each class head's link, for the request moving into s4.
+    for (int c = 0; c < int'(K); c++) begin
+      lk_re[c]    = advance && v_q[3];
+      lk_raddr[c] = t3_q[c].h1;
+    end
+    // The chase copy: the new head's link after a pop; DEL's link; the spill scan.
+    lk_re[K]    = 1'b0;
+    lk_raddr[K] = '0;
+    if (cw_pop) begin
+      lk_re[K]    = 1'b1;
+      lk_raddr[K] = cw_data.h1;
+    end else if (v_q[4] && r4.kind == RK_LK && (xs_d == X_SCAN)) begin
+      lk_re[K]    = 1'b1;
+      lk_raddr[K] = sc_p_d;
+    end else if (advance && v_q[1] && r_q[1].kind == RK_DEL) begin
+      lk_re[K]    = 1'b1;
+      lk_raddr[K] = r_q[1].hdl;
+    end
+    // Handle-indexed state: ADD and DEL read at s1; the scan reads the spill entries.
+    pv_re = 1'b0; pv_raddr = r_q[1].hdl;
+    en_re = 1'b0; en_raddr = r_q[1].hdl;
+    lv_re = 1'b0; lv_raddr = r_q[1].hdl;
+    if (v_q[4] && r4.kind == RK_LK && xs_d == X_SCAN) begin
+      pv_re = 1'b1; pv_raddr = sc_p_d;
+      en_re = 1'b1; en_raddr = sc_p_d;
+    end else if (advance && v_q[1] && r_q[1].kind == RK_DEL) begin
+      pv_re = 1'b1;
+      en_re = 1'b1;
+    end
+    if (scr_rd) begin
+      lv_re    = 32'(scr_rd_addr) < N;
+      lv_raddr = H_W'(scr_rd_addr);
+    end else if (advance && v_q[1] && (r_q[1].kind == RK_ADD || r_q[1].kind == RK_DEL)) begin
+      lv_re = 1'b1;
+    end
+    // Live records: the commit's, or the scrubber's.
+    lv_we    = cl_we;
+    lv_waddr = cl_hdl;
+    lv_wdata = '0;
+    lv_wdata.live = cl_live;
+    if (cl_we && cl_live) begin
+      lv_wdata.gen = gen[r4.srq];
+      lv_wdata.srq = r4.srq;
+      lv_wdata.loc = (cw_we) ? LOC_CLS : cam_ins ? LOC_CAM : LOC_SPILL;
+      lv_wdata.cls = r4.cls;
+      lv_wdata.cam = cam_ins_idx;
+    end
+    if (scr_wr) begin
+      lv_we    = 32'(scr_wr_addr) < N &&
+                 (scr_init || (lv_rdata.live && lv_rdata.gen != gen[lv_rdata.srq]));
+      lv_waddr = H_W'(scr_wr_addr);
+      lv_wdata = '0;
     end
   end
 
-  // ---------------------------------------------------------------- position datapath (no reset)
-  // Entries, handles, enable bits and s1's vectors. Only this process reads ent_q; its updates are
-  // blocking (see the header) and come after every read of the old contents.
-  /* verilator lint_off BLKSEQ */
-  always_ff @(posedge clk_i) begin
-    logic [N-1:0]     va, vb, en;
-    logic [N*H_W-1:0] hdl;
-    logic [N-1:0] lo;
-    logic [1:0]       c;
-    va  = va_q;
-    vb  = vb_q;
-    // Compare.
-    if (FULL) begin
-      if (acc) begin
-        va = '0;
-        vb = '0;
-        for (int i = 0; i < N; i++) begin
-          if (i < int'(tail_q)) begin
-            c = cmp(ent_q[i], hdl_q[i], acc_req.lk, acc_req.srq, acc_req.tag, acc_req.hdl);
-            va[i] = c[0];
-            vb[i] = c[1];
-          end
-        end
-      end
-    end else begin
-      if (acc) begin
-        va = '0;
-        vb = '0;
-      end else if (scan_busy) begin
-        for (int j = 0; j < int'(LANES); j++) begin
-          int unsigned i;
-          i = 32'(scan_k_q) * LANES + 32'(j);
-          if (i < 32'(tail_q)) begin
-            c = cmp(ent_q[i[H_W-1:0]], hdl_q[i[H_W-1:0]], s1_q.lk, s1_q.srq, s1_q.tag,
-                    s1_q.hdl);
-            va[i[H_W-1:0]] = c[0];
-            vb[i[H_W-1:0]] = c[1];
-          end
-        end
-      end
-    end
-    // Commit: enable-all, removal (compaction), append; s1's vectors follow the array.
-    if (cm_rm || cm_app || cm_en_all) begin
-      en  = en_q;
-      hdl = hdl_q;
-      if (cm_en_all) en = en | va_q;
-      if (cm_rm) begin
-        lo = below(cm_p);
-        en = drop_bit(en, lo);
-        va = drop_bit(va, lo);
-        vb = drop_bit(vb, lo);
-        for (int i = 0; i < N - 1; i++) if (!lo[i]) hdl[i*H_W +: H_W] = hdl[(i+1)*H_W +: H_W];
-      end
-      // Removal shifts, append writes position tail_q (never both in one cycle: a_rm_xor_app).
-      // Constant indices only: a write at a variable index becomes a multiplexer in front of every
-      // stored bit (about twice the LUTs on ECP5), a per-position condition only a clock enable.
-      if (cm_app && acc)
-        c = cmp('{srq: s1_q.srq, tag: s1_q.tag, mask: s1_q.mask}, s1_q.hdl, acc_req.lk,
-                acc_req.srq, acc_req.tag, acc_req.hdl);
-      for (int i = 0; i < N; i++) begin
-        if (cm_app && int'(tail_q) == i) begin
-          en[i] = cm_app_en;
-          hdl[i*H_W +: H_W] = s1_q.hdl;
-          ent_q[i] = '{srq: s1_q.srq, tag: s1_q.tag, mask: s1_q.mask};
-          if (acc) begin
-            va[i] = c[0];
-            vb[i] = c[1];
-          end
-        end else if (cm_rm && i < N - 1 && i >= int'(cm_p) && i + 1 < int'(tail_q)) begin
-          ent_q[i] = ent_q[(i + 1) % N];
-        end
-      end
-      en_q  <= en;
-      hdl_q <= hdl;
-    end
-    if (acc || scan_busy || cm_rm || cm_app) begin
-      va_q <= va;
-      vb_q <= vb;
-    end
-    if (cm_hit) lk_rsp_hdl_q <= cm_rm_hdl;
-  end
-  /* verilator lint_on BLKSEQ */
+  // ---------------------------------------------------------------- CAM
+  tmnic_tm_cam #(.W(CAM_W), .SRQ_W(SRQ_W), .H_W(H_W), .SEQ_W(SEQ_W)) u_cam (
+    .clk_i, .rst_ni,
+    .cmp_en_i(cam_cmp_en), .cmp_srq_i(r_q[2].srq), .cmp_tag_i(r_q[2].tag), .cmp_hit_o(cam_hit),
+    .sel_i(cam_sel), .old1_vld_o(cam_o1v), .old1_o(cam_o1), .old2_vld_o(cam_o2v), .old2_o(cam_o2),
+    .ins_i(cam_ins), .ins_idx_i(cam_ins_idx), .ins_srq_i(r4.srq), .ins_tag_i(r4.tag),
+    .ins_mask_i(r4.mask), .ins_hdl_i(r4.hdl), .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
+    .rm_i(cam_rm), .rm_idx_i(cam_rm_idx), .en_all_i(cam_en_all), .clr_i(cam_clr),
+    .en_srq_i(r4.srq),
+    .valid_o(cam_valid), .en_o(cam_en), .hdl_o(cam_hdl), .seq_o(cam_seq));
 
-  // ---------------------------------------------------------------- control (reset)
+  // ---------------------------------------------------------------- registers
+  logic             op_rsp_valid_q, op_rsp_ok_q, lk_rsp_valid_q, lk_rsp_hit_q, lk_rsp_unexp_q;
+  logic             lk_rsp_blocked_q;
+  logic [15:0]      op_rsp_hw_q;
+  logic [H_W-1:0]   lk_rsp_hdl_q;
+
+  // Control: valid bits, sub-states, flags (reset).
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      tail_q           <= '0;
-      s1_valid_q       <= 1'b0;
-      s1_q             <= '0;
-      scan_k_q         <= '0;
-      live_q           <= '0;
-      occ_q            <= '0;
-      dis_q            <= '0;
-      hw_q             <= '0;
-      sw_q             <= '0;
-      prio_op_q        <= 1'b0;
-      op_rsp_valid_q   <= 1'b0;
-      op_rsp_ok_q      <= 1'b0;
-      op_rsp_hw_q      <= '0;
-      lk_rsp_valid_q   <= 1'b0;
-      lk_rsp_hit_q     <= 1'b0;
-      lk_rsp_unexp_q   <= 1'b0;
-      lk_rsp_blocked_q <= 1'b0;
-    end else begin
+      for (int i = 0; i < 5; i++) v_q[i] <= 1'b0;
+      busy_ser_q <= 1'b0;
+      prio_op_q  <= 1'b0;
+      xs_q       <= X_START;
+      ck_found_q <= 1'b0;
+      chase_cap_q <= 1'b0;
+      seq_q      <= '0;
+      cmask_q    <= '0;
+      hw_we_q    <= 1'b0;
+      hw2_we_q   <= 1'b0;
+      hl_we_q    <= 1'b0;
       op_rsp_valid_q <= 1'b0;
       lk_rsp_valid_q <= 1'b0;
-      // Accept.
-      if (acc) begin
-        s1_valid_q <= 1'b1;
-        s1_q       <= acc_req;
-        scan_k_q   <= '0;
-        prio_op_q  <= acc_lk;
-      end else if (cm_fire) begin
-        s1_valid_q <= 1'b0;
+    end else begin
+      if (advance) begin
+        v_q[0] <= acc_lk || acc_op || inject;
+        for (int i = 1; i < 5; i++) v_q[i] <= v_q[i-1];
+        hw_we_q <= cw_we;
+        hw2_we_q <= cw2_we;
+        hl_we_q <= cl_we;
       end
-      if (scan_busy) scan_k_q <= scan_k_q + 1'b1;
-      // Commit.
-      if (s1_valid_q && !scan_busy) begin
-        logic [SRQ_W-1:0] s;
-        logic [15:0]      hw_new;
-        logic [H_W:0]     occ_new, dis_new;
-        s       = s1_q.srq;
-        hw_new  = hw_q[s];
-        occ_new = occ_q[s];
-        dis_new = dis_q[s];
-        if (!s1_q.lk && s1_q.cnt_vld) sw_q[s] <= s1_q.cnt;
-        if (cm_en_all) dis_new = '0;
-        if (cm_unexp) hw_new = hw_new + 16'd1;
-        if (cm_rm) begin
-          occ_new = occ_new - 1'b1;
-          if (cm_rm_dis && !cm_en_all) dis_new = dis_new - 1'b1;
-          live_q[cm_rm_hdl] <= 1'b0;
-        end
-        if (cm_app) begin
-          occ_new = occ_new + 1'b1;
-          if (!cm_app_en) dis_new = dis_new + 1'b1;
-          live_q[s1_q.hdl] <= 1'b1;
-        end
-        if (!s1_q.lk && s1_q.code == OP_CLEAR && cm_fire) begin
-          hw_new = '0;
-          sw_q[s] <= '0;
-        end
-        hw_q[s]  <= hw_new;
-        occ_q[s] <= occ_new;
-        dis_q[s] <= dis_new;
-        if (cm_rm) tail_q <= tail_q - 1'b1;
-        if (cm_app) tail_q <= tail_q + 1'b1;
-        if (cm_fire) begin
-          if (s1_q.lk) begin
-            lk_rsp_valid_q   <= 1'b1;
-            lk_rsp_hit_q     <= cm_hit;
-            lk_rsp_unexp_q   <= cm_unexp;
-            lk_rsp_blocked_q <= cm_blocked;
-          end else begin
-            op_rsp_valid_q <= 1'b1;
-            op_rsp_ok_q    <= cm_ok;
-            op_rsp_hw_q    <= hw_new;
-          end
-        end
-      end
+      if (acc_lk || acc_op) prio_op_q <= acc_lk;
+      if (acc_op && op_serial) busy_ser_q <= 1'b1;
+      if (done4 && rsp_op && busy_ser_q && !inject) busy_ser_q <= 1'b0;
+      // A class is reprogrammed by the ADD that takes it (it is empty, and the engine is too).
+      if (acc_op && op_code_i == 2'd0 && add_reprog) cmask_q[add_cls] <= op_mask_i;
+      if (ev_add) seq_q <= seq_q + 1'b1;
+      xs_q <= xs_d;
+      ck_found_q <= ck_found_d;
+      // The chase read's data is taken over when s4 holds (the port serves the scan next).
+      chase_cap_q <= hold4 && v_q[4];
+      op_rsp_valid_q <= done4 && rsp_op;
+      lk_rsp_valid_q <= done4 && rsp_lk;
     end
+  end
+
+  // Datapath registers (no reset).
+  always_ff @(posedge clk_i) begin
+    if (advance) begin
+      r_q[0] <= inject ? inj_req : acc_req;
+      for (int i = 1; i < 5; i++) r_q[i] <= r_q[i-1];
+      for (int c = 0; c < int'(K); c++) begin
+        for (int w = 0; w < int'(D); w++) idx_q[1][c][w] <= idx0[c][w];
+        kr_q[1][c] <= kr0[c][0];
+      end
+      for (int i = 2; i < 5; i++) begin
+        idx_q[i] <= idx_q[i-1];
+        kr_q[i]  <= kr_q[i-1];
+      end
+      t3_q  <= t3_d;
+      fr3_q <= fr3_d;
+      lv3_q <= lv3_d;
+      ch3_q <= ch3_d;
+      t4_q  <= t4_d;
+      fr4_q <= fr4_d;
+      lv4_q <= lv4_d;
+      c4v_q <= c4v_d;
+      c4i_q <= c4i_d;
+      ls4_q <= ls4_d;
+      lval4_q <= lval4_d;
+      hw_cls_q  <= cw_cls;
+      hw_way_q  <= cw_way;
+      hw_idx_q  <= cw_idx;
+      hw_data_q <= cw_data;
+      hw2_way_q  <= cw2_way;
+      hw2_idx_q  <= cw2_idx;
+      hw2_data_q <= cw2_data;
+      hl_hdl_q  <= cl_hdl;
+      hl_live_q <= cl_live;
+    end
+    if (hold4 && !chase_cap_q) chase_q <= lk_rdata[K];
+    sc_p_q <= sc_p_d; sc_v_q <= sc_v_d; sc_h_q <= sc_h_d; sc_seq_q <= sc_seq_d;
+    sc_prev_q <= sc_prev_d; sc_link_q <= sc_link_d;
+    ck_occ_q <= ck_occ_d; ck_w_q <= ck_w_d; ck_x_q <= ck_x_d; ck_alt_q <= ck_alt_d;
+    // DEL pass 1: the handle's state arrives at s2.
+    if (advance && v_q[2] && r_q[2].kind == RK_DEL) begin
+      ser_live_q <= lv_rdata;   // alone in the pipeline: nothing committed since the read
+      ser_ent_q  <= en_rdata;
+      ser_prev_q <= pv_rdata;
+      ser_link_q <= lk_rdata[K];
+    end
+    op_rsp_ok_q      <= rsp_ok;
+    op_rsp_hw_q      <= hw_new;   // 0 after a CLEAR (tmnic_tm_srq_state)
+    lk_rsp_hit_q     <= rsp_hit;
+    lk_rsp_hdl_q     <= rsp_hdl;
+    lk_rsp_unexp_q   <= rsp_unexp;
+    lk_rsp_blocked_q <= rsp_blocked;
   end
 
   // ---------------------------------------------------------------- outputs
@@ -486,37 +1228,25 @@ module tmnic_tm_engine #(
   assign lk_rsp_handle_o  = lk_rsp_hdl_q;
   assign lk_rsp_unexp_o   = lk_rsp_unexp_q;
   assign lk_rsp_blocked_o = lk_rsp_blocked_q;
-  assign occ_o            = occ_q;
-  assign disabled_o       = dis_q;
-  assign hw_cnt_o         = hw_q;
-  assign sw_cnt_o         = sw_q;
-  assign idle_o           = !s1_valid_q && !op_rsp_valid_q && !lk_rsp_valid_q;
-
-`ifndef SYNTHESIS
-  // Invariants: handles are unique and < N_ENTRIES, so the list never overflows; a removal always
-  // has an entry to remove; only one of removal and append per cycle; the entries of an SRQ never
-  // exceed the list.
-  // Checked once out of reset (a flop, so that rst_ni is only used as an asynchronous reset).
-  logic chk_en_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) chk_en_q <= 1'b0;
-    else         chk_en_q <= 1'b1;
+  assign occ_o            = st_occ;
+  assign disabled_o       = st_dis;
+  assign hw_cnt_o         = st_hw;
+  assign sw_cnt_o         = st_sw;
+  assign idle_o           = pipe_empty && !op_rsp_valid_q && !lk_rsp_valid_q;
+`ifdef TMNIC_TM_DEBUG
+  always_ff @(posedge clk_i) begin
+    if (done4 || inj_d)
+      $display("[rtl] commit %0d srq %0d tag %h hdl %0d | hit %0d win %b hdl %0d t4 %p | cw %0d c%0d w%0d i%0d v%0d h1 %0d tail %0d | cam ins %0d rm %0d",
+               r4.kind, r4.srq, r4.tag, r4.hdl, rsp_hit, win, rsp_hdl, t4_q, cw_we, cw_cls, cw_way, cw_idx,
+               cw_data.v, cw_data.h1, cw_data.tail, cam_ins, cam_rm);
   end
-  a_no_overflow: assert property (@(posedge clk_i) disable iff (!chk_en_q)
-    !(cm_app && tail_q == (H_W + 1)'(N))) else $error("tmnic_tm_engine: list overflow");
-  a_rm_nonempty: assert property (@(posedge clk_i) disable iff (!chk_en_q)
-    !(cm_rm && tail_q == '0)) else $error("tmnic_tm_engine: removal from an empty list");
-  a_rm_xor_app: assert property (@(posedge clk_i) disable iff (!chk_en_q)
-    !(cm_rm && cm_app)) else $error("tmnic_tm_engine: removal and append in one cycle");
-  a_rm_below_tail: assert property (@(posedge clk_i) disable iff (!chk_en_q)
-    !(cm_rm && 32'(cm_p) >= 32'(tail_q))) else $error("tmnic_tm_engine: removal above the tail");
-  a_clear_complete: assert property (@(posedge clk_i) disable iff (!chk_en_q)
-    !(s1_valid_q && !s1_q.lk && s1_q.code == OP_CLEAR && cm_fire && occ_q[s1_q.srq] != '0))
-    else $error("tmnic_tm_engine: CLEAR left entries");
-  a_occ_nonneg: assert property (@(posedge clk_i) disable iff (!chk_en_q)
-    !(cm_rm && occ_q[s1_q.srq] == '0)) else $error("tmnic_tm_engine: occupancy underflow");
-  a_lookup_hits_enabled: assert property (@(posedge clk_i) disable iff (!chk_en_q)
-    !(cm_hit && cm_rm_dis)) else $error("tmnic_tm_engine: a lookup consumed a disabled entry");
 `endif
-
+  logic unused_ok;  // a DEL needs the entry's masked tag and sequence number, not its mask
+  assign unused_ok = ^ser_ent_q.mask;
+  always_comb begin
+    cam_used_o = '0;
+    for (int i = 0; i < int'(CAM_W); i++) cam_used_o += $bits(cam_used_o)'(cam_valid[i]);
+    spilled_o = '0;
+    for (int s = 0; s < int'(NUM_SRQ); s++) spilled_o += st_sp_cnt[s];
+  end
 endmodule

@@ -4,7 +4,7 @@
 //   MAC (AXI4-Stream): Ethernet frames without FCS; frames to the port's own IPv4 address are
 //   looped back inside the NIC.
 //   Tag matching: TM-SRQs with a hardware matching engine of TM_ENTRIES entries shared by all of
-//   them, compared TM_LANES per cycle (docs/tag-matching.md).
+//   them (hashed class tables, wildcard CAM, spill lists: docs/tag-matching-engine.md).
 // Block diagram and data flow: docs/architecture.md.
 module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned DATA_W = 512,
@@ -14,7 +14,11 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_MR = 64,
   parameter int unsigned CLK_MHZ = 250,
   parameter int unsigned TM_ENTRIES = 1024,
-  parameter int unsigned TM_LANES = TM_ENTRIES,
+  parameter int unsigned TM_CLASSES = 2,             // matching engine: mask classes,
+  parameter int unsigned TM_WAYS = 4,                // ways per class table,
+  parameter int unsigned TM_BUCKETS = TM_ENTRIES / 2,  // buckets per way,
+  parameter int unsigned TM_CAM = 32,                // wildcard CAM entries,
+  parameter int unsigned TM_SEQ_W = 62,              // sequence-number bits
   localparam int unsigned BYTES = DATA_W / 8
 ) (
   input  logic        clk_i,
@@ -107,10 +111,13 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [NUM_STATS-1:0][31:0] stats;
   logic [NUM_STATS-1:0] stat_inc;
   logic [NUM_SRQ*NUM_TM_STATS-1:0][31:0] tm_stats;
+  logic [$clog2(TM_CAM + 1)-1:0] tm_cam_used;  // matching-engine entries on the slower paths
+  logic [$clog2(TM_ENTRIES):0] tm_spilled;
 
   tmnic_axil_regs #(.DATA_BYTES_P(BYTES), .CLK_MHZ_P(CLK_MHZ), .NUM_QP_P(NUM_QP), .NUM_CQ_P(NUM_CQ),
                     .NUM_SRQ_P(NUM_SRQ), .NUM_MR_P(NUM_MR), .TM_ENTRIES_P(TM_ENTRIES),
-                    .TM_CAPS_P({16'd0, 8'($clog2(TM_LANES)), 8'd0})) u_regs (
+                    .TM_CAPS_P({16'd0, 8'(TM_SEQ_W), 8'd0}),
+                    .TM_GEOM_P({8'(TM_CAM), 8'($clog2(TM_BUCKETS)), 8'(TM_WAYS), 8'(TM_CLASSES)})) u_regs (
     .clk_i, .rst_ni,
     .s_axil_awaddr_i, .s_axil_awvalid_i, .s_axil_awready_o, .s_axil_wdata_i, .s_axil_wstrb_i,
     .s_axil_wvalid_i, .s_axil_wready_o, .s_axil_bresp_o, .s_axil_bvalid_o, .s_axil_bready_i,
@@ -120,7 +127,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .cmd_valid_o(cmd_valid), .cmd_op_o(cmd_op), .cmd_idx_o(cmd_idx), .cmd_args_o(cmd_args),
     .cmd_busy_i(cmd_busy), .cmd_err_i(cmd_err), .rb_valid_i(rb_valid), .rb_args_i(rb_args),
     .db_valid_o(db_valid), .db_type_o(db_type), .db_idx_o(db_idx), .db_val_o(db_val),
-    .stats_i(stats), .tm_stats_i(tm_stats));
+    .stats_i(stats), .tm_stats_i(tm_stats),
+    .tm_place_i({16'(tm_spilled), 16'(tm_cam_used)}));
 
   // Context read ports: QP 0..3 send engine, 4..6 receive engine; MR 0 send, 1 receive.
   logic [NUM_QP-1:0][2:0] qp_state;
@@ -355,7 +363,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .cqe_o(cqe[2]), .cqe_valid_o(cqe_valid[2]), .cqe_ready_i(cqe_ready[2]),
     .sync_o(st_tm_sync), .sync_srq_o(st_tm_sync_srq), .quiet_o(tmo_quiet), .idle_o(tmo_idle));
 
-  tmnic_tm_engine #(.N_ENTRIES(TM_ENTRIES), .LANES(TM_LANES), .NUM_SRQ(NUM_SRQ)) u_tm (
+  tmnic_tm_engine #(.N_ENTRIES(TM_ENTRIES), .NUM_SRQ(NUM_SRQ), .N_CLASS(TM_CLASSES), .N_WAYS(TM_WAYS),
+                    .N_BUCKETS(TM_BUCKETS), .CAM_W(TM_CAM), .SEQ_W(TM_SEQ_W)) u_tm (
     .clk_i, .rst_ni,
     .op_valid_i(eo_valid), .op_ready_o(eo_ready), .op_code_i(eo_code), .op_srq_i(eo_srq),
     .op_handle_i(eo_handle), .op_tag_i(eo_tag), .op_mask_i(eo_mask), .op_sw_cnt_vld_i(eo_sw_cnt_vld),
@@ -365,7 +374,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .lk_commit_miss_i(lk_commit_miss), .lk_rsp_valid_o(lk_rsp_valid), .lk_rsp_hit_o(lk_rsp_hit),
     .lk_rsp_handle_o(lk_rsp_handle), .lk_rsp_unexp_o(lk_rsp_unexp), .lk_rsp_blocked_o(lk_rsp_blocked),
     .occ_o(tm_occ), .disabled_o(tm_disabled), .hw_cnt_o(tm_hw_cnt), .sw_cnt_o(tm_sw_cnt),
-    .idle_o(tme_idle));
+    .cam_used_o(tm_cam_used), .spilled_o(tm_spilled), .idle_o(tme_idle));
 
   // Tagged buffers {lkey, length, addr} by engine handle: written by ADDs, read on a match.
   tmnic_ram_sdp #(.WIDTH(128), .DEPTH(TM_ENTRIES)) u_tag_buf (

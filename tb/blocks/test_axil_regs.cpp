@@ -24,7 +24,7 @@ namespace hw = tmnic::hwif;
 namespace {
 
 constexpr uint32_t kDataBytes = 64, kClkMhz = 250, kNumQp = 64, kNumCq = 64, kNumSrq = 16, kNumMr = 64;
-constexpr uint32_t kTmEntries = 1024, kTmCaps = 0x0A00;
+constexpr uint32_t kTmEntries = 1024, kTmCaps = 0x0A00, kTmGeom = 0x20090402;  // CMakeLists.txt -G values
 
 struct Knobs {
   double aw_gap, w_gap, ar_gap;  // probability that a channel's next valid waits another cycle
@@ -99,7 +99,7 @@ class AxilBench {
   uint16_t rand_addr() {
     uint16_t a;
     switch (urand(rng_, 0, 11)) {
-      case 0: a = static_cast<uint16_t>(urand(rng_, 0, 0xC4 / 4) * 4); break;                              // control page
+      case 0: a = static_cast<uint16_t>(urand(rng_, 0, hw::reg::TM_PLACE / 4) * 4); break;                 // control page
       case 1: case 2: a = static_cast<uint16_t>(hw::reg::CMD_ARG0 + 4 * urand(rng_, 0, 31)); break;        // arguments
       case 3: a = static_cast<uint16_t>(chance(rng_, 0.5) ? hw::reg::CMD : hw::reg::CMD_STATUS); break;
       case 4: a = static_cast<uint16_t>(hw::reg::STATS0 + 4 * urand(rng_, 0, hw::stat::COUNT)); break;    // incl. one past
@@ -147,6 +147,8 @@ class AxilBench {
       case hw::reg::MAX_LOG_QUEUE: return hw::MAX_LOG_QUEUE;
       case hw::reg::TM_MAX_TAGS: return kTmEntries;
       case hw::reg::TM_CAPS: return kTmCaps;
+      case hw::reg::TM_GEOM: return kTmGeom;
+      case hw::reg::TM_PLACE: cov_.hit("read_tm_place"); return tm_place_;
       case hw::reg::MAC_LO: return static_cast<uint32_t>(mac_);
       case hw::reg::MAC_HI: return static_cast<uint32_t>(mac_ >> 32);
       case hw::reg::IPV4: return ip_;
@@ -235,6 +237,8 @@ class AxilBench {
     if (chance(rng_, 0.05)) tm_stats_[urand(rng_, 0, kNumSrq * hw::tmstat::COUNT - 1)] = static_cast<uint32_t>(rng_());
     for (unsigned i = 0; i < hw::stat::COUNT; ++i) top_->stats_i[i] = stats_[i];
     for (unsigned i = 0; i < kNumSrq * hw::tmstat::COUNT; ++i) top_->tm_stats_i[i] = tm_stats_[i];
+    if (chance(rng_, 0.05)) tm_place_ = static_cast<uint32_t>(rng_());
+    top_->tm_place_i = tm_place_;
     rb_now_ = chance(rng_, 0.03);
     top_->rb_valid_i = rb_now_;
     if (rb_now_)
@@ -356,6 +360,7 @@ class AxilBench {
   std::array<uint32_t, 32> args_{}, rb_args_{};
   uint32_t stats_[hw::stat::COUNT] = {};
   uint32_t tm_stats_[kNumSrq * hw::tmstat::COUNT] = {};
+  uint32_t tm_place_ = 0;
   bool busy_in_ = false, err_in_ = false, rb_now_ = false;
   bool exp_db_ = false, exp_cmd_ = false, b_hold_ = false, r_hold_ = false;
   uint32_t exp_db_type_ = 0, exp_db_idx_ = 0, exp_db_val_ = 0, exp_cmd_op_ = 0, exp_cmd_idx_ = 0, r_data_ = 0;
@@ -367,7 +372,7 @@ Coverage make_cov() {
   return Coverage({"aw_before_w", "w_before_aw", "aw_w_same_cycle", "aw_3_cycles_before_w", "w_3_cycles_before_aw",
                    "b_backpressure", "r_backpressure", "ar_stall", "write_held_by_pending_b", "doorbell_sq", "doorbell_rq",
                    "doorbell_srq", "doorbell_cq", "doorbell_tm", "doorbell_last_index", "cmd_strobe", "cmd_dropped_while_busy",
-                   "write_ignored", "read_stats", "read_tm_stats", "read_cmd_status", "addr_low_bits_set", "partial_strobe_write",
+                   "write_ignored", "read_stats", "read_tm_stats", "read_tm_place", "read_cmd_status", "addr_low_bits_set", "partial_strobe_write",
                    "arg_write_same_cycle_as_readback", "read_write_same_reg_same_cycle"});
 }
 

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -55,8 +57,8 @@ class Harness {
     Obs obs;
   };
 
-  Harness(unsigned n, unsigned lanes, unsigned nsrq, bool check = true)
-      : n_(n), lanes_(lanes), nsrq_(nsrq), hw_(0), check_(check), ctx_(std::make_unique<VerilatedContext>()),
+  Harness(unsigned n, unsigned nsrq, bool check = true)
+      : n_(n), nsrq_(nsrq), hw_(0), check_(check), ctx_(std::make_unique<VerilatedContext>()),
         top_(std::make_unique<V>(ctx_.get())), model_(n, nsrq) {
     while ((1u << hw_) < n) ++hw_;
     top_->clk_i = 0;
@@ -67,6 +69,13 @@ class Harness {
     for (int i = 0; i < 3; ++i) tick();
     top_->rst_ni = 1;
     top_->eval();
+    // The engine empties its tables after reset (one pass over them) and accepts nothing meanwhile.
+    for (unsigned i = 0; i < 4 * n + 64 && !top_->lk_ready_o; ++i) {
+      tick();
+      top_->eval();
+    }
+    if (!top_->lk_ready_o) fail("not ready after the reset pass");
+    cycles_ = 0;
   }
   ~Harness() { top_->final(); }
 
@@ -174,6 +183,12 @@ class Harness {
   }
 
   void accept(const Req& r) {
+    if (trace_)
+      std::printf("[trace] %llu acc %s srq %u %s h %u tag %llx mask %llx cnt %d/%u miss %d\n",
+                  (unsigned long long)cycles_, r.lk ? "LK" : "OP", r.srq,
+                  r.lk ? "-" : (r.code == kAdd ? "ADD" : r.code == kDel ? "DEL" : r.code == kSync ? "SYNC" : "CLEAR"),
+                  r.handle, (unsigned long long)r.tag, (unsigned long long)r.mask, int(r.cnt_vld), r.cnt,
+                  int(r.commit_miss));
     Pending p;
     p.req = r;
     p.exp = model_.apply(r);
@@ -247,7 +262,8 @@ class Harness {
     ++errors_;
   }
 
-  unsigned n_, lanes_, nsrq_, hw_;
+  unsigned n_, nsrq_, hw_;
+  bool trace_ = std::getenv("TMNIC_TM_TRACE") != nullptr;  // print every accepted request
   bool check_;
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<V> top_;

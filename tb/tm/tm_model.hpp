@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <list>
+#include <unordered_set>
 #include <vector>
 
 namespace tmnic::tm {
@@ -45,6 +46,7 @@ class Model {
     unsigned srq, handle;
     uint64_t tag, mask;
     bool enabled;
+    uint64_t seq;  // posting order: the number of successful ADDs before this one
   };
 
   Model(unsigned n_entries, unsigned num_srq) : n_(n_entries), hw_(num_srq, 0), sw_(num_srq, 0) {}
@@ -74,6 +76,7 @@ class Model {
         o.wildcard_hit = hit->mask == 0;
         o.exact_hit = hit->mask == ~0ull;
         o.partial_hit = !o.wildcard_hit && !o.exact_hit;
+        live_.erase(hit->handle);
         list_.erase(hit);
       } else if (r.commit_miss) {
         o.unexp = true;
@@ -93,16 +96,18 @@ class Model {
     }
     switch (r.code) {
       case kAdd: {
-        bool live = false;
-        for (auto& e : list_) live |= e.handle == r.handle;
-        o.ok = !live;
-        if (o.ok) list_.push_back({s, r.handle, r.tag, r.mask, sw_[s] == hw_[s]});
+        o.ok = !live_.count(r.handle);
+        if (o.ok) {
+          list_.push_back({s, r.handle, r.tag, r.mask, sw_[s] == hw_[s], adds_++});
+          live_.insert(r.handle);
+        }
         break;
       }
       case kDel: {
         o.ok = false;
         for (auto it = list_.begin(); it != list_.end(); ++it)
           if (it->handle == r.handle && it->srq == s) {
+            live_.erase(it->handle);
             list_.erase(it);
             o.ok = true;
             break;
@@ -116,6 +121,7 @@ class Model {
         o.ok = true;
         for (auto it = list_.begin(); it != list_.end();)
           if (it->srq == s) {
+            live_.erase(it->handle);
             it = list_.erase(it);
             ++o.cleared;
           } else {
@@ -142,17 +148,24 @@ class Model {
   uint16_t hw(unsigned s) const { return hw_[s]; }
   uint16_t sw(unsigned s) const { return sw_[s]; }
   size_t size() const { return list_.size(); }
+  // Successful ADDs so far, and the posting number of the oldest live entry (adds() if none): the
+  // engine orders entries by this number modulo 2^SEQ_W, so live entries must span less than
+  // 2^(SEQ_W-1) ADDs (tests of small SEQ_W keep to that).
+  uint64_t adds() const { return adds_; }
+  uint64_t oldest_seq() const {
+    uint64_t o = adds_;
+    for (auto& e : list_) o = e.seq < o ? e.seq : o;
+    return o;
+  }
   unsigned capacity() const { return n_; }
   const std::list<Entry>& entries() const { return list_; }
-  bool live(unsigned h) const {
-    for (auto& e : list_)
-      if (e.handle == h) return true;
-    return false;
-  }
+  bool live(unsigned h) const { return live_.count(h) != 0; }
 
  private:
   unsigned n_;
+  uint64_t adds_ = 0;
   std::list<Entry> list_;
+  std::unordered_set<unsigned> live_;
   std::vector<uint16_t> hw_, sw_;
 };
 

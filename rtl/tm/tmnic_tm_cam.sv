@@ -1,0 +1,178 @@
+// Wildcard CAM of the tag-matching engine: W entries {srq, tag, mask, handle, seq, enabled} in
+// flip-flops for the posted tags whose mask has no class table (or whose class buckets are full).
+// Any mask: an entry matches a message when srq is equal and ((tag ^ msg_tag) & mask) == 0.
+// Order: an age matrix (older_q[i][j] = entry j was inserted before entry i) instead of moving
+// entries, so the oldest of any set of entries is found in two LUT levels and an insert or a removal
+// touches one row and one column. Entries also carry the engine's posting sequence number, which
+// orders them against the class tables' candidates outside this block.
+// Per cycle: an insert or a removal, possibly with the enabling of every entry of an SRQ; or the
+// clearing of an SRQ.
+module tmnic_tm_cam #(
+  parameter int unsigned W     = 32,
+  parameter int unsigned SRQ_W = 4,
+  parameter int unsigned H_W   = 10,
+  parameter int unsigned SEQ_W = 64,
+  localparam int unsigned IW = (W > 1) ? $clog2(W) : 1
+) (
+  input  logic clk_i,
+  input  logic rst_ni,
+
+  // Compare with the current contents; evaluated only under cmp_en_i (else no hit).
+  input  logic             cmp_en_i,
+  input  logic [SRQ_W-1:0] cmp_srq_i,
+  input  logic [63:0]      cmp_tag_i,
+  output logic [W-1:0]     cmp_hit_o,   // valid, same SRQ, tag matches (enable bit not applied)
+
+  // The oldest and second oldest entries of sel_i (current ages).
+  input  logic [W-1:0]     sel_i,
+  output logic             old1_vld_o,
+  output logic [IW-1:0]    old1_o,
+  output logic             old2_vld_o,
+  output logic [IW-1:0]    old2_o,
+
+  // Writes (at most one per cycle).
+  input  logic             ins_i,
+  input  logic [IW-1:0]    ins_idx_i,
+  input  logic [SRQ_W-1:0] ins_srq_i,
+  input  logic [63:0]      ins_tag_i,
+  input  logic [63:0]      ins_mask_i,
+  input  logic [H_W-1:0]   ins_hdl_i,
+  input  logic [SEQ_W-1:0] ins_seq_i,
+  input  logic             ins_en_i,
+  input  logic             rm_i,
+  input  logic [IW-1:0]    rm_idx_i,
+  input  logic             en_all_i,    // every entry of en_srq_i becomes enabled
+  input  logic             clr_i,       // every entry of en_srq_i is removed
+  input  logic [SRQ_W-1:0] en_srq_i,
+
+  // State, for the engine's selections.
+  output logic [W-1:0]              valid_o,
+  output logic [W-1:0]              en_o,
+  output logic [W-1:0][H_W-1:0]     hdl_o,
+  output logic [W-1:0][SEQ_W-1:0]   seq_o
+);
+  if (W < 1 || W > 256) begin : g_chk_w
+    $fatal(1, "tmnic_tm_cam: W must be in 1..256");
+  end
+
+  typedef struct packed {
+    logic [SRQ_W-1:0] srq;
+    logic [63:0]      tag;
+    logic [63:0]      mask;
+    logic [H_W-1:0]   hdl;
+    logic [SEQ_W-1:0] seq;
+  } ent_t;
+
+  ent_t                ent_q [W];
+  logic [W-1:0]        valid_q, en_q;
+  logic [W-1:0][W-1:0] older_q, older_d;  // no reset: read only through valid entries
+
+  // ---------------------------------------------------------------- compare and age selection
+  always_comb begin
+    cmp_hit_o = '0;
+    if (cmp_en_i) begin
+      for (int i = 0; i < int'(W); i++)
+        cmp_hit_o[i] = valid_q[i] && ent_q[i].srq == cmp_srq_i &&
+                       ((ent_q[i].tag ^ cmp_tag_i) & ent_q[i].mask) == 64'd0;
+    end
+  end
+
+  logic [W-1:0] old1, old2;
+  always_comb begin
+    old1 = '0;
+    old2 = '0;
+    if (sel_i != '0) begin
+      for (int i = 0; i < int'(W); i++) old1[i] = sel_i[i] && (sel_i & older_q[i]) == '0;
+      for (int i = 0; i < int'(W); i++) old2[i] = sel_i[i] && !old1[i] && (sel_i & ~old1 & older_q[i]) == '0;
+    end
+  end
+
+  function automatic logic [IW-1:0] index_of(logic [W-1:0] onehot);
+    logic [IW-1:0] r;
+    r = '0;
+    for (int i = 0; i < int'(W); i++) if (onehot[i]) r |= IW'(i);
+    return r;
+  endfunction
+
+  assign old1_vld_o = old1 != '0;
+  assign old2_vld_o = old2 != '0;
+  assign old1_o     = index_of(old1);
+  assign old2_o     = index_of(old2);
+
+  // ---------------------------------------------------------------- writes
+  logic [W-1:0] srq_hit;
+  always_comb begin
+    srq_hit = '0;
+    if (en_all_i || clr_i)
+      for (int i = 0; i < int'(W); i++) srq_hit[i] = ent_q[i].srq == en_srq_i;
+  end
+
+  // Entry data: written only on insert, no reset.
+  always_ff @(posedge clk_i) begin
+    if (ins_i) begin
+      ent_q[ins_idx_i] <= '{srq: ins_srq_i, tag: ins_tag_i, mask: ins_mask_i, hdl: ins_hdl_i,
+                            seq: ins_seq_i};
+    end
+  end
+
+  // The new entry is younger than every valid one; nobody is younger than it yet.
+  always_comb begin
+    older_d = older_q;
+    if (ins_i) begin
+      for (int i = 0; i < int'(W); i++) older_d[i][ins_idx_i] = 1'b0;
+      older_d[ins_idx_i] = valid_q & ~(W'(1) << ins_idx_i);
+    end
+  end
+  always_ff @(posedge clk_i) if (ins_i) older_q <= older_d;
+
+  logic [W-1:0] valid_d, en_d;
+  always_comb begin
+    valid_d = valid_q;
+    en_d    = en_q;
+    if (ins_i) begin
+      valid_d[ins_idx_i] = 1'b1;
+      en_d[ins_idx_i]    = ins_en_i;
+    end
+    if (rm_i) valid_d[rm_idx_i] = 1'b0;
+    if (clr_i) valid_d = valid_d & ~srq_hit;
+    if (en_all_i) en_d = en_d | srq_hit;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      valid_q <= '0;
+      en_q    <= '0;
+    end else begin
+      valid_q <= valid_d;
+      en_q    <= en_d;
+    end
+  end
+
+  assign valid_o = valid_q;
+  assign en_o    = en_q;
+  for (genvar i = 0; i < int'(W); i++) begin : g_out
+    assign hdl_o[i] = ent_q[i].hdl;
+    assign seq_o[i] = ent_q[i].seq;
+  end
+
+`ifndef SYNTHESIS
+  logic chk_q;  // checks start one cycle after reset
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) chk_q <= 1'b0;
+    else         chk_q <= 1'b1;
+  end
+  // An insert or a removal may come with the enabling of the SRQ (an op carrying the matching count).
+  a_one_write: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(ins_i && rm_i) && !(clr_i && (ins_i || rm_i || en_all_i)))
+    else $error("tmnic_tm_cam: insert and removal, or a clear with another write, in one cycle");
+  a_ins_free: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(ins_i && valid_q[ins_idx_i])) else $error("tmnic_tm_cam: insert into a valid entry");
+  a_rm_valid: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(rm_i && !valid_q[rm_idx_i])) else $error("tmnic_tm_cam: removal of an invalid entry");
+  a_old1_onehot: assert property (@(posedge clk_i) disable iff (!chk_q)
+    $onehot0(old1)) else $error("tmnic_tm_cam: two oldest entries (age matrix inconsistent)");
+  a_old1_exists: assert property (@(posedge clk_i) disable iff (!chk_q)
+    (sel_i & ~valid_q) != '0 || (sel_i == '0) == (old1 == '0))
+    else $error("tmnic_tm_cam: a non-empty set of valid entries without an oldest one");
+`endif
+endmodule
