@@ -342,6 +342,16 @@ double pnr_fmax_mhz() {
 
 int main(int argc, char** argv) {
   Verilated::commandArgs(argc, argv);
+  // --probe CYCLES: only the 1024-entry engine, full list, one lookup per cycle, for CYCLES cycles
+  // (a fixed workload to count instructions per simulated cycle, e.g. under valgrind --tool=callgrind).
+  if (argc == 3 && std::string(argv[1]) == "--probe") {
+    Drv<Vtm1024> d(1024);
+    for (unsigned i = 0; i < 1024; ++i) d.op(0, i, (uint64_t(i) << 20) | i, ~0ull, i % 16);
+    const uint64_t c0 = d.cycles();
+    const double cps = d.speed(1, std::strtoull(argv[2], nullptr, 0));
+    std::printf("{\"probe_cycles\": %llu, \"cycles_per_s\": %.0f}\n", (unsigned long long)(d.cycles() - c0), cps);
+    return 0;
+  }
   const auto t0 = Clock::now();
   std::printf("{\n  \"bench\": \"tm_engine\",\n  \"note\": \"engine numbers in simulated cycles; software and "
               "simulation speeds are wall clock on this machine (noisy, median of runs)\",\n");

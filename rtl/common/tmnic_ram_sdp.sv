@@ -1,11 +1,15 @@
 // Simple dual-port RAM (one write port, one read port, one clock), block-RAM style.
 //
 // Read data is registered: the word at raddr_i appears on rdata_o one cycle after re_i. When the
-// same address is written and read in one cycle the read returns the OLD contents (read-first);
-// callers in tmnic never rely on either behaviour. rdata_o holds its value while re_i is low.
+// same address is written and read in one cycle the read returns the OLD contents (read-first) with
+// READ_FIRST = 1, or an undefined word with READ_FIRST = 0: a caller that never uses such a word
+// (it forwards the written data itself) saves the collision logic that block RAMs would otherwise
+// need around them (their two ports do not order a same-address read and write). rdata_o holds its
+// value while re_i is low.
 module tmnic_ram_sdp #(
   parameter int unsigned WIDTH = 64,  // word width in bits
   parameter int unsigned DEPTH = 512, // number of words, >= 2
+  parameter bit READ_FIRST = 1'b1,    // a read colliding with a write returns the old word
   localparam int unsigned AW = $clog2(DEPTH)
 ) (
   input  logic             clk_i,
@@ -33,7 +37,15 @@ module tmnic_ram_sdp #(
       mem_q[waddr_i] <= wdata_i;
     end
     if (re_i) begin
-      rdata_q <= mem_q[raddr_i];
+      if (!READ_FIRST && we_i && waddr_i == raddr_i) begin
+`ifdef SYNTHESIS
+        rdata_q <= 'x;
+`else
+        rdata_q <= ~mem_q[raddr_i];  // poisoned in simulation: a caller using it fails its tests
+`endif
+      end else begin
+        rdata_q <= mem_q[raddr_i];
+      end
     end
   end
 

@@ -203,6 +203,26 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   lsrc_e [K-1:0]           ls4_q;           // link source of each class head (s4)
   link_t [K-1:0]           lval4_q;
 
+  // s4 sub-states: a lookup whose SRQ has spilled entries scans them; an ADD without a free way
+  // searches for a relocation (X_CK_*).
+  typedef enum logic [2:0] {X_START, X_SCAN, X_DECIDE, X_CK_OCC, X_CK_H, X_CK_CHK, X_CK_RST, X_CK_DONE} xst_e;
+  xst_e            xs_q, xs_d;
+  logic [H_W-1:0]  sc_p_q, sc_p_d;         // spill entry being read
+  logic            sc_v_q, sc_v_d;         // spill candidate found
+  logic [H_W-1:0]  sc_h_q, sc_h_d;
+  logic [SEQ_W-1:0] sc_seq_q, sc_seq_d;
+  prev_t           sc_prev_q, sc_prev_d;
+  link_t           sc_link_q, sc_link_d;
+  // Relocation search of an ADD (X_CK_*): the occupants of its buckets, the one being tried, its
+  // buckets in the other ways, the free way found.
+  slot_t [D-1:0]             ck_occ_q, ck_occ_d;
+  logic [WAY_W-1:0]          ck_w_q, ck_w_d, ck_x_q, ck_x_d;
+  logic [D-1:0][LB-1:0]      ck_alt_q, ck_alt_d;
+  logic                      ck_found_q, ck_found_d;
+  logic [D-1:0]              ck_re;
+  logic [D-1:0][LB-1:0]      ck_raddr;
+  logic                      ck_rst;
+
   // Serialized request data (DEL pass 1), held from s2 of the DEL to the end of its FIND.
   live_t ser_live_q;
   ent_t  ser_ent_q;
@@ -240,23 +260,23 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
 
   for (genvar c = 0; c < int'(K); c++) begin : g_cls
     for (genvar w = 0; w < int'(D); w++) begin : g_way
-      tmnic_ram_sdp #(.WIDTH($bits(slot_t)), .DEPTH(B)) u_slot (
+      tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(slot_t)), .DEPTH(B)) u_slot (
         .clk_i, .we_i(sl_we[c][w]), .waddr_i(sl_waddr[c][w]), .wdata_i(sl_wdata[c][w]),
         .re_i(sl_re[c][w]), .raddr_i(sl_raddr[c][w]), .rdata_o(sl_rdata[c][w]));
     end
   end
   for (genvar r = 0; r < int'(NR); r++) begin : g_link
-    tmnic_ram_sdp #(.WIDTH($bits(link_t)), .DEPTH(N)) u_link (
+    tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(link_t)), .DEPTH(N)) u_link (
       .clk_i, .we_i(lk_we), .waddr_i(lk_waddr), .wdata_i(lk_wdata),
       .re_i(lk_re[r]), .raddr_i(lk_raddr[r]), .rdata_o(lk_rdata[r]));
   end
-  tmnic_ram_sdp #(.WIDTH($bits(prev_t)), .DEPTH(N)) u_prev (
+  tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(prev_t)), .DEPTH(N)) u_prev (
     .clk_i, .we_i(pv_we), .waddr_i(pv_waddr), .wdata_i(pv_wdata),
     .re_i(pv_re), .raddr_i(pv_raddr), .rdata_o(pv_rdata));
-  tmnic_ram_sdp #(.WIDTH($bits(live_t)), .DEPTH(N)) u_live (
+  tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(live_t)), .DEPTH(N)) u_live (
     .clk_i, .we_i(lv_we), .waddr_i(lv_waddr), .wdata_i(lv_wdata),
     .re_i(lv_re), .raddr_i(lv_raddr), .rdata_o(lv_rdata));
-  tmnic_ram_sdp #(.WIDTH($bits(ent_t)), .DEPTH(N)) u_ent (
+  tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(ent_t)), .DEPTH(N)) u_ent (
     .clk_i, .we_i(en_we), .waddr_i(en_waddr), .wdata_i(en_wdata),
     .re_i(en_re), .raddr_i(en_raddr), .rdata_o(en_rdata));
 
@@ -571,25 +591,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
       endcase
     end
   end
-
-  // s4 sub-states: lookups with spilled entries scan; DEL, FIND and CLEAR have their own steps.
-  typedef enum logic [2:0] {X_START, X_SCAN, X_DECIDE, X_CK_OCC, X_CK_H, X_CK_CHK, X_CK_RST, X_CK_DONE} xst_e;
-  xst_e            xs_q, xs_d;
-  logic [H_W-1:0]  sc_p_q, sc_p_d;         // spill entry being read
-  logic            sc_v_q, sc_v_d;         // spill candidate found
-  logic [H_W-1:0]  sc_h_q, sc_h_d;
-  logic [SEQ_W-1:0] sc_seq_q, sc_seq_d;
-  prev_t           sc_prev_q, sc_prev_d;
-  link_t           sc_link_q, sc_link_d;
-  // Relocation search of an ADD (X_CK_*): the occupants of its buckets, the one being tried, its
-  // buckets in the other ways, the free way found.
-  slot_t [D-1:0]             ck_occ_q, ck_occ_d;
-  logic [WAY_W-1:0]          ck_w_q, ck_w_d, ck_x_q, ck_x_d;
-  logic [D-1:0][LB-1:0]      ck_alt_q, ck_alt_d;
-  logic                      ck_found_q, ck_found_d;
-  logic [D-1:0]              ck_re;
-  logic [D-1:0][LB-1:0]      ck_raddr;
-  logic                      ck_rst;
 
   // Candidates: class heads 0..K-1, the CAM's oldest hit (K), the spill match (K+1).
   localparam int unsigned NCAND = K + 2;
@@ -1019,7 +1020,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
 
   assign advance = !hold4;
   assign scr_clear = done4 && v_q[4] && r4.kind == RK_CLEAR;
-  assign scr_free  = !(v_q[1] || v_q[2] || v_q[3] || v_q[4]);
+  // s0 too: a request in s0 reads at the edge of the scrubber's write-back.
+  assign scr_free  = !(v_q[0] || v_q[1] || v_q[2] || v_q[3] || v_q[4]);
   assign inject  = inj_d;
 
   // ---------------------------------------------------------------- RAM ports

@@ -11,10 +11,10 @@
 // RAM keeps its contents over a reset) while the engine accepts nothing (init_o).
 //
 // Timing: the read of address a is issued in a free cycle; the next cycle the engine sees the data
-// and writes back (wr_o, wr_addr_o) what is stale. A free cycle means no request in stages s1..s4:
-// so neither the read nor the write meets one of the pipeline's accesses, and a request accepted
-// meanwhile reads the word after the scrubber's read; if it misses the scrubber's write, it sees a
-// stale word, which every use treats as empty anyway.
+// and writes back (wr_o, wr_addr_o) what is stale. A free cycle means no request in stages s0..s4:
+// neither the read nor the write meets one of the pipeline's accesses (a request accepted in the
+// read's cycle reads two edges after the write-back), and words the write-back has not reached yet
+// are stale, which every use treats as empty anyway.
 module tmnic_tm_scrub #(
   parameter int unsigned NUM_SRQ = 16,
   parameter int unsigned WORDS   = 1024,  // addresses per pass: max(buckets, handles)
