@@ -4,4 +4,5 @@ rtl/tm/tmnic_tm_hash.sv
 rtl/tm/tmnic_tm_cam.sv
 rtl/tm/tmnic_tm_srq_state.sv
 rtl/tm/tmnic_tm_scrub.sv
+rtl/tm/tmnic_tm_order.sv
 rtl/tm/tmnic_tm_engine.sv

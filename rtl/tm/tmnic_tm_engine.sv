@@ -200,6 +200,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   logic [CAM_W-1:0]        ch3_q;           // CAM hits (s3)
   logic                    c4v_q;           // CAM oldest hit (s4)
   logic [CIW-1:0]          c4i_q;
+  logic [SEQ_W-1:0]        c4s_q;           // ...its sequence number
   lsrc_e [K-1:0]           ls4_q;           // link source of each class head (s4)
   link_t [K-1:0]           lval4_q;
 
@@ -225,6 +226,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
 
   // Serialized request data (DEL pass 1), held from s2 of the DEL to the end of its FIND.
   live_t ser_live_q;
+  logic  ser_dis_q;
   ent_t  ser_ent_q;
   prev_t ser_prev_q;
   link_t ser_link_q;
@@ -281,33 +283,37 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     .re_i(en_re), .raddr_i(en_raddr), .rdata_o(en_rdata));
 
   // Per-SRQ state.
-  logic             ev, ev_clear, ev_cnt_vld, ev_miss, ev_add, ev_add_en, ev_add_cls, ev_rm, ev_rm_cls;
-  logic             ev_sp_we;
+  logic             ev, ev_clear, ev_cnt_vld, ev_miss, ev_add, ev_add_en, ev_add_cls, ev_rm, ev_rm_dis;
+  logic             ev_rm_cls, ev_sp_we;
   logic [SRQ_W-1:0] ev_srq;
   logic [15:0]      ev_cnt;
-  logic [SEQ_W-1:0] ev_add_seq, ev_rm_seq;
+  logic [SEQ_W-1:0] ev_add_seq;
   logic [CLS_W-1:0] ev_add_cls_idx, ev_rm_cls_idx;
   logic [H_W-1:0]   ev_sp_head, ev_sp_tail;
   logic [H_W:0]     ev_sp_cnt;
   logic             en_all;
   logic [15:0]      sw_new, hw_new;
-  logic [NUM_SRQ-1:0][15:0]      st_hw, st_sw;
-  logic [NUM_SRQ-1:0][H_W:0]     st_occ, st_dis, st_sp_cnt;
-  logic [NUM_SRQ-1:0]            st_dis_act;
-  logic [NUM_SRQ-1:0][SEQ_W-1:0] st_dis_seq;
-  logic [NUM_SRQ-1:0][H_W-1:0]   st_sp_head, st_sp_tail;
-  logic [K-1:0]                  cls_free;
+  logic [15:0]      cur_hw, q_hw, q_sw;
+  logic             cur_dis_act, q_dis_act;
+  logic [SEQ_W-1:0] cur_dis_seq, q_dis_seq;
+  logic [SRQ_W-1:0] q_srq;
+  logic [H_W-1:0]   cur_sp_head, cur_sp_tail;
+  logic [H_W:0]     cur_sp_cnt;
+  logic [K-1:0]     cls_free;
 
   tmnic_tm_srq_state #(.NUM_SRQ(NUM_SRQ), .N_CLASS(K), .H_W(H_W), .SEQ_W(SEQ_W)) u_state (
     .clk_i, .rst_ni,
     .ev_i(ev), .ev_srq_i(ev_srq), .ev_clear_i(ev_clear), .ev_cnt_vld_i(ev_cnt_vld), .ev_cnt_i(ev_cnt),
     .ev_miss_i(ev_miss), .ev_add_i(ev_add), .ev_add_en_i(ev_add_en), .ev_add_seq_i(ev_add_seq),
-    .ev_add_cls_i(ev_add_cls), .ev_add_cls_idx_i(ev_add_cls_idx), .ev_rm_i(ev_rm), .ev_rm_seq_i(ev_rm_seq),
+    .ev_add_cls_i(ev_add_cls), .ev_add_cls_idx_i(ev_add_cls_idx), .ev_rm_i(ev_rm), .ev_rm_dis_i(ev_rm_dis),
     .ev_rm_cls_i(ev_rm_cls), .ev_rm_cls_idx_i(ev_rm_cls_idx), .ev_sp_we_i(ev_sp_we),
-    .ev_sp_head_i(ev_sp_head), .ev_sp_tail_i(ev_sp_tail), .ev_sp_cnt_i(ev_sp_cnt),
+    .ev_sp_head_i(ev_sp_head), .ev_sp_tail_i(ev_sp_tail),
+    .ev_sp_cnt_i(ev_sp_cnt),
     .en_all_o(en_all), .sw_new_o(sw_new), .hw_new_o(hw_new),
-    .hw_o(st_hw), .sw_o(st_sw), .occ_o(st_occ), .dis_o(st_dis), .dis_act_o(st_dis_act),
-    .dis_seq_o(st_dis_seq), .sp_head_o(st_sp_head), .sp_tail_o(st_sp_tail), .sp_cnt_o(st_sp_cnt),
+    .cur_hw_o(cur_hw), .cur_dis_act_o(cur_dis_act), .cur_dis_seq_o(cur_dis_seq),
+    .cur_sp_head_o(cur_sp_head), .cur_sp_tail_o(cur_sp_tail), .cur_sp_cnt_o(cur_sp_cnt),
+    .q_srq_i(q_srq), .q_hw_o(q_hw), .q_sw_o(q_sw), .q_dis_act_o(q_dis_act), .q_dis_seq_o(q_dis_seq),
+    .hw_o(hw_cnt_o), .sw_o(sw_cnt_o), .occ_o(occ_o), .dis_o(disabled_o), .spilled_o(spilled_o),
     .cls_free_o(cls_free));
 
   // Wildcard CAM.
@@ -434,6 +440,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   logic [LB-1:0]    cw2_idx;
   slot_t            cw2_data;
   logic             cw_pop;      // ...by a pop: the new head's link comes from the chase read
+  logic             cw_new;      // ...creating the FIFO (its head is the newest entry)
   logic             cw_lval;     // ...with a new head link cw_link
   link_t            cw_link;
   logic             cc_rm, cc_ins;         // CAM removal / insert
@@ -510,9 +517,22 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   logic [CAM_W-1:0] ch3_d;
   logic           c4v_d;
   logic [CIW-1:0] c4i_d;
+  logic [SEQ_W-1:0] c4s_d;
   lsrc_e [K-1:0]  ls4_d;
   link_t [K-1:0]  lval4_d;
+  // What the commit at this edge does to the candidates of the request entering s4
+  // (tmnic_tm_order), and to its counters (blocked).
+  logic [K-1:0]   pop4_d, new4_d;
+  logic           new_en4_d, en_all4_d, camrm14_d, camnew4_d, bsel_miss_d, bsel_cnt_d;
   always_comb begin
+    pop4_d = '0;
+    new4_d = '0;
+    new_en4_d = ev_add_en;
+    en_all4_d = 1'b0;
+    camrm14_d = 1'b0;
+    camnew4_d = 1'b0;
+    bsel_miss_d = 1'b0;
+    bsel_cnt_d  = 1'b0;
     t3_d  = t2;
     fr3_d = fr2;
     lv3_d = lv2;
@@ -522,6 +542,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     lv4_d = lv3_q;
     c4v_d = cam_o1v;
     c4i_d = cam_o1;
+    c4s_d = cam_seq[cam_o1];
     ls4_d = {K{LS_RAM}};
     lval4_d = '0;
     if (cm) begin
@@ -541,6 +562,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
         for (int c = 0; c < int'(K); c++) begin
           if (cw_we && int'(cw_cls) == c && eqk3[c]) begin
             t4_d[c] = '{v: cw_data.v, way: cw_way, h1: cw_data.h1, s1: cw_data.s1, tail: cw_data.tail};
+            pop4_d[c] = cw_pop;
+            new4_d[c] = cw_new;
             if (cw_pop) ls4_d[c] = LS_CHASE;
             else if (cw_lval) begin
               ls4_d[c]   = LS_VAL;
@@ -554,10 +577,19 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
         if (cc_rm && c4v_d && cc_rm_idx == cam_o1) begin
           c4v_d = cam_o2v;
           c4i_d = cam_o2;
+          c4s_d = cam_seq[cam_o2];
+          camrm14_d = 1'b1;
         end
         if (cam_ins_matches(r_q[3].kind, r_q[3].srq, r_q[3].tag) && !c4v_d) begin
           c4v_d = 1'b1;
           c4i_d = cc_ins_idx;
+          c4s_d = seq_q;
+          camnew4_d = 1'b1;
+        end
+        if (ev && ev_srq == r_q[3].srq) begin
+          en_all4_d   = en_all && !ev_clear;
+          bsel_miss_d = ev_miss;
+          bsel_cnt_d  = ev_cnt_vld;
         end
       end
       // A relocated FIFO (cuckoo move, below): the requests with the occupant's key follow it; the
@@ -592,11 +624,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     end
   end
 
-  // Candidates: class heads 0..K-1, the CAM's oldest hit (K), the spill match (K+1).
-  localparam int unsigned NCAND = K + 2;
-  logic [NCAND-1:0]            cand_v, cand_en, win;
-  logic [NCAND-1:0][SEQ_W-1:0] cand_seq;
-
   req_t           r4;
   logic           blocked4;
   logic           hold4;     // s4 keeps its request this cycle
@@ -606,35 +633,48 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   logic [H_W-1:0] rsp_hdl;
 
   assign r4 = r_q[4];
+  assign q_srq = r_q[3].srq;   // s3 reads its SRQ's counters and threshold
   logic ser_ok;  // DEL: the handle is live, in the current generation of the DEL's SRQ
   assign ser_ok = ser_live_q.live && ser_live_q.srq == r4.srq && ser_live_q.gen == gen[r4.srq];
-  assign blocked4 = (st_hw[r4.srq] - st_sw[r4.srq]) > 16'h7fff;
 
-  function automatic logic enabled(logic [SEQ_W-1:0] s, logic [SRQ_W-1:0] srq);
-    return !st_dis_act[srq] || seq_older(s, st_dis_seq[srq]);
+  // Blocked (hw_cnt - sw_cnt > 0x7fff) for the request in s4: computed in s3 for the counts then
+  // and for the two ways the commit ahead can change them (a counted miss, a new sw_cnt), selected.
+  function automatic logic gap_blocked(logic [15:0] hw, logic [15:0] sw);
+    return 16'(hw - sw) > 16'h7fff;
   endfunction
+  logic [2:0] blk3_d, blk4_q;  // no change / +1 miss / sw := cnt of the commit ahead
+  logic       bsel_miss_q, bsel_cnt_q;
+  always_comb begin
+    blk3_d[0] = gap_blocked(q_hw, q_sw);
+    blk3_d[1] = gap_blocked(q_hw + 16'd1, q_sw);
+    blk3_d[2] = gap_blocked(q_hw, r_q[4].cnt);
+  end
+  assign blocked4 = bsel_miss_q ? blk4_q[1] : bsel_cnt_q ? blk4_q[2] : blk4_q[0];
 
+  // Candidates: class heads 0..K-1, the CAM's oldest hit (K), the spill match (K+1); the order
+  // (tmnic_tm_order) compares their sequence numbers in s3.
+  logic [K+1:0]              win;
+  logic [K-1:0][SEQ_W-1:0]   o_sA, o_sB;
+  logic [K-1:0]              pop4_q, new4_q, cv4;
+  logic                      new_en4_q, en_all4_q, camrm14_q, camnew4_q, o_camv;
+  logic                      sp_en_q, sp_en_d;
+  logic [K:0]                sp_old_q, sp_old_d;
   always_comb begin
     for (int c = 0; c < int'(K); c++) begin
-      cand_v[c]   = v_q[4] && r4.kind == RK_LK && t4_q[c].v;
-      cand_seq[c] = t4_q[c].s1;
+      o_sA[c] = t3_q[c].s1;
+      o_sB[c] = lnk4[c].ns;   // the commit ahead's view of the same FIFO: its head's next
+      cv4[c]  = v_q[4] && r4.kind == RK_LK && t4_q[c].v;
     end
-    cand_v[K]     = v_q[4] && r4.kind == RK_LK && c4v_q;
-    cand_seq[K]   = cam_seq[c4i_q];
-    cand_v[K+1]   = v_q[4] && r4.kind == RK_LK && xs_q == X_DECIDE && sc_v_q;
-    cand_seq[K+1] = sc_seq_q;
-    cand_en = '0;
-    win     = '0;
-    if (v_q[4] && r4.kind == RK_LK) begin
-      for (int i = 0; i < int'(NCAND); i++) cand_en[i] = cand_v[i] && enabled(cand_seq[i], r4.srq);
-      cand_en[K] = cand_en[K] && cam_en[c4i_q];
-      for (int i = 0; i < int'(NCAND); i++) begin
-        win[i] = cand_en[i];
-        for (int j = 0; j < int'(NCAND); j++)
-          if (j != i && cand_en[j] && !seq_older(cand_seq[i], cand_seq[j])) win[i] = 1'b0;
-      end
-    end
+    o_camv = v_q[4] && r4.kind == RK_LK && c4v_q;
   end
+  tmnic_tm_order #(.K(K), .SEQ_W(SEQ_W)) u_order (
+    .clk_i, .adv_i(advance && v_q[3]),
+    .sA_i(o_sA), .sB_i(o_sB), .sF1_i(cam_seq[cam_o1]), .sF2_i(cam_seq[cam_o2]),
+    .dis_act_i(q_dis_act), .dis_seq_i(q_dis_seq),
+    .cv_i(cv4), .pop_i(pop4_q), .new_i(new4_q), .new_en_i(new_en4_q), .en_all_i(en_all4_q),
+    .camv_i(o_camv), .camen_i(cam_en[c4i_q]), .camrm1_i(camrm14_q), .camnew_i(camnew4_q),
+    .spv_i(v_q[4] && r4.kind == RK_LK && xs_q == X_DECIDE && sc_v_q), .spen_i(sp_en_q),
+    .spold_i(sp_old_q), .win_o(win));
 
   // Free CAM entry for an ADD (lowest index).
   logic            cam_free_v;
@@ -650,53 +690,78 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     end
   end
 
-  // The commit: decisions, RAM writes, per-SRQ events, the response.
+  // The commit. The control block decides what happens: narrow one-hot selects and enables, the
+  // per-SRQ events, the response, the sub-state. The write buses are built below it field by field
+  // from those selects, so that no wide value goes through a chain of priority multiplexers.
   logic en_new;  // an ADD now is enabled
-  assign en_new = sw_new == st_hw[r4.srq];
+  assign en_new = sw_new == cur_hw;
   assign ev_add_en = en_new;
+
+  typedef enum logic [1:0] {HS_LINK, HS_TUP, HS_NEW, HS_SER} hsrc_e;   // a written slot's head from
+  typedef enum logic [1:0] {TS_TUP, TS_HDL, TS_SER} tsrc_e;            // ... and its tail from
+  typedef enum logic [1:0] {LA_TAIL, LA_SPT, LA_SCP, LA_SERP} lasrc_e; // link write address
+  typedef enum logic [1:0] {LD_NEW, LD_SC, LD_SER} ldsrc_e;            // ... and data
+  typedef enum logic [1:0] {PA_LNK, PA_HDL, PA_SC, PA_SER} pasrc_e;    // prev write address
+  typedef enum logic [2:0] {PD_HEAD, PD_TAIL, PD_SPT, PD_SC, PD_SER} pdsrc_e;  // ... and data
+  typedef enum logic [1:0] {RH_CLS, RH_CAM, RH_SC} rhsrc_e;            // matched handle from
+
+  hsrc_e            cw_hsrc;
+  tsrc_e            cw_tsrc;
+  logic             cw_v;
+  lasrc_e           lk_asrc;
+  ldsrc_e           lk_dsrc;
+  pasrc_e           pv_asrc;
+  pdsrc_e           pv_dsrc;
+  rhsrc_e           rsp_hsrc;
+  logic [CLS_W-1:0] win_cls;   // the class whose head a lookup takes
+
+  always_comb begin
+    win_cls = '0;
+    for (int c = int'(K) - 1; c >= 0; c--) if (win[c]) win_cls = CLS_W'(c);
+  end
 
   always_comb begin
     logic [WAY_W-1:0] fw;
     logic             fw_v;
-    logic             scan_need;
-    logic             hit;
-    tup_t             t;
-    fw = '0; fw_v = 1'b0; scan_need = 1'b0; hit = 1'b0; t = '0;
+    logic             t_v, t_one;   // the request's class: a FIFO of its key, of one entry
+    logic [WAY_W-1:0] t_way;
+    logic             is_tail;      // FIND: the entry is its FIFO's tail
+    fw = '0; fw_v = 1'b0;
+    t_v     = t4_q[r4.cls].v;
+    t_way   = t4_q[r4.cls].way;
+    t_one   = t4_q[r4.cls].h1 == t4_q[r4.cls].tail;
+    is_tail = r4.hdl == t4_q[r4.cls].tail;
+    for (int w = int'(D) - 1; w >= 0; w--) if (fr4_q[w]) begin fw = WAY_W'(w); fw_v = 1'b1; end
     // defaults
     xs_d = xs_q; sc_p_d = sc_p_q; sc_v_d = sc_v_q; sc_h_d = sc_h_q; sc_seq_d = sc_seq_q;
-    sc_prev_d = sc_prev_q; sc_link_d = sc_link_q;
+    sc_prev_d = sc_prev_q; sc_link_d = sc_link_q; sp_en_d = sp_en_q; sp_old_d = sp_old_q;
     ck_occ_d = ck_occ_q; ck_w_d = ck_w_q; ck_x_d = ck_x_q; ck_alt_d = ck_alt_q; ck_found_d = ck_found_q;
     ck_re = '0; ck_raddr = '0; ck_rst = 1'b0;
-    cw2_we = 1'b0; cw2_way = '0; cw2_idx = '0; cw2_data = '0;
-    hold4 = 1'b0; done4 = 1'b0; inj_d = 1'b0; inj_req = '0;
-    cm = 1'b0;
-    cw_we = 1'b0; cw_cls = '0; cw_way = '0; cw_idx = '0; cw_data = '0; cw_pop = 1'b0; cw_lval = 1'b0;
-    cw_link = '0;
-    cc_rm = 1'b0; cc_ins = 1'b0; cc_rm_idx = '0; cc_ins_idx = '0;
-    cl_we = 1'b0; cl_hdl = '0; cl_live = 1'b0;
-    lk_we = 1'b0; lk_waddr = '0; lk_wdata = '0;
-    pv_we = 1'b0; pv_waddr = '0; pv_wdata = '0;
-    en_we = 1'b0; en_waddr = '0; en_wdata = '0;
+    hold4 = 1'b0; done4 = 1'b0; inj_d = 1'b0; cm = 1'b0;
+    cw_we = 1'b0; cw_cls = r4.cls; cw_way = t_way; cw_v = 1'b1; cw_hsrc = HS_TUP; cw_tsrc = TS_TUP;
+    cw_pop = 1'b0; cw_new = 1'b0; cw_lval = 1'b0; cw2_we = 1'b0;
+    cc_rm = 1'b0; cc_ins = 1'b0; cc_rm_idx = c4i_q;
+    cl_we = 1'b0; cl_live = 1'b0;
+    lk_we = 1'b0; lk_asrc = LA_TAIL; lk_dsrc = LD_NEW;
+    pv_we = 1'b0; pv_asrc = PA_HDL; pv_dsrc = PD_HEAD;
+    en_we = 1'b0;
     cam_ins = 1'b0; cam_rm = 1'b0; cam_clr = 1'b0;
-    cam_ins_idx = '0; cam_rm_idx = '0;
-    ev = 1'b0; ev_srq = r4.srq; ev_clear = 1'b0; ev_cnt_vld = 1'b0; ev_cnt = r4.cnt; ev_miss = 1'b0;
-    ev_add = 1'b0; ev_add_seq = seq_q; ev_add_cls = 1'b0; ev_add_cls_idx = r4.cls;
-    ev_rm = 1'b0; ev_rm_seq = '0; ev_rm_cls = 1'b0; ev_rm_cls_idx = '0;
-    ev_sp_we = 1'b0; ev_sp_head = st_sp_head[r4.srq]; ev_sp_tail = st_sp_tail[r4.srq];
-    ev_sp_cnt = st_sp_cnt[r4.srq];
+    ev = 1'b0; ev_clear = 1'b0; ev_cnt_vld = 1'b0; ev_miss = 1'b0;
+    ev_add = 1'b0; ev_add_cls = 1'b0;
+    ev_rm = 1'b0; ev_rm_dis = 1'b0; ev_rm_cls = 1'b0; ev_rm_cls_idx = r4.cls;
+    ev_sp_we = 1'b0; ev_sp_head = cur_sp_head; ev_sp_tail = cur_sp_tail; ev_sp_cnt = cur_sp_cnt;
     rsp_op = 1'b0; rsp_lk = 1'b0; rsp_ok = 1'b0; rsp_hit = 1'b0; rsp_unexp = 1'b0; rsp_blocked = 1'b0;
-    rsp_hdl = '0;
+    rsp_hsrc = RH_CLS;
 
     if (v_q[4]) begin
       unique case (r4.kind)
         // ------------------------------------------------ lookup
         RK_LK: begin
-          scan_need = !blocked4 && st_sp_cnt[r4.srq] != '0;
-          if (scan_need && xs_q == X_START) begin
+          if (!blocked4 && cur_sp_cnt != '0 && xs_q == X_START) begin
             // Scan the spill list from its head (the class heads' chase link is captured first).
             hold4  = 1'b1;
             xs_d   = X_SCAN;
-            sc_p_d = st_sp_head[r4.srq];
+            sc_p_d = cur_sp_head;
             sc_v_d = 1'b0;
           end else if (xs_q == X_SCAN) begin
             hold4 = 1'b1;
@@ -705,10 +770,14 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
               sc_v_d    = 1'b1;
               sc_h_d    = sc_p_q;
               sc_seq_d  = en_rdata.seq;
+              // Its order against the other candidates, for the decision next cycle.
+              sp_en_d = !cur_dis_act || seq_older(en_rdata.seq, cur_dis_seq);
+              for (int c = 0; c < int'(K); c++) sp_old_d[c] = seq_older(en_rdata.seq, t4_q[c].s1);
+              sp_old_d[K] = seq_older(en_rdata.seq, c4s_q);
               sc_prev_d = pv_rdata;
               sc_link_d = lk_rdata[K];
               xs_d      = X_DECIDE;
-            end else if (sc_p_q != st_sp_tail[r4.srq]) begin
+            end else if (sc_p_q != cur_sp_tail) begin
               sc_p_d = lk_rdata[K].n1;
             end else begin
               xs_d = X_DECIDE;
@@ -717,74 +786,60 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
             done4 = 1'b1;
             cm    = 1'b1;
             xs_d  = X_START;
-            hit   = !blocked4 && win != '0;
             ev    = 1'b1;
             rsp_lk = 1'b1;
             rsp_blocked = blocked4;
-            rsp_hit = hit;
-            if (hit) begin
-              ev_rm = 1'b1;
-              for (int c = 0; c < int'(K); c++) begin
-                if (win[c]) begin
-                  // Pop the FIFO of class c: the new head is the old head's next.
-                  cw_we   = 1'b1;
-                  cw_cls  = CLS_W'(c);
-                  cw_way  = t4_q[c].way;
-                  cw_idx  = idx_q[4][c][t4_q[c].way];
-                  cw_data = '{gen: gen[r4.srq], v: t4_q[c].h1 != t4_q[c].tail, kr: kr_q[4][c], h1: lnk4[c].n1, s1: lnk4[c].ns,
-                              tail: t4_q[c].tail};
-                  cw_pop  = 1'b1;
-                  pv_we    = t4_q[c].h1 != t4_q[c].tail;
-                  pv_waddr = lnk4[c].n1;
-                  pv_wdata = '{hp: 1'b0, p: '0};
-                  rsp_hdl  = t4_q[c].h1;
-                  ev_rm_seq = t4_q[c].s1;
-                  ev_rm_cls = 1'b1;
-                  ev_rm_cls_idx = CLS_W'(c);
-                end
+            rsp_hit = !blocked4 && win != '0;
+            if (rsp_hit) begin
+              ev_rm   = 1'b1;
+              cl_we   = 1'b1;
+              if (win[K-1:0] != '0) begin
+                // Pop the FIFO of class win_cls: the new head is the old head's next.
+                cw_we    = 1'b1;
+                cw_cls   = win_cls;
+                cw_way   = t4_q[win_cls].way;
+                cw_v     = t4_q[win_cls].h1 != t4_q[win_cls].tail;
+                cw_hsrc  = HS_LINK;
+                cw_pop   = 1'b1;
+                pv_we    = cw_v;
+                pv_asrc  = PA_LNK;
+                pv_dsrc  = PD_HEAD;
+                ev_rm_cls = 1'b1;
+                ev_rm_cls_idx = win_cls;
               end
               if (win[K]) begin
-                cc_rm = 1'b1;
-                cc_rm_idx = c4i_q;
-                cam_rm = 1'b1;
-                cam_rm_idx = c4i_q;
-                rsp_hdl = cam_hdl[c4i_q];
-                ev_rm_seq = cam_seq[c4i_q];
+                cc_rm    = 1'b1;
+                cam_rm   = 1'b1;
+                rsp_hsrc = RH_CAM;
               end
               if (win[K+1]) begin
                 // Unlink the spill entry sc_h_q.
-                rsp_hdl = sc_h_q;
-                ev_rm_seq = sc_seq_q;
-                ev_sp_we = 1'b1;
-                ev_sp_cnt = st_sp_cnt[r4.srq] - 1'b1;
+                rsp_hsrc  = RH_SC;
+                ev_sp_we  = 1'b1;
+                ev_sp_cnt = cur_sp_cnt - 1'b1;
                 if (!sc_prev_q.hp) ev_sp_head = sc_link_q.n1;
                 else begin
-                  lk_we = 1'b1;
-                  lk_waddr = sc_prev_q.p;
-                  lk_wdata = sc_link_q;
+                  lk_we   = 1'b1;
+                  lk_asrc = LA_SCP;
+                  lk_dsrc = LD_SC;
                 end
-                if (sc_h_q != st_sp_tail[r4.srq]) begin
-                  pv_we = 1'b1;
-                  pv_waddr = sc_link_q.n1;
-                  pv_wdata = sc_prev_q;
+                if (sc_h_q != cur_sp_tail) begin
+                  pv_we   = 1'b1;
+                  pv_asrc = PA_SC;
+                  pv_dsrc = PD_SC;
                 end else ev_sp_tail = sc_prev_q.p;
               end
-              cl_we   = 1'b1;
-              cl_hdl  = rsp_hdl;
-              cl_live = 1'b0;
             end else if (!blocked4 && r4.commit_miss) begin
-              ev_miss = 1'b1;
+              ev_miss   = 1'b1;
               rsp_unexp = 1'b1;
             end
           end
         end
         // ------------------------------------------------ ADD
         RK_ADD: begin
-          for (int w = int'(D) - 1; w >= 0; w--) if (fr4_q[w]) begin fw = WAY_W'(w); fw_v = 1'b1; end
-          t = t4_q[r4.cls];
           // No free way for a new key: look for an occupant that can move to another of its ways
           // (one step of cuckoo hashing), reading the tables while the pipeline waits.
-          if (D > 1 && xs_q == X_START && !lv4_q && r4.has_cls && !t.v && !fw_v) begin
+          if (D > 1 && xs_q == X_START && !lv4_q && r4.has_cls && !t_v && !fw_v) begin
             hold4 = 1'b1;
             xs_d  = X_CK_OCC;
             for (int w = 0; w < int'(D); w++) begin
@@ -837,71 +892,52 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
             rsp_op = 1'b1;
             rsp_ok = !lv4_q;
             if (xs_q == X_CK_DONE && ck_found_q) begin
-              fw   = ck_w_q;
-              fw_v = 1'b1;
               // The occupant moves to way ck_x_q; the new key takes its slot.
-              cw2_we   = 1'b1;
-              cw2_way  = ck_x_q;
-              cw2_idx  = ck_alt_q[ck_x_q];
-              cw2_data = ck_occ_q[ck_w_q];
+              fw     = ck_w_q;
+              fw_v   = 1'b1;
+              cw2_we = 1'b1;
             end
             if (!lv4_q) begin
-              ev_add = 1'b1;
-              cl_we = 1'b1;
-              cl_hdl = r4.hdl;
+              ev_add  = 1'b1;
+              cl_we   = 1'b1;
               cl_live = 1'b1;
-              en_we = 1'b1;
-              en_waddr = r4.hdl;
-              en_wdata = '{mtag: r4.tag, mask: r4.mask, seq: seq_q};
-              if (r4.has_cls && t.v) begin
+              en_we   = 1'b1;
+              pv_we   = 1'b1;
+              pv_asrc = PA_HDL;
+              if (r4.has_cls && t_v) begin
                 // Append to the key's FIFO.
                 ev_add_cls = 1'b1;
                 cw_we   = 1'b1;
-                cw_cls  = r4.cls;
-                cw_way  = t.way;
-                cw_idx  = idx_q[4][r4.cls][t.way];
-                cw_data = '{gen: gen[r4.srq], v: 1'b1, kr: kr_q[4][r4.cls], h1: t.h1, s1: t.s1, tail: r4.hdl};
-                cw_lval = t.h1 == t.tail;   // the head's next is the new entry
-                cw_link = '{n1: r4.hdl, ns: seq_q};
-                lk_we    = 1'b1;
-                lk_waddr = t.tail;
-                lk_wdata = '{n1: r4.hdl, ns: seq_q};
-                pv_we    = 1'b1;
-                pv_waddr = r4.hdl;
-                pv_wdata = '{hp: 1'b1, p: t.tail};
+                cw_tsrc = TS_HDL;
+                cw_lval = t_one;   // the head's next is the new entry
+                lk_we   = 1'b1;
+                lk_asrc = LA_TAIL;
+                pv_dsrc = PD_TAIL;
               end else if (r4.has_cls && fw_v) begin
                 // A new FIFO in a free way of the key's bucket.
                 ev_add_cls = 1'b1;
                 cw_we   = 1'b1;
-                cw_cls  = r4.cls;
                 cw_way  = fw;
-                cw_idx  = idx_q[4][r4.cls][fw];
-                cw_data = '{gen: gen[r4.srq], v: 1'b1, kr: kr_q[4][r4.cls], h1: r4.hdl, s1: seq_q, tail: r4.hdl};
+                cw_hsrc = HS_NEW;
+                cw_tsrc = TS_HDL;
+                cw_new  = 1'b1;
                 cw_lval = 1'b1;
-                cw_link = '0;
-                pv_we    = 1'b1;
-                pv_waddr = r4.hdl;
-                pv_wdata = '{hp: 1'b0, p: '0};
+                pv_dsrc = PD_HEAD;
               end else if (cam_free_v) begin
-                cc_ins = 1'b1;
-                cc_ins_idx = cam_free;
+                cc_ins  = 1'b1;
                 cam_ins = 1'b1;
-                cam_ins_idx = cam_free;
               end else begin
                 // Spill: append to the SRQ's list.
-                ev_sp_we  = 1'b1;
+                ev_sp_we   = 1'b1;
                 ev_sp_tail = r4.hdl;
-                ev_sp_cnt = st_sp_cnt[r4.srq] + 1'b1;
-                pv_we    = 1'b1;
-                pv_waddr = r4.hdl;
-                if (st_sp_cnt[r4.srq] == '0) begin
+                ev_sp_cnt  = cur_sp_cnt + 1'b1;
+                if (cur_sp_cnt == '0) begin
                   ev_sp_head = r4.hdl;
-                  pv_wdata = '{hp: 1'b0, p: '0};
+                  pv_dsrc = PD_HEAD;
                 end else begin
-                  pv_wdata = '{hp: 1'b1, p: st_sp_tail[r4.srq]};
-                  lk_we    = 1'b1;
-                  lk_waddr = st_sp_tail[r4.srq];
-                  lk_wdata = '{n1: r4.hdl, ns: seq_q};
+                  pv_dsrc = PD_SPT;
+                  lk_we   = 1'b1;
+                  lk_asrc = LA_SPT;
                 end
               end
             end
@@ -921,42 +957,33 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
           done4 = 1'b1;
           cm    = 1'b1;
           if (ser_ok && ser_live_q.loc == LOC_CLS) begin
-            // Find the FIFO: the entry's key goes through the pipeline again.
-            inj_d = 1'b1;
-            inj_req = r4;
-            inj_req.kind    = RK_FIND;
-            inj_req.tag     = ser_ent_q.mtag;
-            inj_req.has_cls = 1'b1;
-            inj_req.cls     = ser_live_q.cls;
+            inj_d = 1'b1;   // find the FIFO: the entry's key goes through the pipeline again
           end else begin
             ev = 1'b1;
             ev_cnt_vld = r4.cnt_vld;
             rsp_op = 1'b1;
             rsp_ok = ser_ok;
-            if (rsp_ok) begin
-              ev_rm = 1'b1;
-              ev_rm_seq = ser_ent_q.seq;
-              cl_we = 1'b1;
-              cl_hdl = r4.hdl;
-              cl_live = 1'b0;
+            if (ser_ok) begin
+              ev_rm     = 1'b1;
+              ev_rm_dis = ser_dis_q;
+              cl_we     = 1'b1;
               if (ser_live_q.loc == LOC_CAM) begin
-                cc_rm = 1'b1;
+                cc_rm     = 1'b1;
                 cc_rm_idx = ser_live_q.cam;
-                cam_rm = 1'b1;
-                cam_rm_idx = ser_live_q.cam;
+                cam_rm    = 1'b1;
               end else begin
-                ev_sp_we = 1'b1;
-                ev_sp_cnt = st_sp_cnt[r4.srq] - 1'b1;
+                ev_sp_we  = 1'b1;
+                ev_sp_cnt = cur_sp_cnt - 1'b1;
                 if (!ser_prev_q.hp) ev_sp_head = ser_link_q.n1;
                 else begin
-                  lk_we = 1'b1;
-                  lk_waddr = ser_prev_q.p;
-                  lk_wdata = ser_link_q;
+                  lk_we   = 1'b1;
+                  lk_asrc = LA_SERP;
+                  lk_dsrc = LD_SER;
                 end
-                if (r4.hdl != st_sp_tail[r4.srq]) begin
-                  pv_we = 1'b1;
-                  pv_waddr = ser_link_q.n1;
-                  pv_wdata = ser_prev_q;
+                if (r4.hdl != cur_sp_tail) begin
+                  pv_we   = 1'b1;
+                  pv_asrc = PA_SER;
+                  pv_dsrc = PD_SER;
                 end else ev_sp_tail = ser_prev_q.p;
               end
             end
@@ -964,42 +991,35 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
         end
         // ------------------------------------------------ DEL, pass 2: unlink from the FIFO
         RK_FIND: begin
-          t = t4_q[r4.cls];
           done4 = 1'b1;
           cm    = 1'b1;
           ev    = 1'b1;
           ev_cnt_vld = r4.cnt_vld;
-          ev_rm = 1'b1;
-          ev_rm_seq = ser_ent_q.seq;
+          ev_rm     = 1'b1;
+          ev_rm_dis = ser_dis_q;
           ev_rm_cls = 1'b1;
-          ev_rm_cls_idx = r4.cls;
           rsp_op = 1'b1;
           rsp_ok = 1'b1;
-          cl_we = 1'b1;
-          cl_hdl = r4.hdl;
-          cl_live = 1'b0;
-          cw_cls = r4.cls;
-          cw_way = t.way;
-          cw_idx = idx_q[4][r4.cls][t.way];
+          cl_we  = 1'b1;
           if (!ser_prev_q.hp) begin
             // The head: its next becomes the head.
             cw_we   = 1'b1;
-            cw_data = '{gen: gen[r4.srq], v: r4.hdl != t.tail, kr: kr_q[4][r4.cls], h1: ser_link_q.n1, s1: ser_link_q.ns,
-                        tail: t.tail};
-            pv_we    = r4.hdl != t.tail;
-            pv_waddr = ser_link_q.n1;
-            pv_wdata = '{hp: 1'b0, p: '0};
+            cw_v    = !is_tail;
+            cw_hsrc = HS_SER;
+            pv_we   = !is_tail;
+            pv_asrc = PA_SER;
+            pv_dsrc = PD_HEAD;
           end else begin
-            lk_we    = 1'b1;
-            lk_waddr = ser_prev_q.p;
-            lk_wdata = ser_link_q;
-            if (r4.hdl != t.tail) begin
-              pv_we    = 1'b1;
-              pv_waddr = ser_link_q.n1;
-              pv_wdata = ser_prev_q;
+            lk_we   = 1'b1;
+            lk_asrc = LA_SERP;
+            lk_dsrc = LD_SER;
+            if (!is_tail) begin
+              pv_we   = 1'b1;
+              pv_asrc = PA_SER;
+              pv_dsrc = PD_SER;
             end else begin
               cw_we   = 1'b1;
-              cw_data = '{gen: gen[r4.srq], v: 1'b1, kr: kr_q[4][r4.cls], h1: t.h1, s1: t.s1, tail: ser_prev_q.p};
+              cw_tsrc = TS_SER;
             end
           end
         end
@@ -1016,6 +1036,83 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
       endcase
     end
   end
+
+  // ---------------------------------------------------------------- commit datapath
+  logic [H_W-1:0]   cw_t_h1, cw_t_tail;   // the written class's FIFO as the request sees it
+  logic [SEQ_W-1:0] cw_t_s1;
+  assign cw_t_h1   = t4_q[cw_cls].h1;
+  assign cw_t_s1   = t4_q[cw_cls].s1;
+  assign cw_t_tail = t4_q[cw_cls].tail;
+  assign cw_idx = idx_q[4][cw_cls][cw_way];
+  always_comb begin
+    cw_data.v    = cw_v;
+    cw_data.gen  = gen[r4.srq];
+    cw_data.kr   = kr_q[4][cw_cls];
+    unique case (cw_hsrc)
+      HS_LINK: begin cw_data.h1 = lnk4[cw_cls].n1; cw_data.s1 = lnk4[cw_cls].ns; end
+      HS_NEW:  begin cw_data.h1 = r4.hdl;          cw_data.s1 = seq_q;           end
+      HS_SER:  begin cw_data.h1 = ser_link_q.n1;   cw_data.s1 = ser_link_q.ns;   end
+      default: begin cw_data.h1 = cw_t_h1;         cw_data.s1 = cw_t_s1;         end
+    endcase
+    unique case (cw_tsrc)
+      TS_HDL:  cw_data.tail = r4.hdl;
+      TS_SER:  cw_data.tail = ser_prev_q.p;
+      default: cw_data.tail = cw_t_tail;
+    endcase
+  end
+  assign cw_link  = '{n1: r4.hdl, ns: seq_q};  // a FIFO's head whose next is the new entry
+  assign cw2_way  = ck_x_q;
+  assign cw2_idx  = ck_alt_q[ck_x_q];
+  assign cw2_data = ck_occ_q[ck_w_q];
+
+  always_comb begin
+    unique case (lk_asrc)
+      LA_SPT:  lk_waddr = cur_sp_tail;
+      LA_SCP:  lk_waddr = sc_prev_q.p;
+      LA_SERP: lk_waddr = ser_prev_q.p;
+      default: lk_waddr = cw_t_tail;
+    endcase
+    unique case (lk_dsrc)
+      LD_SC:   lk_wdata = sc_link_q;
+      LD_SER:  lk_wdata = ser_link_q;
+      default: lk_wdata = cw_link;
+    endcase
+    unique case (pv_asrc)
+      PA_LNK:  pv_waddr = lnk4[cw_cls].n1;
+      PA_SC:   pv_waddr = sc_link_q.n1;
+      PA_SER:  pv_waddr = ser_link_q.n1;
+      default: pv_waddr = r4.hdl;
+    endcase
+    unique case (pv_dsrc)
+      PD_TAIL: pv_wdata = '{hp: 1'b1, p: cw_t_tail};
+      PD_SPT:  pv_wdata = '{hp: 1'b1, p: cur_sp_tail};
+      PD_SC:   pv_wdata = sc_prev_q;
+      PD_SER:  pv_wdata = ser_prev_q;
+      default: pv_wdata = '{hp: 1'b0, p: cw_t_tail};   // a head (p unused)
+    endcase
+    unique case (rsp_hsrc)
+      RH_CAM:  rsp_hdl = cam_hdl[c4i_q];
+      RH_SC:   rsp_hdl = sc_h_q;
+      default: rsp_hdl = t4_q[win_cls].h1;
+    endcase
+  end
+  assign cl_hdl      = rsp_lk ? rsp_hdl : r4.hdl;
+  assign en_waddr    = r4.hdl;
+  assign en_wdata    = '{mtag: r4.tag, mask: r4.mask, seq: seq_q};
+  assign cc_ins_idx  = cam_free;
+  assign cam_ins_idx = cam_free;
+  assign cam_rm_idx  = cc_rm_idx;
+  assign ev_srq      = r4.srq;
+  assign ev_cnt      = r4.cnt;
+  assign ev_add_seq  = seq_q;
+  assign ev_add_cls_idx = r4.cls;
+  always_comb begin
+    inj_req         = r4;
+    inj_req.kind    = RK_FIND;
+    inj_req.tag     = ser_ent_q.mtag;
+    inj_req.has_cls = 1'b1;
+    inj_req.cls     = ser_live_q.cls;
+  end
   assign cam_en_all = en_all && ev && !ev_clear;
 
   assign advance = !hold4;
@@ -1025,8 +1122,15 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   assign inject  = inj_d;
 
   // ---------------------------------------------------------------- RAM ports
-  // The scrubber uses the class-slot and live RAMs in cycles without requests in s1..s4
+  // The scrubber uses the class-slot and live RAMs in cycles without requests in s0..s4
   // (tmnic_tm_scrub); its write-back drops the words of older generations (everything after reset).
+  slot_t [D-1:0] wway;
+  always_comb begin
+    for (int w = 0; w < int'(D); w++) begin
+      wway[w]   = (cw2_we && int'(cw2_way) == w) ? cw2_data : cw_data;
+      wway[w].v = wway[w].v && !scr_wr;
+    end
+  end
   always_comb begin
     for (int c = 0; c < int'(K); c++) begin
       for (int w = 0; w < int'(D); w++) begin
@@ -1040,21 +1144,21 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
           sl_re[c][w]    = 1'b1;
           sl_raddr[c][w] = ck_raddr[w];
         end
+        // Write data per way, shared by the classes: the relocated FIFO in its new way, else the
+        // commit's slot; the scrubber only clears the valid bit (the rest of its word is unused).
         sl_we[c][w]    = cw_we && int'(cw_cls) == c && int'(cw_way) == w;
         sl_waddr[c][w] = cw_idx;
-        sl_wdata[c][w] = cw_data;
         if (cw2_we && int'(cw_cls) == c && int'(cw2_way) == w) begin
           sl_we[c][w]    = 1'b1;
           sl_waddr[c][w] = cw2_idx;
-          sl_wdata[c][w] = cw2_data;
         end
         if (scr_wr) begin
           sl_we[c][w]    = 32'(scr_wr_addr) < B &&
                            (scr_init || (sl_rdata[c][w].v &&
                                          sl_rdata[c][w].gen != gen[sl_rdata[c][w].kr[R_W-1 -: SRQ_W]]));
           sl_waddr[c][w] = LB'(scr_wr_addr);
-          sl_wdata[c][w] = '0;
         end
+        sl_wdata[c][w]   = wway[w];
       end
     end
     // Link copies 0..K-1: each class head's link, for the request moving into s4.
@@ -1190,8 +1294,20 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
       lv4_q <= lv4_d;
       c4v_q <= c4v_d;
       c4i_q <= c4i_d;
+      c4s_q <= c4s_d;
       ls4_q <= ls4_d;
       lval4_q <= lval4_d;
+      pop4_q <= pop4_d;
+      new4_q <= new4_d;
+      new_en4_q <= new_en4_d;
+      en_all4_q <= en_all4_d;
+      camrm14_q <= camrm14_d;
+      camnew4_q <= camnew4_d;
+      bsel_miss_q <= bsel_miss_d;
+      bsel_cnt_q <= bsel_cnt_d;
+      blk4_q <= blk3_d;
+      // A DEL's entry was disabled (its SRQ's threshold, read in s3 while the DEL runs alone).
+      ser_dis_q <= q_dis_act && !seq_older(ser_ent_q.seq, q_dis_seq);
       hw_cls_q  <= cw_cls;
       hw_way_q  <= cw_way;
       hw_idx_q  <= cw_idx;
@@ -1204,7 +1320,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     end
     if (hold4 && !chase_cap_q) chase_q <= lk_rdata[K];
     sc_p_q <= sc_p_d; sc_v_q <= sc_v_d; sc_h_q <= sc_h_d; sc_seq_q <= sc_seq_d;
-    sc_prev_q <= sc_prev_d; sc_link_q <= sc_link_d;
+    sc_prev_q <= sc_prev_d; sc_link_q <= sc_link_d; sp_en_q <= sp_en_d; sp_old_q <= sp_old_d;
     ck_occ_q <= ck_occ_d; ck_w_q <= ck_w_d; ck_x_q <= ck_x_d; ck_alt_q <= ck_alt_d;
     // DEL pass 1: the handle's state arrives at s2.
     if (advance && v_q[2] && r_q[2].kind == RK_DEL) begin
@@ -1230,10 +1346,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   assign lk_rsp_handle_o  = lk_rsp_hdl_q;
   assign lk_rsp_unexp_o   = lk_rsp_unexp_q;
   assign lk_rsp_blocked_o = lk_rsp_blocked_q;
-  assign occ_o            = st_occ;
-  assign disabled_o       = st_dis;
-  assign hw_cnt_o         = st_hw;
-  assign sw_cnt_o         = st_sw;
   assign idle_o           = pipe_empty && !op_rsp_valid_q && !lk_rsp_valid_q;
 `ifdef TMNIC_TM_DEBUG
   always_ff @(posedge clk_i) begin
@@ -1248,7 +1360,5 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   always_comb begin
     cam_used_o = '0;
     for (int i = 0; i < int'(CAM_W); i++) cam_used_o += $bits(cam_used_o)'(cam_valid[i]);
-    spilled_o = '0;
-    for (int s = 0; s < int'(NUM_SRQ); s++) spilled_o += st_sp_cnt[s];
   end
 endmodule
