@@ -65,14 +65,20 @@ hwif:
 synth:
 	scripts/synth.sh --check
 
-# Tag-matching engine: Yosys synthesis per size, nextpnr-ecp5 place and route of the largest size that
-# fits an LFE5UM5G-85F, tb/tm tests on the N=64 netlists; syn/tm_engine_report.json (syn/README.md).
-# Not part of `synth` nor `test`: about 2 h on 2 cores (256 entries does not route, 128 is placed next);
-# 1024 entries: synth_ecp5's own LUT mapping did not finish in 2.4 h; its numbers come from
-# `scripts/synth.sh --tm --abc9-script ... 1024` (syn/README.md).
+# Tag-matching engine (syn/README.md, "Tag-matching engine"): synth_ecp5 per variant, synth_ecp5 + nextpnr-ecp5
+# on an LFE5UM5G-85F over seeds 1,2,3, synth_xilinx for UltraScale+, and the tb/tm tests on the generic
+# netlist; syn/tm_engine_report.json and the results in syn/README.md. Variants are NAME=VALUE[,NAME=VALUE...]
+# over the engine's parameters, e.g. `make synth-tm TM_ECP5="N_ENTRIES=1024 N_ENTRIES=4096,N_CLASS=1"`;
+# an empty list skips that piece (`make synth-tm TM_PNR= TM_XILINX= TM_NETLIST=`: synth_ecp5 only).
+# Not part of `synth` nor `test`.
+TM_ECP5 ?= N_ENTRIES=1024 N_ENTRIES=4096
+TM_PNR ?= N_ENTRIES=1024
+TM_XILINX ?= N_ENTRIES=16384
+TM_NETLIST ?= N_ENTRIES=1024
 .PHONY: synth-tm
 synth-tm:
-	scripts/synth.sh --tm --pnr --check $(TM_ARGS)
+	scripts/synth.sh --tm $(if $(TM_ECP5),--ecp5 $(TM_ECP5)) $(if $(TM_PNR),--pnr $(TM_PNR)) \
+	  $(if $(TM_XILINX),--xilinx $(TM_XILINX)) $(if $(TM_NETLIST),--netlist-test $(TM_NETLIST)) $(TM_ARGS)
 
 clean:
 	rm -rf $(BUILD) build-asan out

