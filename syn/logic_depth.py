@@ -35,6 +35,8 @@ def main():
     ap.add_argument("--top", type=int, default=25, help="groups to print")
     ap.add_argument("--min", type=float, default=0.0, help="only groups at least this deep")
     ap.add_argument("--trace", type=int, default=8, help="worst paths to trace")
+    ap.add_argument("--net", action="append", default=[], metavar="REGEX",
+                    help="also print the deepest bit of every named net matching REGEX")
     a = ap.parse_args()
     m = load(a.json)
     cells = m["cells"]
@@ -165,6 +167,17 @@ def main():
             g = f"{ram} ({kind} {re.sub(r'[0-9]+$', '', p)})"
         best, bb, cnt = groups[g]
         groups[g] = (max(best, d), b if d >= best else bb, cnt + 1)
+
+    for rx in a.net:
+        nets = collections.defaultdict(float)
+        for n, nn in m["netnames"].items():
+            if re.search(rx, n) and not re.search(r"_TRELLIS_FF_Q|_LUT4_|_CCU2C_|_PFUMX_|_DI$|\$", n):
+                for b in nn["bits"]:
+                    if not isinstance(b, str):
+                        nets[n] = max(nets[n], depth(b))
+        for n, d in sorted(nets.items(), key=lambda kv: -kv[1])[:40]:
+            print(f"{d:7.1f}  net {n}")
+        print()
 
     rows = sorted(groups.items(), key=lambda kv: -kv[1][0])
     print(f"{'levels':>7}  {'bits':>5}  endpoint group")
