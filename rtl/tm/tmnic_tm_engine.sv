@@ -19,9 +19,10 @@
 // Pipeline (one request per cycle; s4 commits in acceptance order, the response is registered):
 //   s0 keys and hash -> s1 slot RAM read -> s2 key compare, CAM compare -> s3 CAM age select, link
 //   RAM read of each class head -> s4 commit (decision, RAM writes, response).
-// A commit at s4 updates, in the same clock edge, the tuples of the requests in s2 and s3 that
-// concern the same FIFO or CAM entry (forwarding by key), and the slot read of the request in s1 is
-// patched from a one-entry history: no stall, no replay. DEL, CLEAR and an ADD that reprograms a
+// Hazards without stall or replay: the commit at s4 is recorded at its clock edge (what it wrote,
+// and registered compares telling whether the requests moving on share its key, bucket, SRQ or CAM
+// entry); in the next cycle s2, s3 and s4 each apply that record to what they read or carried. No
+// decision of the current cycle reaches a younger stage's registers. DEL, CLEAR and an ADD that reprograms a
 // class mask run alone (the pipeline empty before and after); a lookup whose SRQ has spilled entries
 // holds s4 while it scans them.
 // Simulation cost follows activity: the stages' logic is evaluated under their valid bits.
@@ -198,11 +199,9 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   logic [D-1:0]            fr3_q, fr4_q;    // free ways of the ADD's class
   logic                    lv3_q, lv4_q;    // ADD: handle live
   logic [CAM_W-1:0]        ch3_q;           // CAM hits (s3)
-  logic                    c4v_q;           // CAM oldest hit (s4)
-  logic [CIW-1:0]          c4i_q;
-  logic [SEQ_W-1:0]        c4s_q;           // ...its sequence number
-  lsrc_e [K-1:0]           ls4_q;           // link source of each class head (s4)
-  link_t [K-1:0]           lval4_q;
+  logic                    c41v_q, c42v_q;  // CAM oldest and second oldest hit (s4)
+  logic [CIW-1:0]          c41i_q, c42i_q;
+  logic [SEQ_W-1:0]        c41s_q, c42s_q;  // ...their sequence numbers
 
   // s4 sub-states: a lookup whose SRQ has spilled entries scans them; an ADD without a free way
   // searches for a relocation (X_CK_*).
@@ -429,7 +428,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
 
   // ---------------------------------------------------------------- commit outputs (s4, below)
   // What the commit at the coming clock edge writes; used here to update younger requests.
-  logic             cm;          // a request commits (or a DEL turns into its FIND)
   logic             cw_we;       // slot write
   logic [CLS_W-1:0] cw_cls;
   logic [WAY_W-1:0] cw_way;
@@ -487,16 +485,30 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   end
   assign cam_cmp_en = v_q[2] && r_q[2].kind == RK_LK;
 
-  // ---------------------------------------------------------------- s3: CAM age selection
-  assign cam_sel = v_q[3] ? ch3_q : '0;
+  // ---------------------------------------------------------------- the last commit (H)
+  // Younger requests are not patched by the commit of the same cycle (that would put the decision in
+  // front of every stage register). The commit is recorded instead (h*_q: what it wrote, and for the
+  // requests moving on at its edge whether they share its key, bucket or SRQ, compared from
+  // registers), and each stage applies that record to its inputs: the slot read in s2 by address, the
+  // tuples in s3 and s4 by key. Applying it is idempotent, so the record may stay while s4 holds.
+  logic             hv_pop_q, hv_new_q, hv_lval_q;   // the slot write popped / created / linked
+  link_t            hlink_q;
+  logic             hcrm_q, hcins_q;                 // CAM removal / insert
+  logic [CIW-1:0]   hcrm_idx_q, hcins_idx_q;
+  logic [SEQ_W-1:0] hseq_q;                          // sequence number of the inserted entry
+  logic             hen_all_q, hmiss_q, hcnt_q, hnew_en_q;  // its per-SRQ event
+  logic [K-1:0]     eqk3_q, eqk4_q;   // the s3 / s4 request's key, per class, is the committer's
+  logic [D-1:0]     eqi3_q, eqi4_q;   // ...its bucket per way, in its own class
+  logic             eqo3_q, eqo4_q;   // ...its key is the relocated occupant's (same class)
+  logic             eqf3_q, eqf4_q;   // ...its bucket in the occupant's new way is that bucket
+  logic             insm3_q, insm4_q; // ...it is a lookup that the inserted CAM entry matches
+  logic             eqs4_q;           // the s4 request's SRQ is the committer's
 
-  // ---------------------------------------------------------------- forwarding by key
-  // The commit at this edge changes the FIFO of its own key in class cw_cls, in way cw_way: a younger
-  // request whose key in that class is the same takes the new tuple; whatever the commit writes, an
-  // ADD's free ways follow the written slot. The key and bucket compares use registers only (the
-  // commit's request against the younger ones), so the decision just selects among them.
-  logic [K-1:0]   eqk2, eqk3;   // same key as the committing request, per class (s2, s3)
-  logic [D-1:0]   eqi2, eqi3;   // same bucket per way, in the younger ADD's class
+  // Compares between the committing request and the younger ones (registers only), registered at
+  // the edge with the requests they describe.
+  logic [K-1:0]   eqk2, eqk3;
+  logic [D-1:0]   eqi2, eqi3;
+  logic           eqo2, eqo3, eqf2, eqf3, insm2, insm3;
   always_comb begin
     for (int c = 0; c < int'(K); c++) begin
       eqk2[c] = kr_q[2][c] == kr_q[4][c] && idx_q[2][c][0] == idx_q[4][c][0];
@@ -506,106 +518,96 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
       eqi2[w] = idx_q[2][r_q[2].cls][w] == idx_q[4][r_q[2].cls][w];
       eqi3[w] = idx_q[3][r_q[3].cls][w] == idx_q[4][r_q[3].cls][w];
     end
+    // The cuckoo move (slow path, s4 holding): the occupant's key and its new bucket.
+    eqo2 = kr_q[2][r_q[4].cls] == ck_occ_q[ck_w_q].kr &&
+           idx_q[2][r_q[4].cls][ck_w_q] == idx_q[4][r_q[4].cls][ck_w_q];
+    eqo3 = kr_q[3][r_q[4].cls] == ck_occ_q[ck_w_q].kr &&
+           idx_q[3][r_q[4].cls][ck_w_q] == idx_q[4][r_q[4].cls][ck_w_q];
+    eqf2 = r_q[2].cls == r_q[4].cls && idx_q[2][r_q[4].cls][ck_x_q] == ck_alt_q[ck_x_q];
+    eqf3 = r_q[3].cls == r_q[4].cls && idx_q[3][r_q[4].cls][ck_x_q] == ck_alt_q[ck_x_q];
+    insm2 = r_q[2].kind == RK_LK && r_q[4].srq == r_q[2].srq &&
+            ((r_q[4].tag ^ r_q[2].tag) & r_q[4].mask) == 64'd0;
+    insm3 = r_q[3].kind == RK_LK && r_q[4].srq == r_q[3].srq &&
+            ((r_q[4].tag ^ r_q[3].tag) & r_q[4].mask) == 64'd0;
   end
-  function automatic logic cam_ins_matches(rkind_e kind, logic [SRQ_W-1:0] srq, logic [63:0] tag);
-    return kind == RK_LK && cc_ins && r_q[4].srq == srq && ((r_q[4].tag ^ tag) & r_q[4].mask) == 64'd0;
-  endfunction
 
-  tup_t [K-1:0]   t3_d, t4_d;
-  logic [D-1:0]   fr3_d, fr4_d;
-  logic           lv3_d, lv4_d;
-  logic [CAM_W-1:0] ch3_d;
-  logic           c4v_d;
-  logic [CIW-1:0] c4i_d;
-  logic [SEQ_W-1:0] c4s_d;
-  lsrc_e [K-1:0]  ls4_d;
-  link_t [K-1:0]  lval4_d;
-  // What the commit at this edge does to the candidates of the request entering s4
-  // (tmnic_tm_order), and to its counters (blocked).
-  logic [K-1:0]   pop4_d, new4_d;
-  logic           new_en4_d, en_all4_d, camrm14_d, camnew4_d, bsel_miss_d, bsel_cnt_d;
+  // The tuples the last commit wrote (its slot, and a relocated occupant's).
+  tup_t hw_tup, hw2_tup;
+  assign hw_tup  = '{v: hw_data_q.v, way: hw_way_q, h1: hw_data_q.h1, s1: hw_data_q.s1, tail: hw_data_q.tail};
+  assign hw2_tup = '{v: hw2_data_q.v, way: hw2_way_q, h1: hw2_data_q.h1, s1: hw2_data_q.s1,
+                     tail: hw2_data_q.tail};
+
+  // ---------------------------------------------------------------- s3: the last commit applied
+  tup_t [K-1:0]   t3c;
+  logic [D-1:0]   fr3c;
+  logic           lv3c;
+  logic [CAM_W-1:0] ch3c;
   always_comb begin
-    pop4_d = '0;
-    new4_d = '0;
-    new_en4_d = ev_add_en;
-    en_all4_d = 1'b0;
-    camrm14_d = 1'b0;
-    camnew4_d = 1'b0;
-    bsel_miss_d = 1'b0;
-    bsel_cnt_d  = 1'b0;
-    t3_d  = t2;
-    fr3_d = fr2;
-    lv3_d = lv2;
-    ch3_d = cam_hit;
-    t4_d  = t3_q;
-    fr4_d = fr3_q;
-    lv4_d = lv3_q;
-    c4v_d = cam_o1v;
-    c4i_d = cam_o1;
-    c4s_d = cam_seq[cam_o1];
-    ls4_d = {K{LS_RAM}};
-    lval4_d = '0;
-    if (cm) begin
-      // s2 -> s3
-      if (v_q[2]) begin
-        for (int c = 0; c < int'(K); c++) begin
-          if (cw_we && int'(cw_cls) == c && eqk2[c])
-            t3_d[c] = '{v: cw_data.v, way: cw_way, h1: cw_data.h1, s1: cw_data.s1, tail: cw_data.tail};
-        end
-        if (cw_we && cw_cls == r_q[2].cls && eqi2[cw_way]) fr3_d[cw_way] = !cw_data.v;
-        if (cl_we && cl_hdl == r_q[2].hdl) lv3_d = cl_live;
-        if (cc_rm) ch3_d[cc_rm_idx] = 1'b0;
-        if (cam_ins_matches(r_q[2].kind, r_q[2].srq, r_q[2].tag)) ch3_d[cc_ins_idx] = 1'b1;
+    t3c  = t3_q;
+    fr3c = fr3_q;
+    lv3c = lv3_q;
+    ch3c = ch3_q;
+    for (int c = 0; c < int'(K); c++) begin
+      if (hw_we_q && int'(hw_cls_q) == c && eqk3_q[c]) t3c[c] = hw_tup;
+      if (hw2_we_q && int'(hw_cls_q) == c && eqo3_q) t3c[c] = hw2_tup;
+    end
+    if (hw_we_q && hw_cls_q == r_q[3].cls && eqi3_q[hw_way_q]) fr3c[hw_way_q] = !hw_data_q.v;
+    if (hw2_we_q && eqf3_q) fr3c[hw2_way_q] = 1'b0;
+    if (hl_we_q && hl_hdl_q == r_q[3].hdl) lv3c = hl_live_q;
+    if (hcrm_q) ch3c[hcrm_idx_q] = 1'b0;
+    if (hcins_q && insm3_q) ch3c[hcins_idx_q] = 1'b1;
+  end
+  assign cam_sel = v_q[3] ? ch3c : '0;
+
+  // ---------------------------------------------------------------- s4: the last commit applied
+  // What it did to the request's candidates is also told to the order selection (tmnic_tm_order),
+  // whose compares were made in s3 without it: a popped FIFO (the head's next takes over), a new
+  // FIFO or CAM entry (younger than everything), the CAM's oldest hit removed (the second takes over).
+  tup_t [K-1:0]   t4c;
+  logic [D-1:0]   fr4c;
+  logic           lv4c;
+  lsrc_e [K-1:0]  ls4;
+  logic [K-1:0]   pop4, new4;
+  logic           camrm14, camnew4, c4v;
+  logic [CIW-1:0] c4i;
+  logic [SEQ_W-1:0] c4s;
+  always_comb begin
+    t4c  = t4_q;
+    fr4c = fr4_q;
+    lv4c = lv4_q;
+    ls4  = {K{LS_RAM}};
+    pop4 = '0;
+    new4 = '0;
+    for (int c = 0; c < int'(K); c++) begin
+      if (hw_we_q && int'(hw_cls_q) == c && eqk4_q[c]) begin
+        t4c[c]  = hw_tup;
+        pop4[c] = hv_pop_q;
+        new4[c] = hv_new_q;
+        if (hv_pop_q) ls4[c] = LS_CHASE;
+        else if (hv_lval_q) ls4[c] = LS_VAL;
       end
-      // s3 -> s4
-      if (v_q[3]) begin
-        for (int c = 0; c < int'(K); c++) begin
-          if (cw_we && int'(cw_cls) == c && eqk3[c]) begin
-            t4_d[c] = '{v: cw_data.v, way: cw_way, h1: cw_data.h1, s1: cw_data.s1, tail: cw_data.tail};
-            pop4_d[c] = cw_pop;
-            new4_d[c] = cw_new;
-            if (cw_pop) ls4_d[c] = LS_CHASE;
-            else if (cw_lval) begin
-              ls4_d[c]   = LS_VAL;
-              lval4_d[c] = cw_link;
-            end
-          end
-        end
-        if (cw_we && cw_cls == r_q[3].cls && eqi3[cw_way]) fr4_d[cw_way] = !cw_data.v;
-        if (cl_we && cl_hdl == r_q[3].hdl) lv4_d = cl_live;
-        // The CAM's oldest hit: removed -> the second oldest; a new entry is younger than all.
-        if (cc_rm && c4v_d && cc_rm_idx == cam_o1) begin
-          c4v_d = cam_o2v;
-          c4i_d = cam_o2;
-          c4s_d = cam_seq[cam_o2];
-          camrm14_d = 1'b1;
-        end
-        if (cam_ins_matches(r_q[3].kind, r_q[3].srq, r_q[3].tag) && !c4v_d) begin
-          c4v_d = 1'b1;
-          c4i_d = cc_ins_idx;
-          c4s_d = seq_q;
-          camnew4_d = 1'b1;
-        end
-        if (ev && ev_srq == r_q[3].srq) begin
-          en_all4_d   = en_all && !ev_clear;
-          bsel_miss_d = ev_miss;
-          bsel_cnt_d  = ev_cnt_vld;
-        end
-      end
-      // A relocated FIFO (cuckoo move, below): the requests with the occupant's key follow it; the
-      // bucket it moved into is no longer free.
-      if (cw2_we) begin
-        if (v_q[2]) begin
-          if (kr_q[2][cw_cls] == ck_occ_q[ck_w_q].kr && idx_q[2][cw_cls][ck_w_q] == idx_q[4][cw_cls][ck_w_q])
-            t3_d[cw_cls] = '{v: 1'b1, way: cw2_way, h1: cw2_data.h1, s1: cw2_data.s1, tail: cw2_data.tail};
-          if (r_q[2].cls == cw_cls && idx_q[2][cw_cls][cw2_way] == cw2_idx) fr3_d[cw2_way] = 1'b0;
-        end
-        if (v_q[3]) begin
-          if (kr_q[3][cw_cls] == ck_occ_q[ck_w_q].kr && idx_q[3][cw_cls][ck_w_q] == idx_q[4][cw_cls][ck_w_q])
-            t4_d[cw_cls] = '{v: 1'b1, way: cw2_way, h1: cw2_data.h1, s1: cw2_data.s1, tail: cw2_data.tail};
-          if (r_q[3].cls == cw_cls && idx_q[3][cw_cls][cw2_way] == cw2_idx) fr4_d[cw2_way] = 1'b0;
-        end
-      end
+      if (hw2_we_q && int'(hw_cls_q) == c && eqo4_q) t4c[c] = hw2_tup;
+    end
+    if (hw_we_q && hw_cls_q == r_q[4].cls && eqi4_q[hw_way_q]) fr4c[hw_way_q] = !hw_data_q.v;
+    if (hw2_we_q && eqf4_q) fr4c[hw2_way_q] = 1'b0;
+    if (hl_we_q && hl_hdl_q == r_q[4].hdl) lv4c = hl_live_q;
+    // The CAM's oldest hit: removed -> the second oldest; a new matching entry is younger than all.
+    c4v = c41v_q;
+    c4i = c41i_q;
+    c4s = c41s_q;
+    camrm14 = 1'b0;
+    camnew4 = 1'b0;
+    if (hcrm_q && c41v_q && hcrm_idx_q == c41i_q) begin
+      c4v = c42v_q;
+      c4i = c42i_q;
+      c4s = c42s_q;
+      camrm14 = 1'b1;
+    end
+    if (hcins_q && insm4_q && !c4v) begin
+      c4v = 1'b1;
+      c4i = hcins_idx_q;
+      c4s = hseq_q;
+      camnew4 = 1'b1;
     end
   end
 
@@ -616,9 +618,9 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   logic          chase_cap_q; // chase_q is valid for classes with LS_CHASE
   always_comb begin
     for (int c = 0; c < int'(K); c++) begin
-      unique case (ls4_q[c])
+      unique case (ls4[c])
         LS_CHASE: lnk4[c] = chase_cap_q ? chase_q : lk_rdata[K];
-        LS_VAL:   lnk4[c] = lval4_q[c];
+        LS_VAL:   lnk4[c] = hlink_q;
         default:  lnk4[c] = lk_rdata[c];
       endcase
     end
@@ -643,36 +645,38 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     return 16'(hw - sw) > 16'h7fff;
   endfunction
   logic [2:0] blk3_d, blk4_q;  // no change / +1 miss / sw := cnt of the commit ahead
-  logic       bsel_miss_q, bsel_cnt_q;
+  logic       bsel_miss, bsel_cnt;
   always_comb begin
     blk3_d[0] = gap_blocked(q_hw, q_sw);
     blk3_d[1] = gap_blocked(q_hw + 16'd1, q_sw);
     blk3_d[2] = gap_blocked(q_hw, r_q[4].cnt);
   end
-  assign blocked4 = bsel_miss_q ? blk4_q[1] : bsel_cnt_q ? blk4_q[2] : blk4_q[0];
+  assign bsel_miss = hmiss_q && eqs4_q;
+  assign bsel_cnt  = hcnt_q && eqs4_q;
+  assign blocked4  = bsel_miss ? blk4_q[1] : bsel_cnt ? blk4_q[2] : blk4_q[0];
 
   // Candidates: class heads 0..K-1, the CAM's oldest hit (K), the spill match (K+1); the order
   // (tmnic_tm_order) compares their sequence numbers in s3.
   logic [K+1:0]              win;
   logic [K-1:0][SEQ_W-1:0]   o_sA, o_sB;
-  logic [K-1:0]              pop4_q, new4_q, cv4;
-  logic                      new_en4_q, en_all4_q, camrm14_q, camnew4_q, o_camv;
+  logic [K-1:0]              cv4;
+  logic                      o_camv;
   logic                      sp_en_q, sp_en_d;
   logic [K:0]                sp_old_q, sp_old_d;
   always_comb begin
     for (int c = 0; c < int'(K); c++) begin
-      o_sA[c] = t3_q[c].s1;
+      o_sA[c] = t3c[c].s1;
       o_sB[c] = lnk4[c].ns;   // the commit ahead's view of the same FIFO: its head's next
-      cv4[c]  = v_q[4] && r4.kind == RK_LK && t4_q[c].v;
+      cv4[c]  = v_q[4] && r4.kind == RK_LK && t4c[c].v;
     end
-    o_camv = v_q[4] && r4.kind == RK_LK && c4v_q;
+    o_camv = v_q[4] && r4.kind == RK_LK && c4v;
   end
   tmnic_tm_order #(.K(K), .SEQ_W(SEQ_W)) u_order (
     .clk_i, .adv_i(advance && v_q[3]),
     .sA_i(o_sA), .sB_i(o_sB), .sF1_i(cam_seq[cam_o1]), .sF2_i(cam_seq[cam_o2]),
     .dis_act_i(q_dis_act), .dis_seq_i(q_dis_seq),
-    .cv_i(cv4), .pop_i(pop4_q), .new_i(new4_q), .new_en_i(new_en4_q), .en_all_i(en_all4_q),
-    .camv_i(o_camv), .camen_i(cam_en[c4i_q]), .camrm1_i(camrm14_q), .camnew_i(camnew4_q),
+    .cv_i(cv4), .pop_i(pop4), .new_i(new4), .new_en_i(hnew_en_q), .en_all_i(hen_all_q && eqs4_q),
+    .camv_i(o_camv), .camen_i(cam_en[c4i]), .camrm1_i(camrm14), .camnew_i(camnew4),
     .spv_i(v_q[4] && r4.kind == RK_LK && xs_q == X_DECIDE && sc_v_q), .spen_i(sp_en_q),
     .spold_i(sp_old_q), .win_o(win));
 
@@ -727,20 +731,20 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     logic [WAY_W-1:0] t_way;
     logic             is_tail;      // FIND: the entry is its FIFO's tail
     fw = '0; fw_v = 1'b0;
-    t_v     = t4_q[r4.cls].v;
-    t_way   = t4_q[r4.cls].way;
-    t_one   = t4_q[r4.cls].h1 == t4_q[r4.cls].tail;
-    is_tail = r4.hdl == t4_q[r4.cls].tail;
-    for (int w = int'(D) - 1; w >= 0; w--) if (fr4_q[w]) begin fw = WAY_W'(w); fw_v = 1'b1; end
+    t_v     = t4c[r4.cls].v;
+    t_way   = t4c[r4.cls].way;
+    t_one   = t4c[r4.cls].h1 == t4c[r4.cls].tail;
+    is_tail = r4.hdl == t4c[r4.cls].tail;
+    for (int w = int'(D) - 1; w >= 0; w--) if (fr4c[w]) begin fw = WAY_W'(w); fw_v = 1'b1; end
     // defaults
     xs_d = xs_q; sc_p_d = sc_p_q; sc_v_d = sc_v_q; sc_h_d = sc_h_q; sc_seq_d = sc_seq_q;
     sc_prev_d = sc_prev_q; sc_link_d = sc_link_q; sp_en_d = sp_en_q; sp_old_d = sp_old_q;
     ck_occ_d = ck_occ_q; ck_w_d = ck_w_q; ck_x_d = ck_x_q; ck_alt_d = ck_alt_q; ck_found_d = ck_found_q;
     ck_re = '0; ck_raddr = '0; ck_rst = 1'b0;
-    hold4 = 1'b0; done4 = 1'b0; inj_d = 1'b0; cm = 1'b0;
+    hold4 = 1'b0; done4 = 1'b0; inj_d = 1'b0;
     cw_we = 1'b0; cw_cls = r4.cls; cw_way = t_way; cw_v = 1'b1; cw_hsrc = HS_TUP; cw_tsrc = TS_TUP;
     cw_pop = 1'b0; cw_new = 1'b0; cw_lval = 1'b0; cw2_we = 1'b0;
-    cc_rm = 1'b0; cc_ins = 1'b0; cc_rm_idx = c4i_q;
+    cc_rm = 1'b0; cc_ins = 1'b0; cc_rm_idx = c4i;
     cl_we = 1'b0; cl_live = 1'b0;
     lk_we = 1'b0; lk_asrc = LA_TAIL; lk_dsrc = LD_NEW;
     pv_we = 1'b0; pv_asrc = PA_HDL; pv_dsrc = PD_HEAD;
@@ -772,8 +776,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
               sc_seq_d  = en_rdata.seq;
               // Its order against the other candidates, for the decision next cycle.
               sp_en_d = !cur_dis_act || seq_older(en_rdata.seq, cur_dis_seq);
-              for (int c = 0; c < int'(K); c++) sp_old_d[c] = seq_older(en_rdata.seq, t4_q[c].s1);
-              sp_old_d[K] = seq_older(en_rdata.seq, c4s_q);
+              for (int c = 0; c < int'(K); c++) sp_old_d[c] = seq_older(en_rdata.seq, t4c[c].s1);
+              sp_old_d[K] = seq_older(en_rdata.seq, c4s);
               sc_prev_d = pv_rdata;
               sc_link_d = lk_rdata[K];
               xs_d      = X_DECIDE;
@@ -784,7 +788,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
             end
           end else begin
             done4 = 1'b1;
-            cm    = 1'b1;
             xs_d  = X_START;
             ev    = 1'b1;
             rsp_lk = 1'b1;
@@ -797,8 +800,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
                 // Pop the FIFO of class win_cls: the new head is the old head's next.
                 cw_we    = 1'b1;
                 cw_cls   = win_cls;
-                cw_way   = t4_q[win_cls].way;
-                cw_v     = t4_q[win_cls].h1 != t4_q[win_cls].tail;
+                cw_way   = t4c[win_cls].way;
+                cw_v     = t4c[win_cls].h1 != t4c[win_cls].tail;
                 cw_hsrc  = HS_LINK;
                 cw_pop   = 1'b1;
                 pv_we    = cw_v;
@@ -839,7 +842,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
         RK_ADD: begin
           // No free way for a new key: look for an occupant that can move to another of its ways
           // (one step of cuckoo hashing), reading the tables while the pipeline waits.
-          if (D > 1 && xs_q == X_START && !lv4_q && r4.has_cls && !t_v && !fw_v) begin
+          if (D > 1 && xs_q == X_START && !lv4c && r4.has_cls && !t_v && !fw_v) begin
             hold4 = 1'b1;
             xs_d  = X_CK_OCC;
             for (int w = 0; w < int'(D); w++) begin
@@ -884,20 +887,19 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
             ck_rst = 1'b1;
           end else begin
             done4 = 1'b1;
-            cm    = 1'b1;
             ev    = 1'b1;
             xs_d  = X_START;
             ck_found_d = 1'b0;
             ev_cnt_vld = r4.cnt_vld;
             rsp_op = 1'b1;
-            rsp_ok = !lv4_q;
+            rsp_ok = !lv4c;
             if (xs_q == X_CK_DONE && ck_found_q) begin
               // The occupant moves to way ck_x_q; the new key takes its slot.
               fw     = ck_w_q;
               fw_v   = 1'b1;
               cw2_we = 1'b1;
             end
-            if (!lv4_q) begin
+            if (!lv4c) begin
               ev_add  = 1'b1;
               cl_we   = 1'b1;
               cl_live = 1'b1;
@@ -946,7 +948,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
         // ------------------------------------------------ SYNC
         RK_SYNC: begin
           done4 = 1'b1;
-          cm    = 1'b1;
           ev    = 1'b1;
           ev_cnt_vld = r4.cnt_vld;
           rsp_op = 1'b1;
@@ -955,7 +956,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
         // ------------------------------------------------ DEL, pass 1: the handle's state
         RK_DEL: begin
           done4 = 1'b1;
-          cm    = 1'b1;
           if (ser_ok && ser_live_q.loc == LOC_CLS) begin
             inj_d = 1'b1;   // find the FIFO: the entry's key goes through the pipeline again
           end else begin
@@ -992,7 +992,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
         // ------------------------------------------------ DEL, pass 2: unlink from the FIFO
         RK_FIND: begin
           done4 = 1'b1;
-          cm    = 1'b1;
           ev    = 1'b1;
           ev_cnt_vld = r4.cnt_vld;
           ev_rm     = 1'b1;
@@ -1026,7 +1025,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
         // ------------------------------------------------ CLEAR: O(1), a new generation
         default: begin
           done4 = 1'b1;
-          cm    = 1'b1;
           ev    = 1'b1;
           ev_clear = 1'b1;
           cam_clr  = 1'b1;
@@ -1040,9 +1038,9 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   // ---------------------------------------------------------------- commit datapath
   logic [H_W-1:0]   cw_t_h1, cw_t_tail;   // the written class's FIFO as the request sees it
   logic [SEQ_W-1:0] cw_t_s1;
-  assign cw_t_h1   = t4_q[cw_cls].h1;
-  assign cw_t_s1   = t4_q[cw_cls].s1;
-  assign cw_t_tail = t4_q[cw_cls].tail;
+  assign cw_t_h1   = t4c[cw_cls].h1;
+  assign cw_t_s1   = t4c[cw_cls].s1;
+  assign cw_t_tail = t4c[cw_cls].tail;
   assign cw_idx = idx_q[4][cw_cls][cw_way];
   always_comb begin
     cw_data.v    = cw_v;
@@ -1091,9 +1089,9 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
       default: pv_wdata = '{hp: 1'b0, p: cw_t_tail};   // a head (p unused)
     endcase
     unique case (rsp_hsrc)
-      RH_CAM:  rsp_hdl = cam_hdl[c4i_q];
+      RH_CAM:  rsp_hdl = cam_hdl[c4i];
       RH_SC:   rsp_hdl = sc_h_q;
-      default: rsp_hdl = t4_q[win_cls].h1;
+      default: rsp_hdl = t4c[win_cls].h1;
     endcase
   end
   assign cl_hdl      = rsp_lk ? rsp_hdl : r4.hdl;
@@ -1164,7 +1162,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     // Link copies 0..K-1: each class head's link, for the request moving into s4.
     for (int c = 0; c < int'(K); c++) begin
       lk_re[c]    = advance && v_q[3];
-      lk_raddr[c] = t3_q[c].h1;
+      lk_raddr[c] = t3c[c].h1;
     end
     // The chase copy: the new head's link after a pop; DEL's link; the spill scan.
     lk_re[K]    = 1'b0;
@@ -1247,6 +1245,11 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
       hw_we_q    <= 1'b0;
       hw2_we_q   <= 1'b0;
       hl_we_q    <= 1'b0;
+      hcrm_q     <= 1'b0;
+      hcins_q    <= 1'b0;
+      hen_all_q  <= 1'b0;
+      hmiss_q    <= 1'b0;
+      hcnt_q     <= 1'b0;
       op_rsp_valid_q <= 1'b0;
       lk_rsp_valid_q <= 1'b0;
     end else begin
@@ -1256,6 +1259,11 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
         hw_we_q <= cw_we;
         hw2_we_q <= cw2_we;
         hl_we_q <= cl_we;
+        hcrm_q    <= cc_rm;
+        hcins_q   <= cc_ins;
+        hen_all_q <= ev && en_all && !ev_clear;
+        hmiss_q   <= ev && ev_miss;
+        hcnt_q    <= ev && ev_cnt_vld;
       end
       if (acc_lk || acc_op) prio_op_q <= acc_lk;
       if (acc_op && op_serial) busy_ser_q <= 1'b1;
@@ -1285,27 +1293,40 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
         idx_q[i] <= idx_q[i-1];
         kr_q[i]  <= kr_q[i-1];
       end
-      t3_q  <= t3_d;
-      fr3_q <= fr3_d;
-      lv3_q <= lv3_d;
-      ch3_q <= ch3_d;
-      t4_q  <= t4_d;
-      fr4_q <= fr4_d;
-      lv4_q <= lv4_d;
-      c4v_q <= c4v_d;
-      c4i_q <= c4i_d;
-      c4s_q <= c4s_d;
-      ls4_q <= ls4_d;
-      lval4_q <= lval4_d;
-      pop4_q <= pop4_d;
-      new4_q <= new4_d;
-      new_en4_q <= new_en4_d;
-      en_all4_q <= en_all4_d;
-      camrm14_q <= camrm14_d;
-      camnew4_q <= camnew4_d;
-      bsel_miss_q <= bsel_miss_d;
-      bsel_cnt_q <= bsel_cnt_d;
+      t3_q  <= t2;
+      fr3_q <= fr2;
+      lv3_q <= lv2;
+      ch3_q <= cam_hit;
+      t4_q  <= t3c;
+      fr4_q <= fr3c;
+      lv4_q <= lv3c;
+      c41v_q <= cam_o1v;
+      c41i_q <= cam_o1;
+      c41s_q <= cam_seq[cam_o1];
+      c42v_q <= cam_o2v;
+      c42i_q <= cam_o2;
+      c42s_q <= cam_seq[cam_o2];
       blk4_q <= blk3_d;
+      // The commit of this edge, for the stages it does not patch (above: the last commit).
+      hv_pop_q  <= cw_pop;
+      hv_new_q  <= cw_new;
+      hv_lval_q <= cw_lval;
+      hlink_q   <= cw_link;
+      hcrm_idx_q <= cc_rm_idx;
+      hcins_idx_q <= cc_ins_idx;
+      hseq_q    <= seq_q;
+      hnew_en_q <= ev_add_en;
+      eqk3_q <= eqk2;
+      eqk4_q <= eqk3;
+      eqi3_q <= eqi2;
+      eqi4_q <= eqi3;
+      eqo3_q <= eqo2;
+      eqo4_q <= eqo3;
+      eqf3_q <= eqf2;
+      eqf4_q <= eqf3;
+      insm3_q <= insm2;
+      insm4_q <= insm3;
+      eqs4_q <= r_q[3].srq == r_q[4].srq;
       // A DEL's entry was disabled (its SRQ's threshold, read in s3 while the DEL runs alone).
       ser_dis_q <= q_dis_act && !seq_older(ser_ent_q.seq, q_dis_seq);
       hw_cls_q  <= cw_cls;
@@ -1351,7 +1372,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i) begin
     if (done4 || inj_d)
       $display("[rtl] commit %0d srq %0d tag %h hdl %0d | hit %0d win %b hdl %0d t4 %p | cw %0d c%0d w%0d i%0d v%0d h1 %0d tail %0d | cam ins %0d rm %0d",
-               r4.kind, r4.srq, r4.tag, r4.hdl, rsp_hit, win, rsp_hdl, t4_q, cw_we, cw_cls, cw_way, cw_idx,
+               r4.kind, r4.srq, r4.tag, r4.hdl, rsp_hit, win, rsp_hdl, t4c, cw_we, cw_cls, cw_way, cw_idx,
                cw_data.v, cw_data.h1, cw_data.tail, cam_ins, cam_rm);
   end
 `endif
