@@ -29,6 +29,8 @@ module tmnic_tm_cam #(
   output logic [IW-1:0]    old1_o,
   output logic             old2_vld_o,
   output logic [IW-1:0]    old2_o,
+  output logic [SEQ_W-1:0] old1_seq_o,  // their sequence numbers (0 if none)
+  output logic [SEQ_W-1:0] old2_seq_o,
 
   // Writes (at most one per cycle).
   input  logic             ins_i,
@@ -48,8 +50,7 @@ module tmnic_tm_cam #(
   // State, for the engine's selections.
   output logic [W-1:0]              valid_o,
   output logic [W-1:0]              en_o,
-  output logic [W-1:0][H_W-1:0]     hdl_o,
-  output logic [W-1:0][SEQ_W-1:0]   seq_o
+  output logic [W-1:0][H_W-1:0]     hdl_o
 );
   if (W < 1 || W > 256) begin : g_chk_w
     $fatal(1, "tmnic_tm_cam: W must be in 1..256");
@@ -77,13 +78,47 @@ module tmnic_tm_cam #(
     end
   end
 
+  // Entry i of sel_i is the oldest if no other selected entry is older, the second oldest if
+  // exactly one is: both decided in parallel (a zero / exactly-one reduction tree per row), so the
+  // second does not wait for the first.
+  localparam int unsigned WP = 1 << IW;  // leaves of the reduction tree
+  function automatic logic [1:0] none_one(logic [W-1:0] x);  // {no bit set, exactly one bit set}
+    logic [2*WP-1:0] z, o;
+    z = '1;
+    o = '0;
+    for (int i = 0; i < int'(W); i++) begin
+      z[WP + i] = !x[i];
+      o[WP + i] = x[i];
+    end
+    for (int n = int'(WP) - 1; n >= 1; n--) begin
+      z[n] = z[2*n] && z[2*n+1];
+      o[n] = (o[2*n] && z[2*n+1]) || (z[2*n] && o[2*n+1]);
+    end
+    return {z[1], o[1]};
+  endfunction
+
   logic [W-1:0] old1, old2;
   always_comb begin
+    logic [1:0] r;
+    r    = '0;
     old1 = '0;
     old2 = '0;
     if (sel_i != '0) begin
-      for (int i = 0; i < int'(W); i++) old1[i] = sel_i[i] && (sel_i & older_q[i]) == '0;
-      for (int i = 0; i < int'(W); i++) old2[i] = sel_i[i] && !old1[i] && (sel_i & ~old1 & older_q[i]) == '0;
+      for (int i = 0; i < int'(W); i++) begin
+        r = none_one(sel_i & older_q[i]);
+        old1[i] = sel_i[i] && r[1];
+        old2[i] = sel_i[i] && r[0];
+      end
+    end
+  end
+
+  // Sequence numbers by one-hot AND-OR (no index encode in front of a wide multiplexer).
+  always_comb begin
+    old1_seq_o = '0;
+    old2_seq_o = '0;
+    for (int i = 0; i < int'(W); i++) begin
+      old1_seq_o |= {SEQ_W{old1[i]}} & ent_q[i].seq;
+      old2_seq_o |= {SEQ_W{old2[i]}} & ent_q[i].seq;
     end
   end
 
@@ -152,7 +187,6 @@ module tmnic_tm_cam #(
   assign en_o    = en_q;
   for (genvar i = 0; i < int'(W); i++) begin : g_out
     assign hdl_o[i] = ent_q[i].hdl;
-    assign seq_o[i] = ent_q[i].seq;
   end
 
 `ifndef SYNTHESIS
@@ -171,6 +205,9 @@ module tmnic_tm_cam #(
     !(rm_i && !valid_q[rm_idx_i])) else $error("tmnic_tm_cam: removal of an invalid entry");
   a_old1_onehot: assert property (@(posedge clk_i) disable iff (!chk_q)
     $onehot0(old1)) else $error("tmnic_tm_cam: two oldest entries (age matrix inconsistent)");
+  a_old2_onehot: assert property (@(posedge clk_i) disable iff (!chk_q)
+    $onehot0(old2) && (old2 & old1) == '0 && (old2 == '0 || old1 != '0))
+    else $error("tmnic_tm_cam: second oldest entry inconsistent with the oldest");
   a_old1_exists: assert property (@(posedge clk_i) disable iff (!chk_q)
     (sel_i & ~valid_q) != '0 || (sel_i == '0) == (old1 == '0))
     else $error("tmnic_tm_cam: a non-empty set of valid entries without an oldest one");

@@ -320,8 +320,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   logic [CAM_W-1:0]             cam_hit, cam_sel, cam_valid, cam_en;
   logic                         cam_o1v, cam_o2v;
   logic [CIW-1:0]               cam_o1, cam_o2, cam_ins_idx, cam_rm_idx;
+  logic [SEQ_W-1:0]             cam_o1s, cam_o2s;
   logic [CAM_W-1:0][H_W-1:0]    cam_hdl;
-  logic [CAM_W-1:0][SEQ_W-1:0]  cam_seq;
 
 
   // ---------------------------------------------------------------- accept
@@ -673,7 +673,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   end
   tmnic_tm_order #(.K(K), .SEQ_W(SEQ_W)) u_order (
     .clk_i, .adv_i(advance && v_q[3]),
-    .sA_i(o_sA), .sB_i(o_sB), .sF1_i(cam_seq[cam_o1]), .sF2_i(cam_seq[cam_o2]),
+    .sA_i(o_sA), .sB_i(o_sB), .sF1_i(cam_o1s), .sF2_i(cam_o2s),
     .dis_act_i(q_dis_act), .dis_seq_i(q_dis_seq),
     .cv_i(cv4), .pop_i(pop4), .new_i(new4), .new_en_i(hnew_en_q), .en_all_i(hen_all_q && eqs4_q),
     .camv_i(o_camv), .camen_i(cam_en[c4i]), .camrm1_i(camrm14), .camnew_i(camnew4),
@@ -1219,11 +1219,12 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     .clk_i, .rst_ni,
     .cmp_en_i(cam_cmp_en), .cmp_srq_i(r_q[2].srq), .cmp_tag_i(r_q[2].tag), .cmp_hit_o(cam_hit),
     .sel_i(cam_sel), .old1_vld_o(cam_o1v), .old1_o(cam_o1), .old2_vld_o(cam_o2v), .old2_o(cam_o2),
+    .old1_seq_o(cam_o1s), .old2_seq_o(cam_o2s),
     .ins_i(cam_ins), .ins_idx_i(cam_ins_idx), .ins_srq_i(r4.srq), .ins_tag_i(r4.tag),
     .ins_mask_i(r4.mask), .ins_hdl_i(r4.hdl), .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
     .rm_i(cam_rm), .rm_idx_i(cam_rm_idx), .en_all_i(cam_en_all), .clr_i(cam_clr),
     .en_srq_i(r4.srq),
-    .valid_o(cam_valid), .en_o(cam_en), .hdl_o(cam_hdl), .seq_o(cam_seq));
+    .valid_o(cam_valid), .en_o(cam_en), .hdl_o(cam_hdl));
 
   // ---------------------------------------------------------------- registers
   logic             op_rsp_valid_q, op_rsp_ok_q, lk_rsp_valid_q, lk_rsp_hit_q, lk_rsp_unexp_q;
@@ -1302,10 +1303,10 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
       lv4_q <= lv3c;
       c41v_q <= cam_o1v;
       c41i_q <= cam_o1;
-      c41s_q <= cam_seq[cam_o1];
+      c41s_q <= cam_o1s;
       c42v_q <= cam_o2v;
       c42i_q <= cam_o2;
-      c42s_q <= cam_seq[cam_o2];
+      c42s_q <= cam_o2s;
       blk4_q <= blk3_d;
       // The commit of this edge, for the stages it does not patch (above: the last commit).
       hv_pop_q  <= cw_pop;
