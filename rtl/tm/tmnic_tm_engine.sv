@@ -205,7 +205,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
 
   // s4 sub-states: a lookup whose SRQ has spilled entries scans them; an ADD without a free way
   // searches for a relocation (X_CK_*).
-  typedef enum logic [2:0] {X_START, X_SCAN, X_DECIDE, X_CK_OCC, X_CK_H, X_CK_CHK, X_CK_RST, X_CK_DONE} xst_e;
+  typedef enum logic [3:0] {X_START, X_SCAN, X_DECIDE, X_CK_OCC, X_CK_H, X_CK_RD, X_CK_CHK, X_CK_RST,
+                            X_CK_DONE} xst_e;
   xst_e            xs_q, xs_d;
   logic [H_W-1:0]  sc_p_q, sc_p_d;         // spill entry being read
   logic            sc_v_q, sc_v_d;         // spill candidate found
@@ -858,12 +859,17 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
             // The occupant of way ck_w_q sits at bucket idx = L ^ H_w(R): its bucket in way x is
             // idx ^ H_w(R) ^ H_x(R) (hash units fed with its R, index bits 0).
             hold4 = 1'b1;
+            xs_d  = X_CK_RD;
+            for (int x = 0; x < int'(D); x++)
+              ck_alt_d[x] = idx_q[4][r4.cls][ck_w_q] ^ idx0[r4.cls][ck_w_q] ^ idx0[r4.cls][x];
+          end else if (xs_q == X_CK_RD) begin
+            // Those buckets are read from registers (the hash stays out of the RAM address path).
+            hold4 = 1'b1;
             xs_d  = X_CK_CHK;
             for (int x = 0; x < int'(D); x++) begin
-              ck_alt_d[x] = idx_q[4][r4.cls][ck_w_q] ^ idx0[r4.cls][ck_w_q] ^ idx0[r4.cls][x];
               if (WAY_W'(x) != ck_w_q) begin
                 ck_re[x]    = 1'b1;
-                ck_raddr[x] = ck_alt_d[x];
+                ck_raddr[x] = ck_alt_q[x];
               end
             end
           end else if (xs_q == X_CK_CHK) begin
