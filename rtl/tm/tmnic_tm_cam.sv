@@ -56,12 +56,12 @@ module tmnic_tm_cam #(
     $fatal(1, "tmnic_tm_cam: W must be in 1..256");
   end
 
-  typedef struct packed {
+  typedef struct packed {  // 64-bit fields last: on 64-bit boundaries (cheaper to simulate)
     logic [SRQ_W-1:0] srq;
-    logic [63:0]      tag;
-    logic [63:0]      mask;
     logic [H_W-1:0]   hdl;
     logic [SEQ_W-1:0] seq;
+    logic [63:0]      tag;
+    logic [63:0]      mask;
   } ent_t;
 
   ent_t                ent_q [W];

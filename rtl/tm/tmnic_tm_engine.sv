@@ -123,17 +123,18 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   typedef enum logic [2:0] {RK_LK, RK_ADD, RK_DEL, RK_SYNC, RK_CLEAR, RK_FIND} rkind_e;
   typedef enum logic [1:0] {LOC_CLS, LOC_CAM, LOC_SPILL} loc_e;
 
+  // Field order: the 64-bit fields last, so that they sit on 64-bit boundaries (cheaper to simulate).
   typedef struct packed {
     rkind_e           kind;
     logic [SRQ_W-1:0] srq;
-    logic [63:0]      tag;
-    logic [63:0]      mask;
     logic [H_W-1:0]   hdl;
     logic             cnt_vld;
     logic [15:0]      cnt;
     logic             commit_miss;
     logic             has_cls;   // ADD, FIND: the entry's class
     logic [CLS_W-1:0] cls;
+    logic [63:0]      tag;
+    logic [63:0]      mask;
   } req_t;
 
   // A class-table slot: the FIFO of one key.
@@ -142,8 +143,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     logic [GEN_W-1:0] gen;   // generation of the SRQ when written (stale after a CLEAR)
     logic [R_W-1:0]   kr;    // key without its index bits (tmnic_tm_hash), SRQ in the top bits
     logic [H_W-1:0]   h1;    // head handle
-    logic [SEQ_W-1:0] s1;    // head sequence number
     logic [H_W-1:0]   tail;
+    logic [SEQ_W-1:0] s1;    // head sequence number
   } slot_t;
   // Per handle: the next entry of its FIFO (or spill list) and that entry's sequence number.
   // Meaningless for the tail (never written when an entry is appended): whether an entry has a
@@ -165,17 +166,17 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     logic [CIW-1:0]   cam;
   } live_t;
   typedef struct packed {
+    logic [SEQ_W-1:0] seq;
     logic [63:0]      mtag;  // tag & mask
     logic [63:0]      mask;
-    logic [SEQ_W-1:0] seq;
   } ent_t;
   // A request's view of one class: the FIFO of its key, if any.
   typedef struct packed {
     logic             v;
     logic [WAY_W-1:0] way;
     logic [H_W-1:0]   h1;
-    logic [SEQ_W-1:0] s1;
     logic [H_W-1:0]   tail;
+    logic [SEQ_W-1:0] s1;
   } tup_t;
   typedef enum logic [1:0] {LS_RAM, LS_CHASE, LS_VAL} lsrc_e;  // where a head's link comes from
 
@@ -407,7 +408,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   // ---------------------------------------------------------------- s0: keys and bucket indices
   // For a lookup, every class's key {srq, tag & class mask}; for ADD and FIND, the entry's class.
   logic [K-1:0][D-1:0][LB-1:0] idx0;
-  logic [K-1:0][D-1:0][R_W-1:0] kr0;  // the same in every way
+  logic [K-1:0][R_W-1:0]       kr0;  // R of the key (tmnic_tm_hash), stored in the slot
   logic [K-1:0][63:0]          mt0;
   logic [SRQ_W-1:0]            hsrq0;
   // While an ADD searches for a relocation (s4 holds, s0 waits), the hash units give the ways of a
@@ -423,8 +424,9 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   for (genvar c = 0; c < int'(K); c++) begin : g_hc
     for (genvar w = 0; w < int'(D); w++) begin : g_hw
       tmnic_tm_hash #(.CLS(c), .WAY(w), .LB(LB), .SRQ_W(SRQ_W)) u_hash (
-        .srq_i(hsrq0), .mtag_i(mt0[c]), .idx_o(idx0[c][w]), .keyr_o(kr0[c][w]));
+        .srq_i(hsrq0), .mtag_i(mt0[c]), .idx_o(idx0[c][w]));
     end
+    assign kr0[c] = {hsrq0, mt0[c][63:LB]};
   end
 
   // ---------------------------------------------------------------- commit outputs (s4, below)
@@ -1294,7 +1296,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
       for (int i = 1; i < 5; i++) r_q[i] <= r_q[i-1];
       for (int c = 0; c < int'(K); c++) begin
         for (int w = 0; w < int'(D); w++) idx_q[1][c][w] <= idx0[c][w];
-        kr_q[1][c] <= kr0[c][0];
+        kr_q[1][c] <= kr0[c];
       end
       for (int i = 2; i < 5; i++) begin
         idx_q[i] <= idx_q[i-1];

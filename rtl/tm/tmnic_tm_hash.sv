@@ -12,8 +12,7 @@ module tmnic_tm_hash import tmnic_hwif_pkg::*; #(
 ) (
   input  logic [SRQ_W-1:0] srq_i,
   input  logic [63:0]      mtag_i,  // tag & class mask
-  output logic [LB-1:0]    idx_o,
-  output logic [R_W-1:0]   keyr_o
+  output logic [LB-1:0]    idx_o
 );
   if (CLS >= TM_HASH_MAX_CLASSES || WAY >= TM_HASH_MAX_WAYS) begin : g_chk_cw
     $fatal(1, "tmnic_tm_hash: CLS/WAY beyond the generated constants (hwif/spec.py TM_HASH_MAX_*)");
@@ -33,9 +32,10 @@ module tmnic_tm_hash import tmnic_hwif_pkg::*; #(
     return m;
   endfunction
 
-  assign keyr_o = {srq_i, mtag_i[63:LB]};
+  logic [R_W-1:0] keyr;
+  assign keyr = {srq_i, mtag_i[63:LB]};
   for (genvar b = 0; b < int'(LB); b++) begin : g_bit
     localparam logic [R_W-1:0] COL = column(b);
-    assign idx_o[b] = mtag_i[b] ^ (^(keyr_o & COL));
+    assign idx_o[b] = mtag_i[b] ^ (^(keyr & COL));
   end
 endmodule
