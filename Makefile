@@ -73,7 +73,7 @@ synth:
 # Not part of `synth` nor `test`.
 TM_ECP5 ?= N_ENTRIES=1024 N_ENTRIES=4096
 TM_PNR ?= N_ENTRIES=1024
-TM_XILINX ?= N_ENTRIES=16384
+TM_XILINX ?= N_ENTRIES=16384,SEQ_W=58
 TM_NETLIST ?= N_ENTRIES=1024
 .PHONY: synth-tm
 synth-tm:
