@@ -957,8 +957,9 @@ def tm_table(data):
             md.append(f"| {var(r)} | {x['rtl']} | {cells} | {run(x.get('run'))} |")
     p = [r for r in rows if r.get("pnr")]
     if p:
+        routers = "/".join(sorted({r["pnr"].get("router", "?") for r in p}))
         md += ["", f"ECP5 place and route of `{TM_WRAP}` ({TM_DEVICE['name']} {TM_DEVICE['package']}, "
-               "nextpnr-ecp5 router2, seeds one after another):", "",
+               f"nextpnr-ecp5 {routers}, seeds one after another):", "",
                f"| {head} | RTL | target MHz | Fmax MHz per seed | median | COMB / FF / EBR used | "
                "wrapper synth_ecp5 s (MB) | nextpnr s (MB) per seed |", "|---|---|---:|---|---:|---|---:|---|"]
         for r in p:
