@@ -2,9 +2,10 @@
 // flip-flops for the posted tags whose mask has no class table (or whose class buckets are full).
 // Any mask: an entry matches a message when srq is equal and ((tag ^ msg_tag) & mask) == 0.
 // Order: an age matrix (older_q[i][j] = entry j was inserted before entry i) instead of moving
-// entries, so the oldest of any set of entries is found in two LUT levels and an insert or a removal
-// touches one row and one column. Entries also carry the engine's posting sequence number, which
-// orders them against the class tables' candidates outside this block.
+// entries, so the oldest of any set of entries is found in a few LUT levels (a NOR over the set)
+// and an insert or a removal touches one row and one column. Entries also carry the engine's
+// posting sequence number, which orders them against the class tables' candidates outside this
+// block.
 // Per cycle: an insert or a removal, possibly with the enabling of every entry of an SRQ; or the
 // clearing of an SRQ.
 module tmnic_tm_cam #(

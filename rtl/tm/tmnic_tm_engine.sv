@@ -213,8 +213,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   logic            sc_v_q, sc_v_d;         // spill candidate found
   logic [H_W-1:0]  sc_h_q, sc_h_d;
   logic [SEQ_W-1:0] sc_seq_q, sc_seq_d;
-  prev_t           sc_prev_q, sc_prev_d;
-  link_t           sc_link_q, sc_link_d;
   // Relocation search of an ADD (X_CK_*): the occupants of its buckets, the one being tried, its
   // buckets in the other ways, the free way found.
   slot_t [D-1:0]             ck_occ_q, ck_occ_d;
@@ -229,8 +227,11 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   live_t ser_live_q;
   logic  ser_dis_q;
   ent_t  ser_ent_q;
-  prev_t ser_prev_q;
-  link_t ser_link_q;
+  // The neighbours (prev record, link) of the entry a commit unlinks from its list: captured by a
+  // DEL at s2, or by the spill scan at its match. Never both in flight: a DEL runs alone, and the
+  // scan holds s4 (no DEL moves meanwhile).
+  prev_t ul_prev_q, ul_prev_d;
+  link_t ul_link_q, ul_link_d;
 
   logic busy_ser_q;   // a serialized request is in flight (nothing else accepted)
 
@@ -704,12 +705,13 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   assign en_new = sw_new == cur_hw;
   assign ev_add_en = en_new;
 
-  typedef enum logic [1:0] {HS_LINK, HS_TUP, HS_NEW, HS_SER} hsrc_e;   // a written slot's head from
-  typedef enum logic [1:0] {TS_TUP, TS_HDL, TS_SER} tsrc_e;            // ... and its tail from
-  typedef enum logic [1:0] {LA_TAIL, LA_SPT, LA_SCP, LA_SERP} lasrc_e; // link write address
-  typedef enum logic [1:0] {LD_NEW, LD_SC, LD_SER} ldsrc_e;            // ... and data
-  typedef enum logic [1:0] {PA_LNK, PA_HDL, PA_SC, PA_SER} pasrc_e;    // prev write address
-  typedef enum logic [2:0] {PD_HEAD, PD_TAIL, PD_SPT, PD_SC, PD_SER} pdsrc_e;  // ... and data
+  // *_UL: the unlinked entry's neighbours (ul_prev_q, ul_link_q).
+  typedef enum logic [1:0] {HS_LINK, HS_TUP, HS_NEW, HS_UL} hsrc_e;    // a written slot's head from
+  typedef enum logic [1:0] {TS_TUP, TS_HDL, TS_UL} tsrc_e;             // ... and its tail from
+  typedef enum logic [1:0] {LA_TAIL, LA_SPT, LA_ULP} lasrc_e;          // link write address
+  typedef enum logic [1:0] {LD_NEW, LD_UL} ldsrc_e;                    // ... and data
+  typedef enum logic [1:0] {PA_LNK, PA_HDL, PA_UL} pasrc_e;            // prev write address
+  typedef enum logic [1:0] {PD_HEAD, PD_TAIL, PD_SPT, PD_UL} pdsrc_e;  // ... and data
   typedef enum logic [1:0] {RH_CLS, RH_CAM, RH_SC} rhsrc_e;            // matched handle from
 
   hsrc_e            cw_hsrc;
@@ -721,6 +723,9 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   pdsrc_e           pv_dsrc;
   rhsrc_e           rsp_hsrc;
   logic [CLS_W-1:0] win_cls;   // the class whose head a lookup takes
+  logic             sp_unlink; // a spill entry leaves its list: ul_hdl
+  logic [H_W-1:0]   ul_hdl;
+  assign ul_hdl = (r4.kind == RK_LK) ? sc_h_q : r4.hdl;
 
   always_comb begin
     win_cls = '0;
@@ -741,7 +746,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     for (int w = int'(D) - 1; w >= 0; w--) if (fr4c[w]) begin fw = WAY_W'(w); fw_v = 1'b1; end
     // defaults
     xs_d = xs_q; sc_p_d = sc_p_q; sc_v_d = sc_v_q; sc_h_d = sc_h_q; sc_seq_d = sc_seq_q;
-    sc_prev_d = sc_prev_q; sc_link_d = sc_link_q; sp_en_d = sp_en_q; sp_old_d = sp_old_q;
+    ul_prev_d = ul_prev_q; ul_link_d = ul_link_q; sp_en_d = sp_en_q; sp_old_d = sp_old_q;
+    sp_unlink = 1'b0;
     ck_occ_d = ck_occ_q; ck_w_d = ck_w_q; ck_x_d = ck_x_q; ck_alt_d = ck_alt_q; ck_found_d = ck_found_q;
     ck_re = '0; ck_raddr = '0; ck_rst = 1'b0;
     hold4 = 1'b0; done4 = 1'b0; inj_d = 1'b0;
@@ -781,8 +787,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
               sp_en_d = !cur_dis_act || seq_older(en_rdata.seq, cur_dis_seq);
               for (int c = 0; c < int'(K); c++) sp_old_d[c] = seq_older(en_rdata.seq, t4c[c].s1);
               sp_old_d[K] = seq_older(en_rdata.seq, c4s);
-              sc_prev_d = pv_rdata;
-              sc_link_d = lk_rdata[K];
+              ul_prev_d = pv_rdata;
+              ul_link_d = lk_rdata[K];
               xs_d      = X_DECIDE;
             end else if (sc_p_q != cur_sp_tail) begin
               sc_p_d = lk_rdata[K].n1;
@@ -819,21 +825,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
                 rsp_hsrc = RH_CAM;
               end
               if (win[K+1]) begin
-                // Unlink the spill entry sc_h_q.
                 rsp_hsrc  = RH_SC;
-                ev_sp_we  = 1'b1;
-                ev_sp_cnt = cur_sp_cnt - 1'b1;
-                if (!sc_prev_q.hp) ev_sp_head = sc_link_q.n1;
-                else begin
-                  lk_we   = 1'b1;
-                  lk_asrc = LA_SCP;
-                  lk_dsrc = LD_SC;
-                end
-                if (sc_h_q != cur_sp_tail) begin
-                  pv_we   = 1'b1;
-                  pv_asrc = PA_SC;
-                  pv_dsrc = PD_SC;
-                end else ev_sp_tail = sc_prev_q.p;
+                sp_unlink = 1'b1;   // the spill entry sc_h_q
               end
             end else if (!blocked4 && r4.commit_miss) begin
               ev_miss   = 1'b1;
@@ -980,19 +973,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
                 cc_rm_idx = ser_live_q.cam;
                 cam_rm    = 1'b1;
               end else begin
-                ev_sp_we  = 1'b1;
-                ev_sp_cnt = cur_sp_cnt - 1'b1;
-                if (!ser_prev_q.hp) ev_sp_head = ser_link_q.n1;
-                else begin
-                  lk_we   = 1'b1;
-                  lk_asrc = LA_SERP;
-                  lk_dsrc = LD_SER;
-                end
-                if (r4.hdl != cur_sp_tail) begin
-                  pv_we   = 1'b1;
-                  pv_asrc = PA_SER;
-                  pv_dsrc = PD_SER;
-                end else ev_sp_tail = ser_prev_q.p;
+                sp_unlink = 1'b1;   // the spill entry r4.hdl
               end
             end
           end
@@ -1008,25 +989,25 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
           rsp_op = 1'b1;
           rsp_ok = 1'b1;
           cl_we  = 1'b1;
-          if (!ser_prev_q.hp) begin
+          if (!ul_prev_q.hp) begin
             // The head: its next becomes the head.
             cw_we   = 1'b1;
             cw_v    = !is_tail;
-            cw_hsrc = HS_SER;
+            cw_hsrc = HS_UL;
             pv_we   = !is_tail;
-            pv_asrc = PA_SER;
+            pv_asrc = PA_UL;
             pv_dsrc = PD_HEAD;
           end else begin
             lk_we   = 1'b1;
-            lk_asrc = LA_SERP;
-            lk_dsrc = LD_SER;
+            lk_asrc = LA_ULP;
+            lk_dsrc = LD_UL;
             if (!is_tail) begin
               pv_we   = 1'b1;
-              pv_asrc = PA_SER;
-              pv_dsrc = PD_SER;
+              pv_asrc = PA_UL;
+              pv_dsrc = PD_UL;
             end else begin
               cw_we   = 1'b1;
-              cw_tsrc = TS_SER;
+              cw_tsrc = TS_UL;
             end
           end
         end
@@ -1040,6 +1021,22 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
           rsp_ok = 1'b1;
         end
       endcase
+    end
+    // Unlink a spill entry (consumed by a lookup, or deleted) from its SRQ's list.
+    if (sp_unlink) begin
+      ev_sp_we  = 1'b1;
+      ev_sp_cnt = cur_sp_cnt - 1'b1;
+      if (!ul_prev_q.hp) ev_sp_head = ul_link_q.n1;
+      else begin
+        lk_we   = 1'b1;
+        lk_asrc = LA_ULP;
+        lk_dsrc = LD_UL;
+      end
+      if (ul_hdl != cur_sp_tail) begin
+        pv_we   = 1'b1;
+        pv_asrc = PA_UL;
+        pv_dsrc = PD_UL;
+      end else ev_sp_tail = ul_prev_q.p;
     end
   end
 
@@ -1057,12 +1054,12 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     unique case (cw_hsrc)
       HS_LINK: begin cw_data.h1 = lnk4[cw_cls].n1; cw_data.s1 = lnk4[cw_cls].ns; end
       HS_NEW:  begin cw_data.h1 = r4.hdl;          cw_data.s1 = seq_q;           end
-      HS_SER:  begin cw_data.h1 = ser_link_q.n1;   cw_data.s1 = ser_link_q.ns;   end
+      HS_UL:   begin cw_data.h1 = ul_link_q.n1;    cw_data.s1 = ul_link_q.ns;    end
       default: begin cw_data.h1 = cw_t_h1;         cw_data.s1 = cw_t_s1;         end
     endcase
     unique case (cw_tsrc)
       TS_HDL:  cw_data.tail = r4.hdl;
-      TS_SER:  cw_data.tail = ser_prev_q.p;
+      TS_UL:   cw_data.tail = ul_prev_q.p;
       default: cw_data.tail = cw_t_tail;
     endcase
   end
@@ -1074,26 +1071,22 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   always_comb begin
     unique case (lk_asrc)
       LA_SPT:  lk_waddr = cur_sp_tail;
-      LA_SCP:  lk_waddr = sc_prev_q.p;
-      LA_SERP: lk_waddr = ser_prev_q.p;
+      LA_ULP:  lk_waddr = ul_prev_q.p;
       default: lk_waddr = cw_t_tail;
     endcase
     unique case (lk_dsrc)
-      LD_SC:   lk_wdata = sc_link_q;
-      LD_SER:  lk_wdata = ser_link_q;
+      LD_UL:   lk_wdata = ul_link_q;
       default: lk_wdata = cw_link;
     endcase
     unique case (pv_asrc)
       PA_LNK:  pv_waddr = lnk4[cw_cls].n1;
-      PA_SC:   pv_waddr = sc_link_q.n1;
-      PA_SER:  pv_waddr = ser_link_q.n1;
+      PA_UL:   pv_waddr = ul_link_q.n1;
       default: pv_waddr = r4.hdl;
     endcase
     unique case (pv_dsrc)
       PD_TAIL: pv_wdata = '{hp: 1'b1, p: cw_t_tail};
       PD_SPT:  pv_wdata = '{hp: 1'b1, p: cur_sp_tail};
-      PD_SC:   pv_wdata = sc_prev_q;
-      PD_SER:  pv_wdata = ser_prev_q;
+      PD_UL:   pv_wdata = ul_prev_q;
       default: pv_wdata = '{hp: 1'b0, p: cw_t_tail};   // a head (p unused)
     endcase
     unique case (rsp_hsrc)
@@ -1350,14 +1343,14 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     end
     if (hold4 && !chase_cap_q) chase_q <= lk_rdata[K];
     sc_p_q <= sc_p_d; sc_v_q <= sc_v_d; sc_h_q <= sc_h_d; sc_seq_q <= sc_seq_d;
-    sc_prev_q <= sc_prev_d; sc_link_q <= sc_link_d; sp_en_q <= sp_en_d; sp_old_q <= sp_old_d;
+    ul_prev_q <= ul_prev_d; ul_link_q <= ul_link_d; sp_en_q <= sp_en_d; sp_old_q <= sp_old_d;
     ck_occ_q <= ck_occ_d; ck_w_q <= ck_w_d; ck_x_q <= ck_x_d; ck_alt_q <= ck_alt_d;
     // DEL pass 1: the handle's state arrives at s2.
     if (advance && v_q[2] && r_q[2].kind == RK_DEL) begin
       ser_live_q <= lv_rdata;   // alone in the pipeline: nothing committed since the read
       ser_ent_q  <= en_rdata;
-      ser_prev_q <= pv_rdata;
-      ser_link_q <= lk_rdata[K];
+      ul_prev_q  <= pv_rdata;    // (scan: never in the same cycle, s4 holds)
+      ul_link_q  <= lk_rdata[K];
     end
     op_rsp_ok_q      <= rsp_ok;
     op_rsp_hw_q      <= hw_new;   // 0 after a CLEAR (tmnic_tm_srq_state)
