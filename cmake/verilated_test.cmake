@@ -7,6 +7,8 @@
 # The model is built with -Wall, assertions on and X handling as in the NIC build (rtl/lint.vlt
 # waivers first); generated code without debug info. TMNIC_WARN applies to the hand-written C++
 # only: Verilator's headers are included as system headers.
+include(${CMAKE_CURRENT_LIST_DIR}/verilator_system_includes.cmake)
+
 function(tmnic_verilated_test exe)
   cmake_parse_arguments(T "" "TOP;TEST_PREFIX" "SRC;SV;ARGS;DEFS;LIBS;INCS;LABELS" ${ARGN})
   add_executable(${exe} ${T_SRC})
@@ -26,12 +28,7 @@ function(tmnic_verilated_test exe)
     SOURCES ${_sv}
     VERILATOR_ARGS -Wall --assert --x-assign fast --x-initial fast -O3 ${T_ARGS}
     OPT_SLOW -g0 OPT_FAST -O2 -g0 OPT_GLOBAL -g0)
-  get_target_property(_inc ${exe} INCLUDE_DIRECTORIES)
-  foreach(_d ${_inc})
-    if(_d MATCHES "verilator")
-      target_include_directories(${exe} SYSTEM PRIVATE ${_d})
-    endif()
-  endforeach()
+  tmnic_verilator_system_includes(${exe})
   if(DEFINED T_TEST_PREFIX)
     gtest_discover_tests(${exe} TEST_PREFIX "${T_TEST_PREFIX}" DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}")
   else()
