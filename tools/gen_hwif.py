@@ -51,10 +51,14 @@ def gen_sv():
     o.append(",\n".join(f"    QPS_{n} = 3'd{v}" for n, v in S.QP_STATES))
     o.append("  } qp_state_e;")
     o.append("")
-    for prefix, lst in (("WQE", S.WQE), ("SGE", S.SGE), ("CQE", S.CQE), ("TMOP", S.TM_OP)):
-        for n, off, sz, d in lst:
-            o.append(f"  localparam int unsigned {prefix}_{n}_OFF = {off};  // {sz} B: {d}")
-            o.append(f"  localparam int unsigned {prefix}_{n}_LEN = {sz};")
+    lcheck()
+    for (lname, lst, _), prefix in zip(LAYOUTS, ("SGE", "WQE", "CQE", "TMOP")):
+        for n, off, esz, cnt, tot, d, op in lfields(lst):
+            o.append(f"  localparam int unsigned {prefix}_{n}_OFF = {off};  // {esz} B{f' x {cnt}' if cnt > 1 else ''}: {d}")
+            o.append(f"  localparam int unsigned {prefix}_{n}_LEN = {esz};")
+    for lname, lst, _ in LAYOUTS:
+        o.append("")
+        o += sv_layout(lname, lst)
     # (list, SV declaration with {n} name and {v} value), in header order
     for lst, fmt in ((S.TM_OPS, "localparam logic [7:0] TM_OP_{n} = 8'd{v};"),
                      (S.TM_OP_FLAGS, "localparam int unsigned TM_OP_FLAG_{n}_BIT = {v};"),
@@ -66,9 +70,311 @@ def gen_sv():
                      (S.WC_FLAGS, "localparam logic [31:0] WC_FLAG_{n} = 32'd{v};"),
                      (S.ACCESS, "localparam int unsigned ACCESS_{n}_BIT = {v};")):
         o += ["  " + fmt.format(n=n, v=v) for n, v in lst]
+    o += sv_regfields()
+    o += sv_wire()
     o += sv_tm_hash()
     o.append("")
     o.append("endpackage")
+    return "\n".join(o) + "\n"
+
+
+# ---- layouts (host-memory structures) -------------------------------------------------------------
+CONST = {n: v for n, v, _ in S.CONSTS}
+# (layout name, its field list, its size in bytes or a CONSTS name); SGE first: the others embed it.
+LAYOUTS = [("SGE", S.SGE, None), ("WQE", S.WQE, "WQE_STRIDE"), ("CQE", S.CQE, "CQE_SIZE"),
+           ("TM_OP", S.TM_OP, "TM_OP_STRIDE")]
+
+
+def cval(x):
+    return CONST[x] if isinstance(x, str) else x
+
+
+def lfields(lst):
+    """(name, offset, bytes of one entry, count, total bytes, desc, opts) of a layout's fields."""
+    out = []
+    for f in lst:
+        n, off, sz, d = f[:4]
+        o = f[4] if len(f) > 4 else {}
+        cnt = cval(o.get("count", 1))
+        sz = cval(sz)
+        out.append((n, off, sz, cnt, sz * cnt, d, o))
+    return out
+
+
+def lsize(name):
+    for n, lst, sz in LAYOUTS:
+        if n == name:
+            return cval(sz) if sz is not None else max(f[1] + f[4] for f in lfields(lst))
+    raise KeyError(name)
+
+
+def lcheck():
+    """Fields inside the layout, in offset order, not overlapping except declared overlays."""
+    for name, lst, _ in LAYOUTS:
+        end, size = 0, lsize(name)
+        prev = None
+        for n, off, esz, cnt, tot, d, o in lfields(lst):
+            if o.get("overlay"):
+                assert prev and off == prev[1], f"{name}.{n}: an overlay must start where the field before it does"
+                continue
+            assert off >= end, f"{name}.{n} overlaps the field before it"
+            assert off + tot <= size, f"{name}.{n} ends past the layout's {size} bytes"
+            if "of" in o:
+                assert esz == lsize(o["of"]), f"{name}.{n}: entry size {esz} != sizeof {o['of']}"
+            end = off + tot
+            prev = (n, off)
+
+
+def sv_type(name):
+    return name.lower() + "_t"
+
+
+def cpp_type(name):
+    return "".join(w.capitalize() for w in name.split("_"))
+
+
+def sv_layout(name, lst):
+    """Packed struct whose bit 8k is byte k's bit 0 (a little-endian beat vector cast to it)."""
+    size = lsize(name)
+    items, pos = [], 0
+    for n, off, esz, cnt, tot, d, o in lfields(lst):
+        if o.get("overlay"):
+            continue
+        if off > pos:
+            items.append((f"logic [{8 * (off - pos) - 1}:0]", f"rsvd{pos}", "reserved, zero"))
+        if "of" in o:
+            t = sv_type(o["of"]) + (f" [{cnt - 1}:0]" if cnt > 1 else "")
+        else:
+            t = f"logic [{8 * tot - 1}:0]"
+        items.append((t, n.lower(), f"byte {off}: {d}"))
+        pos = off + tot
+    if size > pos:
+        items.append((f"logic [{8 * (size - pos) - 1}:0]", f"rsvd{pos}", "reserved, zero"))
+    o = [f"  // {name}: {size} bytes; byte k is bits [8k+7:8k] (cast a little-endian beat vector to it).",
+         "  typedef struct packed {"]
+    o += [f"    {t} {n};  // {d}" for t, n, d in reversed(items)]
+    o.append(f"  }} {sv_type(name)};")
+    return o
+
+
+def cpp_field_type(esz, d, o):
+    if "of" in o:
+        return cpp_type(o["of"]), ""
+    if not d.startswith("raw") and esz in (1, 2, 4, 8):
+        return f"uint{8 * esz}_t", ""
+    return "uint8_t", f"[{esz}]"
+
+
+def h_layout(name, lst):
+    """C++ struct with the device's little-endian layout (the host must be little-endian: asserted)."""
+    size = lsize(name)
+    t = cpp_type(name)
+    body, pos, fl = [], 0, lfields(lst)
+    i = 0
+    while i < len(fl):
+        n, off, esz, cnt, tot, d, o = fl[i]
+        if off > pos:
+            body.append(f"  uint8_t rsvd{pos}[{off - pos}];")
+        ct, arr = cpp_field_type(esz, d, o)
+        decl = f"{ct} {n.lower()}{f'[{cnt}]' if cnt > 1 else ''}{arr};  // {d}"
+        if i + 1 < len(fl) and fl[i + 1][6].get("overlay"):
+            m = fl[i + 1]
+            ct2, arr2 = cpp_field_type(m[2], m[5], m[6])
+            body += ["  union {", f"    {decl}",
+                     f"    {ct2} {m[0].lower()}{f'[{m[3]}]' if m[3] > 1 else ''}{arr2};  // {m[5]}", "  };"]
+            i += 1
+        else:
+            body.append("  " + decl)
+        pos = off + tot
+        i += 1
+    if size > pos:
+        body.append(f"  uint8_t rsvd{pos}[{size - pos}];")
+    o = [f"// {name}: {size} bytes, little-endian.", f"struct {t} {{"] + body + ["};",
+         f"static_assert(sizeof({t}) == {size}, \"{name} size\");"]
+    for n, off, esz, cnt, tot, d, op in fl:
+        o.append(f"static_assert(offsetof({t}, {n.lower()}) == {off}, \"{name}.{n} offset\");")
+        o.append(f"static_assert(sizeof({t}::{n.lower()}) == {tot}, \"{name}.{n} size\");")
+    o.append("")
+    return o
+
+
+# ---- register fields --------------------------------------------------------------------------------
+def sv_regfields():
+    o = ["", "  // Register fields (hwif/spec.py REG_FIELDS)."]
+    for reg, fl in S.REG_FIELDS:
+        items, pos = [], 0
+        for n, msb, lsb, d in sorted(fl, key=lambda f: f[2]):
+            assert lsb >= pos and msb >= lsb and msb < 32, f"{reg}.{n}"
+            if lsb > pos:
+                items.append((f"logic [{lsb - pos - 1}:0]", f"rsvd{pos}", "reserved"))
+            items.append((f"logic [{msb - lsb}:0]", n.lower(), d))
+            pos = msb + 1
+        if pos < 32:
+            items.append((f"logic [{31 - pos}:0]", f"rsvd{pos}", "reserved"))
+        o.append("  typedef struct packed {")
+        o += [f"    {t} {n};  // {d}" for t, n, d in reversed(items)]
+        o.append(f"  }} reg_{reg.lower()}_t;")
+    return o
+
+
+def h_regfields():
+    o = ["// Register fields (hwif/spec.py REG_FIELDS): regf::<register>::<FIELD>.get(word) / .put(value).",
+         "struct RegField {", "  uint32_t lsb, width;",
+         "  constexpr uint32_t mask() const { return width >= 32 ? ~0u : ((1u << width) - 1u) << lsb; }",
+         "  constexpr uint32_t get(uint32_t word) const { return (word & mask()) >> lsb; }",
+         "  constexpr uint32_t put(uint32_t value) const { return (value << lsb) & mask(); }", "};",
+         "namespace regf {"]
+    for reg, fl in S.REG_FIELDS:
+        o.append(f"namespace {reg.lower()} {{")
+        for n, msb, lsb, d in fl:
+            o.append(f"constexpr RegField {n}{{{lsb}, {msb - lsb + 1}}};  // [{msb}:{lsb}] {d}")
+        o.append("}")
+    o += ["}  // namespace regf", ""]
+    return o
+
+
+# ---- wire protocol ------------------------------------------------------------------------------------
+WIRE = {n: v for n, v, _ in S.WIRE_CONSTS}
+WIRE_WIDTH = {"ROCE_UDP_PORT": 16, "ICRC_SEED": 32, "CRC32_POLY_REFL": 32}  # header-field constants: their field width; others int
+EXT_LEN = {"RETH": WIRE["RETH_LEN"], "AETH": WIRE["AETH_LEN"], "IMMDT": WIRE["IMMDT_LEN"]}
+
+
+def wire_derived():
+    ext_max = max(sum(EXT_LEN[e] for e in ext) for _, _, ext in S.BTH_OPCODES)
+    ip = WIRE["ETH_HDR_LEN"]
+    udp = ip + WIRE["IP_HDR_LEN"]
+    bth = udp + WIRE["UDP_HDR_LEN"]
+    return [("IP_OFF", ip, "IPv4 header offset in the frame"), ("UDP_OFF", udp, "UDP header offset"),
+            ("BTH_OFF", bth, "BTH offset in the frame (no VLAN)"),
+            ("MAX_EXT_LEN", ext_max, "longest extension headers of a supported opcode"),
+            ("MAX_FRAME_LEN", bth + WIRE["BTH_LEN"] + ext_max + WIRE["MAX_PMTU"] + WIRE["ICRC_LEN"],
+             "longest frame, no FCS")]
+
+
+def syn(typ, val):
+    t = dict((n, v) for n, v, _ in S.AETH_TYPES)[typ]
+    return (t << 5) | val
+
+
+def hdr_bits():
+    return sum(w for _, w, _ in S.ROCE_HDR)
+
+
+def sv_wire():
+    o = ["", "  // ---- RoCEv2 wire protocol (hwif/spec.py WIRE_*, BTH_OPCODES, AETH_*, RNR_TIMER_US) ----"]
+    for n, v, d in S.WIRE_CONSTS:
+        w = WIRE_WIDTH.get(n)
+        o.append(f"  localparam logic [{w - 1}:0] {n} = {w}'h{v:X};  // {d}" if w else
+                 f"  localparam int unsigned {n} = {v};  // {d}")
+    for n, v, d in wire_derived():
+        o.append(f"  localparam int unsigned {n} = {v};  // {d}")
+    o += [f"  localparam logic [7:0] OP_{n} = 8'h{v:02X};" for n, v, _ in S.BTH_OPCODES]
+    o += [f"  localparam logic [1:0] AETH_TYPE_{n} = 2'd{v};  // {d}" for n, v, d in S.AETH_TYPES]
+    o += [f"  localparam logic [4:0] NAK_{n} = 5'd{v};" for n, v in S.NAK_CODES]
+    o.append(f"  localparam logic [4:0] AETH_CREDIT_INVALID = 5'h{S.AETH_CREDIT_INVALID:02X};")
+    o.append(f"  localparam logic [7:0] AETH_SYN_ACK = 8'h{syn('ACK', S.AETH_CREDIT_INVALID):02X};  // ACK, credits invalid")
+    o += [f"  localparam logic [7:0] AETH_SYN_NAK_{n} = 8'h{syn('NAK', v):02X};" for n, v in S.NAK_CODES]
+    o += ["  function automatic logic [7:0] aeth_syn_rnr(input logic [4:0] timer);",
+          "    aeth_syn_rnr = {1'b0, AETH_TYPE_RNR_NAK, timer};", "  endfunction", ""]
+    o += ["  // Extension-header bytes after the BTH for a supported RC opcode; unsupported opcodes give 0",
+          "  // (bth_op_supported tells them apart).",
+          "  function automatic logic [4:0] bth_ext_len(input logic [7:0] op);", "    unique case (op)"]
+    by_len = {}
+    for n, v, ext in S.BTH_OPCODES:
+        ln = sum(EXT_LEN[e] for e in ext)
+        if ln:
+            by_len.setdefault(ln, []).append(f"OP_{n}")
+    for ln, ops in sorted(by_len.items()):
+        o.append(f"      {', '.join(ops)}: bth_ext_len = 5'd{ln};")
+    o += ["      default: bth_ext_len = 5'd0;", "    endcase", "  endfunction", "",
+          "  function automatic logic bth_op_supported(input logic [7:0] op);",
+          f"    bth_op_supported = (op <= 8'h{max(v for _, v, _ in S.BTH_OPCODES):02X});", "  endfunction"]
+    for e, fn in (("IMMDT", "imm"), ("RETH", "reth"), ("AETH", "aeth")):
+        ops = [f"(op == OP_{n})" for n, v, ext in S.BTH_OPCODES if e in ext]
+        o += [f"  function automatic logic bth_has_{fn}(input logic [7:0] op);",
+              f"    bth_has_{fn} = {' || '.join(ops)};", "  endfunction"]
+    o += ["", "  // RNR NAK timer code (IBA table 45) -> microseconds.",
+          "  function automatic logic [19:0] rnr_timer_us(input logic [4:0] code);", "    unique case (code)"]
+    for c, us in enumerate(S.RNR_TIMER_US):
+        o.append(f"      5'd{c}: rnr_timer_us = 20'd{us};")
+    o += ["      default: rnr_timer_us = 20'd0;", "    endcase", "  endfunction", ""]
+    o += [f"  // Internal header of one RoCEv2 RC packet (hwif/spec.py ROCE_HDR), {hdr_bits()} bits:",
+          "  // handed to the frame builder and produced by the parser; extension headers follow the opcode.",
+          "  typedef struct packed {"]
+    o += [f"    logic {'' if w == 1 else f'[{w - 1}:0] '}{n.lower()};" + (f"  // {d}" if d else "")
+          for n, w, d in S.ROCE_HDR]
+    o.append("  } roce_hdr_t;")
+    return o
+
+
+def camel_k(name):
+    return "k" + "".join(w.capitalize() for w in name.split("_"))
+
+
+def gen_wire_h():
+    o = [f"// {HDR}", "// RoCEv2 wire-protocol numbers (IBA vol. 1 ch. 9, annex A17) and the engines' internal packet",
+         "// header, as the RTL uses them (tmnic_hwif_pkg).", "#pragma once", "#include <cstddef>",
+         "#include <cstdint>", "", "namespace tmnic::wire {", ""]
+    for n, v, d in S.WIRE_CONSTS + wire_derived():
+        w = WIRE_WIDTH.get(n)
+        t = f"uint{w}_t" if w else "size_t"
+        o.append(f"constexpr {t} {camel_k(n)} = {hex(v) + 'u' if w == 32 else v};  // {d}")
+    o += ["", "// RC BTH opcodes.", "enum Opcode : uint8_t {"]
+    o += [f"  {camel_k(n)} = 0x{v:02X}," for n, v, _ in S.BTH_OPCODES]
+    o += ["};", "", "// Extension-header bytes after the BTH; 0 for unsupported opcodes.",
+          "constexpr unsigned bth_ext_len(uint8_t op) {", "  switch (op) {"]
+    for n, v, ext in S.BTH_OPCODES:
+        ln = sum(EXT_LEN[e] for e in ext)
+        if ln:
+            o.append(f"    case {camel_k(n)}: return {ln};")
+    o += ["    default: return 0;", "  }", "}",
+          f"constexpr bool bth_op_supported(uint8_t op) {{ return op <= {camel_k(S.BTH_OPCODES[-1][0])}; }}"]
+    for e, fn in (("IMMDT", "imm"), ("RETH", "reth"), ("AETH", "aeth")):
+        ops = [f"op == {camel_k(n)}" for n, v, ext in S.BTH_OPCODES if e in ext]
+        o.append(f"constexpr bool bth_has_{fn}(uint8_t op) {{ return {' || '.join(ops)}; }}")
+    o += ["", "// AETH = {syndrome[31:24], MSN[23:0]}; syndrome = {0, type[6:5], value[4:0]}."]
+    o += [f"constexpr uint8_t kAethType{''.join(w.capitalize() for w in n.split('_'))} = {v};  // {d}"
+          for n, v, d in S.AETH_TYPES]
+    o += [f"constexpr uint8_t kNak{''.join(w.capitalize() for w in n.split('_'))} = {v};" for n, v in S.NAK_CODES]
+    o.append(f"constexpr uint8_t kAethCreditInvalid = 0x{S.AETH_CREDIT_INVALID:02X};")
+    o += ["constexpr uint8_t aeth_type(uint8_t syndrome) { return (syndrome >> 5) & 3; }",
+          "constexpr uint8_t aeth_value(uint8_t syndrome) { return syndrome & 0x1F; }",
+          "constexpr uint8_t aeth_syndrome(uint8_t type, uint8_t value) { return uint8_t((type & 3) << 5 | (value & 0x1F)); }",
+          "", "// RNR NAK timer code (IBA table 45) -> microseconds.",
+          f"constexpr uint32_t kRnrTimerUs[{len(S.RNR_TIMER_US)}] = {{"]
+    us = [str(x) for x in S.RNR_TIMER_US]
+    o += ["    " + ", ".join(us[i:i + 12]) + "," for i in range(0, len(us), 12)]
+    o += ["};", ""]
+    bits = hdr_bits()
+    o += [f"// The engines' packet header (tmnic_hwif_pkg::roce_hdr_t, {bits} bits, first field in the MSBs).",
+          "struct RoceHdr {"]
+    for n, w, d in S.ROCE_HDR:
+        t = "bool" if w == 1 else ("uint8_t" if w <= 8 else "uint16_t" if w <= 16 else "uint32_t" if w <= 32 else "uint64_t")
+        init = "false" if w == 1 else "0"
+        o.append(f"  {t} {n.lower()} = {init};  // {w} bits" + (f"; {d}" if d else ""))
+    o.append("  bool operator==(const RoceHdr& o) const {")
+    o.append("    return " + " && ".join(f"{n.lower()} == o.{n.lower()}" for n, _, _ in S.ROCE_HDR) + ";")
+    o += ["  }", "  bool operator!=(const RoceHdr& o) const { return !(*this == o); }", "};",
+          f"constexpr unsigned kRoceHdrBits = {bits};", "constexpr unsigned kRoceHdrWords = (kRoceHdrBits + 31) / 32;",
+          "", "// Verilator's packing of roce_hdr_t: 32-bit words, word 0 = bits [31:0].",
+          "inline void pack_hdr(const RoceHdr& h, uint32_t* w) {",
+          "  for (unsigned i = 0; i < kRoceHdrWords; ++i) w[i] = 0;",
+          "  auto put = [w](unsigned lsb, unsigned width, uint64_t v) {",
+          "    for (unsigned b = 0; b < width; ++b)",
+          "      if ((v >> b) & 1) w[(lsb + b) / 32] |= 1u << ((lsb + b) % 32);", "  };"]
+    lsb = bits
+    for n, wd, _ in S.ROCE_HDR:
+        lsb -= wd
+        o.append(f"  put({lsb}, {wd}, uint64_t(h.{n.lower()}));")
+    o += ["}", "inline RoceHdr unpack_hdr(const uint32_t* w) {", "  auto get = [w](unsigned lsb, unsigned width) {",
+          "    uint64_t v = 0;", "    for (unsigned b = 0; b < width; ++b)",
+          "      v |= uint64_t((w[(lsb + b) / 32] >> ((lsb + b) % 32)) & 1) << b;", "    return v;", "  };",
+          "  RoceHdr h;"]
+    lsb = bits
+    for n, wd, _ in S.ROCE_HDR:
+        lsb -= wd
+        o.append(f"  h.{n.lower()} = static_cast<decltype(h.{n.lower()})>(get({lsb}, {wd}));")
+    o += ["  return h;", "}", "", "}  // namespace tmnic::wire"]
     return "\n".join(o) + "\n"
 
 
@@ -125,7 +431,10 @@ def counter_ns(ns, lst):
 
 
 def gen_h():
-    o = [f"// {HDR}", "#pragma once", "#include <cstdint>", "", "namespace tmnic::hwif {", ""]
+    o = [f"// {HDR}", "#pragma once", "#include <cstddef>", "#include <cstdint>", "",
+         "// The device's structures are little-endian; the structs below are the host's view of them.",
+         "static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, \"tmnic's host structs assume a little-endian host\");",
+         "", "namespace tmnic::hwif {", ""]
     o.append(f"constexpr uint32_t DEVICE_ID = 0x{S.DEVICE_ID:08X}u;")
     o.append(f"constexpr uint32_t ABI_MAJOR = {S.ABI_MAJOR}u;")
     o.append(f"constexpr uint32_t ABI_MINOR = {S.ABI_MINOR}u;")
@@ -155,12 +464,16 @@ def gen_h():
     o.append("")
     o.append("enum class QpState : uint32_t { " + ", ".join(f"{n} = {v}" for n, v in S.QP_STATES) + " };")
     o.append("")
-    for prefix, lst in (("wqe", S.WQE), ("sge", S.SGE), ("cqe", S.CQE), ("tm_op", S.TM_OP)):
-        o.append(f"namespace {prefix} {{")
-        for n, off, sz, d in lst:
-            o.append(f"constexpr uint32_t {n}_OFF = {off}u;  // {sz} B: {d}")
-            o.append(f"constexpr uint32_t {n}_LEN = {sz}u;")
+    for lname, lst, _ in LAYOUTS:
+        o.append(f"namespace {lname.lower()} {{")
+        for n, off, esz, cnt, tot, d, op in lfields(lst):
+            o.append(f"constexpr uint32_t {n}_OFF = {off}u;  // {esz} B{f' x {cnt}' if cnt > 1 else ''}: {d}")
+            o.append(f"constexpr uint32_t {n}_LEN = {esz}u;")
         o.append("}")
+    o.append("")
+    for lname, lst, _ in LAYOUTS:
+        o += h_layout(lname, lst)
+    o += h_regfields()
     o.append("namespace wqe_op {")
     for n, v in S.WQE_OPS:
         o.append(f"constexpr uint8_t {n} = 0x{v:02X};")
@@ -213,7 +526,7 @@ def table(rows, head):
 def gen_md():
     o = [f"<!-- {HDR} -->", "# tmnic HW/SW interface", "",
          "Generated from `hwif/spec.py`, the single source of truth also compiled into "
-         "`rtl/pkg/tmnic_hwif_pkg.sv` and `driver/include/tmnic/hwif.h`. `make test` fails if they drift.", "",
+         "`rtl/pkg/tmnic_hwif_pkg.sv`, `include/tmnic/hwif.h` and `include/tmnic/wire.h`. `make test` fails if they drift.", "",
          f"Device ID `0x{S.DEVICE_ID:08X}`, ABI version {S.ABI_MAJOR}.{S.ABI_MINOR}. The driver reads `ID` and "
          "`ABI_VERSION` at open and refuses a device with another ID or ABI major.", "",
          "Multi-byte fields in host memory are little-endian unless marked *raw*.", "", "## Constants", ""]
@@ -235,7 +548,24 @@ def gen_md():
     for title, lst in (("Work-queue entry (WQE)", S.WQE), ("Scatter/gather entry (SGE)", S.SGE),
                        ("Completion-queue entry (CQE)", S.CQE), ("Tag-list operation WQE (TM-SRQ op ring)", S.TM_OP)):
         o += ["", f"## {title}", ""]
-        o += table([(n, off, sz, d) for n, off, sz, d in lst], ["field", "offset", "bytes", "meaning"])
+        o += table([(n, off, f"{esz} x {cnt}" if cnt > 1 else esz, d + (f" ({op['of']} layout)" if "of" in op else ""))
+                    for n, off, esz, cnt, tot, d, op in lfields(lst)], ["field", "offset", "bytes", "meaning"])
+    o += ["", "## Register fields", ""]
+    o += table([(reg, n, f"[{msb}:{lsb}]", d) for reg, fl in S.REG_FIELDS for n, msb, lsb, d in fl],
+               ["register", "field", "bits", "meaning"])
+    o += ["", "## Wire protocol (RoCEv2, RC)", ""]
+    o += table([(n, hex(v) if WIRE_WIDTH.get(n) == 32 else v, d) for n, v, d in S.WIRE_CONSTS + wire_derived()],
+               ["name", "value", "meaning"])
+    o += ["", "BTH opcodes and their extension headers:", ""]
+    o += table([(n, f"0x{v:02X}", " + ".join(ext) or "-") for n, v, ext in S.BTH_OPCODES],
+               ["opcode", "value", "after the BTH"])
+    o += ["", "AETH syndrome = {0, type[6:5], value[4:0]}: types " +
+          ", ".join(f"{n}={v} ({d})" for n, v, d in S.AETH_TYPES) + "; NAK codes " +
+          ", ".join(f"{n}={v}" for n, v in S.NAK_CODES) + f"; ACKs carry credit value 0x{S.AETH_CREDIT_INVALID:02X} "
+          "(invalid: no end-to-end credits). RNR timer codes 0..31 in microseconds: " +
+          ", ".join(str(x) for x in S.RNR_TIMER_US) + ".", "",
+          f"Internal packet header `roce_hdr_t` ({hdr_bits()} bits, first field in the MSBs): " +
+          ", ".join(f"{n.lower()} {w}" for n, w, _ in S.ROCE_HDR) + "."]
     o += ["", "CQE ownership: the NIC writes entry `i` with `OWNER` bit 0 = `((i >> log_size) & 1) ^ 1`; the host "
           "zeroes the ring at creation, so an entry at consumer index `ci` is new when its owner bit equals "
           "`((ci >> log_size) & 1) ^ 1`. The host never reads the device to poll.", ""]
@@ -258,7 +588,8 @@ def gen_md():
 
 OUTPUTS = {
     "rtl/pkg/tmnic_hwif_pkg.sv": gen_sv,
-    "driver/include/tmnic/hwif.h": gen_h,
+    "include/tmnic/hwif.h": gen_h,
+    "include/tmnic/wire.h": gen_wire_h,
     "docs/hw-sw-interface.md": gen_md,
 }
 

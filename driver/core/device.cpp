@@ -164,7 +164,6 @@ std::shared_ptr<Device> Device::open(const std::shared_ptr<Backend>& be) {
     return nullptr;
   }
   open_devs[be.get()] = dev;
-  world_add(be);
   return dev;
 }
 
@@ -194,30 +193,11 @@ uint8_t Device::next_mr_gen(uint32_t idx) {
   return ++mr_gen_[idx];
 }
 
-// ---- world ----------------------------------------------------------------------------------
+// ---- neighbours ------------------------------------------------------------------------------
 
-namespace {
-std::mutex world_mu;
-std::vector<std::weak_ptr<Backend>>& world() {
-  static std::vector<std::weak_ptr<Backend>> w;
-  return w;
-}
-}  // namespace
-
-void world_add(const std::shared_ptr<Backend>& be) {
-  std::lock_guard<std::mutex> g(world_mu);
-  for (auto& w : world())
-    if (w.lock() == be) return;
-  world().push_back(be);
-}
-
-uint64_t resolve_mac(uint32_t ipv4) {
-  std::lock_guard<std::mutex> g(world_mu);
-  for (auto& w : world()) {
-    auto be = w.lock();
-    if (!be || be->read32(hwif::reg::ID) != hwif::DEVICE_ID) continue;
-    if (be->read32(hwif::reg::IPV4) == ipv4) return read_mac(be.get());
-  }
+uint64_t resolve_mac(Backend& be, uint32_t ipv4) {
+  uint64_t mac;
+  if (be.resolve_neighbour(ipv4, &mac)) return mac & 0xFFFFFFFFFFFFull;
   return uint64_t(0x0200) << 32 | ipv4;
 }
 

@@ -110,12 +110,9 @@ class Device {
 // MAC register pair <-> 48-bit MAC.
 uint64_t read_mac(Backend* be);
 
-// Every simulated NIC lives in one world: RoCE peers are found by IPv4 address among all backends
-// the library knows. `world_add` is called for every backend returned by open_backends().
-void world_add(const std::shared_ptr<Backend>& be);
-// Destination MAC for a RoCEv2 peer: the MAC of the known device owning `ipv4`; otherwise the
-// locally administered 02:00:a:b:c:d that the simulated devices use.
-uint64_t resolve_mac(uint32_t ipv4);
+// Destination MAC for a RoCEv2 peer reached through `be`: what its neighbour resolution gives;
+// otherwise the locally administered 02:00:a:b:c:d.
+uint64_t resolve_mac(Backend& be, uint32_t ipv4);
 
 // IPv4 of an IPv4-mapped GID (::ffff:a.b.c.d); false for any other GID.
 bool gid_to_ipv4(const union ibv_gid& gid, uint32_t* ipv4);

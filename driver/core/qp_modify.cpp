@@ -54,7 +54,7 @@ Rule rule(enum ibv_qp_state cur, enum ibv_qp_state next) {
 }
 
 // Value checks of the attributes present in `mask`; fills the address words of `cfg`.
-int check_and_apply(const struct ibv_qp_attr* a, int mask, uint32_t* cfg) {
+int check_and_apply(Device& dev, const struct ibv_qp_attr* a, int mask, uint32_t* cfg) {
   if ((mask & IBV_QP_PORT) && a->port_num != 1) return EINVAL;
   if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0) return EINVAL;  // one P_Key
   if ((mask & IBV_QP_ACCESS_FLAGS) &&
@@ -72,7 +72,7 @@ int check_and_apply(const struct ibv_qp_attr* a, int mask, uint32_t* cfg) {
     if (!ah.is_global || ah.grh.sgid_index != 0 || (ah.port_num != 0 && ah.port_num != 1) ||
         !gid_to_ipv4(ah.grh.dgid, &ip))
       return EINVAL;
-    uint64_t mac = resolve_mac(ip);
+    uint64_t mac = resolve_mac(*dev.be(), ip);
     cfg[q::DEST_IP] = ip;
     cfg[q::DMAC_LO] = uint32_t(mac);
     cfg[q::DMAC_HI] = uint32_t(mac >> 32) & 0xFFFF;
@@ -141,7 +141,7 @@ int modify_qp(struct ibv_qp* ibqp, struct ibv_qp_attr* attr, int mask) {
 
   uint32_t cfg[kSetQpWords];
   std::memcpy(cfg, qp->cfg, sizeof(cfg));
-  if (int err = check_and_apply(attr, mask, cfg)) return err;
+  if (int err = check_and_apply(*qp->dev, attr, mask, cfg)) return err;
   cfg[q::STATE] = next;
   // (Re)initialise the dynamic state where the IB state machine starts it: the receive side when
   // the QP becomes able to receive (RTR, from RQ_PSN), the send side at RTS (from SQ_PSN), both

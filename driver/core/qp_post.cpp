@@ -10,8 +10,6 @@ namespace tmnic {
 
 namespace {
 
-namespace w = hwif::wqe;
-
 // Builds the send WQE for `wr` into `slot`, or returns the errno that rejects it.
 int build_send_wqe(const tmnic_qp* qp, const struct ibv_send_wr* wr, uint8_t* slot) {
   uint8_t op;
@@ -31,30 +29,29 @@ int build_send_wqe(const tmnic_qp* qp, const struct ibv_send_wr* wr, uint8_t* sl
   if (wr->send_flags & IBV_SEND_SOLICITED) flags |= hwif::wqe_flag::SOLICITED;
   if (wr->send_flags & IBV_SEND_FENCE) flags |= hwif::wqe_flag::FENCE;
 
-  uint8_t b[hwif::WQE_STRIDE] = {};  // reserved bytes are zero
-  st64(b + w::WR_ID_OFF, wr->wr_id);
-  st8(b + w::OPCODE_OFF, op);
-  if (op == hwif::wqe_op::SEND_WITH_IMM) std::memcpy(b + w::IMM_OFF, &wr->imm_data, 4);  // raw
+  hwif::Wqe w{};  // reserved bytes are zero
+  w.wr_id = wr->wr_id;
+  w.opcode = op;
+  if (op == hwif::wqe_op::SEND_WITH_IMM) std::memcpy(w.imm, &wr->imm_data, sizeof(w.imm));  // raw
   if (wr->send_flags & IBV_SEND_INLINE) {
     // Inline: the payload is copied now, so the buffers need no MR and may be reused at once.
     uint64_t total = 0;
     for (int i = 0; i < wr->num_sge; i++) total += wr->sg_list[i].length;
-    if (total > qp->max_inline) return EINVAL;
-    uint8_t* p = b + w::SGE0_OFF;
+    if (total > qp->max_inline || total > sizeof(w.inline_data)) return EINVAL;
+    uint8_t* p = w.inline_data;
     for (int i = 0; i < wr->num_sge; i++) {
       std::memcpy(p, reinterpret_cast<const void*>(uintptr_t(wr->sg_list[i].addr)),
                   wr->sg_list[i].length);
       p += wr->sg_list[i].length;
     }
     flags |= hwif::wqe_flag::INLINE;
-    st32(b + w::INLINE_LEN_OFF, uint32_t(total));
+    w.inline_len = uint32_t(total);
   } else {
-    st8(b + w::NUM_SGE_OFF, uint8_t(wr->num_sge));
-    for (int i = 0; i < wr->num_sge; i++)
-      write_sge(b + w::SGE0_OFF + w::SGE0_LEN * i, wr->sg_list[i]);
+    w.num_sge = uint8_t(wr->num_sge);
+    for (int i = 0; i < wr->num_sge; i++) w.sge[i] = to_hw_sge(wr->sg_list[i]);
   }
-  st8(b + w::FLAGS_OFF, flags);
-  std::memcpy(slot, b, sizeof(b));
+  w.flags = flags;
+  std::memcpy(slot, &w, sizeof(w));
   return 0;
 }
 

@@ -12,7 +12,6 @@
 
 namespace tmnic {
 
-namespace o = hwif::tm_op;
 
 int TmSrq::init(Backend* be, uint32_t num_tags, uint32_t ring_log_size) {
   max_num_tags = num_tags;
@@ -119,7 +118,7 @@ int post_srq_ops(struct ibv_srq* ibsrq, struct ibv_ops_wr* op, struct ibv_ops_wr
     }
     const bool signaled = op->flags & IBV_OPS_SIGNALED;
     const bool sync = op->flags & IBV_OPS_TM_SYNC;
-    uint8_t w[hwif::TM_OP_STRIDE] = {};
+    hwif::TmOp w{};  // reserved bytes are zero
     uint32_t h = kNoTag;
     uint8_t opcode;
     const uint32_t wr_opcode = raw_enum(op->opcode);
@@ -165,14 +164,14 @@ int post_srq_ops(struct ibv_srq* ibsrq, struct ibv_ops_wr* op, struct ibv_ops_wr
       t.del_posted = false;
       t.expect_cqe = 1;  // its consumption (or a successful DEL)
       op->tm.handle = h;
-      st32(w + o::HANDLE_OFF, h);
-      st64(w + o::TAG_OFF, op->tm.add.tag);
-      st64(w + o::MASK_OFF, op->tm.add.mask);
+      w.handle = h;
+      w.tag = op->tm.add.tag;
+      w.mask = op->tm.add.mask;
       // No SGE or a zero-length one: an empty tagged buffer ("message is allowed to be empty").
-      if (op->tm.add.num_sge == 1) write_sge(w + o::SGE_OFF, op->tm.add.sg_list[0]);
+      if (op->tm.add.num_sge == 1) w.sge = to_hw_sge(op->tm.add.sg_list[0]);
     } else if (wr_opcode == IBV_WR_TAG_DEL) {
       tm->tags[h].del_posted = true;
-      st32(w + o::HANDLE_OFF, h);
+      w.handle = h;
     }
     if (signaled) {
       TmOp& p = tm->ops[tm->op_tail++ & (tm->size() - 1)];
@@ -185,12 +184,11 @@ int post_srq_ops(struct ibv_srq* ibsrq, struct ibv_ops_wr* op, struct ibv_ops_wr
       tm->release(h);  // an unsignaled DEL is assumed to succeed: no consumption will come
     }
 
-    st64(w + o::WR_ID_OFF, op->wr_id);
-    w[o::OPCODE_OFF] = opcode;
-    w[o::FLAGS_OFF] = uint8_t((signaled ? hwif::tm_op_flag::SIGNALED : 0) |
-                              (sync ? hwif::tm_op_flag::SW_CNT : 0));
-    if (sync) st16(w + o::SW_CNT_OFF, uint16_t(op->tm.unexpected_cnt));
-    std::memcpy(tm->slot(tm->pi), w, sizeof(w));
+    w.wr_id = op->wr_id;
+    w.opcode = opcode;
+    w.flags = uint8_t((signaled ? hwif::tm_op_flag::SIGNALED : 0) | (sync ? hwif::tm_op_flag::SW_CNT : 0));
+    if (sync) w.sw_cnt = uint16_t(op->tm.unexpected_cnt);
+    std::memcpy(tm->slot(tm->pi), &w, sizeof(w));
     tm->pi++;
   }
   if (err) *bad_op = op;

@@ -49,21 +49,16 @@ struct WorkQueue {
   }
 };
 
-// Writes one scatter/gather entry at `p` in the hwif SGE layout.
-inline void write_sge(uint8_t* p, const struct ibv_sge& s) {
-  st64(p + hwif::sge::ADDR_OFF, s.addr);
-  st32(p + hwif::sge::LENGTH_OFF, s.length);
-  st32(p + hwif::sge::LKEY_OFF, s.lkey);
-}
+// One scatter/gather entry in the device's SGE layout.
+inline hwif::Sge to_hw_sge(const struct ibv_sge& s) { return hwif::Sge{s.addr, s.length, s.lkey}; }
 
 // Builds a receive WQE (wr_id, SGEs; opcode/flags unused) into the WQE_STRIDE bytes at `slot`.
 inline void write_recv_wqe(uint8_t* slot, const struct ibv_recv_wr* wr) {
-  uint8_t w[hwif::WQE_STRIDE] = {};
-  st64(w + hwif::wqe::WR_ID_OFF, wr->wr_id);
-  st8(w + hwif::wqe::NUM_SGE_OFF, uint8_t(wr->num_sge));
-  for (int i = 0; i < wr->num_sge; i++)
-    write_sge(w + hwif::wqe::SGE0_OFF + hwif::wqe::SGE0_LEN * i, wr->sg_list[i]);
-  std::memcpy(slot, w, sizeof(w));
+  hwif::Wqe w{};
+  w.wr_id = wr->wr_id;
+  w.num_sge = uint8_t(wr->num_sge);
+  for (int i = 0; i < wr->num_sge && i < int(hwif::WQE_MAX_SGE); i++) w.sge[i] = to_hw_sge(wr->sg_list[i]);
+  std::memcpy(slot, &w, sizeof(w));
 }
 
 }  // namespace tmnic

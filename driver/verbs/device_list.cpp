@@ -43,7 +43,6 @@ const std::vector<tmnic_ibdev*>& devices() {
     // Conventional paths; nothing exists there (sysfs reads through them simply fail).
     std::snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "/sys/class/infiniband/%s",
                   d->dev.name);
-    tmnic::world_add(be);
     g_devs->push_back(d);
   }
   return *g_devs;

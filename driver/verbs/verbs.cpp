@@ -170,12 +170,12 @@ TMNIC_EXPORT int ibv_detach_mcast(struct ibv_qp* qp, const union ibv_gid* gid, u
   return ret(EOPNOTSUPP);
 }
 
-// RoCE L2 resolution without the kernel's neighbour table: the world device table.
+// RoCE L2 resolution through the backend's neighbour resolution (driver/core/device.hpp).
 TMNIC_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context* ctx, struct ibv_ah_attr* attr,
                                              uint8_t eth_mac[ETHERNET_LL_SIZE], uint16_t* vid) {
   uint32_t ip;
   if (!attr->is_global || !tmnic::gid_to_ipv4(attr->grh.dgid, &ip)) return ret(EINVAL);
-  uint64_t mac = tmnic::resolve_mac(ip);
+  uint64_t mac = tmnic::resolve_mac(*to_ibdev(ctx->device)->be, ip);
   for (int i = 0; i < ETHERNET_LL_SIZE; i++) eth_mac[i] = uint8_t(mac >> (40 - 8 * i));
   if (vid) *vid = 0xFFFF;  // no VLAN
   return 0;

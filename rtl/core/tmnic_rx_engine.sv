@@ -483,7 +483,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           end else if (h_q.psn != epsn_q[q_q]) begin
             if (!psn_ge(h_q.psn, epsn_q[q_q])) begin
               dup_o <= 1'b1;            // duplicate: re-ACK the last executed PSN, do not execute
-              a_go = 1'b1; a_syn = 8'h1F; a_msn = msn_q[q_q]; a_psn = epsn_q[q_q] - 24'd1;
+              a_go = 1'b1; a_syn = AETH_SYN_ACK; a_msn = msn_q[q_q]; a_psn = epsn_q[q_q] - 24'd1;
               tx_ack_o <= 1'b1;
               after_q <= S_DRAIN;
               state_q <= S_OUT;
@@ -491,7 +491,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
               psn_err_o <= 1'b1;
               if (!nak_sent_q[q_q]) begin
                 nak_sent_q[q_q] <= 1'b1;
-                a_go = 1'b1; a_syn = 8'h60; a_msn = msn_q[q_q]; a_psn = epsn_q[q_q];
+                a_go = 1'b1; a_syn = AETH_SYN_NAK_PSN_SEQ_ERR; a_msn = msn_q[q_q]; a_psn = epsn_q[q_q];
                 tx_nak_o <= 1'b1;
                 after_q <= S_DRAIN;
                 state_q <= S_OUT;
@@ -499,7 +499,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             end
           end else if (is_first == held_q[q_q]) begin
             // FIRST/ONLY inside a message, or MIDDLE/LAST outside one: invalid request
-            a_go = 1'b1; a_syn = 8'h61; a_msn = msn_q[q_q]; a_psn = h_q.psn;
+            a_go = 1'b1; a_syn = AETH_SYN_NAK_INV_REQ; a_msn = msn_q[q_q]; a_psn = h_q.psn;
             tx_nak_o <= 1'b1;
             err_o <= 1'b1; err_qp_o <= q_q;
             after_q <= S_DRAIN;
@@ -518,7 +518,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
         // No receive WQE (or the TM-SRQ's counters are too far apart): RNR NAK, packet dropped.
         S_RNR: begin
-          a_go = 1'b1; a_syn = {3'b001, cfg.min_rnr_timer}; a_msn = msn_q[q_q]; a_psn = h_q.psn;
+          a_go = 1'b1; a_syn = aeth_syn_rnr(cfg.min_rnr_timer); a_msn = msn_q[q_q]; a_psn = h_q.psn;
           tx_rnr_o <= 1'b1;
           after_q <= S_DRAIN;
           state_q <= S_OUT;
@@ -570,7 +570,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         S_TM_BUF2: if (!tb_re_o) begin
           wqe_q <= '0;
           wqe_q[WQE_NUM_SGE_OFF*8 +: 8] <= 8'd1;
-          wqe_q[WQE_SGE0_OFF*8 +: 128] <= tb_rdata_i;
+          wqe_q[WQE_SGE_OFF*8 +: 128] <= tb_rdata_i;
           fl_srq_q <= 1'b1;
           h_idx_q[q_q] <= 16'(t_handle_q) - scfg.tag_base;   // completions carry the SRQ's own handle
           sge_i_q <= '0;
@@ -642,7 +642,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             c_flags_q <= tm_end_flags(h_kind_q[q_q], h_msent_q[q_q]);
             set_c_kind(h_kind_q[q_q], h_tag_q[q_q], h_ctx_q[q_q], h_idx_q[q_q]);
             cqe_valid_o <= 1'b1;
-            a_go = 1'b1; a_syn = h_bad_q[q_q] ? 8'h63 : 8'h61; a_msn = msn_q[q_q]; a_psn = h_q.psn;
+            a_go = 1'b1; a_syn = h_bad_q[q_q] ? AETH_SYN_NAK_REM_OP_ERR : AETH_SYN_NAK_INV_REQ; a_msn = msn_q[q_q]; a_psn = h_q.psn;
             tx_nak_o <= 1'b1;
             after_q <= S_DRAIN;
             state_q <= S_OUT;
@@ -716,7 +716,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             h_msent_q[q_q] <= 1'b1;
           end
           if (h_q.ack_req) begin
-            a_go = 1'b1; a_syn = 8'h1F; a_msn = msn_q[q_q] + (is_last ? 24'd1 : 24'd0); a_psn = h_q.psn;
+            a_go = 1'b1; a_syn = AETH_SYN_ACK; a_msn = msn_q[q_q] + (is_last ? 24'd1 : 24'd0); a_psn = h_q.psn;
             tx_ack_o <= 1'b1;
           end
           after_q <= S_IDLE;
@@ -753,7 +753,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         if (a_go) begin
           // A pending PSN-sequence NAK or ACK is superseded; an RNR or error NAK is not replaced by
           // a sequence NAK for the packets that follow it.
-          if (!(ack_pend_q[q_q] && a_syn == 8'h60 && ack_syn_q[q_q] != 8'h1F && !(pop && pq == q_q))) begin
+          if (!(ack_pend_q[q_q] && a_syn == AETH_SYN_NAK_PSN_SEQ_ERR && ack_syn_q[q_q] != AETH_SYN_ACK && !(pop && pq == q_q))) begin
             ack_syn_q[q_q] <= a_syn;
             ack_msn_q[q_q] <= a_msn;
             ack_psn_q[q_q] <= a_psn;

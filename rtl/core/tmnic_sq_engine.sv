@@ -503,7 +503,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           // Inline bytes sit at WQE offset 32..127: two buffer writes (the second may be unused).
           txb_wr_o <= 1'b1;
           txb_pos_o <= {slot_q, 12'd0} + ((pkt_fill_q == 13'd0) ? TXB_POS_W'(0) : TXB_POS_W'(64));
-          txb_data_o <= (pkt_fill_q == 13'd0) ? wqe_q[WQE_SGE0_OFF*8 +: 512] : {256'd0, wqe_q[1023:768]};
+          txb_data_o <= (pkt_fill_q == 13'd0) ? wqe_q[WQE_INLINE_DATA_OFF*8 +: 512] : {256'd0, wqe_q[1023:768]};
           txb_be_o <= '1;
           if (pkt_fill_q == 13'd0 && msg_len_q > 32'd64) pkt_fill_q <= 13'd64;
           else state_q <= S_FILLED;
@@ -558,7 +558,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           aq = ack_qp_r;
           typ = ack_aeth_r[30:29];
           val = ack_aeth_r[28:24];
-          lim = (typ == 2'b00) ? ack_psn_r : ack_psn_r - 24'd1;
+          lim = (typ == AETH_TYPE_ACK) ? ack_psn_r : ack_psn_r - 24'd1;
           os = {aq, ci_q[aq][OUT_W-1:0]};
           outstanding = (ci_q[aq] != next_q[aq]);
           if (outstanding && psn_ge(lim, o_last_q[os])) begin
@@ -575,8 +575,8 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             rewind = 1'b0;
             st = WC_GENERAL_ERR;
             unique case (typ)
-              2'b00: rx_ack_o <= 1'b1;
-              2'b01: begin          // RNR NAK
+              AETH_TYPE_ACK: rx_ack_o <= 1'b1;
+              AETH_TYPE_RNR_NAK: begin
                 rx_rnr_o <= 1'b1;
                 if (outstanding && rnr_left_q[aq] == 3'd0) begin
                   fail = 1'b1;
@@ -589,13 +589,14 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
                   if (now_i + rnr_cycles < wake_q) wake_q <= now_i + rnr_cycles;
                 end
               end
-              2'b11: begin          // NAK
+              AETH_TYPE_NAK: begin
                 rx_nak_o <= 1'b1;
-                if (outstanding && val == 5'd0) begin
+                if (outstanding && val == NAK_PSN_SEQ_ERR) begin
                   rewind = 1'b1;    // PSN sequence error: go back N
                 end else if (outstanding) begin
                   fail = 1'b1;
-                  st = (val == 5'd1) ? WC_REM_INV_REQ_ERR : (val == 5'd2) ? WC_REM_ACCESS_ERR : WC_REM_OP_ERR;
+                  st = (val == NAK_INV_REQ) ? WC_REM_INV_REQ_ERR : (val == NAK_REM_ACCESS_ERR) ? WC_REM_ACCESS_ERR :
+                     WC_REM_OP_ERR;
                 end
               end
               default: ;            // reserved syndrome: ignored

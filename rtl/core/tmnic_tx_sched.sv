@@ -2,7 +2,7 @@
 // engine (header only) go first, because a waiting requester costs more than a delayed data packet;
 // data packets from the send engine come with their payload in a TX buffer slot, which this block
 // streams out of tmnic_shift_buf and then frees.
-module tmnic_tx_sched import tmnic_pkg::*; #(
+module tmnic_tx_sched import tmnic_hwif_pkg::*, tmnic_pkg::*; #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned NSLOT = 8,
   localparam int unsigned BYTES = DATA_W / 8,

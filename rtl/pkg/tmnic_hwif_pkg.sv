@@ -152,6 +152,12 @@ package tmnic_hwif_pkg;
     QPS_ERR = 3'd6
   } qp_state_e;
 
+  localparam int unsigned SGE_ADDR_OFF = 0;  // 8 B: virtual address in the MR
+  localparam int unsigned SGE_ADDR_LEN = 8;
+  localparam int unsigned SGE_LENGTH_OFF = 8;  // 4 B: bytes
+  localparam int unsigned SGE_LENGTH_LEN = 4;
+  localparam int unsigned SGE_LKEY_OFF = 12;  // 4 B: MR key
+  localparam int unsigned SGE_LKEY_LEN = 4;
   localparam int unsigned WQE_WR_ID_OFF = 0;  // 8 B: opaque, returned in the CQE
   localparam int unsigned WQE_WR_ID_LEN = 8;
   localparam int unsigned WQE_OPCODE_OFF = 8;  // 1 B: WQE_OP_* (send queue only)
@@ -164,14 +170,10 @@ package tmnic_hwif_pkg;
   localparam int unsigned WQE_IMM_LEN = 4;
   localparam int unsigned WQE_INLINE_LEN_OFF = 16;  // 4 B: inline payload bytes (flag INLINE)
   localparam int unsigned WQE_INLINE_LEN_LEN = 4;
-  localparam int unsigned WQE_SGE0_OFF = 32;  // 16 B: first SGE: addr u64, length u32, lkey u32; SGE i at 32 + 16*i; inline data at 32
-  localparam int unsigned WQE_SGE0_LEN = 16;
-  localparam int unsigned SGE_ADDR_OFF = 0;  // 8 B: virtual address in the MR
-  localparam int unsigned SGE_ADDR_LEN = 8;
-  localparam int unsigned SGE_LENGTH_OFF = 8;  // 4 B: bytes
-  localparam int unsigned SGE_LENGTH_LEN = 4;
-  localparam int unsigned SGE_LKEY_OFF = 12;  // 4 B: MR key
-  localparam int unsigned SGE_LKEY_LEN = 4;
+  localparam int unsigned WQE_SGE_OFF = 32;  // 16 B x 6: scatter/gather entries (SGE layout); SGE i at 32 + 16*i
+  localparam int unsigned WQE_SGE_LEN = 16;
+  localparam int unsigned WQE_INLINE_DATA_OFF = 32;  // 96 B: raw: inline payload (flag INLINE), in place of the SGEs
+  localparam int unsigned WQE_INLINE_DATA_LEN = 96;
   localparam int unsigned CQE_WR_ID_OFF = 0;  // 8 B: wr_id of the completed WQE
   localparam int unsigned CQE_WR_ID_LEN = 8;
   localparam int unsigned CQE_BYTE_LEN_OFF = 8;  // 4 B: received bytes (receive completions)
@@ -218,6 +220,60 @@ package tmnic_hwif_pkg;
   localparam int unsigned TMOP_MASK_LEN = 8;
   localparam int unsigned TMOP_SGE_OFF = 32;  // 16 B: ADD: the tagged buffer (one SGE: addr, length, lkey; length 0 allowed)
   localparam int unsigned TMOP_SGE_LEN = 16;
+
+  // SGE: 16 bytes; byte k is bits [8k+7:8k] (cast a little-endian beat vector to it).
+  typedef struct packed {
+    logic [31:0] lkey;  // byte 12: MR key
+    logic [31:0] length;  // byte 8: bytes
+    logic [63:0] addr;  // byte 0: virtual address in the MR
+  } sge_t;
+
+  // WQE: 128 bytes; byte k is bits [8k+7:8k] (cast a little-endian beat vector to it).
+  typedef struct packed {
+    sge_t [5:0] sge;  // byte 32: scatter/gather entries (SGE layout); SGE i at 32 + 16*i
+    logic [95:0] rsvd20;  // reserved, zero
+    logic [31:0] inline_len;  // byte 16: inline payload bytes (flag INLINE)
+    logic [31:0] imm;  // byte 12: raw: immediate data bytes, sent in this byte order
+    logic [7:0] rsvd11;  // reserved, zero
+    logic [7:0] num_sge;  // byte 10: valid SGEs (0..WQE_MAX_SGE)
+    logic [7:0] flags;  // byte 9: WQE_FLAG_* (send queue only)
+    logic [7:0] opcode;  // byte 8: WQE_OP_* (send queue only)
+    logic [63:0] wr_id;  // byte 0: opaque, returned in the CQE
+  } wqe_t;
+
+  // CQE: 64 bytes; byte k is bits [8k+7:8k] (cast a little-endian beat vector to it).
+  typedef struct packed {
+    logic [7:0] owner;  // byte 63: bit 0: phase bit written last by the NIC
+    logic [7:0] rsvd62;  // reserved, zero
+    logic [7:0] status;  // byte 61: enum ibv_wc_status
+    logic [7:0] opcode;  // byte 60: enum ibv_wc_opcode
+    logic [79:0] rsvd50;  // reserved, zero
+    logic [15:0] tm_hw_cnt;  // byte 48: hardware unexpected-message count after a list operation (hw_phase_cnt)
+    logic [15:0] tm_handle;  // byte 46: tag handle (matched TM receive, list operations)
+    logic [15:0] wqe_idx;  // byte 44: ring index of the completed WQE (send queue, receive queue, SRQ or list-op ring)
+    logic [31:0] tm_app_ctx;  // byte 40: app_ctx from the TMH
+    logic [63:0] tm_tag;  // byte 32: tag from the TMH (tag-matching completions)
+    logic [31:0] vendor_err;  // byte 28: device-specific error detail, 0 on success
+    logic [31:0] wc_flags;  // byte 24: enum ibv_wc_flags bits
+    logic [31:0] src_qp;  // byte 20: remote QP number (receive completions)
+    logic [31:0] qp_num;  // byte 16: local QP number
+    logic [31:0] imm;  // byte 12: raw: immediate data as received
+    logic [31:0] byte_len;  // byte 8: received bytes (receive completions)
+    logic [63:0] wr_id;  // byte 0: wr_id of the completed WQE
+  } cqe_t;
+
+  // TM_OP: 64 bytes; byte k is bits [8k+7:8k] (cast a little-endian beat vector to it).
+  typedef struct packed {
+    logic [127:0] rsvd48;  // reserved, zero
+    sge_t sge;  // byte 32: ADD: the tagged buffer (one SGE: addr, length, lkey; length 0 allowed)
+    logic [63:0] mask;  // byte 24: ADD: mask; a message matches when (msg_tag ^ TAG) & MASK == 0
+    logic [63:0] tag;  // byte 16: ADD: tag
+    logic [31:0] handle;  // byte 12: ADD: handle of the new entry; DEL: handle to remove
+    logic [15:0] sw_cnt;  // byte 10: unexpected messages handled by software (flag SW_CNT), 16 bits
+    logic [7:0] flags;  // byte 9: TM_OP_FLAG_*
+    logic [7:0] opcode;  // byte 8: TM_OP_*
+    logic [63:0] wr_id;  // byte 0: opaque, returned in the list-op CQE
+  } tm_op_t;
   localparam logic [7:0] TM_OP_ADD = 8'd0;
   localparam logic [7:0] TM_OP_DEL = 8'd1;
   localparam logic [7:0] TM_OP_SYNC = 8'd2;
@@ -259,6 +315,189 @@ package tmnic_hwif_pkg;
   localparam int unsigned ACCESS_LOCAL_WRITE_BIT = 0;
   localparam int unsigned ACCESS_REMOTE_WRITE_BIT = 1;
   localparam int unsigned ACCESS_REMOTE_READ_BIT = 2;
+
+  // Register fields (hwif/spec.py REG_FIELDS).
+  typedef struct packed {
+    logic [15:0] major;  // incompatible changes
+    logic [15:0] minor;  // compatible additions
+  } reg_abi_version_t;
+  typedef struct packed {
+    logic [23:0] index;  // table index the command acts on
+    logic [7:0] opcode;  // CMD_*
+  } reg_cmd_t;
+  typedef struct packed {
+    logic [29:0] rsvd2;  // reserved
+    logic [0:0] error;  // the last command failed; nothing changed
+    logic [0:0] busy;  // executing
+  } reg_cmd_status_t;
+  typedef struct packed {
+    logic [15:0] rsvd16;  // reserved
+    logic [15:0] pi;  // new producer index (send queue, receive queue, SRQ, list-op ring)
+  } reg_db_t;
+  typedef struct packed {
+    logic [0:0] arm;  // request an interrupt for the next completion
+    logic [14:0] rsvd16;  // reserved
+    logic [15:0] ci;  // consumer index
+  } reg_db_cq_t;
+  typedef struct packed {
+    logic [15:0] rsvd16;  // reserved
+    logic [7:0] seq_bits;  // sequence-number bits of the matching engine
+    logic [6:0] rsvd1;  // reserved
+    logic [0:0] rc;  // rendezvous offload on RC (IBV_TM_CAP_RC)
+  } reg_tm_caps_t;
+  typedef struct packed {
+    logic [7:0] cam;  // wildcard-CAM entries
+    logic [7:0] log_buckets;  // log2 buckets per way
+    logic [7:0] ways;  // ways per class
+    logic [7:0] classes;  // mask classes
+  } reg_tm_geom_t;
+  typedef struct packed {
+    logic [15:0] spill;  // entries in spill lists
+    logic [15:0] cam;  // entries in the wildcard CAM
+  } reg_tm_place_t;
+  typedef struct packed {
+    logic [15:0] hw_cnt;  // hardware unexpected-message count
+    logic [15:0] sw_cnt;  // software unexpected-message count
+  } reg_tmstat_phase_t;
+
+  // ---- RoCEv2 wire protocol (hwif/spec.py WIRE_*, BTH_OPCODES, AETH_*, RNR_TIMER_US) ----
+  localparam logic [15:0] ROCE_UDP_PORT = 16'h12B7;  // UDP destination port of RoCEv2
+  localparam int unsigned ETH_HDR_LEN = 14;  // Ethernet II header, no VLAN tag
+  localparam int unsigned IP_HDR_LEN = 20;  // IPv4 header without options
+  localparam int unsigned UDP_HDR_LEN = 8;  // UDP header
+  localparam int unsigned BTH_LEN = 12;  // base transport header
+  localparam int unsigned RETH_LEN = 16;  // RDMA extended transport header
+  localparam int unsigned AETH_LEN = 4;  // ACK extended transport header
+  localparam int unsigned IMMDT_LEN = 4;  // immediate data
+  localparam int unsigned ICRC_LEN = 4;  // invariant CRC
+  localparam int unsigned MAX_PMTU = 4096;  // largest path MTU (IBV_MTU_4096)
+  localparam logic [31:0] CRC32_POLY_REFL = 32'hEDB88320;  // CRC-32 polynomial 0x04C11DB7, reflected (Ethernet/zlib), of the ICRC
+  localparam logic [31:0] ICRC_SEED = 32'hDEBB20E3;  // CRC-32 register after the 8 bytes of 0xFF that stand for the masked LRH
+  localparam int unsigned IP_OFF = 14;  // IPv4 header offset in the frame
+  localparam int unsigned UDP_OFF = 34;  // UDP header offset
+  localparam int unsigned BTH_OFF = 42;  // BTH offset in the frame (no VLAN)
+  localparam int unsigned MAX_EXT_LEN = 20;  // longest extension headers of a supported opcode
+  localparam int unsigned MAX_FRAME_LEN = 4174;  // longest frame, no FCS
+  localparam logic [7:0] OP_SEND_FIRST = 8'h00;
+  localparam logic [7:0] OP_SEND_MIDDLE = 8'h01;
+  localparam logic [7:0] OP_SEND_LAST = 8'h02;
+  localparam logic [7:0] OP_SEND_LAST_IMM = 8'h03;
+  localparam logic [7:0] OP_SEND_ONLY = 8'h04;
+  localparam logic [7:0] OP_SEND_ONLY_IMM = 8'h05;
+  localparam logic [7:0] OP_WRITE_FIRST = 8'h06;
+  localparam logic [7:0] OP_WRITE_MIDDLE = 8'h07;
+  localparam logic [7:0] OP_WRITE_LAST = 8'h08;
+  localparam logic [7:0] OP_WRITE_LAST_IMM = 8'h09;
+  localparam logic [7:0] OP_WRITE_ONLY = 8'h0A;
+  localparam logic [7:0] OP_WRITE_ONLY_IMM = 8'h0B;
+  localparam logic [7:0] OP_READ_REQ = 8'h0C;
+  localparam logic [7:0] OP_READ_RESP_FIRST = 8'h0D;
+  localparam logic [7:0] OP_READ_RESP_MIDDLE = 8'h0E;
+  localparam logic [7:0] OP_READ_RESP_LAST = 8'h0F;
+  localparam logic [7:0] OP_READ_RESP_ONLY = 8'h10;
+  localparam logic [7:0] OP_ACK = 8'h11;
+  localparam logic [1:0] AETH_TYPE_ACK = 2'd0;  // value: credit count
+  localparam logic [1:0] AETH_TYPE_RNR_NAK = 2'd1;  // value: RNR timer code
+  localparam logic [1:0] AETH_TYPE_NAK = 2'd3;  // value: NAK code
+  localparam logic [4:0] NAK_PSN_SEQ_ERR = 5'd0;
+  localparam logic [4:0] NAK_INV_REQ = 5'd1;
+  localparam logic [4:0] NAK_REM_ACCESS_ERR = 5'd2;
+  localparam logic [4:0] NAK_REM_OP_ERR = 5'd3;
+  localparam logic [4:0] NAK_INV_RD_REQ = 5'd4;
+  localparam logic [4:0] AETH_CREDIT_INVALID = 5'h1F;
+  localparam logic [7:0] AETH_SYN_ACK = 8'h1F;  // ACK, credits invalid
+  localparam logic [7:0] AETH_SYN_NAK_PSN_SEQ_ERR = 8'h60;
+  localparam logic [7:0] AETH_SYN_NAK_INV_REQ = 8'h61;
+  localparam logic [7:0] AETH_SYN_NAK_REM_ACCESS_ERR = 8'h62;
+  localparam logic [7:0] AETH_SYN_NAK_REM_OP_ERR = 8'h63;
+  localparam logic [7:0] AETH_SYN_NAK_INV_RD_REQ = 8'h64;
+  function automatic logic [7:0] aeth_syn_rnr(input logic [4:0] timer);
+    aeth_syn_rnr = {1'b0, AETH_TYPE_RNR_NAK, timer};
+  endfunction
+
+  // Extension-header bytes after the BTH for a supported RC opcode; unsupported opcodes give 0
+  // (bth_op_supported tells them apart).
+  function automatic logic [4:0] bth_ext_len(input logic [7:0] op);
+    unique case (op)
+      OP_SEND_LAST_IMM, OP_SEND_ONLY_IMM, OP_WRITE_LAST_IMM, OP_READ_RESP_FIRST, OP_READ_RESP_LAST, OP_READ_RESP_ONLY, OP_ACK: bth_ext_len = 5'd4;
+      OP_WRITE_FIRST, OP_WRITE_ONLY, OP_READ_REQ: bth_ext_len = 5'd16;
+      OP_WRITE_ONLY_IMM: bth_ext_len = 5'd20;
+      default: bth_ext_len = 5'd0;
+    endcase
+  endfunction
+
+  function automatic logic bth_op_supported(input logic [7:0] op);
+    bth_op_supported = (op <= 8'h11);
+  endfunction
+  function automatic logic bth_has_imm(input logic [7:0] op);
+    bth_has_imm = (op == OP_SEND_LAST_IMM) || (op == OP_SEND_ONLY_IMM) || (op == OP_WRITE_LAST_IMM) || (op == OP_WRITE_ONLY_IMM);
+  endfunction
+  function automatic logic bth_has_reth(input logic [7:0] op);
+    bth_has_reth = (op == OP_WRITE_FIRST) || (op == OP_WRITE_ONLY) || (op == OP_WRITE_ONLY_IMM) || (op == OP_READ_REQ);
+  endfunction
+  function automatic logic bth_has_aeth(input logic [7:0] op);
+    bth_has_aeth = (op == OP_READ_RESP_FIRST) || (op == OP_READ_RESP_LAST) || (op == OP_READ_RESP_ONLY) || (op == OP_ACK);
+  endfunction
+
+  // RNR NAK timer code (IBA table 45) -> microseconds.
+  function automatic logic [19:0] rnr_timer_us(input logic [4:0] code);
+    unique case (code)
+      5'd0: rnr_timer_us = 20'd655360;
+      5'd1: rnr_timer_us = 20'd10;
+      5'd2: rnr_timer_us = 20'd20;
+      5'd3: rnr_timer_us = 20'd30;
+      5'd4: rnr_timer_us = 20'd40;
+      5'd5: rnr_timer_us = 20'd60;
+      5'd6: rnr_timer_us = 20'd80;
+      5'd7: rnr_timer_us = 20'd120;
+      5'd8: rnr_timer_us = 20'd160;
+      5'd9: rnr_timer_us = 20'd240;
+      5'd10: rnr_timer_us = 20'd320;
+      5'd11: rnr_timer_us = 20'd480;
+      5'd12: rnr_timer_us = 20'd640;
+      5'd13: rnr_timer_us = 20'd960;
+      5'd14: rnr_timer_us = 20'd1280;
+      5'd15: rnr_timer_us = 20'd1920;
+      5'd16: rnr_timer_us = 20'd2560;
+      5'd17: rnr_timer_us = 20'd3840;
+      5'd18: rnr_timer_us = 20'd5120;
+      5'd19: rnr_timer_us = 20'd7680;
+      5'd20: rnr_timer_us = 20'd10240;
+      5'd21: rnr_timer_us = 20'd15360;
+      5'd22: rnr_timer_us = 20'd20480;
+      5'd23: rnr_timer_us = 20'd30720;
+      5'd24: rnr_timer_us = 20'd40960;
+      5'd25: rnr_timer_us = 20'd61440;
+      5'd26: rnr_timer_us = 20'd81920;
+      5'd27: rnr_timer_us = 20'd122880;
+      5'd28: rnr_timer_us = 20'd163840;
+      5'd29: rnr_timer_us = 20'd245760;
+      5'd30: rnr_timer_us = 20'd327680;
+      5'd31: rnr_timer_us = 20'd491520;
+      default: rnr_timer_us = 20'd0;
+    endcase
+  endfunction
+
+  // Internal header of one RoCEv2 RC packet (hwif/spec.py ROCE_HDR), 439 bits:
+  // handed to the frame builder and produced by the parser; extension headers follow the opcode.
+  typedef struct packed {
+    logic [47:0] dst_mac;  // byte 0 on the wire is bits [47:40]
+    logic [47:0] src_mac;
+    logic [31:0] src_ip;  // a.b.c.d as 0xaabbccdd
+    logic [31:0] dst_ip;
+    logic [15:0] udp_sport;
+    logic [7:0] opcode;  // BTH opcode (RC: 0x00..0x1F)
+    logic se;  // solicited event
+    logic ack_req;  // BTH AckReq
+    logic [23:0] dest_qp;
+    logic [23:0] psn;
+    logic [63:0] reth_va;  // RETH, present for RDMA WRITE FIRST/ONLY and READ REQUEST
+    logic [31:0] reth_rkey;
+    logic [31:0] reth_len;
+    logic [31:0] imm;  // ImmDt: [31:24] is the first byte on the wire
+    logic [31:0] aeth;  // AETH {syndrome[31:24], msn[23:0]}
+    logic [12:0] pay_len;  // payload bytes, without pad (0..MAX_PMTU)
+  } roce_hdr_t;
 
   // Matching-engine hash (hwif/spec.py TM_HASH_*): element [c][w][j] at bits
   // [((c * TM_HASH_MAX_WAYS + w) * TM_HASH_MAX_RBITS + j) * 16 +: 16].

@@ -8,11 +8,8 @@
 // crc32_beat() is meant to be called from a clocked block that only evaluates it on a valid beat
 // (`if (valid && ready) crc_q <= crc32_beat(...)`), so an idle simulation does not pay for it.
 package tmnic_crc_pkg;
-
-  // Reflected CRC-32 polynomial.
-  localparam logic [31:0] CRC32_POLY_REFL = 32'hEDB88320;
-  // Register after feeding 8 bytes of 0xFF into a register initialised to 0xFFFFFFFF.
-  localparam logic [31:0] ICRC_SEED = 32'hDEBB20E3;
+  // CRC32_POLY_REFL and ICRC_SEED come from tmnic_hwif_pkg (hwif/spec.py).
+  import tmnic_hwif_pkg::CRC32_POLY_REFL;
   // Widest beat crc32_beat() handles, in bytes. Narrower callers zero-extend data/en/ff.
   localparam int unsigned CRC_MAX_BYTES = 64;
 

@@ -20,6 +20,7 @@
 // more than one buffer word costs one extra cycle per frame (its first word only primes the
 // realigner, or its last word yields two output beats).
 module tmnic_pkt_rx
+  import tmnic_hwif_pkg::*;
   import tmnic_pkg::*;
   import tmnic_crc_pkg::*;
 #(

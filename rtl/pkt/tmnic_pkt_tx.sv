@@ -18,6 +18,7 @@
 // Latency: the first beat of a frame is valid on m_axis in the 3rd cycle after the cycle of its
 // header handshake (if its first payload beat is there by then).
 module tmnic_pkt_tx
+  import tmnic_hwif_pkg::*;
   import tmnic_pkg::*;
   import tmnic_crc_pkg::*;
 #(

@@ -20,6 +20,7 @@ class SimBackend : public Backend {
   void dma_unmap(uint64_t iova, size_t len) override;
   void progress() override { w_.progress(); }
   std::string name() const override { return "tmnic" + std::to_string(nic_); }
+  bool resolve_neighbour(uint32_t ipv4, uint64_t* mac) override { return w_.resolve_neighbour(ipv4, mac); }
   int nic() const { return nic_; }
 
  private:

@@ -100,7 +100,7 @@ class RawHost {
     slot[hw::wqe::NUM_SGE_OFF] = static_cast<uint8_t>(sges.size());
     std::memcpy(slot + hw::wqe::IMM_OFF, &imm, 4);
     for (size_t i = 0; i < sges.size(); i++) {
-      uint8_t* s = slot + hw::wqe::SGE0_OFF + 16 * i;
+      uint8_t* s = slot + hw::wqe::SGE_OFF + 16 * i;
       std::memcpy(s + hw::sge::ADDR_OFF, &std::get<0>(sges[i]), 8);
       std::memcpy(s + hw::sge::LENGTH_OFF, &std::get<1>(sges[i]), 4);
       std::memcpy(s + hw::sge::LKEY_OFF, &std::get<2>(sges[i]), 4);

@@ -10,7 +10,7 @@ std::array<uint32_t, 256> make_table() {
   std::array<uint32_t, 256> t{};
   for (uint32_t i = 0; i < 256; ++i) {
     uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1u) ? (c >> 1) ^ 0xEDB88320u : (c >> 1);
+    for (int k = 0; k < 8; ++k) c = (c & 1u) ? (c >> 1) ^ kCrc32PolyRefl : (c >> 1);
     t[i] = c;
   }
   return t;
@@ -36,62 +36,7 @@ uint16_t ip_csum(const uint8_t* ip) {
   return static_cast<uint16_t>(~sum);
 }
 
-void put_bits(uint32_t* w, unsigned lsb, unsigned width, uint64_t v) {
-  for (unsigned i = 0; i < width; ++i) {
-    const unsigned b = lsb + i;
-    const uint32_t bit = static_cast<uint32_t>((v >> i) & 1u);
-    w[b / 32] = (w[b / 32] & ~(1u << (b % 32))) | (bit << (b % 32));
-  }
-}
-uint64_t get_bits(const uint32_t* w, unsigned lsb, unsigned width) {
-  uint64_t v = 0;
-  for (unsigned i = 0; i < width; ++i) {
-    const unsigned b = lsb + i;
-    v |= static_cast<uint64_t>((w[b / 32] >> (b % 32)) & 1u) << i;
-  }
-  return v;
-}
-
 }  // namespace
-
-bool RoceHdr::operator==(const RoceHdr& o) const {
-  return dst_mac == o.dst_mac && src_mac == o.src_mac && src_ip == o.src_ip && dst_ip == o.dst_ip &&
-         udp_sport == o.udp_sport && opcode == o.opcode && se == o.se && ack_req == o.ack_req &&
-         dest_qp == o.dest_qp && psn == o.psn && reth_va == o.reth_va && reth_rkey == o.reth_rkey &&
-         reth_len == o.reth_len && imm == o.imm && aeth == o.aeth && pay_len == o.pay_len;
-}
-
-unsigned bth_ext_len(uint8_t op) {
-  switch (op) {
-    case kSendLastImm:
-    case kSendOnlyImm:
-    case kWriteLastImm:
-      return 4;
-    case kWriteFirst:
-    case kWriteOnly:
-    case kReadReq:
-      return 16;
-    case kWriteOnlyImm:
-      return 20;
-    case kReadRespFirst:
-    case kReadRespLast:
-    case kReadRespOnly:
-    case kAck:
-      return 4;
-    default:
-      return 0;
-  }
-}
-bool bth_op_supported(uint8_t op) { return op <= kAck; }
-bool bth_has_imm(uint8_t op) {
-  return op == kSendLastImm || op == kSendOnlyImm || op == kWriteLastImm || op == kWriteOnlyImm;
-}
-bool bth_has_reth(uint8_t op) {
-  return op == kWriteFirst || op == kWriteOnly || op == kWriteOnlyImm || op == kReadReq;
-}
-bool bth_has_aeth(uint8_t op) {
-  return op == kReadRespFirst || op == kReadRespLast || op == kReadRespOnly || op == kAck;
-}
 
 RoceHdr canonical(const RoceHdr& h) {
   RoceHdr r = h;
@@ -304,48 +249,5 @@ bool parse_frame(const uint8_t* f, size_t len, RoceHdr* hdr, std::vector<uint8_t
   if (err) *err = ParseError::kOk;
   return true;
 }
-
-// roce_hdr_t fields from the LSB up.
-#define TMNIC_ROCE_HDR_FIELDS(X) \
-  X(pay_len, 13)                 \
-  X(aeth, 32)                    \
-  X(imm, 32)                     \
-  X(reth_len, 32)                \
-  X(reth_rkey, 32)               \
-  X(reth_va, 64)                 \
-  X(psn, 24)                     \
-  X(dest_qp, 24)                 \
-  X(ack_req, 1)                  \
-  X(se, 1)                       \
-  X(opcode, 8)                   \
-  X(udp_sport, 16)               \
-  X(dst_ip, 32)                  \
-  X(src_ip, 32)                  \
-  X(src_mac, 48)                 \
-  X(dst_mac, 48)
-
-void pack_hdr(const RoceHdr& h, uint32_t* w) {
-  for (unsigned i = 0; i < kRoceHdrWords; ++i) w[i] = 0;
-  unsigned lsb = 0;
-#define X(name, width)                                    \
-  put_bits(w, lsb, width, static_cast<uint64_t>(h.name)); \
-  lsb += width;
-  TMNIC_ROCE_HDR_FIELDS(X)
-#undef X
-}
-
-RoceHdr unpack_hdr(const uint32_t* w) {
-  RoceHdr h;
-  unsigned lsb = 0;
-#define X(name, width)                                             \
-  h.name = static_cast<decltype(h.name)>(get_bits(w, lsb, width)); \
-  lsb += width;
-  TMNIC_ROCE_HDR_FIELDS(X)
-#undef X
-  return h;
-}
-
-static_assert(13 + 32 * 4 + 64 + 24 * 2 + 1 + 1 + 8 + 16 + 32 * 2 + 48 * 2 == kRoceHdrBits,
-              "roce_hdr_t width");
 
 }  // namespace tmnic::roce

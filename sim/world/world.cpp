@@ -98,6 +98,15 @@ void World::run_until(uint64_t t) {
   }
 }
 
+bool World::resolve_neighbour(uint32_t ipv4, uint64_t* mac) {
+  for (int i = 0; i < num_nics(); i++) {
+    if (mmio_read(i, hwif::reg::IPV4) != ipv4) continue;
+    *mac = uint64_t(mmio_read(i, hwif::reg::MAC_HI) & 0xFFFF) << 32 | mmio_read(i, hwif::reg::MAC_LO);
+    return true;
+  }
+  return false;
+}
+
 uint32_t World::mmio_read(int nic, uint32_t off) {
   uint64_t ticket = nics_.at(nic)->mmio_read_start(off, now_);
   uint32_t v = 0;

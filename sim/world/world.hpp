@@ -35,6 +35,9 @@ class World {
   // Advance to cycle t, skipping every stretch in which nothing can happen (the host is idle
   // until then, e.g. between messages of a lightly loaded run).
   void run_until(uint64_t t);
+  // The MAC of the NIC whose IPv4 register holds `ipv4` (read through their BARs, as an ARP exchange
+  // would ask them); false when no NIC of this world has that address.
+  bool resolve_neighbour(uint32_t ipv4, uint64_t* mac);
   // Blocking BAR read (the CPU stalls for the round trip) and posted BAR write.
   uint32_t mmio_read(int nic, uint32_t off);
   void mmio_write(int nic, uint32_t off, uint32_t val) { nics_.at(nic)->mmio_write(off, val, now_); }

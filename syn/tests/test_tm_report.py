@@ -84,6 +84,7 @@ class TmReport(unittest.TestCase):
         self.assertIn("120.00 / 130.00 / 125.00 | 125.0 |", prow)
 
     def test_param_names(self):
+        """Parameters, not localparams, in declaration order, whatever the header's layout (as elaborated)."""
         f = Path(self.tmp.name) / "eng.sv"
         f.write_text(f"""// module {synth.TM_TOP} #(parameter int unsigned X = 1)
 module {synth.TM_TOP} import tmnic_hwif_pkg::*; #(
@@ -95,7 +96,9 @@ module {synth.TM_TOP} import tmnic_hwif_pkg::*; #(
 ) (input logic clk_i);
 endmodule
 """)
-        self.assertEqual(synth.tm_param_names([str(f)]), ["N_ENTRIES", "NUM_SRQ", "N_CLASS", "N_WAYS", "N_BUCKETS"])
+        files = ["rtl/pkg/tmnic_hwif_pkg.sv", str(f)]
+        self.assertEqual(synth.tm_param_names(files), ["N_ENTRIES", "NUM_SRQ", "N_CLASS", "N_WAYS", "N_BUCKETS"])
+        self.assertEqual(synth.tm_param_names(synth.tm_files())[:2], ["N_ENTRIES", "NUM_SRQ"])
 
     def test_variant_syntax(self):
         self.assertEqual(synth.tm_parse_variant("N_ENTRIES=4096,N_CLASS=1"), dict(N_ENTRIES=4096, N_CLASS=1))

@@ -199,19 +199,10 @@ class CqwBench {
   // CQ configuration as the context block presents it: the whole table (cq_i) or, in the RTL
   // with table read ports, the entry selected by cq_idx_o (combinational read).
   void drive_cfg() {
-#ifdef TB_CQ_RDPORT
     const unsigned q = top_->cq_idx_o;
     set_bits(top_->cq_rd_i.data(), 68, 1, cq_[q].valid);
     set_bits(top_->cq_rd_i.data(), 4, 64, cq_[q].base);
     set_bits(top_->cq_rd_i.data(), 0, 4, cq_[q].log);
-#else
-    for (unsigned q = 0; q < kNumCq; ++q) {
-      const unsigned b = q * kCfgBits;
-      set_bits(top_->cq_i.data(), b + 68, 1, cq_[q].valid);
-      set_bits(top_->cq_i.data(), b + 4, 64, cq_[q].base);
-      set_bits(top_->cq_i.data(), b + 0, 4, cq_[q].log);
-    }
-#endif
   }
   Cqe& slot(unsigned q, uint16_t idx) {
     CqModel& m = cq_[q];
@@ -310,9 +301,6 @@ class CqwBench {
       configure(rst_q, false);
       cov_.hit("cq_reset");
     }
-#ifndef TB_CQ_RDPORT
-    if (rst)
-#endif
       drive_cfg();
     // DMA responder.
     bool dma_rdy = dma_ == Dma::kIdle && chance(rng_, k_.dma_ready) && (!k_.ready_late || dma_valid_prev_);

@@ -200,7 +200,6 @@ class CtxBench {
     top_->err_sq_qp_i = esq_qp;
     top_->err_rq_i = erq;
     top_->err_rq_qp_i = erq_qp;
-#ifdef TB_CTX_RDPORTS
     uint64_t qidx = 0;
     unsigned qsel[kNqpRd], msel[kNmrRd];
     for (unsigned k = 0; k < kNqpRd; ++k) {
@@ -218,16 +217,11 @@ class CtxBench {
     top_->cq_rd_idx_i = csel;
     top_->srq_rd_idx_i = ssel;
     top_->srq2_rd_idx_i = ssel;
-#endif
     top_->eval();
 
     // ---------------- compare outputs (state after the previous edge)
     if (top_->query_qp_o != cmd_qp) fail("query_qp_o != cmd_idx[QP_W-1:0]");
-#ifdef TB_CTX_RDPORTS
     compare_rdports(qsel, msel, csel, ssel);
-#else
-    compare_tables();
-#endif
     compare_events();
 
     // ---------------- model update for this cycle: engine errors, then the command
@@ -386,7 +380,6 @@ class CtxBench {
     if (ev_.rb_valid) cov_.hit("readback_checked");
   }
 
-#ifdef TB_CTX_RDPORTS
   // RTL with table memories: validity and QP state are reset flops, the rest is defined once written.
   void compare_rdports(const unsigned* qsel, const unsigned* msel, unsigned csel, unsigned ssel) {
     for (unsigned q = 0; q < kNumQp; ++q) {
@@ -442,32 +435,6 @@ class CtxBench {
     }
     state_before_ = qp_[top_->query_qp_o].state;
   }
-#else
-  // RTL exporting whole packed tables (cleared by reset).
-  void compare_tables() {
-    static_assert(sizeof(top_->qp_o) * 8 >= kNumQp * kQpBits, "qp_o width");
-    std::vector<uint32_t> exp(sizeof(top_->qp_o) / 4, 0);
-    for (unsigned q = 0; q < kNumQp; ++q) qp_[q].pack(exp.data(), q * kQpBits);
-    cmp_words(exp, top_->qp_o.data(), "qp_o");
-    exp.assign(sizeof(top_->mr_o) / 4, 0);
-    for (unsigned q = 0; q < kNumMr; ++q) mr_[q].pack(exp.data(), q * kMrBits);
-    cmp_words(exp, top_->mr_o.data(), "mr_o");
-    exp.assign(sizeof(top_->cq_o) / 4, 0);
-    for (unsigned q = 0; q < kNumCq; ++q) cq_[q].pack(exp.data(), q * kCqBits);
-    cmp_words(exp, top_->cq_o.data(), "cq_o");
-    exp.assign(sizeof(top_->srq_o) / 4, 0);
-    for (unsigned q = 0; q < kNumSrq; ++q) srq_[q].pack(exp.data(), q * kSrqBits);
-    cmp_words(exp, top_->srq_o.data(), "srq_o");
-    state_before_ = qp_[top_->query_qp_o].state;
-  }
-  void cmp_words(const std::vector<uint32_t>& exp, const uint32_t* got, const char* what) {
-    for (size_t i = 0; i < exp.size(); ++i)
-      if (exp[i] != got[i]) {
-        fail(std::string(what) + " differs at bit " + std::to_string(i * 32));
-        return;
-      }
-  }
-#endif
 
   struct Events {
     bool err = false, rb_valid = false, init_sq = false, init_rq = false, cq_reset = false, srq_reset = false;

@@ -7,6 +7,7 @@ namespace tmnic::fake {
 
 FakeBackend::FakeBackend(Config cfg) : cfg_(std::move(cfg)), regs_(hwif::BAR0_SIZE / 4, 0) {
   namespace r = hwif::reg;
+  neighbours[cfg_.ipv4] = cfg_.mac;  // the device's own address resolves, as through loopback
   regs_[r::ID / 4] = cfg_.id;
   regs_[r::ABI_VERSION / 4] = cfg_.abi;
   regs_[r::DATA_BYTES / 4] = 64;
@@ -93,6 +94,13 @@ void FakeBackend::dma_unmap(uint64_t iova, size_t len) {
     }
   }
   bad_unmaps++;
+}
+
+bool FakeBackend::resolve_neighbour(uint32_t ipv4, uint64_t* mac) {
+  auto it = neighbours.find(ipv4);
+  if (it == neighbours.end()) return false;
+  *mac = it->second;
+  return true;
 }
 
 void FakeBackend::progress() {

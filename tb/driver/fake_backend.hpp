@@ -52,6 +52,7 @@ class FakeBackend : public Backend {
   void dma_unmap(uint64_t iova, size_t len) override;
   void progress() override;
   std::string name() const override { return cfg_.name; }
+  bool resolve_neighbour(uint32_t ipv4, uint64_t* mac) override;
 
   // --- inspection and fault injection for tests ---
   const Config& config() const { return cfg_; }
@@ -63,6 +64,7 @@ class FakeBackend : public Backend {
   std::function<void()> on_progress;   // runs inside progress(): lets a test "be the NIC"
   uint32_t fail_opcode = 0xFFFFFFFF;   // commands with this opcode set the error bit
   int busy_polls = 0;                  // CMD_STATUS reads that report busy before completing
+  std::map<uint32_t, uint64_t> neighbours;  // what resolve_neighbour knows: IPv4 -> MAC
 
   std::vector<Command> commands_with(uint32_t opcode) const;
   std::vector<RegWrite> doorbells_at(uint32_t off) const;

@@ -169,15 +169,11 @@ TEST_F(DriverTest, QueryPortAndGid) {
   EXPECT_EQ(pkey, 0xFFFF);
 }
 
-TEST(World, ResolveMacFindsDeviceByIpElseFallsBack) {
-  fake::Config cfg;
-  cfg.name = "tmnic7";
-  cfg.mac = 0x02AABBCCDDEEull;
-  cfg.ipv4 = 0xC0A80107;  // 192.168.1.7
-  auto be = std::make_shared<fake::FakeBackend>(cfg);
-  tmnic::world_add(be);
-  EXPECT_EQ(tmnic::resolve_mac(0xC0A80107), 0x02AABBCCDDEEull);
-  EXPECT_EQ(tmnic::resolve_mac(0x0A0B0C0D), 0x02000A0B0C0Dull);
+TEST(Neighbour, ResolveMacAsksTheBackendElseFallsBack) {
+  fake::FakeBackend be;
+  be.neighbours[0xC0A80107] = 0x02AABBCCDDEEull;  // 192.168.1.7
+  EXPECT_EQ(tmnic::resolve_mac(be, 0xC0A80107), 0x02AABBCCDDEEull);
+  EXPECT_EQ(tmnic::resolve_mac(be, 0x0A0B0C0D), 0x02000A0B0C0Dull);
 }
 
 }  // namespace

@@ -86,7 +86,7 @@ TEST_F(ModifyTest, FullPathSetQpWords) {
   EXPECT_EQ(c.args[q::STATE], uint32_t(IBV_QPS_INIT));
   EXPECT_EQ(c.args[q::INIT], 0u);
 
-  a = rtr_attr(0x0A000001, 0x123456, 0xABCDEF12);  // own IP: MAC from the device registers
+  a = rtr_attr(0x0A000001, 0x123456, 0xABCDEF12);  // own IP: the backend resolves it to its MAC
   a.min_rnr_timer = 14;
   ASSERT_EQ(tmnic::modify_qp(qp, &a, kRtrMask), 0);
   EXPECT_EQ(qp->state, IBV_QPS_RTR);

@@ -1,5 +1,6 @@
 // Test wrapper around tmnic_crc_pkg::crc32_beat: one registered CRC update per valid cycle.
 module tmnic_crc_tb
+  import tmnic_hwif_pkg::ICRC_SEED;
   import tmnic_crc_pkg::*;
 (
   input  logic                         clk_i,

@@ -1,6 +1,7 @@
 // Loop testbench top: tmnic_pkt_tx -> (gated link) -> tmnic_pkt_rx, for round-trip tests and
 // simulation-speed measurements of the two blocks together.
 module tmnic_pkt_loop_tb
+  import tmnic_hwif_pkg::*;
   import tmnic_pkg::*;
 #(
   parameter int unsigned DATA_W = 512

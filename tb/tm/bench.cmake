@@ -4,7 +4,7 @@
 add_executable(tm_engine_bench ${CMAKE_CURRENT_LIST_DIR}/../../bench/tm_engine_bench.cpp)
 target_compile_options(tm_engine_bench PRIVATE ${TMNIC_WARN})
 target_compile_definitions(tm_engine_bench PRIVATE TMNIC_REPO="${CMAKE_SOURCE_DIR}")
-target_include_directories(tm_engine_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_SOURCE_DIR}/driver/include)
+target_include_directories(tm_engine_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_SOURCE_DIR}/include)
 foreach(_v "tm1024;1024" "tm16k;16384")
   list(GET _v 0 _p)
   list(GET _v 1 _n)

@@ -25,6 +25,10 @@ class Backend {
   virtual void progress() = 0;
   // Device name, e.g. "tmnic0".
   virtual std::string name() const = 0;
+  // Neighbour resolution for RoCE: the MAC address (48 bits) of the host owning `ipv4` on this
+  // device's network, as the kernel's neighbour table gives it for a real port and the simulated
+  // world's switch for a simulated NIC. false: not known.
+  virtual bool resolve_neighbour(uint32_t ipv4, uint64_t* mac) = 0;
 };
 
 // All devices of the configured backend (TMNIC_BACKEND=sim, the default; see docs/howto.md).

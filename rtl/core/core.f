@@ -1,0 +1,15 @@
+# NIC core: registers, contexts, DMA, send and receive engines, completions, list-op engine.
+-f rtl/common/common.f
+rtl/core/tmnic_axil_regs.sv
+rtl/core/tmnic_ctx.sv
+rtl/core/tmnic_dma_rd.sv
+rtl/core/tmnic_dma_wr.sv
+rtl/core/tmnic_sq_engine.sv
+rtl/core/tmnic_rx_engine.sv
+rtl/core/tmnic_tx_sched.sv
+rtl/core/tmnic_cq_writer.sv
+rtl/core/tmnic_lb_demux.sv
+rtl/core/tmnic_axis_mux2.sv
+rtl/core/tmnic_stats.sv
+rtl/core/tmnic_tm_ops.sv
+rtl/core/tmnic_tm_stats.sv
