@@ -43,6 +43,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 import flist  # noqa: E402  (the project's file-list reader)
+import importlib.util  # noqa: E402
+
+_spec_mod = importlib.util.spec_from_file_location("hwif_spec", REPO / "hwif" / "spec.py")
+_SPEC = importlib.util.module_from_spec(_spec_mod)
+_spec_mod.loader.exec_module(_SPEC)  # struct widths come from the interface's one source
 
 TOP_FLIST = "rtl/top/top.f"
 SYN = REPO / "syn"
@@ -65,7 +70,7 @@ BUILD = Path(os.environ.get("TMNIC_SYN_BUILD", REPO / "build" / "syn")).resolve(
 # beat-aligned registers, zero-extended fields) are not counted. A frontend that drops a struct, an
 # unpacked array or an array of structs fails the check.
 # ---------------------------------------------------------------------------------------------------
-HDR = 439      # tmnic_pkg::roce_hdr_t
+HDR = sum(w for _, w, _ in _SPEC.ROCE_HDR)  # roce_hdr_t, generated from hwif/spec.py
 QP_CFG = 327   # tmnic_pkg::qp_cfg_t
 MR = 244       # tmnic_pkg::mr_t
 ARGS = 32      # tmnic_hwif_pkg::NUM_CMD_ARGS
@@ -121,6 +126,13 @@ BLOCKS = {
                 ("h_iova_q[512], h_len_q[512]", 512 * (64 + 32)),
                 ("per QP: epsn 24, msn 24, rq_pi 16, rq_ci 16, h_wrid 64, h_idx 16, h_off 32", 64 * 192),
                 ("wqe_q", 1024)]),
+    # Ready-queue scheduler at 64 and 1024 queues: the area must not follow N beyond its bitmap.
+    "tmnic_qp_sched_n64": dict(
+        top="tmnic_qp_sched", params=dict(N=64, NSET=2),
+        ff_min=[("ready bits", 64), ("offer idx_o", 6), ("valid_o", 1)]),
+    "tmnic_qp_sched_n1024": dict(
+        top="tmnic_qp_sched", params=dict(N=1024, NSET=2),
+        ff_min=[("ready bits", 1024), ("offer idx_o", 10), ("valid_o", 1)]),
     # Whole NIC: only on request (scripts/synth.sh tmnic_top), see syn/README.md.
     "tmnic_top": dict(params={}, ff_min=[], optional=True),
 }
@@ -311,6 +323,7 @@ def warnings_of(logfile):
 # ---------------------------------------------------------------------------------------------------
 def synth_block(name, files, ecp5=True):
     b = BLOCKS[name]
+    top = b.get("top", name)  # a variant of a module: its own entry, its own parameters
     out = BUILD / name
     if out.exists():
         shutil.rmtree(out)
@@ -318,17 +331,17 @@ def synth_block(name, files, ecp5=True):
     # Generic: the `synth -flatten` script with memory_map left out (memories stay $mem_v2 cells and
     # count WIDTH x SIZE bits; mapping the 16 KiB frame buffer to flip-flops would take minutes).
     rest = ["design -save rtl",
-            *generic_synth(name),
+            *generic_synth(top),
             f"select -assert-none {LATCH_CELLS}",
             "check -assert",
             f"tee -q -o {out}/generic.json stat -json",
             f"tee -q -o {out}/generic_mem.il dump t:$mem_v2"]
     if ecp5:
         rest += ["design -load rtl",
-                 f"synth_ecp5 -top {name} {b.get('ecp5_opts', '')}",
+                 f"synth_ecp5 -top {top} {b.get('ecp5_opts', '')}",
                  f"select -assert-none {LATCH_CELLS}",
                  f"tee -q -o {out}/ecp5.json stat -json"]
-    dt, waived = run_waived(lambda flags: frontend(name, b["params"], files, flags) + rest,
+    dt, waived = run_waived(lambda flags: frontend(top, b["params"], files, flags) + rest,
                             out / "yosys.log", name)
     res = dict(block=name, params=b["params"], ok=dt is not None, seconds=round(dt or 0, 1), waived=waived,
                date=datetime.date.today().isoformat())
@@ -1081,7 +1094,7 @@ def rtl_revision():
         return r.stdout.strip() if r.returncode == 0 else ""
     head = git("rev-parse", "--short", "HEAD") or "unknown"
     dirty = git("status", "--porcelain", "--", "rtl").splitlines()
-    return f"commit {head}" + (f" with uncommitted changes in {', '.join(l[3:] for l in dirty)}" if dirty else "")
+    return f"commit {head}" + (f" with uncommitted changes in {', '.join(l.split(maxsplit=1)[-1] for l in dirty)}" if dirty else "")
 
 
 def write_report(results, version, sim):

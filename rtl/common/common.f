@@ -3,4 +3,5 @@
 rtl/common/tmnic_ram_sdp.sv
 rtl/common/tmnic_fifo.sv
 rtl/common/tmnic_rr_arb.sv
+rtl/common/tmnic_qp_sched.sv
 rtl/common/tmnic_shift_buf.sv

@@ -16,6 +16,7 @@
 
 #include "Vtmnic_tx_sched.h"
 #include "blk_common.hpp"
+#include "tmnic/wire.h"
 
 #ifndef TB_DATA_W
 #define TB_DATA_W 512
@@ -27,7 +28,7 @@ namespace {
 
 constexpr unsigned kBytes = TB_DATA_W / 8;
 constexpr unsigned kNslot = 8;
-constexpr unsigned kHdrBits = 439;  // roce_hdr_t; pay_len is bits [12:0]
+constexpr unsigned kHdrBits = tmnic::wire::kRoceHdrBits;  // roce_hdr_t; pay_len is bits [12:0]
 constexpr unsigned kHdrWords = (kHdrBits + 31) / 32;
 constexpr unsigned kBufBytes = kNslot * 4096;
 using Hdr = std::array<uint32_t, kHdrWords>;
