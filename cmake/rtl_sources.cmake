@@ -1,39 +1,31 @@
-# RTL source lists, in compile order (packages first), read from the subsystems' file lists (rtl/*/*.f).
-# The format and its rules are those of scripts/flist.py, which lint and synthesis use.
+# RTL source lists, in compile order (packages first), read from the subsystems' file lists (rtl/*/*.f)
+# by the project's one reader, scripts/flist.py (also used by lint and synthesis).
 
-# tmnic_read_filelist(<var> <file.f>): the flattened paths of a file list as absolute paths: one path per
-# line relative to the repository root, `-f <list>` includes another list, '#' and '//' start comments,
-# a file reached twice is kept at its first place. CMake re-runs when a list changes.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+
+# tmnic_read_filelist(<var> <file.f>): the flattened paths of a file list, as absolute paths. CMake
+# re-runs when the list or a list it includes changes.
 function(tmnic_read_filelist var f)
   get_filename_component(_root ${TMNIC_RTL_DIR} DIRECTORY)
-  set(_out)
-  _tmnic_filelist_append(_out ${f} "${_root}")
-  list(REMOVE_DUPLICATES _out)
-  set(${var} ${_out} PARENT_SCOPE)
-endfunction()
-
-function(_tmnic_filelist_append outvar f root)
-  if(NOT EXISTS ${f})
-    message(FATAL_ERROR "file list ${f} does not exist")
-  endif()
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${f})
-  file(STRINGS ${f} _lines)
-  set(_acc ${${outvar}})
-  foreach(_l ${_lines})
-    string(REGEX REPLACE "(#|//).*" "" _l "${_l}")
-    string(STRIP "${_l}" _l)
-    if(_l STREQUAL "")
-      continue()
+  foreach(_what files lists)
+    set(_opt)
+    if(_what STREQUAL "lists")
+      set(_opt --lists)
     endif()
-    if(_l MATCHES "^-f[ \t]+(.+)$")
-      _tmnic_filelist_append(_acc ${root}/${CMAKE_MATCH_1} ${root})
-    elseif(EXISTS ${root}/${_l})
-      list(APPEND _acc ${root}/${_l})
-    else()
-      message(FATAL_ERROR "${f}: ${_l}: no such file")
+    execute_process(COMMAND ${Python3_EXECUTABLE} ${_root}/scripts/flist.py ${_opt} ${f}
+                    WORKING_DIRECTORY ${_root} OUTPUT_VARIABLE _out ERROR_VARIABLE _err RESULT_VARIABLE _rc
+                    OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT _rc EQUAL 0)
+      message(FATAL_ERROR "${f}: ${_err}")
     endif()
+    string(REPLACE "\n" ";" _rel "${_out}")
+    set(_${_what})
+    foreach(_p ${_rel})
+      list(APPEND _${_what} ${_root}/${_p})
+    endforeach()
   endforeach()
-  set(${outvar} ${_acc} PARENT_SCOPE)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_lists} ${_root}/scripts/flist.py)
+  set(${var} ${_files} PARENT_SCOPE)
 endfunction()
 
 # The packages (rtl/pkg/pkg.f), the tag-matching engine (rtl/tm/tm_engine.f), the whole NIC (rtl/top/top.f).

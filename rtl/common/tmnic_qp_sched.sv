@@ -62,18 +62,20 @@ module tmnic_qp_sched #(
   wire take = take_i && off_v_q;
 
   // Index of the lowest set bit of v (0 when v is zero): isolate it (v & -v, one carry chain), then
-  // encode the one-hot word (bit k of the index = OR of the positions with bit k set).
+  // encode the one-hot word (bit k of the index = OR of the positions with bit k set). One width for
+  // both stages (words and bits; the narrower one is zero-extended).
+  localparam int unsigned FW = (L > NW) ? L : NW;
+  function automatic logic [$clog2(FW)-1:0] lowest(input logic [FW-1:0] v);
+    logic [FW-1:0] low;
+    low = v & (~v + FW'(1));
+    lowest = '0;
+    for (int i = 0; i < int'(FW); i++) lowest |= low[i] ? ($clog2(FW))'(i) : '0;
+  endfunction
   function automatic logic [BW-1:0] first_bit(input logic [L-1:0] v);
-    logic [L-1:0] low;
-    low = v & (~v + L'(1));
-    first_bit = '0;
-    for (int i = 0; i < int'(L); i++) first_bit |= low[i] ? BW'(i) : '0;
+    first_bit = BW'(lowest(FW'(v)));
   endfunction
   function automatic logic [WW-1:0] first_word(input logic [NW-1:0] v);
-    logic [NW-1:0] low;
-    low = v & (~v + NW'(1));
-    first_word = '0;
-    for (int i = 0; i < int'(NW); i++) first_word |= low[i] ? WW'(i) : '0;
+    first_word = WW'(lowest(FW'(v)));
   endfunction
   // Bits strictly above position b (a thermometer code, no carry chain).
   function automatic logic [L-1:0] above(input logic [BW-1:0] b);
@@ -95,8 +97,8 @@ module tmnic_qp_sched #(
   end
 
   // ---------------------------------------------------------------- stage 1: which word
-  // Relative to the pointer as it is w_after this cycle's take, so that a queue taken now and set
-  // again at once is not offered w_before the others.
+  // Relative to the pointer as it is after this cycle's take, so that a queue taken now and set
+  // again at once is not offered before the others.
   logic [NW-1:0] nz;
   logic [L-1:0]  hi_mask;  // bits above the pointer's bit
   logic [L-1:0]  pw_word;
@@ -181,11 +183,8 @@ module tmnic_qp_sched #(
   assign idx_o = off_q[IDX_W-1:0];
 
 `ifndef SYNTHESIS
-  logic chk_q;  // checks start one cycle w_after reset
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) chk_q <= 1'b0;
-    else         chk_q <= 1'b1;
-  end
+  logic chk_q;  // checks start one cycle after reset
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   for (genvar k = 0; k < int'(NSET); k++) begin : g_set_chk
     a_set_range: assert property (@(posedge clk_i) disable iff (!chk_q)
       !(set_i[k] && 32'(set_idx_i[k]) >= N)) else $error("tmnic_qp_sched: set of queue %0d >= N", set_idx_i[k]);
@@ -195,7 +194,7 @@ module tmnic_qp_sched #(
   a_offer_ready: assert property (@(posedge clk_i) disable iff (!chk_q)
     !off_v_q || map_q[off_q[IW-1:BW]][off_q[BW-1:0]]) else $error("tmnic_qp_sched: offered queue is not ready");
   a_offer_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    off_v_q && !take_i |=> off_v_q && $stable(off_q)) else $error("tmnic_qp_sched: offer changed w_before taken");
+    off_v_q && !take_i |=> off_v_q && $stable(off_q)) else $error("tmnic_qp_sched: offer changed before it was taken");
   a_offer_range: assert property (@(posedge clk_i) disable iff (!chk_q)
     !off_v_q || 32'(off_q) < N) else $error("tmnic_qp_sched: offer beyond N");
 `endif

@@ -1,5 +1,6 @@
 rtl/pkg/tmnic_hwif_pkg.sv
 rtl/common/tmnic_ram_sdp.sv
+rtl/common/tmnic_chk_en.sv
 rtl/tm/tmnic_tm_hash.sv
 rtl/tm/tmnic_tm_cam.sv
 rtl/tm/tmnic_tm_srq_state.sv

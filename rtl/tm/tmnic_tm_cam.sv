@@ -192,10 +192,7 @@ module tmnic_tm_cam #(
 
 `ifndef SYNTHESIS
   logic chk_q;  // checks start one cycle after reset
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) chk_q <= 1'b0;
-    else         chk_q <= 1'b1;
-  end
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   // An insert or a removal may come with the enabling of the SRQ (an op carrying the matching count).
   a_one_write: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(ins_i && rm_i) && !(clr_i && (ins_i || rm_i || en_all_i)))

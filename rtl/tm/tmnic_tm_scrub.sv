@@ -94,11 +94,8 @@ module tmnic_tm_scrub #(
   always_ff @(posedge clk_i) if (rd_o) wr_addr_q <= addr_q;
 
 `ifndef SYNTHESIS
-  logic chk_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) chk_q <= 1'b0;
-    else         chk_q <= 1'b1;
-  end
+  logic chk_q;  // checks start one cycle after reset
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   a_clear_allowed: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(clear_i && !clear_ok_o[clear_srq_i])) else $error("tmnic_tm_scrub: CLEAR reuses a generation still in the tables");
   a_no_clear_in_init: assert property (@(posedge clk_i) disable iff (!chk_q)

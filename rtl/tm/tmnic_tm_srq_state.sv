@@ -235,11 +235,8 @@ module tmnic_tm_srq_state #(
   assign a_occ_cur     = occ_q[ev_srq_i];
   assign a_dis_cur     = dis_q[ev_srq_i];
   assign a_dis_act_cur = dis_act_q[ev_srq_i];
-  logic chk_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) chk_q <= 1'b0;
-    else         chk_q <= 1'b1;
-  end
+  logic chk_q;  // checks start one cycle after reset
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   // Disabled entries stay a suffix: a threshold is only open while the counts differ.
   a_dis_needs_gap: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(ev_i && !ev_clear_i && dis_act_d && sw_d == hw_d))
