@@ -114,12 +114,23 @@ BLOCKS = {
         params=dict(DATA_W=512, BUF_BYTES=16384, DESC_DEPTH=16),
         ff_min=[("frame buffer (tmnic_ram_sdp, 16 KiB)", 16384 * 8), ("i_data_q, c_data_q", 1024),
                 ("m_hdr_q (roce_hdr_t)", HDR), ("crc_q, icrc_q", 64)]),
+    # Per-QP state and the outstanding rings in tmnic_ram_sdp tables (the ring's error byte is left out
+    # of the bound: only three constant values are ever written to it).
     "tmnic_sq_engine": dict(
         params=dict(DATA_W=512, NUM_QP=64, NUM_MR=64, CLK_MHZ=250, NSLOT=8),
-        ff_min=[("o_wrid_q[1024]", 1024 * 64), ("o_first_q[1024], o_last_q[1024]", 2 * 1024 * 24),
-                ("o_sig_q[1024]", 1024),
-                ("per QP: pi/next/ci 48, psn 24, rnr_due 64, rnr_left 3, rnr_wait 1", 64 * (48 + 24 + 64 + 3 + 1)),
+        ff_min=[("ring (otab) 1024 x {wrid 64, first 24, last 24, sig 1}", 1024 * 113),
+                ("QP table (qtab) 64 x {rnr_due 64, rnr_wait 1, rnr_left 3, psn 24, ci 16, next 16}", 64 * 124),
+                ("producer indices 64 x 16, QUERY PSN copy 64 x 24", 64 * 40),
                 ("wqe_q", 1024), ("txb_data_o", 512), ("wake_q", 64)]),
+    "tmnic_sq_engine_q1024": dict(
+        top="tmnic_sq_engine", params=dict(DATA_W=512, NUM_QP=1024, NUM_MR=64, CLK_MHZ=250, NSLOT=8),
+        ff_min=[("ring (otab) 16384 x {wrid 64, first 24, last 24, sig 1}", 16384 * 113),
+                ("QP table (qtab) 1024 x 124", 1024 * 124),
+                ("producer indices 1024 x 16, QUERY PSN copy 1024 x 24", 1024 * 40),
+                ("wqe_q", 1024), ("txb_data_o", 512), ("wake_q", 64)]),
+    "tmnic_tx_gather": dict(
+        params=dict(DATA_W=512, NSLOT=8),
+        ff_min=[("header RAM 8 x roce_hdr_t", 8 * HDR), ("txb_data_o", 512), ("pkt_hdr_o", HDR)]),
     "tmnic_rx_engine": dict(
         params=dict(DATA_W=512, NUM_QP=64, NUM_MR=64, NUM_SRQ=16),
         ff_min=[("RX buffer (tmnic_shift_buf, 4 KiB)", 4096 * 8),

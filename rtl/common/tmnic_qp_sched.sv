@@ -29,7 +29,8 @@ module tmnic_qp_sched #(
 
   output logic                       valid_o,    // queue idx_o is ready and offered
   output logic [IDX_W-1:0]           idx_o,
-  input  logic                       take_i      // the offer is taken (only while valid_o)
+  input  logic                       take_i,     // the offer is taken (only while valid_o)
+  output logic                       pending_o   // a queue is ready or about to be offered
 );
   if (N < 2) begin : g_chk_n
     $fatal(1, "tmnic_qp_sched: N must be >= 2");
@@ -83,17 +84,18 @@ module tmnic_qp_sched #(
   endfunction
 
   // ---------------------------------------------------------------- the ready bits
-  // Per bit: set by any port, else cleared by the take, else kept (decoders, no indexed writes).
+  // Per bit: set by any port, else cleared by the take, else kept (shift decoders, no indexed writes).
   logic reset_taken;  // the queue taken in this cycle is set again in the same cycle
+  logic [NW*L-1:0] set_vec, take_vec;
   always_comb begin
     reset_taken = 1'b0;
-    for (int k = 0; k < int'(NSET); k++) reset_taken |= set_i[k] && IW'(set_idx_i[k]) == off_q;
-    for (int i = 0; i < int'(NW * L); i++) begin
-      logic hit;
-      hit = 1'b0;
-      for (int k = 0; k < int'(NSET); k++) hit |= set_i[k] && 32'(set_idx_i[k]) == i && i < int'(N);
-      map_d[i / L][i % L] = hit || (map_q[i / L][i % L] && !(take && 32'(off_q) == i));
+    set_vec = '0;
+    for (int k = 0; k < int'(NSET); k++) begin
+      reset_taken |= set_i[k] && IW'(set_idx_i[k]) == off_q;
+      if (set_i[k] && 32'(set_idx_i[k]) < N) set_vec |= (NW * L)'(1) << set_idx_i[k];
     end
+    take_vec = take ? ((NW * L)'(1) << off_q) : '0;
+    map_d = set_vec | (map_q & ~take_vec);
   end
 
   // ---------------------------------------------------------------- stage 1: which word
@@ -181,6 +183,7 @@ module tmnic_qp_sched #(
 
   assign valid_o = off_v_q;
   assign idx_o = off_q[IDX_W-1:0];
+  assign pending_o = (nz != '0) || s1_v_q || off_v_q;
 
 `ifndef SYNTHESIS
   logic chk_q;  // checks start one cycle after reset

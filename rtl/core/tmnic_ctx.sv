@@ -34,7 +34,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic                          quiet_i,
   output logic                          rb_valid_o,
   output logic [NUM_CMD_ARGS-1:0][31:0] rb_args_o,
-  // QUERY_QP: the engines report the dynamic PSNs of query_qp_o
+  // QUERY_QP: the engines report the dynamic PSNs of query_qp_o one cycle later (registered reads);
+  // the read-back lands then, and busy covers that cycle
   output logic [QP_W-1:0]               query_qp_o,
   input  logic [23:0]                   query_sq_psn_i,
   input  logic [23:0]                   query_rq_psn_i,
@@ -57,6 +58,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic            init_sq_o,      // QP init_qp_o: send PSN := init_psn_o, indices := 0
   output logic            init_rq_o,      // QP init_qp_o: expected PSN := init_psn_o (rq), MSN, indices := 0
   output logic [QP_W-1:0] init_qp_o,
+  output logic            qp_set_o,       // a SET_QP of init_qp_o was applied (state and tables)
   output logic [23:0]     init_sq_psn_o,
   output logic [23:0]     init_rq_psn_o,
   output logic            cq_reset_o,     // CQ cq_reset_idx_o: producer index := 0
@@ -172,8 +174,10 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end
   end
 
-  // Busy: two cycles for the new table contents to reach every engine, then until all is quiet.
+  // Busy: two cycles for the new table contents to reach every engine, then until all is quiet;
+  // a QUERY_QP only until its read-back lands.
   logic [1:0] settle_q;
+  logic       query_pend_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       cmd_busy_o <= 1'b0;
@@ -181,6 +185,10 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end else if (cmd_valid_i && cmd_op_i != CMD_NOP && cmd_op_i != CMD_QUERY_QP) begin
       cmd_busy_o <= 1'b1;
       settle_q <= 2'd2;
+    end else if (cmd_valid_i && cmd_op_i == CMD_QUERY_QP && cmd_idx_i < 24'(NUM_QP)) begin
+      cmd_busy_o <= 1'b1;
+    end else if (query_pend_q) begin
+      cmd_busy_o <= 1'b0;
     end else if (settle_q != 2'd0) begin
       settle_q <= settle_q - 2'd1;
     end else if (quiet_i) begin
@@ -200,6 +208,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       rb_args_o <= '0;
       init_sq_o <= 1'b0;
       init_rq_o <= 1'b0;
+      qp_set_o <= 1'b0;
+      query_pend_q <= 1'b0;
       init_qp_o <= '0;
       init_sq_psn_o <= '0;
       init_rq_psn_o <= '0;
@@ -211,6 +221,13 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       rb_valid_o <= 1'b0;
       init_sq_o <= 1'b0;
       init_rq_o <= 1'b0;
+      qp_set_o <= 1'b0;
+      query_pend_q <= 1'b0;
+      if (query_pend_q) begin
+        rb_valid_o <= 1'b1;
+        rb_args_o[ARG_QUERY_QP_SQ_PSN] <= {8'd0, query_sq_psn_i};
+        rb_args_o[ARG_QUERY_QP_RQ_PSN] <= {8'd0, query_rq_psn_i};
+      end
       cq_reset_o <= 1'b0;
       srq_reset_o <= 1'b0;
       if (err_sq_i) qp_state_o[err_sq_qp_i] <= QPS_ERR;
@@ -243,6 +260,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
               qp_state_o[cq_qp] <= cmd_args_i[ARG_SET_QP_STATE][2:0];
               qp_has_srq_o[cq_qp] <= cmd_args_i[ARG_SET_QP_SRQ][15:0] != 16'(NO_SRQ);
               init_qp_o <= cq_qp;
+              qp_set_o <= 1'b1;
               init_sq_o <= cmd_args_i[ARG_SET_QP_INIT][QP_INIT_SQ_BIT];
               init_rq_o <= cmd_args_i[ARG_SET_QP_INIT][QP_INIT_RQ_BIT];
               init_sq_psn_o <= cmd_args_i[ARG_SET_QP_SQ_PSN][23:0];
@@ -251,11 +269,9 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           end
           CMD_QUERY_QP: begin
             if (cmd_idx_i < 24'(NUM_QP)) begin
-              rb_valid_o <= 1'b1;
+              query_pend_q <= 1'b1;
               rb_args_o <= cmd_args_i;
               rb_args_o[ARG_QUERY_QP_STATE] <= {29'd0, qp_state_o[cq_qp]};
-              rb_args_o[ARG_QUERY_QP_SQ_PSN] <= {8'd0, query_sq_psn_i};
-              rb_args_o[ARG_QUERY_QP_RQ_PSN] <= {8'd0, query_rq_psn_i};
             end else cmd_err_o <= 1'b1;
           end
           default: cmd_err_o <= 1'b1;

@@ -174,7 +174,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire  [QP_W-1:0] ack_head = ackq_q[ackq_rd_q[QP_W-1:0]];
   logic [15:0] srq_ci_q [NUM_SRQ];
 
-  assign query_psn_o = epsn_q[query_qp_i];
+  // Registered like the send engine's table read: the PSN of query_qp_i one cycle later.
+  always_ff @(posedge clk_i) query_psn_o <= epsn_q[query_qp_i];
 
   typedef enum logic [4:0] {
     S_IDLE, S_SCAN, S_LOOKUP, S_FETCH, S_FETCH_WAIT, S_SGE, S_EXEC, S_STORE, S_SCATTER, S_SCATTER_WAIT,

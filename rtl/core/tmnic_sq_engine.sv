@@ -1,14 +1,23 @@
 // Requester (send) engine. Owns every QP's send-side state: producer index from the doorbell,
 // next WQE to send, oldest unacknowledged WQE, next PSN, RNR retry state. It
-//   - picks a QP with work (round-robin scan, only when something changed),
+//   - takes the next QP with possible work from a ready-queue scheduler (tmnic_qp_sched): doorbells,
+//     QP commands, errors, ACKs, RNR timer expiries and the end of a message mark a QP,
 //   - fetches the WQE by DMA, checks every SGE against the MR table before any payload DMA
 //     (a bad lkey completes the WQE with LOC_PROT_ERR and moves the QP to ERR, no DMA at all),
-//   - cuts the message into PMTU packets, gathers each packet's payload into a TX buffer slot
-//     (DMA reads for SGEs, or the WQE's inline bytes) and hands header + slot to the TX scheduler,
+//   - cuts the message into PMTU packets and has each packet's payload gathered into a TX buffer slot
+//     (tmnic_tx_gather: DMA reads for SGEs, or the WQE's inline bytes),
 //   - processes ACK/NAK events from the receive engine at packet boundaries: completes WQEs,
 //     goes back to the oldest unacknowledged WQE after an RNR NAK (after the RNR timer) or a PSN
 //     sequence NAK, and fails the QP on other NAKs or when rnr_retry is exhausted,
 //   - flushes outstanding and newly posted WQEs with WR_FLUSH_ERR while the QP is in ERR.
+//
+// State in block RAM (tmnic_ram_sdp, registered reads): the per-QP context (qtab), the producer
+// indices written by doorbells (pitab), a copy of the PSNs for QUERY_QP, and the outstanding-message
+// ring of every QP (otab, NUM_QP x OUTS entries). This FSM is the only writer of qtab and otab and
+// writes through: the registered copy of the QP being sent (cur_q) and of the QP an ACK is for (ac_q)
+// are always equal to their table words, so a QP's word is read fresh whenever it is picked up.
+// RNR timers: a QP waiting for one is not sent; when the earliest due time (wake_q) passes, a sweep
+// reads every QP's word (one per cycle), ends the expired waits and computes the next wake_q.
 module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned NUM_QP = 64,
@@ -29,16 +38,16 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic rst_ni,
   input  logic [63:0] now_i,            // cycle counter (timers)
 
-  // Context tables: every QP's state, and read ports (0 current QP, 1 ACK's QP, 2 QP being
-  // initialised, 3 QP of the completion being reported; MR of the SGE being checked)
-  input  logic [NUM_QP-1:0][2:0]  qp_state_i,
+  // Context tables, read ports: 0 current QP, 1 ACK's QP, 2 QP being initialised, 3 QP of the
+  // completion being reported; MR of the SGE being checked
   output logic [3:0][QP_W-1:0]    qp_idx_o,
   input  qp_cfg_t [3:0]           qp_rd_i,
   output logic [MR_W-1:0]         mr_idx_o,
   input  mr_t                     mr_rd_i,
   input  logic [47:0] local_mac_i,
   input  logic [31:0] local_ip_i,
-  input  logic        cfg_changed_i,     // a command ran: rescan
+  input  logic [1:0]            kick_i,     // QP kick_qp_i[k] changed state (command, error): look at it
+  input  logic [1:0][QP_W-1:0]  kick_qp_i,
   input  logic        init_sq_i,
   input  logic [QP_W-1:0] init_qp_i,
   input  logic [23:0] init_psn_i,
@@ -86,73 +95,139 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   output logic            err_o,         // move err_qp_o to ERR
   output logic [QP_W-1:0] err_qp_o,
-  input  logic [QP_W-1:0] query_qp_i,
+  input  logic [QP_W-1:0] query_qp_i,    // QUERY_QP: PSN of query_qp_i, one cycle later
   output logic [23:0]     query_psn_o,
 
   output logic retransmit_o, output logic rx_rnr_o, output logic rx_nak_o, output logic rx_ack_o,
   output logic prot_err_o,
-  output logic quiet_o,                  // no DMA in flight or about to be issued
+  output logic quiet_o,                  // no DMA in flight or about to be issued, no init pending
   output logic idle_o,                   // nothing to do until a doorbell, an ACK or wake_at_o
   output logic [63:0] wake_at_o          // earliest RNR timer expiry (all ones: none)
 );
-  if ((NSLOT & (NSLOT - 1)) != 0 || NSLOT < 2) begin : g_chk_s
-    $fatal(1, "tmnic_sq_engine: NSLOT must be a power of two >= 2");
-  end
   if ((OUTS & (OUTS - 1)) != 0 || OUTS < 2) begin : g_chk
     $fatal(1, "tmnic_sq_engine: OUTS must be a power of two >= 2");
+  end
+  if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4) begin : g_chk_qp
+    $fatal(1, "tmnic_sq_engine: NUM_QP must be a power of two >= 4");
   end
   if (DATA_W != 512) begin : g_chk_w
     $fatal(1, "tmnic_sq_engine: only DATA_W = 512 is implemented (one 64-byte beat per WQE half)");
   end
 
-  // ---------------------------------------------------------------- per-QP state
-  logic [15:0] pi_q [NUM_QP];
-  logic [15:0] next_q [NUM_QP];    // next WQE to send
-  logic [15:0] ci_q [NUM_QP];      // oldest WQE not yet completed
-  logic [23:0] psn_q [NUM_QP];     // PSN of the next new packet
-  logic        rnr_wait_q [NUM_QP];
-  logic [63:0] rnr_due_q [NUM_QP];
-  logic [2:0]  rnr_left_q [NUM_QP];
-  // Outstanding messages: ring slot = WQE index mod OUTS
-  logic [63:0] o_wrid_q [NUM_QP * OUTS];
-  logic [23:0] o_first_q [NUM_QP * OUTS];
-  logic [23:0] o_last_q [NUM_QP * OUTS];
-  logic        o_sig_q [NUM_QP * OUTS];
-  logic [7:0]  o_err_q [NUM_QP * OUTS];   // nonzero: the WQE failed locally with this status
-  logic        errwait_q;
+  // ---------------------------------------------------------------- table words
+  typedef struct packed {
+    logic [63:0] rnr_due;     // cycle at which the RNR wait ends
+    logic        rnr_wait;
+    logic [2:0]  rnr_left;    // RNR retries left (7: infinite)
+    logic [23:0] psn;         // PSN of the next new packet
+    logic [15:0] ci;          // oldest WQE not yet completed
+    logic [15:0] next;        // next WQE to send
+  } sq_qp_t;
+  typedef struct packed {
+    logic [63:0] wrid;
+    logic [23:0] first;       // PSNs of the message's first and last packets
+    logic [23:0] last;
+    logic        sig;         // signaled
+    logic [7:0]  err;         // nonzero: the WQE failed locally with this status
+  } sq_out_t;
 
-  assign query_psn_o = psn_q[query_qp_i];
-
-  typedef enum logic [3:0] {
-    S_IDLE, S_SCAN, S_FETCH, S_FETCH_WAIT, S_CHECK, S_SGE, S_START, S_PKT, S_GATHER, S_INLINE, S_FILLED,
-    S_ACK, S_CQE, S_FLUSH, S_ERRWAIT
+  typedef enum logic [4:0] {
+    S_IDLE, S_SWEEP, S_LOAD, S_FLUSH, S_FLUSH_CQE, S_FETCH, S_FETCH_WAIT, S_CHECK, S_SGE, S_START,
+    S_PKT, S_INLINE, S_GATHER, S_FILLED, S_ACK_RD, S_ACK, S_CQE, S_ERRWAIT
   } state_e;
-  state_e state_q, after_cqe_q;
 
-  logic            scan_q;          // something changed since the last fruitless scan
-  logic [QP_W-1:0] rr_q;            // last QP served
-  logic [QP_W-1:0] q_q;             // current QP
-  logic            in_msg_q;        // a message of q_q is being sent (ACKs only between packets)
-  logic [63:0]     wake_q;
+  // ---------------------------------------------------------------- registers
+  // Control (reset)
+  state_e          state_q, state_d, after_q, after_d;
+  logic            in_msg_q, in_msg_d;       // a message of q_q is being sent (ACKs between packets)
+  logic            flushing_q, flushing_d;
+  logic            alias_q, alias_d;         // the ACK is for q_q while its message is being sent
+  logic [63:0]     wake_q, wake_d;
+  logic            init_pend_q, init_pend_d;
+  logic [QP_W:0]   sw_q, sw_d;               // sweep: next word to read
+  logic [63:0]     sw_min_q, sw_min_d;
+  logic            errwait_q, errwait_d;
+  logic            rd_valid_d, cqe_valid_d, err_d;
+  logic            retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d, prot_err_d;
+  logic            db_hold_q, db_hold_d;     // a doorbell waiting one cycle behind an init's pi write
+  // Payload (no reset)
+  logic [QP_W-1:0] q_q, q_d, aq_q, aq_d, init_qp_q, init_qp_d, db_qp_q, db_qp_d, err_qp_d;
+  logic [15:0]     db_pi_q, db_pi_d, pi_q, pi_d;
+  logic [23:0]     init_psn_q, init_psn_d;
+  sq_qp_t          cur_q, cur_d, ac_q, ac_d;
+  logic [31:0]     ack_aeth_q, ack_aeth_d;
+  logic [23:0]     ack_psn_q, ack_psn_d;
+  logic [QP_W-1:0] c_qp_q, c_qp_d;
+  logic [63:0]     c_wrid_q, c_wrid_d;
+  logic [15:0]     c_idx_q, c_idx_d;
+  logic [7:0]      c_status_q, c_status_d;
+  logic [63:0]     rd_addr_d;
+  logic [12:0]     rd_len_d;
+  logic            rd_is_pay_d;
+  logic [2:0]      sge_i_q, sge_i_d;
+  logic [31:0]     msg_len_q, msg_len_d, msg_off_q, msg_off_d, sge_off_q, sge_off_d;
+  logic [12:0]     pkt_len_q, pkt_len_d, pkt_fill_q, pkt_fill_d;
+  logic [1023:0]   wqe_q;
+  logic [63:0]     sge_iova_q [WQE_MAX_SGE];
+  logic [31:0]     sge_len_q [WQE_MAX_SGE];
+  logic            sge_ld;
+  logic            tab_cur;                   // load SGE sge_i_q's translated address and length
 
-  // Current WQE
-  logic [1023:0] wqe_q;
-  logic [2:0]    sge_i_q;           // SGE being checked or gathered
-  logic [63:0]   sge_iova_q [WQE_MAX_SGE];
-  logic [31:0]   sge_len_q [WQE_MAX_SGE];
-  logic [31:0]   msg_len_q, msg_off_q, sge_off_q;
-  logic [SLOT_W-1:0] slot_q;        // TX slot being filled (slots are filled and sent in order)
-  logic [SLOT_W-1:0] ho_q;          // oldest filled slot not yet handed to the TX scheduler
-  logic [NSLOT-1:0]  slot_busy_q;   // allocated: being filled, waiting, or being sent
-  logic [NSLOT-1:0]  filled_q;      // all reads issued and header ready
-  logic [3:0]        slot_pend_q [NSLOT];  // payload reads in flight per slot
-  roce_hdr_t         slot_hdr_q [NSLOT];
-  logic [12:0]   pkt_len_q, pkt_fill_q; // bytes of the packet, bytes requested so far
-  logic [TXB_POS_W-1:0] chunk_pos_q [16];
-  logic [3:0]    cw_q, cr_q;        // chunk FIFO write / read pointers
-  logic [SLOT_W-1:0] rd_slot_q;     // slot of the payload read being requested
-  logic          flushing_q;
+  // ---------------------------------------------------------------- tables
+  logic tab_re, tab_we;
+  logic [QP_W-1:0] tab_raddr, tab_waddr;
+  sq_qp_t tab_wdata, tab_rdata;
+  tmnic_ram_sdp #(.WIDTH($bits(sq_qp_t)), .DEPTH(NUM_QP)) u_qtab (
+    .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata),
+    .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(tab_rdata));
+  // QUERY_QP's copy of the PSNs (same writes, its own read port)
+  tmnic_ram_sdp #(.WIDTH(24), .DEPTH(NUM_QP)) u_psntab (
+    .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata.psn),
+    .re_i(1'b1), .raddr_i(query_qp_i), .rdata_o(query_psn_o));
 
+  logic pi_we;
+  logic [QP_W-1:0] pi_waddr;
+  logic [15:0] pi_wdata, pi_rdata;
+  tmnic_ram_sdp #(.WIDTH(16), .DEPTH(NUM_QP)) u_pitab (
+    .clk_i, .we_i(pi_we), .waddr_i(pi_waddr), .wdata_i(pi_wdata),
+    .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(pi_rdata));
+
+  logic o_re, o_we;
+  logic [QP_W+OUT_W-1:0] o_raddr, o_waddr;
+  sq_out_t o_wdata, o_rdata;
+  tmnic_ram_sdp #(.WIDTH($bits(sq_out_t)), .DEPTH(NUM_QP * OUTS)) u_otab (
+    .clk_i, .we_i(o_we), .waddr_i(o_waddr), .wdata_i(o_wdata),
+    .re_i(o_re), .raddr_i(o_raddr), .rdata_o(o_rdata));
+
+  // ---------------------------------------------------------------- scheduler
+  // Set ports: 0 this FSM, 1 doorbells, 2-3 kicks. A mark means "look at this QP": S_LOAD decides.
+  logic            set_own;
+  logic [QP_W-1:0] set_own_qp;
+  logic            sched_valid, sched_take, sched_pending;
+  logic [QP_W-1:0] sched_idx;
+  wire db_ok = db_valid_i && db_idx_i < 12'(NUM_QP);
+  tmnic_qp_sched #(.N(NUM_QP), .NSET(4)) u_sched (
+    .clk_i, .rst_ni,
+    .set_i({kick_i, db_ok, set_own}), .set_idx_i({kick_qp_i, db_idx_i[QP_W-1:0], set_own_qp}),
+    .valid_o(sched_valid), .idx_o(sched_idx), .take_i(sched_take), .pending_o(sched_pending));
+
+  // ---------------------------------------------------------------- TX buffer slots
+  logic              g_free, g_room, g_empty, g_idle, g_alloc, g_filled, g_push, g_inl;
+  logic [SLOT_W-1:0] g_slot;
+  logic [TXB_POS_W-1:0] g_push_pos, g_inl_pos;
+  logic [DATA_W-1:0] g_inl_data;
+  roce_hdr_t         g_hdr;
+  tmnic_tx_gather #(.DATA_W(DATA_W), .NSLOT(NSLOT)) u_gather (
+    .clk_i, .rst_ni,
+    .slot_free_o(g_free), .slot_o(g_slot), .alloc_i(g_alloc), .hdr_i(g_hdr), .filled_i(g_filled),
+    .chunk_room_o(g_room), .chunk_empty_o(g_empty), .chunk_push_i(g_push), .chunk_pos_i(g_push_pos),
+    .inl_wr_i(g_inl), .inl_pos_i(g_inl_pos), .inl_data_i(g_inl_data),
+    .rsp_valid_i(rsp_pay_valid_i), .rsp_data_i(rsp_data_i), .rsp_off_i(rsp_off_i), .rsp_be_i(rsp_be_i),
+    .rsp_last_i(rsp_last_i),
+    .txb_wr_o, .txb_pos_o, .txb_data_o, .txb_be_o,
+    .pkt_hdr_o, .pkt_slot_o, .pkt_valid_o, .pkt_ready_i, .slot_free_i, .idle_o(g_idle));
+
+  // ---------------------------------------------------------------- current WQE and QP
   // Configuration of the current QP (the receive-side fields belong to the receive engine).
   /* verilator lint_off UNUSEDSIGNAL */
   wire qp_cfg_t cfg = qp_rd_i[0];
@@ -163,33 +238,22 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [31:0] w_inl = wqe_q[WQE_INLINE_LEN_OFF*8 +: 32];
   wire [63:0] w_wrid = wqe_q[WQE_WR_ID_OFF*8 +: 64];
   wire        w_inline = w_flags[WQE_FLAG_INLINE_BIT];
+  wire [31:0] w_imm = {wqe_q[WQE_IMM_OFF*8 +: 8], wqe_q[WQE_IMM_OFF*8+8 +: 8],
+                       wqe_q[WQE_IMM_OFF*8+16 +: 8], wqe_q[WQE_IMM_OFF*8+24 +: 8]};
   wire [12:0] pmtu = 13'd1 << cfg.pmtu_log;
   wire [15:0] sq_mask = (16'd1 << cfg.sq_log) - 16'd1;
-  wire [OUT_W+QP_W-1:0] oslot_ci = {q_q, ci_q[q_q][OUT_W-1:0]};
-  wire [OUT_W+QP_W-1:0] oslot_next = {q_q, next_q[q_q][OUT_W-1:0]};
 
-  // SGE i fields of the WQE
-  // SGE sge_i_q of the fetched WQE
-  wire sge_t sge_cur = wqe_sge(wqe_q, sge_i_q);
-  wire [63:0] sge_addr = sge_cur.addr;
-  wire [31:0] sge_len = sge_cur.length;
-  wire [31:0] sge_key = sge_cur.lkey;
-  assign mr_idx_o = sge_key[MR_KEY_SHIFT +: MR_W];
-  wire mr_t    sge_mr = mr_rd_i;
+  wire sge_t  sge_cur = wqe_sge(wqe_q, sge_i_q);
+  assign mr_idx_o = sge_cur.lkey[MR_KEY_SHIFT +: MR_W];
 
-  // Remaining payload of the current packet and what the next read may cover.
   wire [31:0] pkt_left = {19'd0, pkt_len_q - pkt_fill_q};
   wire [31:0] sge_left = sge_len_q[sge_i_q] - sge_off_q;
   wire [31:0] chunk = (sge_left < pkt_left) ? sge_left : pkt_left;
   wire        last_pkt = (msg_len_q - msg_off_q) <= {19'd0, pmtu};
   wire        first_pkt = (msg_off_q == 32'd0);
+  wire [63:0] rnr_cycles = 64'(rnr_timer_us(ack_aeth_q[28:24])) * 64'(CLK_MHZ);
+  wire        wake_due = now_i >= wake_q;
 
-  // The completion being reported, field by field (assembled here; no wide temporaries in the FSM,
-  // which Verilator would clear on every clock).
-  logic [QP_W-1:0] c_qp_q;
-  logic [63:0] c_wrid_q;
-  logic [15:0] c_idx_q;
-  logic [7:0]  c_status_q;
   always_comb begin
     cqe_o = '0;
     cqe_o.cq = qp_rd_i[3].send_cq;
@@ -199,448 +263,508 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cqe_o.opcode = WC_OP_SEND;
     cqe_o.status = c_status_q;
   end
+  assign qp_idx_o = {c_qp_q, init_qp_q, aq_q, q_q};
 
-  assign ack_ready_o = (state_q == S_IDLE) || (state_q == S_PKT);
-  wire ack_take = ack_valid_i && ack_ready_o;
+  // Values of the registered state used by the next-state logic.
+  wire [QP_W-1:0] sw_k = QP_W'(sw_q - 1'b1);               // sweep: word examined this cycle
+  wire [31:0] npkts_raw = (msg_len_q + 32'(pmtu) - 32'd1) >> cfg.pmtu_log;
+  wire [23:0] npkts = (npkts_raw == 32'd0) ? 24'd1 : npkts_raw[23:0];  // packets of the message
+  wire [1:0]  typ = ack_aeth_q[30:29];                       // AETH syndrome
+  wire [4:0]  val = ack_aeth_q[28:24];
+  wire [23:0] lim = (typ == AETH_TYPE_ACK) ? ack_psn_q : ack_psn_q - 24'd1;  // WQEs ending at or before: done
+  wire        outstanding = (ac_q.ci != ac_q.next);
 
-  // The ACK event is latched when taken, so that the channel is free during S_ACK.
-  logic [QP_W-1:0] ack_qp_r;
-  // The requester ignores the MSN in ACKs (as rxe does); only the syndrome matters.
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [31:0] ack_aeth_r;
-  /* verilator lint_on UNUSEDSIGNAL */
-  logic [23:0] ack_psn_r;
-  always_ff @(posedge clk_i) begin
-    if (ack_take) begin
-      ack_qp_r <= ack_qp_i;
-      ack_aeth_r <= ack_aeth_i;
-      ack_psn_r <= ack_psn_i;
+  // ---------------------------------------------------------------- next state
+  logic       fail, rewind, abort;     // ACK decisions
+  logic [7:0] st;
+  always_comb begin
+    fail = 1'b0; rewind = 1'b0; abort = 1'b0; st = WC_GENERAL_ERR;
+    // defaults: hold
+    state_d = state_q; after_d = after_q; in_msg_d = in_msg_q; flushing_d = flushing_q; alias_d = alias_q;
+    wake_d = wake_q; init_pend_d = init_pend_q; sw_d = sw_q; sw_min_d = sw_min_q; errwait_d = errwait_q;
+    q_d = q_q; aq_d = aq_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q; pi_d = pi_q;
+    cur_d = cur_q; ac_d = ac_q; ack_aeth_d = ack_aeth_q; ack_psn_d = ack_psn_q;
+    c_qp_d = c_qp_q; c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q;
+    rd_addr_d = rd_addr_o; rd_len_d = rd_len_o; rd_is_pay_d = rd_is_pay_o;
+    rd_valid_d = rd_valid_o && !rd_ready_i;
+    cqe_valid_d = cqe_valid_o && !cqe_ready_i;
+    err_d = 1'b0; err_qp_d = err_qp_o;
+    sge_i_d = sge_i_q; msg_len_d = msg_len_q; msg_off_d = msg_off_q; sge_off_d = sge_off_q;
+    pkt_len_d = pkt_len_q; pkt_fill_d = pkt_fill_q;
+    sge_ld = 1'b0;
+    {retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d, prot_err_d} = '0;
+    tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; tab_wdata = '0;
+    tab_cur = 1'b1;   // a table write stores cur_d (as it is after this block), unless a path says otherwise
+    o_re = 1'b0; o_raddr = {q_q, cur_q.ci[OUT_W-1:0]};
+    o_we = 1'b0; o_waddr = {q_q, cur_q.next[OUT_W-1:0]}; o_wdata = '0;
+    set_own = 1'b0; set_own_qp = q_q;
+    sched_take = 1'b0;
+    ack_ready_o = 1'b0;
+    g_alloc = 1'b0; g_filled = 1'b0; g_push = 1'b0; g_inl = 1'b0; g_hdr = '0;
+    g_push_pos = {g_slot, 12'd0} + TXB_POS_W'(pkt_fill_q);
+    g_inl_pos = {g_slot, 12'd0} + ((pkt_fill_q == 13'd0) ? TXB_POS_W'(0) : TXB_POS_W'(64));
+    g_inl_data = (pkt_fill_q == 13'd0) ? wqe_q[WQE_INLINE_DATA_OFF*8 +: 512] : {256'd0, wqe_q[1023:768]};
+
+    unique case (state_q)
+      // Priorities: a pending init, expired RNR timers, an ACK, then the next marked QP.
+      S_IDLE: begin
+        if (init_pend_q) begin
+          tab_we = 1'b1;
+          tab_cur = 1'b0;
+          tab_waddr = init_qp_q;
+          tab_wdata = '{rnr_due: '0, rnr_wait: 1'b0, rnr_left: qp_rd_i[2].rnr_retry, psn: init_psn_q,
+                        ci: '0, next: '0};
+          init_pend_d = 1'b0;
+        end else if (wake_due) begin
+          sw_d = '0;
+          sw_min_d = '1;
+          state_d = S_SWEEP;
+        end else if (ack_valid_i) begin
+          ack_ready_o = 1'b1;
+        end else if (sched_valid) begin
+          sched_take = 1'b1;
+          q_d = sched_idx;
+          tab_re = 1'b1;
+          tab_raddr = sched_idx;
+          state_d = S_LOAD;
+        end
+      end
+
+      // One QP word per cycle: word sw_q is read, word sw_q-1 examined.
+      S_SWEEP: begin
+        if (sw_q != (QP_W + 1)'(NUM_QP)) begin
+          tab_re = 1'b1;
+          tab_raddr = sw_q[QP_W-1:0];
+        end
+        sw_d = sw_q + 1'b1;
+        if (sw_q != '0 && tab_rdata.rnr_wait) begin
+          if (now_i >= tab_rdata.rnr_due) begin
+            tab_we = 1'b1;
+            tab_cur = 1'b0;
+            tab_waddr = sw_k;
+            tab_wdata = tab_rdata;
+            tab_wdata.rnr_wait = 1'b0;
+            set_own = 1'b1;
+            set_own_qp = sw_k;
+          end else if (tab_rdata.rnr_due < sw_min_d) begin
+            sw_min_d = tab_rdata.rnr_due;
+          end
+        end
+        if (sw_q == (QP_W + 1)'(NUM_QP)) begin
+          wake_d = sw_min_d;
+          state_d = S_IDLE;
+        end
+      end
+
+      // The taken QP's words are here: flush it, send its next WQE, or drop the mark.
+      S_LOAD: begin
+        cur_d = tab_rdata;
+        pi_d = pi_rdata;
+        flushing_d = 1'b0;
+        if (cfg.state == QPS_ERR && tab_rdata.ci != pi_rdata) begin
+          flushing_d = 1'b1;
+          state_d = S_FLUSH;
+        end else if (cfg.state == QPS_RTS && !tab_rdata.rnr_wait && tab_rdata.next != pi_rdata &&
+                     (tab_rdata.next - tab_rdata.ci) < 16'(OUTS)) begin
+          state_d = S_FETCH;
+        end else begin
+          state_d = S_IDLE;
+        end
+      end
+
+      // Flush: complete WQE ci with WR_FLUSH_ERR; outstanding ones from the ring, others fetched.
+      S_FLUSH: begin
+        if (cur_q.ci == pi_q || cfg.state != QPS_ERR) begin
+          cur_d.next = cur_q.ci;
+          tab_we = 1'b1;
+          state_d = S_IDLE;
+        end else if (cur_q.ci != cur_q.next) begin
+          o_re = 1'b1;
+          state_d = S_FLUSH_CQE;
+        end else begin
+          cur_d.next = cur_q.ci;
+          tab_we = 1'b1;
+          state_d = S_FETCH;  // fetch for the wr_id, then S_CHECK completes it as flushed
+        end
+      end
+      S_FLUSH_CQE: begin
+        c_qp_d = q_q; c_wrid_d = o_rdata.wrid; c_idx_d = cur_q.ci;
+        c_status_d = (o_rdata.err != 8'd0) ? o_rdata.err : WC_WR_FLUSH_ERR;
+        cqe_valid_d = 1'b1;
+        cur_d.ci = cur_q.ci + 16'd1;
+        tab_we = 1'b1;
+        after_d = S_FLUSH;
+        state_d = S_CQE;
+      end
+
+      S_FETCH: begin
+        if (!rd_valid_o) begin
+          rd_valid_d = 1'b1;
+          rd_is_pay_d = 1'b0;
+          rd_addr_d = cfg.sq_base + {41'd0, cur_q.next & sq_mask, 7'd0};
+          rd_len_d = 13'(WQE_STRIDE);
+          state_d = S_FETCH_WAIT;
+        end
+      end
+      S_FETCH_WAIT: if (rsp_wqe_valid_i && rsp_last_i) state_d = S_CHECK;
+
+      S_CHECK: begin
+        sge_i_d = '0;
+        msg_len_d = w_inline ? w_inl : 32'd0;
+        if (flushing_q) begin
+          c_qp_d = q_q; c_wrid_d = w_wrid; c_idx_d = cur_q.next; c_status_d = WC_WR_FLUSH_ERR;
+          cqe_valid_d = 1'b1;
+          cur_d.ci = cur_q.ci + 16'd1;
+          cur_d.next = cur_q.next + 16'd1;
+          tab_we = 1'b1;
+          after_d = S_FLUSH;
+          state_d = S_CQE;
+        end else if ((w_op != WQE_OP_SEND && w_op != WQE_OP_SEND_WITH_IMM) ||
+                     w_nsge > 8'(WQE_MAX_SGE) || (w_inline && w_inl > 32'(WQE_MAX_INLINE))) begin
+          // The driver validates these; a WQE that still breaks them fails the QP (reported by the
+          // flush, in order, like a protection error).
+          o_we = 1'b1;
+          o_wdata.wrid = w_wrid;
+          o_wdata.err = WC_LOC_QP_OP_ERR;
+          cur_d.next = cur_q.next + 16'd1;
+          tab_we = 1'b1;
+          err_d = 1'b1; err_qp_d = q_q;
+          state_d = S_ERRWAIT;
+        end else begin
+          state_d = w_inline ? S_START : S_SGE;
+          msg_off_d = '0;
+          sge_off_d = '0;
+          in_msg_d = 1'b1;
+        end
+      end
+
+      // Protection check of SGE sge_i_q; all pass before any payload DMA.
+      S_SGE: begin
+        if (32'(sge_i_q) >= 32'(w_nsge)) begin
+          sge_i_d = '0;
+          state_d = S_START;
+        end else if (!mr_ok(mr_rd_i, sge_cur.lkey, cfg.pd, sge_cur.addr, sge_cur.length, 1'b0) ||
+                     msg_len_q + sge_cur.length < msg_len_q) begin
+          // Fails the QP; the flush reports this WQE with its error in ring order, after any earlier
+          // outstanding WQE, so that every WR completes exactly once and in order.
+          prot_err_d = 1'b1;
+          in_msg_d = 1'b0;
+          o_we = 1'b1;
+          o_wdata.wrid = w_wrid;
+          o_wdata.err = WC_LOC_PROT_ERR;
+          cur_d.next = cur_q.next + 16'd1;
+          tab_we = 1'b1;
+          err_d = 1'b1; err_qp_d = q_q;
+          state_d = S_ERRWAIT;
+        end else begin
+          sge_ld = 1'b1;
+          msg_len_d = msg_len_q + sge_cur.length;
+          sge_i_d = sge_i_q + 3'd1;
+        end
+      end
+
+      // The message enters the outstanding ring before its first packet, so that a NAK for any of
+      // its packets can rewind it.
+      S_START: begin
+        o_we = 1'b1;
+        o_wdata = '{wrid: w_wrid, first: cur_q.psn, last: cur_q.psn + npkts - 24'd1,
+                    sig: w_flags[WQE_FLAG_SIGNALED_BIT], err: '0};
+        cur_d.next = cur_q.next + 16'd1;
+        tab_we = 1'b1;
+        state_d = S_PKT;
+      end
+
+      // Packet boundary: take ACKs first, then start the next packet when a slot is free.
+      S_PKT: begin
+        if (ack_valid_i) begin
+          ack_ready_o = 1'b1;
+        end else if (cfg.state != QPS_RTS) begin
+          in_msg_d = 1'b0;           // QP left RTS (ERR): the flush takes over
+          set_own = 1'b1;
+          state_d = S_IDLE;
+        end else if (g_free && (!w_inline || g_empty)) begin
+          // (inline data is written through the buffer port that read responses use)
+          g_alloc = 1'b1;
+          g_hdr.dst_mac = cfg.dmac;
+          g_hdr.src_mac = local_mac_i;
+          g_hdr.src_ip = local_ip_i;
+          g_hdr.dst_ip = cfg.dest_ip;
+          g_hdr.udp_sport = 16'hC000 | 16'(q_q);
+          g_hdr.dest_qp = cfg.dest_qpn;
+          g_hdr.psn = cur_q.psn;
+          g_hdr.pay_len = last_pkt ? 13'(msg_len_q - msg_off_q) : pmtu;
+          g_hdr.ack_req = last_pkt;
+          g_hdr.se = last_pkt && w_flags[WQE_FLAG_SOLICITED_BIT];
+          g_hdr.imm = w_imm;
+          if (first_pkt && last_pkt) g_hdr.opcode = (w_op == WQE_OP_SEND_WITH_IMM) ? OP_SEND_ONLY_IMM : OP_SEND_ONLY;
+          else if (first_pkt) g_hdr.opcode = OP_SEND_FIRST;
+          else if (last_pkt) g_hdr.opcode = (w_op == WQE_OP_SEND_WITH_IMM) ? OP_SEND_LAST_IMM : OP_SEND_LAST;
+          else g_hdr.opcode = OP_SEND_MIDDLE;
+          pkt_len_d = g_hdr.pay_len;
+          pkt_fill_d = '0;
+          state_d = w_inline ? S_INLINE : S_GATHER;
+        end
+      end
+
+      // Inline bytes sit at WQE offset 32..127: two buffer writes (the second may be unused).
+      S_INLINE: begin
+        g_inl = 1'b1;
+        if (pkt_fill_q == 13'd0 && msg_len_q > 32'd64) pkt_fill_d = 13'd64;
+        else state_d = S_FILLED;
+      end
+
+      // Issue payload reads for the packet, one per SGE piece.
+      S_GATHER: begin
+        if (pkt_fill_q == pkt_len_q) begin
+          if (!rd_valid_o) state_d = S_FILLED;   // the last read has been accepted
+        end else if (sge_left == 32'd0) begin
+          sge_i_d = sge_i_q + 3'd1;
+          sge_off_d = '0;
+        end else if (!rd_valid_o && g_room) begin
+          rd_valid_d = 1'b1;
+          rd_is_pay_d = 1'b1;
+          rd_addr_d = sge_iova_q[sge_i_q] + {32'd0, sge_off_q};
+          rd_len_d = 13'(chunk);
+          g_push = 1'b1;
+          pkt_fill_d = pkt_fill_q + 13'(chunk);
+          sge_off_d = sge_off_q + chunk;
+        end
+      end
+
+      // Every read of the packet is issued: the slot waits for its data and its turn.
+      S_FILLED: begin
+        g_filled = 1'b1;
+        cur_d.psn = cur_q.psn + 24'd1;
+        tab_we = 1'b1;
+        msg_off_d = msg_off_q + {19'd0, pkt_len_q};
+        if (last_pkt) begin
+          in_msg_d = 1'b0;
+          set_own = 1'b1;
+          state_d = S_IDLE;
+        end else begin
+          state_d = S_PKT;
+        end
+      end
+
+      // The ACK's QP word is here; read the ring entry of its oldest outstanding WQE.
+      S_ACK_RD: begin
+        ac_d = tab_rdata;
+        o_re = 1'b1;
+        o_raddr = {aq_q, tab_rdata.ci[OUT_W-1:0]};
+        state_d = S_ACK;
+      end
+
+      // One ACK/NAK event: complete covered WQEs one per cycle, then act on the syndrome.
+      S_ACK: begin
+        tab_waddr = aq_q;
+        if (outstanding && psn_ge(lim, o_rdata.last)) begin
+          ac_d.ci = ac_q.ci + 16'd1;
+          ac_d.rnr_left = qp_rd_i[1].rnr_retry;
+          tab_we = 1'b1;
+          o_re = 1'b1;
+          o_raddr = {aq_q, ac_d.ci[OUT_W-1:0]};
+          if (o_rdata.sig) begin
+            c_qp_d = aq_q; c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_status_d = WC_SUCCESS;
+            cqe_valid_d = 1'b1;
+            after_d = S_ACK;
+            state_d = S_CQE;
+          end
+        end else begin
+          unique case (typ)
+            AETH_TYPE_ACK: rx_ack_d = 1'b1;
+            AETH_TYPE_RNR_NAK: begin
+              rx_rnr_d = 1'b1;
+              if (outstanding && ac_q.rnr_left == 3'd0) begin
+                fail = 1'b1;
+                st = WC_RNR_RETRY_EXC_ERR;
+              end else if (outstanding) begin
+                rewind = 1'b1;
+                if (ac_q.rnr_left != 3'd7) ac_d.rnr_left = ac_q.rnr_left - 3'd1;
+                ac_d.rnr_wait = 1'b1;
+                ac_d.rnr_due = now_i + rnr_cycles;
+                if (ac_d.rnr_due < wake_q) wake_d = ac_d.rnr_due;
+              end
+            end
+            AETH_TYPE_NAK: begin
+              rx_nak_d = 1'b1;
+              if (outstanding && val == NAK_PSN_SEQ_ERR) begin
+                rewind = 1'b1;    // PSN sequence error: go back N
+              end else if (outstanding) begin
+                fail = 1'b1;
+                st = (val == NAK_INV_REQ) ? WC_REM_INV_REQ_ERR : (val == NAK_REM_ACCESS_ERR) ? WC_REM_ACCESS_ERR :
+                     WC_REM_OP_ERR;
+              end
+            end
+            default: ;            // reserved syndrome: ignored
+          endcase
+          if (rewind) begin
+            ac_d.next = ac_q.ci;
+            ac_d.psn = o_rdata.first;
+            retransmit_d = 1'b1;
+          end
+          if (fail) begin
+            ac_d.ci = ac_q.ci + 16'd1;
+            err_d = 1'b1;
+            err_qp_d = aq_q;
+            c_qp_d = aq_q; c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_status_d = st;
+            cqe_valid_d = 1'b1;
+          end
+          tab_we = 1'b1;
+          set_own = 1'b1;
+          set_own_qp = aq_q;
+          // A go-back or failure on the QP being sent aborts its current message.
+          abort = alias_q && (rewind || fail);
+          if (abort) in_msg_d = 1'b0;
+          after_d = (in_msg_q && !abort) ? S_PKT : S_IDLE;
+          state_d = fail ? S_CQE : after_d;
+        end
+        tab_cur = 1'b0;
+        tab_wdata = ac_d;
+        if (alias_q) cur_d = ac_d;
+      end
+
+      S_CQE: if (!cqe_valid_o || cqe_ready_i) state_d = after_q;
+
+      // The context takes two cycles to show ERR: do not look at the QP before it does.
+      S_ERRWAIT: begin
+        errwait_d = !errwait_q;
+        if (errwait_q) begin
+          set_own = 1'b1;
+          state_d = S_IDLE;
+        end
+      end
+
+      default: state_d = S_IDLE;
+    endcase
+    if (tab_cur) tab_wdata = cur_d;
+
+    // The ACK channel: latched when taken; its QP word is read at once.
+    if (ack_ready_o && ack_valid_i) begin
+      aq_d = ack_qp_i;
+      ack_aeth_d = ack_aeth_i;
+      ack_psn_d = ack_psn_i;
+      alias_d = in_msg_q && ack_qp_i == q_q;
+      tab_re = 1'b1;
+      tab_raddr = ack_qp_i;
+      state_d = S_ACK_RD;
+    end
+    if (init_sq_i) begin
+      init_pend_d = 1'b1;
+      init_qp_d = init_qp_i;
+      init_psn_d = init_psn_i;
     end
   end
 
-  assign qp_idx_o = {c_qp_q, init_qp_i, ack_qp_r, q_q};
-  wire [63:0] rnr_cycles = 64'(rnr_timer_us(ack_aeth_r[28:24])) * 64'(CLK_MHZ);
+  // Producer-index table: an init (zero) wins over a doorbell, which then waits one cycle.
+  always_comb begin
+    db_hold_d = 1'b0;
+    db_qp_d = db_qp_q;
+    db_pi_d = db_pi_q;
+    pi_we = 1'b1;
+    pi_waddr = db_idx_i[QP_W-1:0];
+    pi_wdata = db_pi_i;
+    if (state_q == S_IDLE && init_pend_q) begin
+      pi_waddr = init_qp_q;
+      pi_wdata = '0;
+      db_hold_d = db_hold_q;
+      if (db_ok) begin db_hold_d = 1'b1; db_qp_d = db_idx_i[QP_W-1:0]; db_pi_d = db_pi_i; end
+    end else if (db_hold_q) begin
+      pi_waddr = db_qp_q;
+      pi_wdata = db_pi_q;
+      if (db_ok) begin db_hold_d = 1'b1; db_qp_d = db_idx_i[QP_W-1:0]; db_pi_d = db_pi_i; end
+    end else begin
+      pi_we = db_ok;
+    end
+  end
 
-
+  // ---------------------------------------------------------------- registers
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q <= S_IDLE;
-      after_cqe_q <= S_IDLE;
-      scan_q <= 1'b0;
-      rr_q <= '0;
-      q_q <= '0;
+      after_q <= S_IDLE;
       in_msg_q <= 1'b0;
-      wake_q <= '1;
-      wqe_q <= '0;
-      sge_i_q <= '0;
-      msg_len_q <= '0;
-      msg_off_q <= '0;
-      sge_off_q <= '0;
-      slot_q <= '0;
-      ho_q <= '0;
-      slot_busy_q <= '0;
-      filled_q <= '0;
-      for (int i = 0; i < NSLOT; i++) slot_pend_q[i] <= '0;
-      pkt_len_q <= '0;
-      pkt_fill_q <= '0;
-      cw_q <= '0;
-      cr_q <= '0;
-      rd_slot_q <= '0;
       flushing_q <= 1'b0;
+      alias_q <= 1'b0;
+      wake_q <= '1;
+      init_pend_q <= 1'b0;
+      sw_q <= '0;
       errwait_q <= 1'b0;
+      db_hold_q <= 1'b0;
       rd_valid_o <= 1'b0;
-      rd_addr_o <= '0;
-      rd_len_o <= '0;
-      rd_is_pay_o <= 1'b0;
-      txb_wr_o <= 1'b0;
-      txb_pos_o <= '0;
-      txb_data_o <= '0;
-      txb_be_o <= '0;
-      pkt_valid_o <= 1'b0;
-      pkt_hdr_o <= '0;
-      pkt_slot_o <= '0;
       cqe_valid_o <= 1'b0;
-      c_qp_q <= '0; c_wrid_q <= '0; c_idx_q <= '0; c_status_q <= '0;
       err_o <= 1'b0;
-      err_qp_o <= '0;
       {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o, prot_err_o} <= '0;
-      for (int i = 0; i < NUM_QP; i++) begin
-        pi_q[i] <= '0; next_q[i] <= '0; ci_q[i] <= '0; psn_q[i] <= '0;
-        rnr_wait_q[i] <= 1'b0; rnr_due_q[i] <= '0; rnr_left_q[i] <= '0;
-      end
     end else begin
-      err_o <= 1'b0;
-      txb_wr_o <= 1'b0;
-      {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o, prot_err_o} <= '0;
-      if (rd_valid_o && rd_ready_i) rd_valid_o <= 1'b0;
-      if (pkt_valid_o && pkt_ready_i) pkt_valid_o <= 1'b0;
-      if (cqe_valid_o && cqe_ready_i) cqe_valid_o <= 1'b0;
-      slot_busy_q <= slot_busy_q & ~slot_free_i;
-      if (slot_free_i != '0 || cfg_changed_i) scan_q <= 1'b1;
-
-      // Hand filled slots to the TX scheduler in order, once their payload has arrived.
-      if (filled_q[ho_q] && slot_pend_q[ho_q] == 4'd0 && (!pkt_valid_o || pkt_ready_i) &&
-          !(rsp_pay_valid_i && chunk_pos_q[cr_q][TXB_POS_W-1:12] == ho_q)) begin
-        pkt_hdr_o <= slot_hdr_q[ho_q];
-        pkt_slot_o <= ho_q;
-        pkt_valid_o <= 1'b1;
-        filled_q[ho_q] <= 1'b0;
-        ho_q <= ho_q + 1'b1;
-      end
-
-      // Doorbells and (re)initialisation, whatever the state.
-      if (db_valid_i && db_idx_i < 12'(NUM_QP)) begin
-        pi_q[db_idx_i[QP_W-1:0]] <= db_pi_i;
-        scan_q <= 1'b1;
-      end
-      if (init_sq_i) begin
-        pi_q[init_qp_i] <= '0; next_q[init_qp_i] <= '0; ci_q[init_qp_i] <= '0;
-        psn_q[init_qp_i] <= init_psn_i;
-        rnr_wait_q[init_qp_i] <= 1'b0;
-        rnr_left_q[init_qp_i] <= qp_rd_i[2].rnr_retry;
-      end
-      if (now_i >= wake_q) scan_q <= 1'b1;
-
-      // Payload read responses land in the TX buffer at their chunk's position.
-      if (rsp_pay_valid_i) begin
-        txb_wr_o <= 1'b1;
-        txb_pos_o <= chunk_pos_q[cr_q] + TXB_POS_W'(rsp_off_i);
-        txb_data_o <= rsp_data_i;
-        txb_be_o <= rsp_be_i;
-        if (rsp_last_i) cr_q <= cr_q + 1'b1;
-      end
-      begin   // reads in flight per slot: +1 when issued (S_GATHER), -1 at the last response beat
-        logic [SLOT_W-1:0] ds;
-        ds = chunk_pos_q[cr_q][TXB_POS_W-1:12];
-        if (rsp_pay_valid_i && rsp_last_i) slot_pend_q[ds] <= slot_pend_q[ds] - 4'd1;
-        if (rd_valid_o && rd_ready_i && rd_is_pay_o) begin
-          if (rsp_pay_valid_i && rsp_last_i && ds == rd_slot_q) slot_pend_q[ds] <= slot_pend_q[ds];
-          else slot_pend_q[rd_slot_q] <= slot_pend_q[rd_slot_q] + 4'd1;
-        end
-      end
-      // WQE read responses: two beats
-      if (rsp_wqe_valid_i) begin
-        if (rsp_off_i == 14'sd0) wqe_q[511:0] <= rsp_data_i;
-        else wqe_q[1023:512] <= rsp_data_i;
-      end
-
-      unique case (state_q)
-        S_IDLE: begin
-          if (ack_take) begin
-            state_q <= S_ACK;
-          end else if (scan_q) begin
-            state_q <= S_SCAN;
-          end
-        end
-
-        // One pass over all QPs: expire RNR timers, pick the next QP with work after rr_q.
-        S_SCAN: begin
-          logic found;
-          logic [63:0] w;
-          logic [QP_W-1:0] pick;
-          found = 1'b0;
-          w = '1;
-          pick = '0;
-          for (int k = 1; k <= NUM_QP; k++) begin
-            logic [QP_W-1:0] c;
-            logic waiting;
-            c = QP_W'(int'(rr_q) + k);
-            waiting = rnr_wait_q[c] && (now_i < rnr_due_q[c]);
-            if (rnr_wait_q[c] && !waiting) rnr_wait_q[c] <= 1'b0;
-            if (waiting && rnr_due_q[c] < w) w = rnr_due_q[c];
-            if (!found && qp_state_i[c] == QPS_ERR && ci_q[c] != pi_q[c]) begin
-              found = 1'b1; pick = c;
-            end else if (!found && qp_state_i[c] == QPS_RTS && !waiting && next_q[c] != pi_q[c] &&
-                         (next_q[c] - ci_q[c]) < 16'(OUTS)) begin
-              found = 1'b1; pick = c;
-            end
-          end
-          wake_q <= w;
-          scan_q <= found;
-          if (found) begin
-            q_q <= pick;
-            rr_q <= pick;
-            flushing_q <= (qp_state_i[pick] == QPS_ERR);
-            state_q <= (qp_state_i[pick] == QPS_ERR) ? S_FLUSH : S_FETCH;
-          end else begin
-            state_q <= S_IDLE;
-          end
-        end
-
-        // Flush: complete WQE ci with WR_FLUSH_ERR; outstanding ones from the ring, others fetched.
-        S_FLUSH: begin
-          if (ci_q[q_q] == pi_q[q_q] || qp_state_i[q_q] != QPS_ERR) begin
-            next_q[q_q] <= ci_q[q_q];
-            state_q <= S_IDLE;
-            scan_q <= 1'b1;
-          end else if (ci_q[q_q] != next_q[q_q]) begin
-            c_qp_q <= q_q; c_wrid_q <= o_wrid_q[oslot_ci]; c_idx_q <= ci_q[q_q];
-            c_status_q <= (o_err_q[oslot_ci] != 8'd0) ? o_err_q[oslot_ci] : WC_WR_FLUSH_ERR;
-            cqe_valid_o <= 1'b1;
-            ci_q[q_q] <= ci_q[q_q] + 16'd1;
-            after_cqe_q <= S_FLUSH;
-            state_q <= S_CQE;
-          end else begin
-            next_q[q_q] <= ci_q[q_q];
-            state_q <= S_FETCH;  // fetch for the wr_id, then S_CHECK completes it as flushed
-          end
-        end
-
-        S_FETCH: begin
-          if (!rd_valid_o) begin
-            rd_valid_o <= 1'b1;
-            rd_is_pay_o <= 1'b0;
-            rd_addr_o <= cfg.sq_base + {41'd0, next_q[q_q] & sq_mask, 7'd0};
-            rd_len_o <= 13'(WQE_STRIDE);
-            state_q <= S_FETCH_WAIT;
-          end
-        end
-        S_FETCH_WAIT: if (rsp_wqe_valid_i && rsp_last_i) state_q <= S_CHECK;
-
-        S_CHECK: begin
-          sge_i_q <= '0;
-          msg_len_q <= w_inline ? w_inl : 32'd0;
-          if (flushing_q) begin
-            c_qp_q <= q_q; c_wrid_q <= w_wrid; c_idx_q <= next_q[q_q]; c_status_q <= WC_WR_FLUSH_ERR;
-            cqe_valid_o <= 1'b1;
-            ci_q[q_q] <= ci_q[q_q] + 16'd1;
-            next_q[q_q] <= next_q[q_q] + 16'd1;
-            after_cqe_q <= S_FLUSH;
-            state_q <= S_CQE;
-          end else if ((w_op != WQE_OP_SEND && w_op != WQE_OP_SEND_WITH_IMM) ||
-                       w_nsge > 8'(WQE_MAX_SGE) || (w_inline && w_inl > 32'(WQE_MAX_INLINE))) begin
-            // The driver validates these; a WQE that still breaks them fails the QP (reported by
-            // the flush, in order, like a protection error).
-            o_wrid_q[oslot_next] <= w_wrid;
-            o_err_q[oslot_next] <= WC_LOC_QP_OP_ERR;
-            next_q[q_q] <= next_q[q_q] + 16'd1;
-            err_o <= 1'b1; err_qp_o <= q_q;
-            state_q <= S_ERRWAIT;
-          end else begin
-            state_q <= w_inline ? S_START : S_SGE;
-            msg_off_q <= '0;
-            sge_off_q <= '0;
-            in_msg_q <= 1'b1;
-          end
-        end
-
-        // Protection check of SGE sge_i_q; all pass before any payload DMA.
-        S_SGE: begin
-          if (32'(sge_i_q) >= 32'(w_nsge)) begin
-            sge_i_q <= '0;
-            state_q <= S_START;
-          end else if (!mr_ok(sge_mr, sge_key, cfg.pd, sge_addr, sge_len, 1'b0) ||
-                       msg_len_q + sge_len < msg_len_q) begin
-            // Fails the QP; the flush reports this WQE with its error in ring order, after any
-            // earlier outstanding WQE, so that every WR completes exactly once and in order.
-            prot_err_o <= 1'b1;
-            in_msg_q <= 1'b0;
-            o_wrid_q[oslot_next] <= w_wrid;
-            o_err_q[oslot_next] <= WC_LOC_PROT_ERR;
-            next_q[q_q] <= next_q[q_q] + 16'd1;
-            err_o <= 1'b1; err_qp_o <= q_q;
-            state_q <= S_ERRWAIT;
-          end else begin
-            sge_iova_q[sge_i_q] <= mr_iova(sge_mr, sge_addr);
-            sge_len_q[sge_i_q] <= sge_len;
-            msg_len_q <= msg_len_q + sge_len;
-            sge_i_q <= sge_i_q + 3'd1;
-          end
-        end
-
-        // The message enters the outstanding ring before its first packet, so that a NAK for any
-        // of its packets can rewind it.
-        S_START: begin
-          logic [31:0] npkts;
-          npkts = (msg_len_q + 32'(pmtu) - 32'd1) >> cfg.pmtu_log;
-          if (npkts == 32'd0) npkts = 32'd1;
-          o_wrid_q[oslot_next] <= w_wrid;
-          o_err_q[oslot_next] <= '0;
-          o_first_q[oslot_next] <= psn_q[q_q];
-          o_last_q[oslot_next] <= psn_q[q_q] + 24'(npkts) - 24'd1;
-          o_sig_q[oslot_next] <= w_flags[WQE_FLAG_SIGNALED_BIT];
-          next_q[q_q] <= next_q[q_q] + 16'd1;
-          state_q <= S_PKT;
-        end
-
-        // Packet boundary: take ACKs first, then start the next packet when a slot is free.
-        S_PKT: begin
-          if (ack_take) begin
-            state_q <= S_ACK;
-          end else if (qp_state_i[q_q] != QPS_RTS) begin
-            in_msg_q <= 1'b0;           // QP left RTS (ERR): the flush takes over
-            state_q <= S_IDLE;
-            scan_q <= 1'b1;
-          end else if (!slot_busy_q[slot_q] && (!w_inline || cw_q == cr_q)) begin
-            // (inline data is written through the same buffer port as read responses)
-            roce_hdr_t h;
-            h = '0;
-            h.dst_mac = cfg.dmac;
-            h.src_mac = local_mac_i;
-            h.src_ip = local_ip_i;
-            h.dst_ip = cfg.dest_ip;
-            h.udp_sport = 16'hC000 | 16'(q_q);
-            h.dest_qp = cfg.dest_qpn;
-            h.psn = psn_q[q_q];
-            h.pay_len = last_pkt ? 13'(msg_len_q - msg_off_q) : pmtu;
-            h.ack_req = last_pkt;
-            h.se = last_pkt && w_flags[WQE_FLAG_SOLICITED_BIT];
-            h.imm = {wqe_q[WQE_IMM_OFF*8 +: 8], wqe_q[WQE_IMM_OFF*8+8 +: 8],
-                     wqe_q[WQE_IMM_OFF*8+16 +: 8], wqe_q[WQE_IMM_OFF*8+24 +: 8]};
-            if (first_pkt && last_pkt) h.opcode = (w_op == WQE_OP_SEND_WITH_IMM) ? OP_SEND_ONLY_IMM : OP_SEND_ONLY;
-            else if (first_pkt) h.opcode = OP_SEND_FIRST;
-            else if (last_pkt) h.opcode = (w_op == WQE_OP_SEND_WITH_IMM) ? OP_SEND_LAST_IMM : OP_SEND_LAST;
-            else h.opcode = OP_SEND_MIDDLE;
-            slot_hdr_q[slot_q] <= h;
-            pkt_len_q <= h.pay_len;
-            pkt_fill_q <= '0;
-            slot_busy_q[slot_q] <= 1'b1;
-            state_q <= w_inline ? S_INLINE : S_GATHER;
-          end
-        end
-
-        S_INLINE: begin
-          // Inline bytes sit at WQE offset 32..127: two buffer writes (the second may be unused).
-          txb_wr_o <= 1'b1;
-          txb_pos_o <= {slot_q, 12'd0} + ((pkt_fill_q == 13'd0) ? TXB_POS_W'(0) : TXB_POS_W'(64));
-          txb_data_o <= (pkt_fill_q == 13'd0) ? wqe_q[WQE_INLINE_DATA_OFF*8 +: 512] : {256'd0, wqe_q[1023:768]};
-          txb_be_o <= '1;
-          if (pkt_fill_q == 13'd0 && msg_len_q > 32'd64) pkt_fill_q <= 13'd64;
-          else state_q <= S_FILLED;
-        end
-
-        // Issue payload reads for the packet, one per SGE piece.
-        S_GATHER: begin
-          if (pkt_fill_q == pkt_len_q) begin
-            if (!rd_valid_o) state_q <= S_FILLED;   // the last read has been accepted (counted)
-          end else if (sge_left == 32'd0) begin
-            sge_i_q <= sge_i_q + 3'd1;
-            sge_off_q <= '0;
-          end else if (!rd_valid_o && (cw_q + 4'd1) != cr_q) begin
-            rd_valid_o <= 1'b1;
-            rd_is_pay_o <= 1'b1;
-            rd_addr_o <= sge_iova_q[sge_i_q] + {32'd0, sge_off_q};
-            rd_len_o <= 13'(chunk);
-            chunk_pos_q[cw_q] <= {slot_q, 12'd0} + TXB_POS_W'(pkt_fill_q);
-            rd_slot_q <= slot_q;
-            cw_q <= cw_q + 4'd1;
-            pkt_fill_q <= pkt_fill_q + 13'(chunk);
-            sge_off_q <= sge_off_q + chunk;
-          end
-        end
-
-        // Every read of the packet is issued: the slot waits for its data and its turn.
-        S_FILLED: begin
-          filled_q[slot_q] <= 1'b1;
-          slot_q <= slot_q + 1'b1;
-          psn_q[q_q] <= psn_q[q_q] + 24'd1;
-          msg_off_q <= msg_off_q + {19'd0, pkt_len_q};
-          if (last_pkt) begin
-            in_msg_q <= 1'b0;
-            state_q <= S_IDLE;
-            scan_q <= 1'b1;
-          end else begin
-            state_q <= S_PKT;
-          end
-        end
-
-        // One ACK/NAK event (latched from the ack channel): complete covered WQEs one per cycle,
-        // then act on the syndrome.
-        S_ACK: begin
-          logic [QP_W-1:0] aq;
-          logic [1:0] typ;
-          logic [4:0] val;
-          logic [23:0] lim;         // WQEs whose last PSN is at or before lim are done
-          logic [OUT_W+QP_W-1:0] os;
-          logic outstanding, fail, rewind, abort;
-          logic [7:0] st;
-          state_e ret;
-          aq = ack_qp_r;
-          typ = ack_aeth_r[30:29];
-          val = ack_aeth_r[28:24];
-          lim = (typ == AETH_TYPE_ACK) ? ack_psn_r : ack_psn_r - 24'd1;
-          os = {aq, ci_q[aq][OUT_W-1:0]};
-          outstanding = (ci_q[aq] != next_q[aq]);
-          if (outstanding && psn_ge(lim, o_last_q[os])) begin
-            ci_q[aq] <= ci_q[aq] + 16'd1;
-            rnr_left_q[aq] <= qp_rd_i[1].rnr_retry;
-            if (o_sig_q[os]) begin
-              c_qp_q <= aq; c_wrid_q <= o_wrid_q[os]; c_idx_q <= ci_q[aq]; c_status_q <= WC_SUCCESS;
-              cqe_valid_o <= 1'b1;
-              after_cqe_q <= S_ACK;
-              state_q <= S_CQE;
-            end
-          end else begin
-            fail = 1'b0;
-            rewind = 1'b0;
-            st = WC_GENERAL_ERR;
-            unique case (typ)
-              AETH_TYPE_ACK: rx_ack_o <= 1'b1;
-              AETH_TYPE_RNR_NAK: begin
-                rx_rnr_o <= 1'b1;
-                if (outstanding && rnr_left_q[aq] == 3'd0) begin
-                  fail = 1'b1;
-                  st = WC_RNR_RETRY_EXC_ERR;
-                end else if (outstanding) begin
-                  rewind = 1'b1;
-                  if (rnr_left_q[aq] != 3'd7) rnr_left_q[aq] <= rnr_left_q[aq] - 3'd1;
-                  rnr_wait_q[aq] <= 1'b1;
-                  rnr_due_q[aq] <= now_i + rnr_cycles;
-                  if (now_i + rnr_cycles < wake_q) wake_q <= now_i + rnr_cycles;
-                end
-              end
-              AETH_TYPE_NAK: begin
-                rx_nak_o <= 1'b1;
-                if (outstanding && val == NAK_PSN_SEQ_ERR) begin
-                  rewind = 1'b1;    // PSN sequence error: go back N
-                end else if (outstanding) begin
-                  fail = 1'b1;
-                  st = (val == NAK_INV_REQ) ? WC_REM_INV_REQ_ERR : (val == NAK_REM_ACCESS_ERR) ? WC_REM_ACCESS_ERR :
-                     WC_REM_OP_ERR;
-                end
-              end
-              default: ;            // reserved syndrome: ignored
-            endcase
-            if (rewind) begin
-              next_q[aq] <= ci_q[aq];
-              psn_q[aq] <= o_first_q[os];
-              retransmit_o <= 1'b1;
-            end
-            if (fail) begin
-              ci_q[aq] <= ci_q[aq] + 16'd1;
-              err_o <= 1'b1;
-              err_qp_o <= aq;
-              c_qp_q <= aq; c_wrid_q <= o_wrid_q[os]; c_idx_q <= ci_q[aq]; c_status_q <= st;
-              cqe_valid_o <= 1'b1;
-            end
-            // A go-back or failure on the QP being sent aborts its current message.
-            abort = in_msg_q && (aq == q_q) && (rewind || fail);
-            if (abort) in_msg_q <= 1'b0;
-            ret = (in_msg_q && !abort) ? S_PKT : S_IDLE;
-            after_cqe_q <= ret;
-            state_q <= fail ? S_CQE : ret;
-            scan_q <= 1'b1;
-          end
-        end
-
-        S_CQE: if (!cqe_valid_o || cqe_ready_i) state_q <= after_cqe_q;
-
-        // The context takes two cycles to show ERR: do not scan before it does.
-        S_ERRWAIT: begin
-          errwait_q <= errwait_q + 1'b1;
-          if (errwait_q == 1'b1) begin
-            state_q <= S_IDLE;
-            scan_q <= 1'b1;
-          end
-        end
-
-        default: state_q <= S_IDLE;
-      endcase
+      state_q <= state_d;
+      after_q <= after_d;
+      in_msg_q <= in_msg_d;
+      flushing_q <= flushing_d;
+      alias_q <= alias_d;
+      wake_q <= wake_d;
+      init_pend_q <= init_pend_d;
+      sw_q <= sw_d;
+      errwait_q <= errwait_d;
+      db_hold_q <= db_hold_d;
+      rd_valid_o <= rd_valid_d;
+      cqe_valid_o <= cqe_valid_d;
+      err_o <= err_d;
+      {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o, prot_err_o} <= {retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d, prot_err_d};
     end
   end
 
-  assign quiet_o = (state_q == S_IDLE || state_q == S_SCAN) && !rd_valid_o && (cw_q == cr_q);
-  assign idle_o = (state_q == S_IDLE) && !scan_q && !pkt_valid_o && !cqe_valid_o && !rd_valid_o &&
-                  (slot_busy_q == '0) && (cw_q == cr_q);
+  always_ff @(posedge clk_i) begin
+    q_q <= q_d; aq_q <= aq_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d;
+    db_qp_q <= db_qp_d; db_pi_q <= db_pi_d; pi_q <= pi_d;
+    cur_q <= cur_d; ac_q <= ac_d;
+    ack_aeth_q <= ack_aeth_d; ack_psn_q <= ack_psn_d;
+    c_qp_q <= c_qp_d; c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
+    rd_addr_o <= rd_addr_d; rd_len_o <= rd_len_d; rd_is_pay_o <= rd_is_pay_d;
+    err_qp_o <= err_qp_d;
+    sw_min_q <= sw_min_d;
+    sge_i_q <= sge_i_d;
+    msg_len_q <= msg_len_d; msg_off_q <= msg_off_d; sge_off_q <= sge_off_d;
+    pkt_len_q <= pkt_len_d; pkt_fill_q <= pkt_fill_d;
+  end
+
+  // Wide payload registers, loaded only when their data is valid.
+  always_ff @(posedge clk_i) begin
+    if (rsp_wqe_valid_i) begin   // a WQE is two beats
+      if (rsp_off_i == 14'sd0) wqe_q[511:0] <= rsp_data_i;
+      else wqe_q[1023:512] <= rsp_data_i;
+    end
+    if (sge_ld) begin
+      sge_iova_q[sge_i_q] <= mr_iova(mr_rd_i, sge_cur.addr);
+      sge_len_q[sge_i_q] <= sge_cur.length;
+    end
+  end
+
+  assign quiet_o = (state_q == S_IDLE || state_q == S_SWEEP) && !rd_valid_o && g_empty && !init_pend_q;
+  assign idle_o = (state_q == S_IDLE) && !sched_pending && !init_pend_q && !db_hold_q && !wake_due &&
+                  !rd_valid_o && !cqe_valid_o && g_idle;
   assign wake_at_o = wake_q;
+
+`ifndef SYNTHESIS
+  logic chk_q;
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
+  a_tab_rw: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(tab_re && tab_we && tab_raddr == tab_waddr)) else $error("tmnic_sq_engine: QP word read while written");
+  a_otab_rw: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(o_re && o_we && o_raddr == o_waddr)) else $error("tmnic_sq_engine: ring entry read while written");
+  a_init_twice: assert property (@(posedge clk_i) disable iff (!chk_q) !(init_sq_i && init_pend_q))
+    else $error("tmnic_sq_engine: QP init while another is pending");
+  a_db_hold: assert property (@(posedge clk_i) disable iff (!chk_q) !(state_q == S_IDLE && init_pend_q && db_hold_q && db_ok))
+    else $error("tmnic_sq_engine: doorbell lost behind an init");
+  a_alias: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_ACK_RD && alias_q |-> tab_rdata == cur_q)
+    else $error("tmnic_sq_engine: the current QP's registers differ from its table word");
+  a_rd_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    rd_valid_o && !rd_ready_i |=> rd_valid_o && $stable(rd_addr_o) && $stable(rd_len_o) && $stable(rd_is_pay_o))
+    else $error("tmnic_sq_engine: DMA read request changed before it was taken");
+  a_cqe_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    cqe_valid_o && !cqe_ready_i |=> cqe_valid_o && $stable(c_wrid_q) && $stable(c_status_q) && $stable(c_qp_q))
+    else $error("tmnic_sq_engine: completion changed before it was taken");
+  a_ack_take: assert property (@(posedge clk_i) disable iff (!chk_q)
+    ack_valid_i && ack_ready_o |=> state_q == S_ACK_RD) else $error("tmnic_sq_engine: ACK taken but not processed");
+  a_window: assert property (@(posedge clk_i) disable iff (!chk_q)
+    state_q == S_START |-> (cur_q.next - cur_q.ci) < 16'(OUTS)) else $error("tmnic_sq_engine: outstanding ring overrun");
+`endif
 endmodule

@@ -141,7 +141,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   cq_cfg_t cq_rd;
   logic [$clog2(NUM_SRQ)-1:0] srq_rd_idx, srq2_rd_idx;
   srq_cfg_t srq_rd, srq2_rd;
-  logic init_sq, init_rq, cq_reset, srq_reset;
+  logic init_sq, init_rq, cq_reset, srq_reset, qp_set;
   logic [QP_W-1:0] init_qp, query_qp;
   logic [23:0] init_sq_psn, init_rq_psn, query_sq_psn, query_rq_psn;
   logic [15:0] cq_reset_idx, srq_reset_idx;
@@ -159,7 +159,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .qp_state_o(qp_state), .qp_has_srq_o(qp_has_srq), .qp_rd_idx_i(qp_rd_idx), .qp_rd_o(qp_rd),
     .mr_rd_idx_i(mr_rd_idx), .mr_rd_o(mr_rd), .cq_rd_idx_i(cq_rd_idx), .cq_rd_o(cq_rd),
     .srq_rd_idx_i(srq_rd_idx), .srq_rd_o(srq_rd), .srq2_rd_idx_i(srq2_rd_idx), .srq2_rd_o(srq2_rd),
-    .init_sq_o(init_sq), .init_rq_o(init_rq), .init_qp_o(init_qp), .init_sq_psn_o(init_sq_psn),
+    .init_sq_o(init_sq), .init_rq_o(init_rq), .init_qp_o(init_qp), .qp_set_o(qp_set), .init_sq_psn_o(init_sq_psn),
     .init_rq_psn_o(init_rq_psn), .cq_reset_o(cq_reset), .cq_reset_idx_o(cq_reset_idx),
     .srq_reset_o(srq_reset), .srq_reset_idx_o(srq_reset_idx),
     .err_sq_i(err_sq), .err_sq_qp_i(err_sq_qp), .err_rq_i(err_rq), .err_rq_qp_i(err_rq_qp));
@@ -240,8 +240,9 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_sq_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .CLK_MHZ(CLK_MHZ),
                     .NSLOT(NSLOT)) u_sq (
     .clk_i, .rst_ni, .now_i,
-    .qp_state_i(qp_state), .qp_idx_o(qp_rd_idx[3:0]), .qp_rd_i(qp_rd[3:0]), .mr_idx_o(mr_rd_idx[0]),
-    .mr_rd_i(mr_rd[0]), .local_mac_i(mac), .local_ip_i(ip), .cfg_changed_i(cfg_changed),
+    .qp_idx_o(qp_rd_idx[3:0]), .qp_rd_i(qp_rd[3:0]), .mr_idx_o(mr_rd_idx[0]),
+    .mr_rd_i(mr_rd[0]), .local_mac_i(mac), .local_ip_i(ip),
+    .kick_i({err_rq, qp_set}), .kick_qp_i({err_rq_qp, init_qp}),
     .init_sq_i(init_sq), .init_qp_i(init_qp), .init_psn_i(init_sq_psn),
     .db_valid_i(db_valid && db_type == 3'd0), .db_idx_i(db_idx), .db_pi_i(db_val[15:0]),
     .ack_valid_i(ack_ev_valid), .ack_ready_o(ack_ev_ready), .ack_qp_i(ack_ev_qp), .ack_aeth_i(ack_ev_aeth),

@@ -141,7 +141,8 @@ class CtxBench {
 
   void cycle(double p_cmd, double p_err) {
     // ---------------- inputs
-    const bool cmd = chance(rng_, p_cmd);
+    // No command in the cycle after a QUERY_QP: the device is busy until its read-back lands.
+    const bool cmd = !query_pend_ && chance(rng_, p_cmd);
     uint32_t op = 0, idx = 0;
     std::array<uint32_t, 32> a{};
     for (auto& x : a) x = static_cast<uint32_t>(rng_());
@@ -228,12 +229,22 @@ class CtxBench {
     if (esq) qp_[esq_qp].state = 6;
     if (erq) qp_[erq_qp].state = 6;
     if (esq && erq && esq_qp == erq_qp) cov_.hit("err_sq_and_rq_same_qp");
-    ev_.init_sq = ev_.init_rq = ev_.cq_reset = ev_.srq_reset = ev_.rb_valid = false;
-    if (cmd) execute(op, idx, a, sq_psn, rq_psn, esq && esq_qp == cmd_qp, erq && erq_qp == cmd_qp);
+    ev_.init_sq = ev_.init_rq = ev_.cq_reset = ev_.srq_reset = ev_.rb_valid = ev_.qp_set = false;
+    if (query_pend_) {
+      // The read-back of the previous cycle's QUERY_QP: the engines' PSNs (registered reads of the
+      // QP queried then) are sampled now.
+      if (!top_->cmd_busy_o) fail("cmd_busy_o low before the QUERY_QP read-back landed");
+      ev_.rb_valid = true;
+      ev_.rb = query_rb_;
+      ev_.rb[hw::cmd::query_qp::SQ_PSN] = sq_psn;
+      ev_.rb[hw::cmd::query_qp::RQ_PSN] = rq_psn;
+      query_pend_ = false;
+    }
+    if (cmd) execute(op, idx, a, esq && esq_qp == cmd_qp, erq && erq_qp == cmd_qp);
     tick();
   }
 
-  void execute(uint32_t op, uint32_t idx, const std::array<uint32_t, 32>& a, uint32_t sq_psn, uint32_t rq_psn,
+  void execute(uint32_t op, uint32_t idx, const std::array<uint32_t, 32>& a,
                bool err_same_sq, bool err_same_rq) {
     using namespace hw::cmd;
     bool ok = false;
@@ -328,6 +339,7 @@ class CtxBench {
           q.retry_cnt = a[set_qp::RETRY_CNT] & 7;
           q.timeout = a[set_qp::TIMEOUT] & 31;
           ev_.init_qp = idx;
+          ev_.qp_set = true;
           ev_.init_sq = a[set_qp::INIT] & QP_INIT_SQ;
           ev_.init_rq = (a[set_qp::INIT] & QP_INIT_RQ) != 0;
           ev_.init_sq_psn = a[set_qp::SQ_PSN] & 0xFFFFFF;
@@ -345,11 +357,9 @@ class CtxBench {
         ok = idx < kNumQp;
         if (ok) {
           // The state before this cycle's engine errors (it is read from the flops).
-          ev_.rb_valid = true;
-          ev_.rb = a;
-          ev_.rb[query_qp::STATE] = state_before_;
-          ev_.rb[query_qp::SQ_PSN] = sq_psn;
-          ev_.rb[query_qp::RQ_PSN] = rq_psn;
+          query_pend_ = true;
+          query_rb_ = a;
+          query_rb_[query_qp::STATE] = state_before_;
           cov_.hit("query_qp_ok");
           if (state_before_ == 6) cov_.hit("query_qp_in_err");
         } else cov_.hit("query_qp_bad_index");
@@ -367,10 +377,13 @@ class CtxBench {
     };
     chk(top_->cmd_err_o, ev_.err, "cmd_err_o");
     chk(top_->rb_valid_o, ev_.rb_valid, "rb_valid_o");
-    for (unsigned i = 0; i < 32; ++i) chk(top_->rb_args_o[i], ev_.rb[i], "rb_args_o word");
+    // The read-back words are defined while rb_valid_o is high (they are loaded a cycle earlier).
+    if (ev_.rb_valid)
+      for (unsigned i = 0; i < 32; ++i) chk(top_->rb_args_o[i], ev_.rb[i], "rb_args_o word");
     chk(top_->init_sq_o, ev_.init_sq, "init_sq_o");
     chk(top_->init_rq_o, ev_.init_rq, "init_rq_o");
     chk(top_->init_qp_o, ev_.init_qp & (kNumQp - 1), "init_qp_o");
+    chk(top_->qp_set_o, ev_.qp_set, "qp_set_o");
     chk(top_->init_sq_psn_o, ev_.init_sq_psn, "init_sq_psn_o");
     chk(top_->init_rq_psn_o, ev_.init_rq_psn, "init_rq_psn_o");
     chk(top_->cq_reset_o, ev_.cq_reset, "cq_reset_o");
@@ -437,7 +450,7 @@ class CtxBench {
   }
 
   struct Events {
-    bool err = false, rb_valid = false, init_sq = false, init_rq = false, cq_reset = false, srq_reset = false;
+    bool err = false, rb_valid = false, qp_set = false, init_sq = false, init_rq = false, cq_reset = false, srq_reset = false;
     std::array<uint32_t, 32> rb{};
     uint32_t init_qp = 0, init_sq_psn = 0, init_rq_psn = 0, cq_reset_idx = 0, srq_reset_idx = 0;
   };
@@ -445,6 +458,8 @@ class CtxBench {
   std::unique_ptr<Vtmnic_ctx> top_;
   std::mt19937_64 rng_;
   Coverage& cov_;
+  bool query_pend_ = false;             // a QUERY_QP was accepted in the previous cycle
+  std::array<uint32_t, 32> query_rb_{};  // its read-back less the PSNs
   QpCfg qp_[kNumQp];
   Mr mr_[kNumMr];
   CqCfg cq_[kNumCq];

@@ -2,7 +2,8 @@
 // the NSET ports) stays ready until its offer is taken, and a set in the cycle of the take wins.
 // Checked every cycle: the offered queue is ready; an offer is held, unchanged, until taken; the
 // scheduler is never idle for more than 2 cycles while some queue is ready (its fixed latency); no
-// queue waits for more than N-1 other offers while it is ready (round robin); a drain offers every
+// queue waits for more than N-1 other offers while it is ready (round robin); pending_o is high while
+// a queue is ready and at most 2 cycles after; a drain offers every
 // ready queue exactly once. Stimulus: random sets (hot queues, word boundaries, the whole range),
 // random takes (back-pressure), phases of all-ready and of draining.
 #include <gtest/gtest.h>
@@ -160,6 +161,15 @@ class QpSchedBench {
     const unsigned idx = top_->idx_o;
     const bool take = top_->take_i;
     const bool any_ready = std::find(ready_.begin(), ready_.end(), true) != ready_.end();
+    // pending_o: high while any queue is ready; drops at most 2 cycles after the last one is taken.
+    if (any_ready) {
+      ASSERT_TRUE(top_->pending_o) << "pending_o low with a ready queue (cycle " << cycles_ << ")";
+      stale_pending_ = 0;
+    } else if (top_->pending_o) {
+      ASSERT_LE(++stale_pending_, 2u) << "pending_o high with no ready queue (cycle " << cycles_ << ")";
+    } else {
+      stale_pending_ = 0;
+    }
     if (valid) {
       ASSERT_LT(idx, kN);
       ASSERT_TRUE(ready_[idx]) << "offered queue " << idx << " is not ready (cycle " << cycles_ << ")";
@@ -211,7 +221,7 @@ class QpSchedBench {
   std::vector<uint64_t> waited_;  // offers of other queues since this one became ready
   unsigned hot_[4] = {};
   uint64_t cycles_ = 0, takes_ = 0, max_wait_ = 0;
-  unsigned gap_ = 0, max_gap_ = 0;
+  unsigned gap_ = 0, max_gap_ = 0, stale_pending_ = 0;
   bool held_ = false, prev_take_ = false, have_last_ = false;
   unsigned prev_idx_ = 0, last_ = 0;
 };
