@@ -2,7 +2,10 @@
 // doorbells, WQE fetch, segmentation, loopback and two-NIC delivery, RNR, protection errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 
 #include "raw/raw_host.hpp"
@@ -117,4 +120,84 @@ TEST(TopRaw, BadLkeyGivesProtectionErrorAndNoPayloadDma) {
   EXPECT_EQ(got[0].second.wr_id, 9u);
   EXPECT_EQ(touched, 0u) << "no DMA may touch the buffer of a WQE that fails the protection check";
   EXPECT_EQ(n.h.rd(hwif::reg::STATS0 + 4 * hwif::stat::PROT_ERR), 1u);
+}
+
+// Many QPs at once, spread over the whole QP range of the device (the lowest, the highest, one in
+// every sixteenth of the range), each with its own send ring, in loopback pairs. Every QP posts its
+// messages before any is sent, so the send engine's scheduler has many ready QPs at a time. Each
+// send completes once, in order per QP; each message arrives once, in order per QP, with its bytes.
+TEST(TopRaw, ManyQpsAcrossTheRange) {
+  sim::World w(cfg(1));
+  Node n(w, 0);
+  ASSERT_TRUE(n.ok);
+  const uint32_t nqp = n.h.rd(hwif::reg::NUM_QP);
+  std::vector<uint32_t> qps;
+  auto add = [&](uint32_t q) { if (q >= hwif::QPN_FIRST && q < nqp && std::find(qps.begin(), qps.end(), q) == qps.end()) qps.push_back(q); };
+  for (uint32_t q = hwif::QPN_FIRST; q < hwif::QPN_FIRST + 16; q++) add(q);
+  for (uint32_t k = 1; k < 16; k++) add(k * (nqp / 16) + 5);
+  for (uint32_t q = nqp - 16; q < nqp; q++) add(q);
+  if (qps.size() % 2) qps.erase(qps.begin() + 16);   // pairs; keep the lowest and the highest
+  ASSERT_GE(qps.size(), 32u);
+  EXPECT_EQ(qps.back(), nqp - 1) << "the highest QP is part of the test";
+  std::printf("[info] device with %u QPs: %zu of them in use, QP %u to QP %u\n", nqp, qps.size(), qps.front(), qps.back());
+  constexpr uint32_t kLog = 3, kMsgs = 2;
+  std::map<uint32_t, uint32_t> peer;
+  std::vector<std::unique_ptr<DmaBuf>> rings;
+  for (size_t i = 0; i < qps.size(); i += 2) {
+    peer[qps[i]] = qps[i + 1];
+    peer[qps[i + 1]] = qps[i];
+  }
+  std::map<uint32_t, size_t> ring_of;
+  for (uint32_t q : qps) {
+    rings.push_back(std::make_unique<DmaBuf>(n.h.mmu(), (1u << kLog) * 128));
+    ring_of[q] = rings.size() - 1;
+    RawHost::QpCfg c = n.qp(peer[q], 0);
+    c.sq_base = rings.back()->iova;
+    c.sq_log = kLog;
+    ASSERT_EQ(n.h.set_qp(q, c), 0u) << "QP " << q;
+  }
+  // Receive buffers: 2 KiB each, one per message.
+  const size_t nmsg = qps.size() * kMsgs;
+  const size_t rbase = 2 << 20;
+  for (size_t i = 0; i < nmsg; i++) n.post_srq(1000 + i, {{n.va(rbase + i * 2048), 2048, Node::kKey}});
+  // Messages: random sizes 0..2048 from random places of the first MiB.
+  std::mt19937 rng(11);
+  for (size_t b = 0; b < (1u << 20); b++) n.data.p[b] = uint8_t(rng());
+  struct Msg { size_t off; uint32_t len; };
+  std::map<uint32_t, std::vector<Msg>> sent;
+  for (uint32_t k = 0; k < kMsgs; k++)
+    for (uint32_t q : qps) {
+      Msg m{rng() % ((1u << 20) - 2048), uint32_t(rng() % 2049)};
+      sent[q].push_back(m);
+      RawHost::put_wqe(rings[ring_of[q]]->p + k * 128, (uint64_t(q) << 8) | k, hwif::wqe_op::SEND,
+                       hwif::wqe_flag::SIGNALED, {{n.va(m.off), m.len, Node::kKey}});
+    }
+  for (uint32_t q : qps) n.h.wr(hwif::reg::DB_SQ0 + 4 * q, kMsgs);
+  auto got = wait_cqes(w, {&n}, 2 * nmsg);
+  ASSERT_EQ(got.size(), 2 * nmsg);
+  std::map<uint32_t, uint32_t> next_send, next_recv;
+  for (auto& g : got) {
+    const Cqe& c = g.second;
+    ASSERT_EQ(c.status, 0) << "wr_id " << c.wr_id;
+    if (c.opcode == hwif::wc_op::RECV) {
+      // Arrived on QP qp_num, sent by its peer: the peer's next message, byte for byte.
+      ASSERT_TRUE(peer.count(c.qp_num)) << "receive on QP " << c.qp_num;
+      const uint32_t src = peer[c.qp_num];
+      const uint32_t k = next_recv[src]++;
+      ASSERT_LT(k, kMsgs) << "QP " << src << " delivered too often";
+      const Msg& m = sent[src][k];
+      EXPECT_EQ(c.byte_len, m.len) << "message " << k << " of QP " << src;
+      const size_t slot = c.wr_id - 1000;
+      EXPECT_EQ(std::memcmp(n.data.p + rbase + slot * 2048, n.data.p + m.off, m.len), 0)
+          << "payload of message " << k << " of QP " << src;
+    } else {
+      const uint32_t q = uint32_t(c.wr_id >> 8), k = uint32_t(c.wr_id & 0xFF);
+      EXPECT_EQ(c.qp_num, q);
+      EXPECT_EQ(k, next_send[q]++) << "send completions of QP " << q << " out of order";
+    }
+  }
+  for (uint32_t q : qps) {
+    EXPECT_EQ(next_send[q], kMsgs) << "QP " << q;
+    EXPECT_EQ(next_recv[q], kMsgs) << "QP " << q;
+  }
 }
