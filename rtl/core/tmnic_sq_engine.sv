@@ -277,8 +277,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // ---------------------------------------------------------------- next state
   logic       fail, rewind, abort;     // ACK decisions
   logic [7:0] st;
+  logic [7:0] loc_err;                 // nonzero: the current WQE fails locally with this status
   always_comb begin
-    fail = 1'b0; rewind = 1'b0; abort = 1'b0; st = WC_GENERAL_ERR;
+    fail = 1'b0; rewind = 1'b0; abort = 1'b0; st = WC_GENERAL_ERR; loc_err = '0;
     // defaults: hold
     state_d = state_q; after_d = after_q; in_msg_d = in_msg_q; flushing_d = flushing_q; alias_d = alias_q;
     wake_d = wake_q; init_pend_d = init_pend_q; sw_d = sw_q; sw_min_d = sw_min_q; errwait_d = errwait_q;
@@ -423,13 +424,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
                      w_nsge > 8'(WQE_MAX_SGE) || (w_inline && w_inl > 32'(WQE_MAX_INLINE))) begin
           // The driver validates these; a WQE that still breaks them fails the QP (reported by the
           // flush, in order, like a protection error).
-          o_we = 1'b1;
-          o_wdata.wrid = w_wrid;
-          o_wdata.err = WC_LOC_QP_OP_ERR;
-          cur_d.next = cur_q.next + 16'd1;
-          tab_we = 1'b1;
-          err_d = 1'b1; err_qp_d = q_q;
-          state_d = S_ERRWAIT;
+          loc_err = WC_LOC_QP_OP_ERR;
         end else begin
           state_d = w_inline ? S_START : S_SGE;
           msg_off_d = '0;
@@ -445,17 +440,8 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           state_d = S_START;
         end else if (!mr_ok(mr_rd_i, sge_cur.lkey, cfg.pd, sge_cur.addr, sge_cur.length, 1'b0) ||
                      msg_len_q + sge_cur.length < msg_len_q) begin
-          // Fails the QP; the flush reports this WQE with its error in ring order, after any earlier
-          // outstanding WQE, so that every WR completes exactly once and in order.
           prot_err_d = 1'b1;
-          in_msg_d = 1'b0;
-          o_we = 1'b1;
-          o_wdata.wrid = w_wrid;
-          o_wdata.err = WC_LOC_PROT_ERR;
-          cur_d.next = cur_q.next + 16'd1;
-          tab_we = 1'b1;
-          err_d = 1'b1; err_qp_d = q_q;
-          state_d = S_ERRWAIT;
+          loc_err = WC_LOC_PROT_ERR;
         end else begin
           sge_ld = 1'b1;
           msg_len_d = msg_len_q + sge_cur.length;
@@ -636,6 +622,19 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
       default: state_d = S_IDLE;
     endcase
+    // A WQE that fails locally (bad WQE, protection) fails the QP; the flush reports it with its
+    // error in ring order, after any earlier outstanding WQE, so every WR completes once and in order.
+    if (loc_err != 8'd0) begin
+      in_msg_d = 1'b0;
+      o_we = 1'b1;
+      o_wdata.wrid = w_wrid;
+      o_wdata.err = loc_err;
+      cur_d.next = cur_q.next + 16'd1;
+      tab_we = 1'b1;
+      err_d = 1'b1;
+      err_qp_d = q_q;
+      state_d = S_ERRWAIT;
+    end
     if (tab_cur) tab_wdata = cur_d;
 
     // The ACK channel: latched when taken; its QP word is read at once.
