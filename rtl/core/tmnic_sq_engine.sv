@@ -141,7 +141,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   state_e          state_q, state_d, after_q, after_d;
   logic            in_msg_q, in_msg_d;       // a message of q_q is being sent (ACKs between packets)
   logic            flushing_q, flushing_d;
-  logic            alias_q, alias_d;         // the ACK is for q_q while its message is being sent
   logic [63:0]     wake_q, wake_d;
   logic            init_pend_q, init_pend_d;
   logic [QP_W:0]   sw_q, sw_d;               // sweep: next word to read
@@ -273,6 +272,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [4:0]  val = ack_aeth_q[28:24];
   wire [23:0] lim = (typ == AETH_TYPE_ACK) ? ack_psn_q : ack_psn_q - 24'd1;  // WQEs ending at or before: done
   wire        outstanding = (ac_q.ci != ac_q.next);
+  // The ACK is for the QP whose message is being sent (in_msg_q and q_q do not change while an ACK
+  // is processed): its changes go to cur_q as well.
+  wire        ack_on_cur = in_msg_q && aq_q == q_q;
 
   // ---------------------------------------------------------------- next state
   logic       fail, rewind, abort;     // ACK decisions
@@ -281,7 +283,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_comb begin
     fail = 1'b0; rewind = 1'b0; abort = 1'b0; st = WC_GENERAL_ERR; loc_err = '0;
     // defaults: hold
-    state_d = state_q; after_d = after_q; in_msg_d = in_msg_q; flushing_d = flushing_q; alias_d = alias_q;
+    state_d = state_q; after_d = after_q; in_msg_d = in_msg_q; flushing_d = flushing_q;
     wake_d = wake_q; init_pend_d = init_pend_q; sw_d = sw_q; sw_min_d = sw_min_q; errwait_d = errwait_q;
     q_d = q_q; aq_d = aq_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q; pi_d = pi_q;
     cur_d = cur_q; ac_d = ac_q; ack_aeth_d = ack_aeth_q; ack_psn_d = ack_psn_q;
@@ -599,14 +601,14 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           set_own = 1'b1;
           set_own_qp = aq_q;
           // A go-back or failure on the QP being sent aborts its current message.
-          abort = alias_q && (rewind || fail);
+          abort = ack_on_cur && (rewind || fail);
           if (abort) in_msg_d = 1'b0;
           after_d = (in_msg_q && !abort) ? S_PKT : S_IDLE;
           state_d = fail ? S_CQE : after_d;
         end
         tab_cur = 1'b0;
         tab_wdata = ac_d;
-        if (alias_q) cur_d = ac_d;
+        if (ack_on_cur) cur_d = ac_d;
       end
 
       S_CQE: if (!cqe_valid_o || cqe_ready_i) state_d = after_q;
@@ -642,7 +644,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       aq_d = ack_qp_i;
       ack_aeth_d = ack_aeth_i;
       ack_psn_d = ack_psn_i;
-      alias_d = in_msg_q && ack_qp_i == q_q;
       tab_re = 1'b1;
       tab_raddr = ack_qp_i;
       state_d = S_ACK_RD;
@@ -683,7 +684,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       after_q <= S_IDLE;
       in_msg_q <= 1'b0;
       flushing_q <= 1'b0;
-      alias_q <= 1'b0;
       wake_q <= '1;
       init_pend_q <= 1'b0;
       sw_q <= '0;
@@ -698,7 +698,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       after_q <= after_d;
       in_msg_q <= in_msg_d;
       flushing_q <= flushing_d;
-      alias_q <= alias_d;
       wake_q <= wake_d;
       init_pend_q <= init_pend_d;
       sw_q <= sw_d;
@@ -753,7 +752,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_sq_engine: QP init while another is pending");
   a_db_hold: assert property (@(posedge clk_i) disable iff (!chk_q) !(state_q == S_IDLE && init_pend_q && db_hold_q && db_ok))
     else $error("tmnic_sq_engine: doorbell lost behind an init");
-  a_alias: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_ACK_RD && alias_q |-> tab_rdata == cur_q)
+  a_alias: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_ACK_RD && ack_on_cur |-> tab_rdata == cur_q)
     else $error("tmnic_sq_engine: the current QP's registers differ from its table word");
   a_rd_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     rd_valid_o && !rd_ready_i |=> rd_valid_o && $stable(rd_addr_o) && $stable(rd_len_o) && $stable(rd_is_pay_o))

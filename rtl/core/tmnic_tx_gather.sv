@@ -77,7 +77,6 @@ module tmnic_tx_gather import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [NSLOT-1:0]  filled_q, filled_d;   // every read issued, not yet handed over
   logic [NSLOT-1:0][CH_W:0] pend_q, pend_d; // reads in flight per slot (up to all NCHUNK)
   logic [CH_W:0]     cw_q, cw_d, cr_q, cr_d;
-  logic              hdr_ok_q, hdr_ok_d;   // the header RAM's output is slot ho_q's header
   logic              pkt_valid_d;
   logic [POS_W-1:0]  chunk_pos_q [NCHUNK];  // no reset: cw/cr cover it
 
@@ -110,17 +109,17 @@ module tmnic_tx_gather import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       pend_d[rsp_slot] = pend_d[rsp_slot] - 1'b1;
     end
 
-    // Hand over in order once the data is in: not while its last beat is still being written.
-    handover = filled_q[ho_q] && pend_q[ho_q] == '0 && hdr_ok_q && (!pkt_valid_o || pkt_ready_i) &&
-               !(rsp_valid_i && rsp_slot == ho_q);
+    // Hand over in order once every read of the slot has returned (its last beat is written to the
+    // buffer in the cycle the hand-over is decided, before the TX scheduler can read it).
+    handover = filled_q[ho_q] && pend_q[ho_q] == '0 && (!pkt_valid_o || pkt_ready_i);
     if (handover) begin
       pkt_valid_d = 1'b1;
       filled_d[ho_q] = 1'b0;
       ho_d = ho_q + 1'b1;
     end
-    // The header RAM is read at ho_d every cycle, so its output is slot ho_q's header, unless that
-    // header was written in the cycle of the read.
-    hdr_ok_d = !(alloc_i && fill_q == ho_d);
+    // The header RAM is read at ho_d every cycle, so its output is slot ho_q's header: a slot is
+    // marked filled at least one cycle after its header was written (a_filled_busy), so it is
+    // handed over at least two cycles after, when the read has long returned the new header.
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -132,7 +131,6 @@ module tmnic_tx_gather import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       pend_q <= '0;
       cw_q <= '0;
       cr_q <= '0;
-      hdr_ok_q <= 1'b0;
       pkt_valid_o <= 1'b0;
       txb_wr_o <= 1'b0;
     end else begin
@@ -143,7 +141,6 @@ module tmnic_tx_gather import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       pend_q <= pend_d;
       cw_q <= cw_d;
       cr_q <= cr_d;
-      hdr_ok_q <= hdr_ok_d;
       pkt_valid_o <= pkt_valid_d;
       txb_wr_o <= rsp_valid_i || inl_wr_i;
     end
