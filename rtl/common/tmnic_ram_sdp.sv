@@ -51,4 +51,12 @@ module tmnic_ram_sdp #(
 
   assign rdata_o = rdata_q;
 
+`ifndef SYNTHESIS
+  // An address past DEPTH (DEPTH not a power of two) would be lost on a write and read as garbage.
+  a_waddr: assert property (@(posedge clk_i) we_i |-> 32'(waddr_i) < DEPTH)
+    else $error("tmnic_ram_sdp: write address %0d >= DEPTH %0d", waddr_i, DEPTH);
+  a_raddr: assert property (@(posedge clk_i) re_i |-> 32'(raddr_i) < DEPTH)
+    else $error("tmnic_ram_sdp: read address %0d >= DEPTH %0d", raddr_i, DEPTH);
+`endif
+
 endmodule

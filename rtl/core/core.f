@@ -6,6 +6,7 @@ rtl/core/tmnic_dma_rd.sv
 rtl/core/tmnic_dma_wr.sv
 rtl/core/tmnic_tx_gather.sv
 rtl/core/tmnic_sq_engine.sv
+rtl/core/tmnic_ack_gen.sv
 rtl/core/tmnic_rx_engine.sv
 rtl/core/tmnic_tx_sched.sv
 rtl/core/tmnic_cq_writer.sv
