@@ -97,7 +97,7 @@ BLOCKS = {
                 ("mr_q[64] (mr_t less valid)", 64 * (MR - 1)),
                 ("cq_q[64] {base[63:6], log_size}", 64 * (58 + 4)),
                 ("srq_q[16] {base[63:6], log_size, pd}", 16 * (58 + 4 + 16)),
-                ("qp_state_o, qp_has_srq_o, mr/cq/srq valid", 64 * 3 + 64 + 64 + 64 + 16),
+                ("qp_state_q, mr/cq/srq valid", 64 * 3 + 64 + 64 + 16),
                 ("rb_args_o less the zero-extended QUERY words", ARGS * 32 - 29 - 8 - 8)]),
     "tmnic_axil_regs": dict(
         params=dict(DATA_BYTES_P=64, CLK_MHZ_P=250, NUM_QP_P=64, NUM_CQ_P=64, NUM_SRQ_P=16, NUM_MR_P=64),
@@ -131,12 +131,27 @@ BLOCKS = {
     "tmnic_tx_gather": dict(
         params=dict(DATA_W=512, NSLOT=8),
         ff_min=[("header RAM 8 x roce_hdr_t", 8 * HDR), ("txb_data_o", 512), ("pkt_hdr_o", HDR)]),
+    # Per-QP responder state, the held messages' SGEs and the ACK generator in tmnic_ram_sdp tables.
     "tmnic_rx_engine": dict(
         params=dict(DATA_W=512, NUM_QP=64, NUM_MR=64, NUM_SRQ=16),
         ff_min=[("RX buffer (tmnic_shift_buf, 4 KiB)", 4096 * 8),
-                ("h_iova_q[512], h_len_q[512]", 512 * (64 + 32)),
-                ("per QP: epsn 24, msn 24, rq_pi 16, rq_ci 16, h_wrid 64, h_idx 16, h_off 32", 64 * 192),
+                ("SGE table (sgtab) 64 x 6 used of 8 x {iova 64, len 32}", 64 * 6 * 96),
+                ("QP table (qtab) 64 x 349", 64 * 349),
+                ("RQ producer indices 64 x 16, QUERY PSN copy 64 x 24", 64 * 40),
+                ("ACK generator: 64 x {pend, syn, msn, psn} 57, QP FIFO 64 x 6", 64 * 63),
                 ("wqe_q", 1024)]),
+    "tmnic_rx_engine_q1024": dict(
+        top="tmnic_rx_engine", params=dict(DATA_W=512, NUM_QP=1024, NUM_MR=64, NUM_SRQ=16),
+        ff_min=[("RX buffer (tmnic_shift_buf, 4 KiB)", 4096 * 8),
+                ("SGE table (sgtab) 1024 x 6 used of 8 x 96", 1024 * 6 * 96),
+                ("QP table (qtab) 1024 x 349", 1024 * 349),
+                ("RQ producer indices 1024 x 16, QUERY PSN copy 1024 x 24", 1024 * 40),
+                ("ACK generator: 1024 x 57, QP FIFO 1024 x 10", 1024 * 67),
+                ("wqe_q", 1024)]),
+    "tmnic_ack_gen": dict(
+        params=dict(NUM_QP=64),
+        ff_min=[("QP words 64 x {pend, syn, msn, psn}", 64 * 57), ("QP FIFO 64 x 6", 64 * 6),
+                ("tx_hdr_o less its constant fields", 48 + 48 + 32 + 32 + 24 + 24 + 32)]),
     # Ready-queue scheduler at 64 and 1024 queues: the area must not follow N beyond its bitmap.
     "tmnic_qp_sched_n64": dict(
         top="tmnic_qp_sched", params=dict(N=64, NSET=2),

@@ -40,9 +40,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [23:0]                   query_sq_psn_i,
   input  logic [23:0]                   query_rq_psn_i,
 
-  // Tables: QP states and SRQ use of every QP; read ports (combinational) for the rest
-  output logic [NUM_QP-1:0][2:0]         qp_state_o,
-  output logic [NUM_QP-1:0]              qp_has_srq_o,
+  // Tables: read ports (combinational)
   input  logic [NQP_RD-1:0][QP_W-1:0]    qp_rd_idx_i,
   output qp_cfg_t [NQP_RD-1:0]           qp_rd_o,
   input  logic [NMR_RD-1:0][MR_W-1:0]    mr_rd_idx_i,
@@ -72,6 +70,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic            err_rq_i,
   input  logic [QP_W-1:0] err_rq_qp_i
 );
+  logic [NUM_QP-1:0][2:0] qp_state_q;      // every QP's state (engines may force ERR)
   if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4 || (NUM_MR & (NUM_MR - 1)) != 0 ||
       (NUM_CQ & (NUM_CQ - 1)) != 0 || (NUM_SRQ & (NUM_SRQ - 1)) != 0 || NUM_SRQ < 2 || NUM_CQ < 2) begin : g_chk
     $fatal(1, "tmnic_ctx: NUM_QP, NUM_MR, NUM_CQ, NUM_SRQ must be powers of two (NUM_QP >= 4, others >= 2)");
@@ -89,7 +88,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_comb begin
     for (int k = 0; k < int'(NQP_RD); k++) begin
       qp_rd_o[k] = qp_q[qp_rd_idx_i[k]];
-      qp_rd_o[k].state = qp_state_o[qp_rd_idx_i[k]];
+      qp_rd_o[k].state = qp_state_q[qp_rd_idx_i[k]];
     end
     for (int k = 0; k < int'(NMR_RD); k++) begin
       mr_rd_o[k] = mr_q[mr_rd_idx_i[k]];
@@ -198,8 +197,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      qp_state_o <= '0;
-      qp_has_srq_o <= '0;
+      qp_state_q <= '0;
       mr_valid_q <= '0;
       cq_valid_q <= '0;
       srq_valid_q <= '0;
@@ -230,8 +228,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
       cq_reset_o <= 1'b0;
       srq_reset_o <= 1'b0;
-      if (err_sq_i) qp_state_o[err_sq_qp_i] <= QPS_ERR;
-      if (err_rq_i) qp_state_o[err_rq_qp_i] <= QPS_ERR;
+      if (err_sq_i) qp_state_q[err_sq_qp_i] <= QPS_ERR;
+      if (err_rq_i) qp_state_q[err_rq_qp_i] <= QPS_ERR;
       if (cmd_valid_i) begin
         cmd_err_o <= 1'b0;
         unique case (cmd_op_i)
@@ -257,8 +255,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           end
           CMD_SET_QP: begin
             if (set_qp_ok) begin
-              qp_state_o[cq_qp] <= cmd_args_i[ARG_SET_QP_STATE][2:0];
-              qp_has_srq_o[cq_qp] <= cmd_args_i[ARG_SET_QP_SRQ][15:0] != 16'(NO_SRQ);
+              qp_state_q[cq_qp] <= cmd_args_i[ARG_SET_QP_STATE][2:0];
               init_qp_o <= cq_qp;
               qp_set_o <= 1'b1;
               init_sq_o <= cmd_args_i[ARG_SET_QP_INIT][QP_INIT_SQ_BIT];
@@ -271,7 +268,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             if (cmd_idx_i < 24'(NUM_QP)) begin
               query_pend_q <= 1'b1;
               rb_args_o <= cmd_args_i;
-              rb_args_o[ARG_QUERY_QP_STATE] <= {29'd0, qp_state_o[cq_qp]};
+              rb_args_o[ARG_QUERY_QP_STATE] <= {29'd0, qp_state_q[cq_qp]};
             end else cmd_err_o <= 1'b1;
           end
           default: cmd_err_o <= 1'b1;

@@ -14,8 +14,12 @@
 // TM_RNDV_INCOMPLETE because rendezvous is not offloaded), a miss is an unexpected message for the
 // next SRQ buffer; NO_TAG, FIN, reserved opcodes and tagged messages shorter than a TMH go whole to
 // an SRQ buffer as TM_NO_TAG. Every TM completion goes to the SRQ's CQ.
-// (Longer than our ~600-line guideline: it is one responder state machine whose states share the
-// per-QP message state; the ACK emitter at the end is the part to split out next.)
+// State in block RAM (tmnic_ram_sdp, registered reads, this FSM the only writer, written through):
+// a per-QP word (PSN, MSN, RQ consumer index, the held message with its scatter cursor), the
+// checked SGEs of the held message (NUM_QP x 8), the RQ producer indices (doorbells) and a PSN copy
+// for QUERY_QP. The per-SRQ counters are flip-flops (NUM_SRQ is small). QPs to flush are found by
+// tmnic_qp_sched (marked by doorbells, SET_QP, either engine's error and the flush itself); ACKs and
+// NAKs go out through tmnic_ack_gen.
 module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned NUM_QP = 64,
@@ -33,10 +37,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic clk_i,
   input  logic rst_ni,
 
-  // Context tables: every QP's state and SRQ use, and read ports (0 current QP, 1 QP of the ACK
-  // being sent, 2 QP of the completion being reported; MR of the SGE being checked; SRQ of the QP)
-  input  logic [NUM_QP-1:0][2:0]  qp_state_i,
-  input  logic [NUM_QP-1:0]       qp_has_srq_i,
+  // Context read ports: 0 current QP, 1 QP of the ACK being built, 2 QP of the completion being
+  // reported; MR of the SGE being checked; SRQ of the QP
   output logic [2:0][QP_W-1:0]    qp_idx_o,
   input  qp_cfg_t [2:0]           qp_rd_i,
   output logic [MR_W-1:0]         mr_idx_o,
@@ -45,7 +47,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  srq_cfg_t                srq_rd_i,
   input  logic [47:0] local_mac_i,
   input  logic [31:0] local_ip_i,
-  input  logic        cfg_changed_i,
+  input  logic [1:0]  kick_i,            // look at QP kick_qp_i[k] (its state may have changed)
+  input  logic [1:0][QP_W-1:0] kick_qp_i,
   input  logic        init_rq_i,
   input  logic [QP_W-1:0] init_qp_i,
   input  logic [23:0] init_psn_i,
@@ -138,89 +141,162 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   if (DATA_W != 512) begin : g_chk_w
     $fatal(1, "tmnic_rx_engine: only DATA_W = 512 is implemented");
   end
-  if ((NUM_SRQ & (NUM_SRQ - 1)) != 0) begin : g_chk_s
-    $fatal(1, "tmnic_rx_engine: NUM_SRQ must be a power of two");
+  if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4) begin : g_chk_qp
+    $fatal(1, "tmnic_rx_engine: NUM_QP must be a power of two >= 4");
+  end
+  if ((NUM_SRQ & (NUM_SRQ - 1)) != 0 || NUM_SRQ < 2) begin : g_chk_s
+    $fatal(1, "tmnic_rx_engine: NUM_SRQ must be a power of two >= 2");
   end
 
-  // ---------------------------------------------------------------- per-QP / per-SRQ state
-  logic [23:0] epsn_q [NUM_QP];
-  logic [23:0] msn_q [NUM_QP];
-  logic [15:0] rq_pi_q [NUM_QP];
-  logic [15:0] rq_ci_q [NUM_QP];
-  logic        nak_sent_q [NUM_QP];
-  logic        held_q [NUM_QP];        // a WQE is held for a multi-packet message
-  logic [63:0] h_wrid_q [NUM_QP];
-  logic [15:0] h_idx_q [NUM_QP];
-  logic        h_bad_q [NUM_QP];       // an SGE failed the protection check
-  logic [2:0]  h_nsge_q [NUM_QP];
-  logic [31:0] h_off_q [NUM_QP];       // message bytes received so far
-  // Tag matching of the held message: kind, TMH fields, rendezvous, MATCH completion already written
+  // ---------------------------------------------------------------- table words
+  // Tag matching of the held message: plain receive, matched, unexpected, untagged
   typedef enum logic [1:0] {K_PLAIN, K_MATCHED, K_UNEXP, K_NOTAG} kind_e;
-  kind_e       h_kind_q [NUM_QP];
-  logic        h_rndv_q [NUM_QP];
-  logic        h_msent_q [NUM_QP];
-  logic [63:0] h_tag_q [NUM_QP];
-  logic [31:0] h_ctx_q [NUM_QP];
-  logic [63:0] h_iova_q [NUM_QP * 8];
-  logic [31:0] h_len_q [NUM_QP * 8];
-  logic [15:0] srq_pi_q [NUM_SRQ];
-  // Pending ACK/NAK per QP and the queue of QPs that have one
-  logic        ack_pend_q [NUM_QP];
-  logic [7:0]  ack_syn_q [NUM_QP];
-  logic [23:0] ack_msn_q [NUM_QP];
-  logic [23:0] ack_psn_q [NUM_QP];
-  logic [QP_W-1:0] ackq_q [NUM_QP];
-  logic [QP_W:0]   ackq_wr_q, ackq_rd_q;
-  wire  [QP_W-1:0] ack_head = ackq_q[ackq_rd_q[QP_W-1:0]];
-  logic [15:0] srq_ci_q [NUM_SRQ];
-
-  // Registered like the send engine's table read: the PSN of query_qp_i one cycle later.
-  always_ff @(posedge clk_i) query_psn_o <= epsn_q[query_qp_i];
+  typedef struct packed {
+    logic [23:0] epsn;        // expected PSN
+    logic [23:0] msn;
+    logic [15:0] ci;          // receive queue consumer index
+    logic        nak_sent;    // a PSN-sequence NAK was sent for the current gap
+    logic        held;        // a WQE is held for a multi-packet message
+    logic [63:0] wrid;        // the held message: WQE id and index,
+    logic [15:0] idx;
+    logic        bad;         //   an SGE failed the protection check (or too many SGEs),
+    kind_e       kind;        //   TM kind, rendezvous, MATCH completion already written, TMH fields,
+    logic        rndv;
+    logic        msent;
+    logic [63:0] tag;
+    logic [31:0] ctx;
+    logic [31:0] off;         //   message bytes received so far,
+    logic [34:0] cap;         //   total SGE bytes,
+    logic [2:0]  sgi;         //   scatter cursor: SGE and offset in it of message byte off
+    logic [31:0] sgo;
+  } rq_qp_t;
+  typedef struct packed {
+    logic [63:0] iova;
+    logic [31:0] len;
+  } rq_sge_t;
 
   typedef enum logic [4:0] {
-    S_IDLE, S_SCAN, S_LOOKUP, S_FETCH, S_FETCH_WAIT, S_SGE, S_EXEC, S_STORE, S_SCATTER, S_SCATTER_WAIT,
-    S_DONE, S_OUT, S_DRAIN, S_FLUSH_FETCH, S_FLUSH_WAIT, S_TMH, S_TM_WAIT, S_TM_BUF, S_TM_BUF2, S_RNR
+    S_IDLE, S_LOAD, S_LOOKUP, S_FETCH, S_FETCH_WAIT, S_SGE, S_EXEC, S_STORE, S_SCATTER, S_SG_RD,
+    S_SCATTER_WAIT, S_DONE, S_OUT, S_DRAIN, S_FLUSH_WAIT, S_TMH, S_TM_WAIT, S_TM_BUF, S_TM_BUF2, S_RNR
   } state_e;
-  state_e state_q, after_q;
 
-  // Header of the packet being handled; address fields were checked by the parser.
+  // ---------------------------------------------------------------- registers
+  // Control (reset)
+  state_e          state_q, state_d, after_q, after_d;
+  logic            init_pend_q, init_pend_d;
+  logic            db_hold_q, db_hold_d;     // an RQ doorbell waiting one cycle behind an init's pi write
+  logic            ack_valid_d, rd_valid_d, wr_valid_d, cqe_valid_d, lk_valid_d, tb_re_d, ev_valid_q, ev_valid_d;
+  logic            err_d, drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d;
+  logic            tm_exp_d, tm_unexp_d, tm_notag_d;
+  logic [NUM_SRQ-1:0][15:0] srq_pi_q, srq_ci_q;
+  // Payload (no reset)
+  logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, db_qp_q, db_qp_d, err_qp_d, ack_qp_d;
+  logic [23:0]     init_psn_q, init_psn_d;
+  logic [15:0]     db_pi_q, db_pi_d;
+  rq_qp_t          cur_q, cur_d;
   /* verilator lint_off UNUSEDSIGNAL */
-  roce_hdr_t h_q;
+  roce_hdr_t       h_q;                      // header of the packet being handled (checked by the parser)
   /* verilator lint_on UNUSEDSIGNAL */
-  logic [QP_W-1:0] q_q;
-  logic scan_q;
-  logic [1023:0] wqe_q;
-  logic [2:0] sge_i_q;
-  logic [31:0] cap_q;                  // capacity of the WQE being checked
-  logic [12:0] stored_q;               // payload bytes stored in the RX buffer
-  logic [31:0] sge_off_q;              // offset in SGE sge_i_q during scatter
-  logic [12:0] done_q;                 // packet bytes scattered so far
-  logic [RXB_POS_W-1:0] chunk_pos_q;
-  logic fl_srq_q;                      // the WQE being fetched is from the SRQ
-  logic [4:0] skip_q;                  // leading payload bytes not delivered (the TMH of a matched EAGER)
-  kind_e t_kind_q;                     // classification of the first packet on a TM-SRQ
-  logic t_rndv_q;
-  logic [63:0] t_tag_q;
-  logic [31:0] t_ctx_q;
-  logic [H_W-1:0] t_handle_q;
+  logic            h_ld;
+  logic [1023:0]   wqe_q;
+  logic            wqe_tb_ld;                // load wqe_q with the tagged buffer as a one-SGE WQE
+  logic [2:0]      sge_i_q, sge_i_d;
+  logic [34:0]     cap_q, cap_d;             // capacity of the WQE being checked
+  logic [12:0]     stored_q, stored_d;       // payload bytes stored in the RX buffer
+  logic [31:0]     sge_off_q, sge_off_d;     // offset in SGE sge_i_q during scatter
+  logic [12:0]     done_q, done_d;           // packet bytes scattered so far
+  logic [RXB_POS_W-1:0] chunk_pos_q, chunk_pos_d;
+  logic            fl_srq_q, fl_srq_d;       // the WQE being fetched is from the SRQ
+  logic [4:0]      skip_q, skip_d;           // leading payload bytes not delivered (a matched EAGER's TMH)
+  kind_e           t_kind_q, t_kind_d;       // classification of the first packet on a TM-SRQ
+  logic            t_rndv_q, t_rndv_d;
+  logic [63:0]     t_tag_q, t_tag_d;
+  logic [31:0]     t_ctx_q, t_ctx_d;
+  logic [H_W-1:0]  t_handle_q, t_handle_d;
+  logic [31:0]     ack_aeth_d;
+  logic [23:0]     ack_psn_d;
+  logic [63:0]     rd_addr_d, wr_addr_d, lk_tag_d;
+  logic [12:0]     wr_len_d;
+  logic            lk_commit_miss_d;
+  logic [H_W-1:0]  tb_raddr_d;
+  logic [SRQ_W-1:0] tm_srq_d;
+  logic [QP_W-1:0] ev_qp_q, ev_qp_d;         // event to the ACK generator
+  logic [7:0]      ev_syn_q, ev_syn_d;
+  logic [23:0]     ev_msn_q, ev_msn_d, ev_psn_q, ev_psn_d;
+  // The completion being reported
+  logic [63:0]     c_wrid_q, c_wrid_d, c_tag_q, c_tag_d;
+  logic [15:0]     c_idx_q, c_idx_d, c_cq_q, c_cq_d, c_handle_q, c_handle_d;
+  logic [7:0]      c_status_q, c_status_d, c_op_q, c_op_d;
+  logic [31:0]     c_len_q, c_len_d, c_imm_q, c_imm_d, c_flags_q, c_flags_d, c_ctx_q, c_ctx_d;
+  logic [QP_W-1:0] c_qp_q, c_qp_d;
 
+  // ---------------------------------------------------------------- tables
+  logic tab_re, tab_we;
+  logic [QP_W-1:0] tab_raddr, tab_waddr;
+  rq_qp_t tab_wdata, tab_rdata;
+  tmnic_ram_sdp #(.WIDTH($bits(rq_qp_t)), .DEPTH(NUM_QP)) u_qtab (
+    .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata),
+    .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(tab_rdata));
+  // QUERY_QP's copy of the expected PSNs (same writes, its own read port)
+  tmnic_ram_sdp #(.WIDTH(24), .DEPTH(NUM_QP)) u_psntab (
+    .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata.epsn),
+    .re_i(1'b1), .raddr_i(query_qp_i), .rdata_o(query_psn_o));
+
+  logic pi_we;
+  logic [QP_W-1:0] pi_waddr;
+  logic [15:0] pi_wdata, pi_rdata;
+  tmnic_ram_sdp #(.WIDTH(16), .DEPTH(NUM_QP)) u_pitab (
+    .clk_i, .we_i(pi_we), .waddr_i(pi_waddr), .wdata_i(pi_wdata),
+    .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(pi_rdata));
+
+  logic sg_re, sg_we;
+  logic [QP_W+2:0] sg_raddr;
+  rq_sge_t sg_wdata, sg_rdata;
+  tmnic_ram_sdp #(.WIDTH($bits(rq_sge_t)), .DEPTH(NUM_QP * 8)) u_sgtab (   // 8 slots: {QP, 3-bit SGE}
+    .clk_i, .we_i(sg_we), .waddr_i({q_q, sge_i_q}), .wdata_i(sg_wdata),
+    .re_i(sg_re), .raddr_i(sg_raddr), .rdata_o(sg_rdata));
+
+  // ---------------------------------------------------------------- flush scheduler
+  // Set ports: 0 this FSM (own error, flush step), 1 RQ doorbells, 2-3 kicks (SET_QP, the send
+  // engine's error). A mark means "look at this QP": S_LOAD decides whether there is a flush.
+  logic            set_own;
+  logic            sched_valid, sched_take, sched_pending;
+  logic [QP_W-1:0] sched_idx;
+  wire db_rq_ok = db_valid_i && !db_srq_i && db_idx_i < 12'(NUM_QP);
+  wire db_srq_ok = db_valid_i && db_srq_i && db_idx_i < 12'(NUM_SRQ);
+  tmnic_qp_sched #(.N(NUM_QP), .NSET(4)) u_sched (
+    .clk_i, .rst_ni,
+    .set_i({kick_i, db_rq_ok, set_own}), .set_idx_i({kick_qp_i, db_idx_i[QP_W-1:0], q_q}),
+    .valid_o(sched_valid), .idx_o(sched_idx), .take_i(sched_take), .pending_o(sched_pending));
+
+  // ---------------------------------------------------------------- ACK/NAK generator
+  logic            ev_ready, ag_idle;
+  logic [QP_W-1:0] ag_qp;
+  tmnic_ack_gen #(.NUM_QP(NUM_QP)) u_ack (
+    .clk_i, .rst_ni,
+    .ev_valid_i(ev_valid_q), .ev_ready_o(ev_ready), .ev_qp_i(ev_qp_q), .ev_syn_i(ev_syn_q),
+    .ev_msn_i(ev_msn_q), .ev_psn_i(ev_psn_q),
+    .cfg_idx_o(ag_qp), .cfg_i(qp_rd_i[1]), .local_mac_i, .local_ip_i,
+    .tx_hdr_o, .tx_valid_o, .tx_ready_i, .idle_o(ag_idle));
+
+  // ---------------------------------------------------------------- current packet and QP
   // Configuration of the current QP (the send-side fields belong to the send engine).
   /* verilator lint_off UNUSEDSIGNAL */
   wire qp_cfg_t cfg = qp_rd_i[0];
+  wire srq_cfg_t scfg = srq_rd_i;       // the op-ring and tag-range fields belong to tmnic_tm_ops
   /* verilator lint_on UNUSEDSIGNAL */
   wire has_srq = (cfg.srq != 16'(NO_SRQ));
   wire [SRQ_W-1:0] sn = cfg.srq[SRQ_W-1:0];
   assign srq_idx_o = sn;
-  /* verilator lint_off UNUSEDSIGNAL */  // the op-ring and tag-range fields belong to tmnic_tm_ops
-  wire srq_cfg_t scfg = srq_rd_i;
-  /* verilator lint_on UNUSEDSIGNAL */
+  assign lk_srq_o = sn;
   wire [7:0] op = h_q.opcode;
   wire is_first = (op == OP_SEND_FIRST) || (op == OP_SEND_ONLY) || (op == OP_SEND_ONLY_IMM);
   wire is_last = (op == OP_SEND_LAST) || (op == OP_SEND_LAST_IMM) || (op == OP_SEND_ONLY) ||
                  (op == OP_SEND_ONLY_IMM);
   wire is_send = (op <= OP_SEND_ONLY_IMM);
   wire has_imm = (op == OP_SEND_LAST_IMM) || (op == OP_SEND_ONLY_IMM);
-  wire [QP_W+2:0] hs = {q_q, sge_i_q};
+  wire rq_ready = (cfg.state == QPS_RTR || cfg.state == QPS_RTS || cfg.state == QPS_SQD || cfg.state == QPS_SQE);
+  wire sq_ready = (cfg.state == QPS_RTS || cfg.state == QPS_SQD || cfg.state == QPS_SQE);
 
   // TMH in the first payload beat: opcode, app_ctx (BE32), tag (BE64)
   wire [7:0] tmh_op = s_pay_tdata_i[7:0];
@@ -233,56 +309,42 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire tmh_tagged = (tmh_op == TMH_EAGER || tmh_op == TMH_RNDV) && h_q.pay_len >= 13'(TMH_SIZE);
   wire is_tm = has_srq && scfg.valid && scfg.tm;
   wire srq_has_wqe = scfg.valid && srq_ci_q[sn] != srq_pi_q[sn];
-  assign lk_srq_o = sn;
 
   // SGE sge_i_q of the fetched WQE
   wire sge_t sge_cur = wqe_sge(wqe_q, sge_i_q);
-  wire [63:0] sge_addr = sge_cur.addr;
-  wire [31:0] sge_len = sge_cur.length;
-  wire [31:0] sge_key = sge_cur.lkey;
-  assign mr_idx_o = sge_key[MR_KEY_SHIFT +: MR_W];
-  wire mr_t sge_mr = mr_rd_i;
+  assign mr_idx_o = sge_cur.lkey[MR_KEY_SHIFT +: MR_W];
   wire [7:0] w_nsge = wqe_q[WQE_NUM_SGE_OFF*8 +: 8];
 
-  // Scatter geometry: next piece of the packet inside the held WQE's SGE sge_i_q.
+  // Scatter geometry: the next piece of the packet inside the held WQE's SGE sge_i_q (sg_rdata).
   wire [31:0] pkt_left = {19'd0, h_q.pay_len - done_q};
   wire [12:0] pay_del = h_q.pay_len - {8'd0, skip_q};   // payload bytes delivered from this packet
-  wire [31:0] sge_left = h_len_q[hs] - sge_off_q;
+  wire [31:0] sge_left = sg_rdata.len - sge_off_q;
   wire [31:0] piece = (sge_left < pkt_left) ? sge_left : pkt_left;
 
-  // Both builders take the whole QP configuration and use the fields they need.
+  // Completion fields that depend on the held message's kind: CQ, opcode, TM fields, flags
+  // (DATA_VALID and, unless already sent, MATCH on the completion that ends a matched message).
+  typedef struct packed {
+    logic [15:0] cq;
+    logic [7:0]  op;
+    logic [63:0] tag;
+    logic [31:0] ctx;
+    logic [15:0] handle;
+    logic [31:0] end_flags;
+  } ckind_t;
   /* verilator lint_off UNUSEDSIGNAL */
-  function automatic roce_hdr_t mk_ack(input qp_cfg_t c, input logic [QP_W-1:0] q, input logic [47:0] mac,
-                                       input logic [31:0] ip, input logic [7:0] syn, input logic [23:0] msn,
-                                       input logic [23:0] psn);
-    roce_hdr_t a;
-    a = '0;
-    a.dst_mac = c.dmac;
-    a.src_mac = mac;
-    a.src_ip = ip;
-    a.dst_ip = c.dest_ip;
-    a.udp_sport = 16'hC000 | 16'(q);
-    a.opcode = OP_ACK;
-    a.dest_qp = c.dest_qpn;
-    a.psn = psn;
-    a.aeth = {syn, msn};
-    mk_ack = a;
+  function automatic ckind_t c_kind(input rq_qp_t m, input logic [15:0] rcq, input logic [15:0] scq);
+    ckind_t k;
+    k.cq = (m.kind == K_PLAIN) ? rcq : scq;
+    k.op = (m.kind == K_PLAIN) ? WC_OP_RECV : (m.kind == K_NOTAG) ? WC_OP_TM_NO_TAG : WC_OP_TM_RECV;
+    k.tag = (m.kind == K_MATCHED) ? m.tag : 64'd0;
+    k.ctx = (m.kind == K_MATCHED) ? m.ctx : 32'd0;
+    k.handle = (m.kind == K_MATCHED) ? m.idx : 16'd0;
+    k.end_flags = (m.kind != K_MATCHED) ? 32'd0 :
+                  (m.msent ? WC_FLAG_TM_DATA_VALID : (WC_FLAG_TM_DATA_VALID | WC_FLAG_TM_MATCH));
+    c_kind = k;
   endfunction
-
   /* verilator lint_on UNUSEDSIGNAL */
 
-  // The completion being reported, field by field (assembled below; no wide temporaries in the FSM,
-  // which Verilator would clear on every clock).
-  logic [63:0] c_wrid_q;
-  logic [15:0] c_idx_q;
-  logic [7:0]  c_status_q;
-  logic [31:0] c_len_q, c_imm_q, c_flags_q;
-  logic [QP_W-1:0] c_qp_q;
-  logic [15:0] c_cq_q, c_handle_q;
-  logic [7:0] c_op_q;
-  logic [63:0] c_tag_q;
-  logic [31:0] c_ctx_q;
-  assign qp_idx_o = {c_qp_q, ack_head, q_q};   // read ports: current QP, ACK being sent, completion
   always_comb begin
     cqe_o = '0;
     cqe_o.cq = c_cq_q;
@@ -299,480 +361,541 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cqe_o.tm_app_ctx = c_ctx_q;
     cqe_o.tm_handle = c_handle_q;
   end
-
-  // TM flags of the completion that ends a held message: DATA_VALID, and MATCH unless already sent.
-  function automatic logic [31:0] tm_end_flags(input kind_e k, input logic msent);
-    tm_end_flags = (k != K_MATCHED) ? 32'd0 : (msent ? WC_FLAG_TM_DATA_VALID : (WC_FLAG_TM_DATA_VALID | WC_FLAG_TM_MATCH));
-  endfunction
-
-  // The first packet's classification becomes the held message's.
-  task automatic hold_tm(input logic [QP_W-1:0] q);
-    h_kind_q[q] <= t_kind_q;
-    h_rndv_q[q] <= t_rndv_q;
-    h_msent_q[q] <= 1'b0;
-    h_tag_q[q] <= t_tag_q;
-    h_ctx_q[q] <= t_ctx_q;
-  endtask
-
-  // Completion fields that depend on the held message's kind (QP q_q): CQ, opcode, TM fields.
-  task automatic set_c_kind(input kind_e k, input logic [63:0] tag, input logic [31:0] ctx, input logic [15:0] idx);
-    c_cq_q <= (k == K_PLAIN) ? cfg.recv_cq : scfg.cq;
-    c_op_q <= (k == K_PLAIN) ? WC_OP_RECV : (k == K_NOTAG) ? WC_OP_TM_NO_TAG : WC_OP_TM_RECV;
-    c_tag_q <= (k == K_MATCHED) ? tag : 64'd0;
-    c_ctx_q <= (k == K_MATCHED) ? ctx : 32'd0;
-    c_handle_q <= (k == K_MATCHED) ? idx : 16'd0;
-  endtask
+  assign qp_idx_o = {c_qp_q, ag_qp, q_q};
 
   // RX buffer: payload of the current packet at byte 0.
-  logic rxb_wr;
-  logic [RXB_POS_W-1:0] rxb_wpos;
   tmnic_shift_buf #(.DATA_W(DATA_W), .DEPTH(4096 / BYTES)) u_rxb (
     .clk_i,
-    .wr_en_i(rxb_wr), .wr_pos_i(rxb_wpos), .wr_data_i(s_pay_tdata_i), .wr_be_i(s_pay_tkeep_i),
+    .wr_en_i((state_q == S_STORE) && s_pay_tvalid_i), .wr_pos_i(RXB_POS_W'(stored_q)),
+    .wr_data_i(s_pay_tdata_i), .wr_be_i(s_pay_tkeep_i),
     .rd_en_i(wr_data_req_i), .rd_pos_i(chunk_pos_q + RXB_POS_W'(wr_data_off_i)), .rd_data_o(wr_data_o));
   // The parser may already offer the next packet's payload: take beats only for a packet that has one.
   assign s_pay_tready_o = (state_q == S_STORE) || (state_q == S_DRAIN && h_q.pay_len != 13'd0);
-  assign rxb_wr = (state_q == S_STORE) && s_pay_tvalid_i;
-  assign rxb_wpos = RXB_POS_W'(stored_q);
-  assign s_hdr_ready_o = (state_q == S_IDLE) && !scan_q;
+  // Headers wait for a pending init and for QPs to flush.
+  assign s_hdr_ready_o = (state_q == S_IDLE) && !init_pend_q && !sched_valid;
 
+  // ---------------------------------------------------------------- next state
+  logic       a_go;                    // an ACK/NAK for q_q (to the ACK generator)
+  logic [7:0] a_syn;
+  logic [23:0] a_msn, a_psn;
+  logic       hold;                    // the checked WQE becomes the held message
+  logic       c_go;                    // raise the completion of the held message (cur_d, kind fields)
+  ckind_t     ck;
+  logic       ok;                      // S_LOOKUP: the packet is for a QP that exists, from its peer
+  always_comb begin
+    a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0; hold = 1'b0; c_go = 1'b0;
+    ok = 1'b0; ck = c_kind(cur_q, cfg.recv_cq, scfg.cq);
+    // defaults: hold
+    state_d = state_q; after_d = after_q; init_pend_d = init_pend_q;
+    q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q;
+    cur_d = cur_q;
+    sge_i_d = sge_i_q; cap_d = cap_q; stored_d = stored_q; sge_off_d = sge_off_q; done_d = done_q;
+    chunk_pos_d = chunk_pos_q; fl_srq_d = fl_srq_q; skip_d = skip_q;
+    t_kind_d = t_kind_q; t_rndv_d = t_rndv_q; t_tag_d = t_tag_q; t_ctx_d = t_ctx_q; t_handle_d = t_handle_q;
+    c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q; c_len_d = c_len_q; c_imm_d = c_imm_q;
+    c_flags_d = c_flags_q; c_qp_d = c_qp_q; c_cq_d = c_cq_q; c_handle_d = c_handle_q; c_op_d = c_op_q;
+    c_tag_d = c_tag_q; c_ctx_d = c_ctx_q;
+    ack_valid_d = ack_valid_o && !ack_ready_i;
+    ack_qp_d = ack_qp_o; ack_aeth_d = ack_aeth_o; ack_psn_d = ack_psn_o;
+    rd_valid_d = rd_valid_o && !rd_ready_i; rd_addr_d = rd_addr_o;
+    wr_valid_d = wr_valid_o && !wr_ready_i; wr_addr_d = wr_addr_o; wr_len_d = wr_len_o;
+    cqe_valid_d = cqe_valid_o && !cqe_ready_i;
+    lk_valid_d = lk_valid_o && !lk_ready_i; lk_tag_d = lk_tag_o; lk_commit_miss_d = lk_commit_miss_o;
+    tb_re_d = 1'b0; tb_raddr_d = tb_raddr_o;
+    ev_valid_d = ev_valid_q && !ev_ready;
+    ev_qp_d = ev_qp_q; ev_syn_d = ev_syn_q; ev_msn_d = ev_msn_q; ev_psn_d = ev_psn_q;
+    err_d = 1'b0; err_qp_d = err_qp_o;
+    {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d} = '0;
+    {tm_exp_d, tm_unexp_d, tm_notag_d} = '0; tm_srq_d = tm_srq_o;
+    h_ld = 1'b0; wqe_tb_ld = 1'b0;
+    tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; tab_wdata = '0;
+    sg_re = 1'b0; sg_raddr = {q_q, cur_q.sgi}; sg_we = 1'b0;
+    sg_wdata = '{iova: mr_iova(mr_rd_i, sge_cur.addr), len: sge_cur.length};
+    set_own = 1'b0; sched_take = 1'b0;
+
+    unique case (state_q)
+      // Priorities: a pending init, QPs to flush, then packets.
+      S_IDLE: begin
+        if (init_pend_q) begin
+          tab_we = 1'b1;
+          tab_waddr = init_qp_q;
+          tab_wdata = '0;
+          tab_wdata.epsn = init_psn_q;
+          init_pend_d = 1'b0;
+        end else if (sched_valid) begin
+          sched_take = 1'b1;
+          q_d = sched_idx;
+          tab_re = 1'b1;
+          tab_raddr = sched_idx;
+          state_d = S_LOAD;
+        end else if (s_hdr_valid_i) begin
+          h_ld = 1'b1;
+          q_d = s_hdr_i.dest_qp[QP_W-1:0];
+          tab_re = 1'b1;
+          tab_raddr = s_hdr_i.dest_qp[QP_W-1:0];
+          state_d = S_LOOKUP;
+        end
+      end
+
+      // A marked QP: if it is in ERR, flush its held WQE, then its receive queue, one per visit.
+      S_LOAD: begin
+        cur_d = tab_rdata;
+        state_d = S_IDLE;
+        if (cfg.state == QPS_ERR && tab_rdata.held) begin
+          cur_d.held = 1'b0;
+          tab_we = 1'b1;
+          c_go = 1'b1;
+          c_status_d = WC_WR_FLUSH_ERR;
+          c_len_d = '0; c_imm_d = '0;
+          set_own = 1'b1;
+          after_d = S_IDLE;
+          state_d = S_OUT;
+        end else if (cfg.state == QPS_ERR && !has_srq && tab_rdata.ci != pi_rdata) begin
+          rd_valid_d = 1'b1;
+          rd_addr_d = cfg.rq_base + {41'd0, tab_rdata.ci & ((16'd1 << cfg.rq_log) - 16'd1), 7'd0};
+          state_d = S_FLUSH_WAIT;
+        end
+      end
+      S_FLUSH_WAIT: if (rsp_valid_i && rsp_last_i) begin
+        c_wrid_d = wqe_q[63:0]; c_idx_d = cur_q.ci; c_status_d = WC_WR_FLUSH_ERR;
+        c_len_d = '0; c_imm_d = '0; c_flags_d = '0; c_qp_d = q_q;
+        c_cq_d = cfg.recv_cq; c_op_d = WC_OP_RECV; c_tag_d = '0; c_ctx_d = '0; c_handle_d = '0;
+        cqe_valid_d = 1'b1;
+        cur_d.ci = cur_q.ci + 16'd1;
+        tab_we = 1'b1;
+        set_own = 1'b1;
+        after_d = S_IDLE;
+        state_d = S_OUT;
+      end
+
+      // Which QP, and is the packet for it?
+      S_LOOKUP: begin
+        cur_d = tab_rdata;
+        skip_d = '0;                          // only a matched first packet skips its TMH
+        ok = (h_q.dest_qp < 24'(NUM_QP)) && (h_q.dest_qp >= 24'(QPN_FIRST)) && (h_q.src_ip == cfg.dest_ip);
+        state_d = S_DRAIN;
+        after_d = S_DRAIN;
+        if (op == OP_ACK) begin
+          if (ok && sq_ready) begin
+            ack_valid_d = 1'b1;
+            ack_qp_d = q_q;
+            ack_aeth_d = h_q.aeth;
+            ack_psn_d = h_q.psn;
+            state_d = S_OUT;
+          end else drop_qp_d = 1'b1;
+        end else if (!ok || !is_send || !rq_ready) begin
+          drop_qp_d = 1'b1;               // unknown QP, wrong peer, not ready, or not supported yet
+        end else if (h_q.psn != tab_rdata.epsn) begin
+          if (!psn_ge(h_q.psn, tab_rdata.epsn)) begin
+            dup_d = 1'b1;                 // duplicate: re-ACK the last executed PSN, do not execute
+            a_go = 1'b1; a_syn = AETH_SYN_ACK; a_msn = tab_rdata.msn; a_psn = tab_rdata.epsn - 24'd1;
+            tx_ack_d = 1'b1;
+            state_d = S_OUT;
+          end else begin
+            psn_err_d = 1'b1;
+            if (!tab_rdata.nak_sent) begin
+              cur_d.nak_sent = 1'b1;
+              tab_we = 1'b1;
+              a_go = 1'b1; a_syn = AETH_SYN_NAK_PSN_SEQ_ERR; a_msn = tab_rdata.msn; a_psn = tab_rdata.epsn;
+              tx_nak_d = 1'b1;
+              state_d = S_OUT;
+            end
+          end
+        end else if (is_first == tab_rdata.held) begin
+          // FIRST/ONLY inside a message, or MIDDLE/LAST outside one: invalid request
+          a_go = 1'b1; a_syn = AETH_SYN_NAK_INV_REQ; a_msn = tab_rdata.msn; a_psn = h_q.psn;
+          tx_nak_d = 1'b1;
+          err_d = 1'b1; err_qp_d = q_q;
+          set_own = 1'b1;
+          state_d = S_OUT;
+        end else if (is_first) begin
+          t_kind_d = K_PLAIN;
+          t_rndv_d = 1'b0;
+          if (is_tm) state_d = S_TMH;
+          else if (has_srq ? !srq_has_wqe : (tab_rdata.ci == pi_rdata)) state_d = S_RNR;
+          else state_d = S_FETCH;
+        end else begin
+          state_d = S_EXEC;
+        end
+      end
+
+      // No receive WQE (or the TM-SRQ's counters are too far apart): RNR NAK, packet dropped.
+      S_RNR: begin
+        a_go = 1'b1; a_syn = aeth_syn_rnr(cfg.min_rnr_timer); a_msn = cur_q.msn; a_psn = h_q.psn;
+        tx_rnr_d = 1'b1;
+        after_d = S_DRAIN;
+        state_d = S_OUT;
+      end
+
+      // TM-SRQ: classify by the TMH in the first payload beat (peeked, not consumed).
+      S_TMH: begin
+        if (h_q.pay_len == 13'd0 || (s_pay_tvalid_i && !tmh_tagged)) begin
+          t_kind_d = K_NOTAG;
+          state_d = srq_has_wqe ? S_FETCH : S_RNR;
+          if (srq_has_wqe) begin
+            tm_notag_d = 1'b1;
+            tm_srq_d = sn;
+          end
+        end else if (s_pay_tvalid_i) begin
+          t_tag_d = tmh_tag;
+          t_ctx_d = tmh_ctx;
+          t_rndv_d = (tmh_op == TMH_RNDV);
+          lk_valid_d = 1'b1;
+          lk_tag_d = tmh_tag;
+          lk_commit_miss_d = srq_has_wqe;
+          state_d = S_TM_WAIT;
+        end
+      end
+      S_TM_WAIT: if (lk_rsp_valid_i) begin
+        tm_srq_d = sn;
+        if (lk_rsp_hit_i) begin
+          t_kind_d = K_MATCHED;
+          t_handle_d = lk_rsp_handle_i;
+          skip_d = t_rndv_q ? 5'd0 : 5'(TMH_SIZE);
+          tm_exp_d = 1'b1;
+          state_d = S_TM_BUF;
+        end else if (lk_rsp_unexp_i) begin
+          t_kind_d = K_UNEXP;
+          tm_unexp_d = 1'b1;
+          state_d = S_FETCH;
+        end else begin
+          // Blocked (counters too far apart) or a miss while the SRQ is empty: nothing was
+          // consumed or counted, RNR NAK and the message comes again.
+          state_d = S_RNR;
+        end
+      end
+      // The tagged buffer, as a one-SGE WQE, goes through the usual SGE protection check.
+      S_TM_BUF: if (!(add_pend_i && add_pend_handle_i == t_handle_q)) begin
+        tb_re_d = 1'b1;
+        tb_raddr_d = t_handle_q;
+        state_d = S_TM_BUF2;
+      end
+      S_TM_BUF2: if (!tb_re_o) begin
+        wqe_tb_ld = 1'b1;
+        fl_srq_d = 1'b1;
+        cur_d.idx = 16'(t_handle_q) - scfg.tag_base;   // completions carry the SRQ's own handle
+        sge_i_d = '0;
+        cap_d = '0;
+        state_d = S_SGE;
+      end
+
+      // Take the next receive WQE (consumed now; completed at the last packet).
+      S_FETCH: begin
+        rd_valid_d = 1'b1;
+        fl_srq_d = has_srq;
+        if (has_srq) begin
+          rd_addr_d = scfg.base + {41'd0, srq_ci_q[sn] & ((16'd1 << scfg.log_size) - 16'd1), 7'd0};
+          cur_d.idx = srq_ci_q[sn];
+        end else begin
+          rd_addr_d = cfg.rq_base + {41'd0, cur_q.ci & ((16'd1 << cfg.rq_log) - 16'd1), 7'd0};
+          cur_d.idx = cur_q.ci;
+          cur_d.ci = cur_q.ci + 16'd1;
+        end
+        tab_we = 1'b1;
+        state_d = S_FETCH_WAIT;
+      end
+      S_FETCH_WAIT: if (rsp_valid_i && rsp_last_i) begin
+        sge_i_d = '0;
+        cap_d = '0;
+        state_d = S_SGE;
+      end
+      // Check the WQE's SGEs (LOCAL_WRITE), one per cycle, and keep them for the whole message.
+      S_SGE: begin
+        if (32'(sge_i_q) >= 32'(w_nsge) || sge_i_q == 3'(NSGE)) begin
+          hold = 1'b1;
+          cur_d.bad = (w_nsge > 8'(NSGE));
+        end else begin
+          sg_we = 1'b1;
+          cap_d = cap_q + 35'(sge_cur.length);
+          if (!mr_ok(mr_rd_i, sge_cur.lkey, fl_srq_q ? scfg.pd : cfg.pd, sge_cur.addr, sge_cur.length, 1'b1)) begin
+            hold = 1'b1;
+            cur_d.bad = 1'b1;
+          end else begin
+            sge_i_d = sge_i_q + 3'd1;
+          end
+        end
+        if (hold) begin
+          cur_d.held = 1'b1;
+          cur_d.kind = t_kind_q; cur_d.rndv = t_rndv_q; cur_d.msent = 1'b0;
+          cur_d.tag = t_tag_q; cur_d.ctx = t_ctx_q;
+          cur_d.wrid = wqe_q[63:0];
+          cur_d.off = '0;
+          cur_d.cap = cap_q;
+          cur_d.sgi = '0;
+          cur_d.sgo = '0;
+          tab_we = 1'b1;
+          state_d = S_EXEC;
+        end
+      end
+
+      // Execute the packet into the held WQE.
+      S_EXEC: begin
+        if (cur_q.bad || cur_q.cap < 35'(cur_q.off) + 35'(pay_del)) begin
+          cur_d.held = 1'b0;
+          tab_we = 1'b1;
+          err_d = 1'b1; err_qp_d = q_q;
+          set_own = 1'b1;
+          prot_err_d = cur_q.bad;
+          c_go = 1'b1;
+          c_status_d = cur_q.bad ? WC_LOC_PROT_ERR : WC_LOC_LEN_ERR;
+          c_len_d = '0; c_imm_d = '0;
+          a_go = 1'b1; a_syn = cur_q.bad ? AETH_SYN_NAK_REM_OP_ERR : AETH_SYN_NAK_INV_REQ;
+          a_msn = cur_q.msn; a_psn = h_q.psn;
+          tx_nak_d = 1'b1;
+          after_d = S_DRAIN;
+          state_d = S_OUT;
+        end else begin
+          stored_d = '0;
+          done_d = {8'd0, skip_q};
+          sge_i_d = cur_q.sgi;
+          sge_off_d = cur_q.sgo;
+          sg_re = 1'b1;                       // the cursor's SGE, ready by S_SCATTER
+          sg_raddr = {q_q, cur_q.sgi};
+          state_d = (h_q.pay_len == 13'd0) ? S_DONE : S_STORE;
+        end
+      end
+
+      S_STORE: if (s_pay_tvalid_i) begin
+        stored_d = stored_q + 13'(BYTES);
+        if (s_pay_tlast_i) state_d = S_SCATTER;
+      end
+
+      S_SCATTER: begin
+        if (done_q == h_q.pay_len) begin
+          state_d = S_DONE;
+        end else if (sge_left == 32'd0) begin
+          sge_i_d = sge_i_q + 3'd1;
+          sge_off_d = '0;
+          sg_re = 1'b1;
+          sg_raddr = {q_q, sge_i_q + 3'd1};
+          state_d = S_SG_RD;
+        end else begin
+          wr_valid_d = 1'b1;
+          wr_addr_d = sg_rdata.iova + {32'd0, sge_off_q};
+          wr_len_d = 13'(piece);
+          chunk_pos_d = RXB_POS_W'(done_q);
+          done_d = done_q + 13'(piece);
+          sge_off_d = sge_off_q + piece;
+          state_d = S_SCATTER_WAIT;
+        end
+      end
+      S_SG_RD: state_d = S_SCATTER;
+      S_SCATTER_WAIT: if (wr_done_i) state_d = S_SCATTER;
+
+      // Packet executed: advance PSN, complete on the last packet, ACK if asked.
+      S_DONE: begin
+        cur_d.epsn = cur_q.epsn + 24'd1;
+        cur_d.nak_sent = 1'b0;
+        cur_d.off = cur_q.off + {19'd0, pay_del};
+        cur_d.sgi = sge_i_q;
+        cur_d.sgo = sge_off_q;
+        c_status_d = (cur_q.kind == K_MATCHED && cur_q.rndv) ? WC_TM_RNDV_INCOMPLETE : WC_SUCCESS;
+        if (is_last) begin
+          c_go = 1'b1;
+          c_len_d = cur_q.off + {19'd0, pay_del};
+          c_imm_d = has_imm ? h_q.imm : 32'd0;
+          cur_d.held = 1'b0;
+          cur_d.msn = cur_q.msn + 24'd1;
+        end else if (cur_q.kind == K_MATCHED && !cur_q.msent) begin
+          // First packet of a multi-packet matched message: the MATCH completion, data follows.
+          c_go = 1'b1;
+          c_len_d = '0;
+          c_imm_d = '0;
+          cur_d.msent = 1'b1;
+        end
+        if (h_q.ack_req) begin
+          a_go = 1'b1; a_syn = AETH_SYN_ACK; a_msn = cur_d.msn; a_psn = h_q.psn;
+          tx_ack_d = 1'b1;
+        end
+        tab_we = 1'b1;
+        after_d = S_IDLE;
+        state_d = S_OUT;
+      end
+
+      // Wait until every output raised above has been taken.
+      S_OUT: if (!ack_valid_d && !cqe_valid_d && !ev_valid_d) state_d = after_q;
+
+      // Discard the payload of a packet that is not executed.
+      S_DRAIN: if (h_q.pay_len == 13'd0 || (s_pay_tvalid_i && s_pay_tlast_i)) state_d = S_IDLE;
+
+      default: state_d = S_IDLE;
+    endcase
+
+    // The completion of the held message (cur_q before this packet's changes, flags after).
+    if (c_go) begin
+      c_wrid_d = cur_q.wrid; c_idx_d = cur_q.idx; c_qp_d = q_q;
+      c_cq_d = ck.cq; c_op_d = ck.op; c_tag_d = ck.tag; c_ctx_d = ck.ctx; c_handle_d = ck.handle;
+      c_flags_d = ck.end_flags;
+      if (state_q == S_DONE && is_last) c_flags_d = (has_imm ? WC_FLAG_WITH_IMM : 32'd0) | ck.end_flags;
+      else if (state_q == S_DONE) c_flags_d = WC_FLAG_TM_MATCH;
+      cqe_valid_d = 1'b1;
+    end
+    if (state_q == S_LOAD) begin   // the flushed word was read this cycle
+      ck = c_kind(tab_rdata, cfg.recv_cq, scfg.cq);
+      if (c_go) begin
+        c_wrid_d = tab_rdata.wrid; c_idx_d = tab_rdata.idx;
+        c_cq_d = ck.cq; c_op_d = ck.op; c_tag_d = ck.tag; c_ctx_d = ck.ctx; c_handle_d = ck.handle;
+        c_flags_d = ck.end_flags;
+      end
+    end
+    if (a_go) begin
+      ev_valid_d = 1'b1;
+      ev_qp_d = q_q; ev_syn_d = a_syn; ev_msn_d = a_msn; ev_psn_d = a_psn;
+    end
+    if (tab_we && !(state_q == S_IDLE)) tab_wdata = cur_d;
+
+    if (init_rq_i) begin
+      init_pend_d = 1'b1;
+      init_qp_d = init_qp_i;
+      init_psn_d = init_psn_i;
+    end
+  end
+
+  // Producer-index table: an init (zero) wins over a doorbell, which then waits one cycle.
+  always_comb begin
+    db_hold_d = 1'b0;
+    db_qp_d = db_qp_q;
+    db_pi_d = db_pi_q;
+    pi_we = 1'b1;
+    pi_waddr = db_idx_i[QP_W-1:0];
+    pi_wdata = db_pi_i;
+    if (state_q == S_IDLE && init_pend_q) begin
+      pi_waddr = init_qp_q;
+      pi_wdata = '0;
+      db_hold_d = db_hold_q;
+      if (db_rq_ok) begin db_hold_d = 1'b1; db_qp_d = db_idx_i[QP_W-1:0]; db_pi_d = db_pi_i; end
+    end else if (db_hold_q) begin
+      pi_waddr = db_qp_q;
+      pi_wdata = db_pi_q;
+      if (db_rq_ok) begin db_hold_d = 1'b1; db_qp_d = db_idx_i[QP_W-1:0]; db_pi_d = db_pi_i; end
+    end else begin
+      pi_we = db_rq_ok;
+    end
+  end
+
+  // ---------------------------------------------------------------- registers
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q <= S_IDLE;
       after_q <= S_IDLE;
-      h_q <= '0;
-      q_q <= '0;
-      scan_q <= 1'b0;
-      wqe_q <= '0;
-      sge_i_q <= '0;
-      cap_q <= '0;
-      stored_q <= '0;
-      sge_off_q <= '0;
-      done_q <= '0;
-      chunk_pos_q <= '0;
-      fl_srq_q <= 1'b0;
-      ack_valid_o <= 1'b0; ack_qp_o <= '0; ack_aeth_o <= '0; ack_psn_o <= '0;
-      tx_valid_o <= 1'b0; tx_hdr_o <= '0;
-      rd_valid_o <= 1'b0; rd_addr_o <= '0; rd_len_o <= '0;
-      wr_valid_o <= 1'b0; wr_addr_o <= '0; wr_len_o <= '0;
+      init_pend_q <= 1'b0;
+      db_hold_q <= 1'b0;
+      ack_valid_o <= 1'b0;
+      rd_valid_o <= 1'b0;
+      wr_valid_o <= 1'b0;
       cqe_valid_o <= 1'b0;
-      c_wrid_q <= '0; c_idx_q <= '0; c_status_q <= '0; c_len_q <= '0; c_imm_q <= '0; c_flags_q <= '0;
-      c_qp_q <= '0;
-      c_cq_q <= '0; c_handle_q <= '0; c_op_q <= '0; c_tag_q <= '0; c_ctx_q <= '0;
-      skip_q <= '0;
-      t_kind_q <= K_PLAIN; t_rndv_q <= 1'b0; t_tag_q <= '0; t_ctx_q <= '0; t_handle_q <= '0;
-      lk_valid_o <= 1'b0; lk_tag_o <= '0; lk_commit_miss_o <= 1'b0;
-      tb_re_o <= 1'b0; tb_raddr_o <= '0;
-      {tm_exp_o, tm_unexp_o, tm_notag_o} <= '0; tm_srq_o <= '0;
-      err_o <= 1'b0; err_qp_o <= '0;
-      {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
-      ackq_wr_q <= '0;
-      ackq_rd_q <= '0;
-      for (int i = 0; i < NUM_QP; i++) begin
-        ack_pend_q[i] <= 1'b0;
-        epsn_q[i] <= '0; msn_q[i] <= '0; rq_pi_q[i] <= '0; rq_ci_q[i] <= '0;
-        nak_sent_q[i] <= 1'b0; held_q[i] <= 1'b0;
-        h_kind_q[i] <= K_PLAIN; h_rndv_q[i] <= 1'b0; h_msent_q[i] <= 1'b0;
-      end
-      for (int i = 0; i < NUM_SRQ; i++) begin
-        srq_pi_q[i] <= '0; srq_ci_q[i] <= '0;
-      end
-    end else begin
-      // ACK/NAK requested by the packet being handled (queued per QP at the end of this block)
-      logic a_go;
-      logic [7:0] a_syn;
-      logic [23:0] a_msn, a_psn;
-      a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0;
+      lk_valid_o <= 1'b0;
+      tb_re_o <= 1'b0;
+      ev_valid_q <= 1'b0;
       err_o <= 1'b0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
       {tm_exp_o, tm_unexp_o, tm_notag_o} <= '0;
-      tb_re_o <= 1'b0;
-      if (lk_valid_o && lk_ready_i) lk_valid_o <= 1'b0;
-      if (ack_valid_o && ack_ready_i) ack_valid_o <= 1'b0;
-      if (cqe_valid_o && cqe_ready_i) cqe_valid_o <= 1'b0;
-      if (rd_valid_o && rd_ready_i) rd_valid_o <= 1'b0;
-      if (wr_valid_o && wr_ready_i) wr_valid_o <= 1'b0;
-      if (cfg_changed_i) scan_q <= 1'b1;
-      if (db_valid_i && db_srq_i && db_idx_i < 12'(NUM_SRQ)) srq_pi_q[db_idx_i[SRQ_W-1:0]] <= db_pi_i;
-      if (db_valid_i && !db_srq_i && db_idx_i < 12'(NUM_QP)) begin
-        rq_pi_q[db_idx_i[QP_W-1:0]] <= db_pi_i;
-        scan_q <= 1'b1;
-      end
-      if (init_rq_i) begin
-        epsn_q[init_qp_i] <= init_psn_i; msn_q[init_qp_i] <= '0;
-        rq_pi_q[init_qp_i] <= '0; rq_ci_q[init_qp_i] <= '0;
-        nak_sent_q[init_qp_i] <= 1'b0; held_q[init_qp_i] <= 1'b0;
-      end
+      srq_pi_q <= '0;
+      srq_ci_q <= '0;
+    end else begin
+      state_q <= state_d;
+      after_q <= after_d;
+      init_pend_q <= init_pend_d;
+      db_hold_q <= db_hold_d;
+      ack_valid_o <= ack_valid_d;
+      rd_valid_o <= rd_valid_d;
+      wr_valid_o <= wr_valid_d;
+      cqe_valid_o <= cqe_valid_d;
+      lk_valid_o <= lk_valid_d;
+      tb_re_o <= tb_re_d;
+      ev_valid_q <= ev_valid_d;
+      err_o <= err_d;
+      {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <=
+        {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d};
+      {tm_exp_o, tm_unexp_o, tm_notag_o} <= {tm_exp_d, tm_unexp_d, tm_notag_d};
+      // SRQ counters: doorbells set the producer index, S_FETCH takes a WQE, a reset clears both.
+      if (db_srq_ok) srq_pi_q[db_idx_i[SRQ_W-1:0]] <= db_pi_i;
+      if (state_q == S_FETCH && has_srq) srq_ci_q[sn] <= srq_ci_q[sn] + 16'd1;
       if (srq_reset_i && srq_reset_idx_i < 16'(NUM_SRQ)) begin
         srq_pi_q[srq_reset_idx_i[SRQ_W-1:0]] <= '0;
         srq_ci_q[srq_reset_idx_i[SRQ_W-1:0]] <= '0;
       end
-      if (rsp_valid_i) begin
-        if (rsp_off_i == 14'sd0) wqe_q[511:0] <= rsp_data_i;
-        else wqe_q[1023:512] <= rsp_data_i;
-      end
-
-      unique case (state_q)
-        S_IDLE: begin
-          if (scan_q) state_q <= S_SCAN;
-          else if (s_hdr_valid_i) begin
-            h_q <= s_hdr_i;
-            q_q <= s_hdr_i.dest_qp[QP_W-1:0];
-            state_q <= S_LOOKUP;
-          end
-        end
-
-        // QPs in ERR: flush a held WQE, then the receive queue.
-        S_SCAN: begin
-          logic found;
-          found = 1'b0;
-          for (int c = 0; c < NUM_QP; c++) begin
-            if (!found && qp_state_i[c] == QPS_ERR &&
-                (held_q[c] || (!qp_has_srq_i[c] && rq_ci_q[c] != rq_pi_q[c]))) begin
-              found = 1'b1;
-              q_q <= QP_W'(c);
-            end
-          end
-          scan_q <= found;
-          state_q <= found ? S_FLUSH_FETCH : S_IDLE;
-        end
-        S_FLUSH_FETCH: begin
-          if (held_q[q_q]) begin
-            held_q[q_q] <= 1'b0;
-            c_wrid_q <= h_wrid_q[q_q]; c_idx_q <= h_idx_q[q_q]; c_status_q <= WC_WR_FLUSH_ERR;
-            c_len_q <= '0; c_imm_q <= '0; c_qp_q <= q_q;
-            c_flags_q <= tm_end_flags(h_kind_q[q_q], h_msent_q[q_q]);
-            set_c_kind(h_kind_q[q_q], h_tag_q[q_q], h_ctx_q[q_q], h_idx_q[q_q]);
-            cqe_valid_o <= 1'b1;
-            after_q <= S_IDLE;
-            state_q <= S_OUT;
-          end else begin
-            rd_valid_o <= 1'b1;
-            rd_addr_o <= cfg.rq_base + {41'd0, rq_ci_q[q_q] & ((16'd1 << cfg.rq_log) - 16'd1), 7'd0};
-            rd_len_o <= 13'(WQE_STRIDE);
-            state_q <= S_FLUSH_WAIT;
-          end
-        end
-        S_FLUSH_WAIT: if (rsp_valid_i && rsp_last_i) begin
-          c_wrid_q <= wqe_q[63:0]; c_idx_q <= rq_ci_q[q_q]; c_status_q <= WC_WR_FLUSH_ERR;
-          c_len_q <= '0; c_imm_q <= '0; c_flags_q <= '0; c_qp_q <= q_q;
-          set_c_kind(K_PLAIN, '0, '0, '0);
-          cqe_valid_o <= 1'b1;
-          rq_ci_q[q_q] <= rq_ci_q[q_q] + 16'd1;
-          after_q <= S_IDLE;
-          state_q <= S_OUT;
-        end
-
-        // Which QP, and is the packet for it?
-        S_LOOKUP: begin
-          logic ok;
-          skip_q <= '0;                         // only a matched first packet skips its TMH
-          ok = (h_q.dest_qp < 24'(NUM_QP)) && (h_q.dest_qp >= 24'(QPN_FIRST)) && (h_q.src_ip == cfg.dest_ip);
-          state_q <= S_DRAIN;
-          if (op == OP_ACK) begin
-            if (ok && (cfg.state == QPS_RTS || cfg.state == QPS_SQD || cfg.state == QPS_SQE)) begin
-              ack_valid_o <= 1'b1;
-              ack_qp_o <= q_q;
-              ack_aeth_o <= h_q.aeth;
-              ack_psn_o <= h_q.psn;
-              after_q <= S_DRAIN;
-              state_q <= S_OUT;
-            end else drop_qp_o <= 1'b1;
-          end else if (!ok || !is_send || !(cfg.state == QPS_RTR || cfg.state == QPS_RTS ||
-                                            cfg.state == QPS_SQD || cfg.state == QPS_SQE)) begin
-            drop_qp_o <= 1'b1;          // unknown QP, wrong peer, not ready, or not supported yet
-          end else if (h_q.psn != epsn_q[q_q]) begin
-            if (!psn_ge(h_q.psn, epsn_q[q_q])) begin
-              dup_o <= 1'b1;            // duplicate: re-ACK the last executed PSN, do not execute
-              a_go = 1'b1; a_syn = AETH_SYN_ACK; a_msn = msn_q[q_q]; a_psn = epsn_q[q_q] - 24'd1;
-              tx_ack_o <= 1'b1;
-              after_q <= S_DRAIN;
-              state_q <= S_OUT;
-            end else begin
-              psn_err_o <= 1'b1;
-              if (!nak_sent_q[q_q]) begin
-                nak_sent_q[q_q] <= 1'b1;
-                a_go = 1'b1; a_syn = AETH_SYN_NAK_PSN_SEQ_ERR; a_msn = msn_q[q_q]; a_psn = epsn_q[q_q];
-                tx_nak_o <= 1'b1;
-                after_q <= S_DRAIN;
-                state_q <= S_OUT;
-              end
-            end
-          end else if (is_first == held_q[q_q]) begin
-            // FIRST/ONLY inside a message, or MIDDLE/LAST outside one: invalid request
-            a_go = 1'b1; a_syn = AETH_SYN_NAK_INV_REQ; a_msn = msn_q[q_q]; a_psn = h_q.psn;
-            tx_nak_o <= 1'b1;
-            err_o <= 1'b1; err_qp_o <= q_q;
-            after_q <= S_DRAIN;
-            state_q <= S_OUT;
-          end else if (is_first) begin
-            t_kind_q <= K_PLAIN;
-            t_rndv_q <= 1'b0;
-            skip_q <= '0;
-            if (is_tm) state_q <= S_TMH;
-            else if (has_srq ? !srq_has_wqe : (rq_ci_q[q_q] == rq_pi_q[q_q])) state_q <= S_RNR;
-            else state_q <= S_FETCH;
-          end else begin
-            state_q <= S_EXEC;
-          end
-        end
-
-        // No receive WQE (or the TM-SRQ's counters are too far apart): RNR NAK, packet dropped.
-        S_RNR: begin
-          a_go = 1'b1; a_syn = aeth_syn_rnr(cfg.min_rnr_timer); a_msn = msn_q[q_q]; a_psn = h_q.psn;
-          tx_rnr_o <= 1'b1;
-          after_q <= S_DRAIN;
-          state_q <= S_OUT;
-        end
-
-        // TM-SRQ: classify by the TMH in the first payload beat (peeked, not consumed).
-        S_TMH: begin
-          if (h_q.pay_len == 13'd0 || (s_pay_tvalid_i && !tmh_tagged)) begin
-            t_kind_q <= K_NOTAG;
-            state_q <= srq_has_wqe ? S_FETCH : S_RNR;
-            if (srq_has_wqe) begin
-              tm_notag_o <= 1'b1;
-              tm_srq_o <= sn;
-            end
-          end else if (s_pay_tvalid_i) begin
-            t_tag_q <= tmh_tag;
-            t_ctx_q <= tmh_ctx;
-            t_rndv_q <= (tmh_op == TMH_RNDV);
-            lk_valid_o <= 1'b1;
-            lk_tag_o <= tmh_tag;
-            lk_commit_miss_o <= srq_has_wqe;
-            state_q <= S_TM_WAIT;
-          end
-        end
-        S_TM_WAIT: if (lk_rsp_valid_i) begin
-          tm_srq_o <= sn;
-          if (lk_rsp_hit_i) begin
-            t_kind_q <= K_MATCHED;
-            t_handle_q <= lk_rsp_handle_i;
-            skip_q <= t_rndv_q ? 5'd0 : 5'(TMH_SIZE);
-            tm_exp_o <= 1'b1;
-            state_q <= S_TM_BUF;
-          end else if (lk_rsp_unexp_i) begin
-            t_kind_q <= K_UNEXP;
-            tm_unexp_o <= 1'b1;
-            state_q <= S_FETCH;
-          end else begin
-            // Blocked (counters too far apart) or a miss while the SRQ is empty: nothing was
-            // consumed or counted, RNR NAK and the message comes again.
-            state_q <= S_RNR;
-          end
-        end
-        // The tagged buffer, as a one-SGE WQE, goes through the usual SGE protection check.
-        S_TM_BUF: if (!(add_pend_i && add_pend_handle_i == t_handle_q)) begin
-          tb_re_o <= 1'b1;
-          tb_raddr_o <= t_handle_q;
-          state_q <= S_TM_BUF2;
-        end
-        S_TM_BUF2: if (!tb_re_o) begin
-          wqe_q <= '0;
-          wqe_q[WQE_NUM_SGE_OFF*8 +: 8] <= 8'd1;
-          wqe_q[WQE_SGE_OFF*8 +: 128] <= tb_rdata_i;
-          fl_srq_q <= 1'b1;
-          h_idx_q[q_q] <= 16'(t_handle_q) - scfg.tag_base;   // completions carry the SRQ's own handle
-          sge_i_q <= '0;
-          cap_q <= '0;
-          state_q <= S_SGE;
-        end
-
-        // Take the next receive WQE (consumed now; completed at the last packet).
-        S_FETCH: begin
-          rd_valid_o <= 1'b1;
-          rd_len_o <= 13'(WQE_STRIDE);
-          fl_srq_q <= has_srq;
-          if (has_srq) begin
-            rd_addr_o <= scfg.base + {41'd0, srq_ci_q[sn] & ((16'd1 << scfg.log_size) - 16'd1), 7'd0};
-            h_idx_q[q_q] <= srq_ci_q[sn];
-            srq_ci_q[sn] <= srq_ci_q[sn] + 16'd1;
-          end else begin
-            rd_addr_o <= cfg.rq_base + {41'd0, rq_ci_q[q_q] & ((16'd1 << cfg.rq_log) - 16'd1), 7'd0};
-            h_idx_q[q_q] <= rq_ci_q[q_q];
-            rq_ci_q[q_q] <= rq_ci_q[q_q] + 16'd1;
-          end
-          state_q <= S_FETCH_WAIT;
-        end
-        S_FETCH_WAIT: if (rsp_valid_i && rsp_last_i) begin
-          sge_i_q <= '0;
-          cap_q <= '0;
-          state_q <= S_SGE;
-        end
-        // Check the WQE's SGEs (LOCAL_WRITE) and remember them for the whole message.
-        S_SGE: begin
-          if (32'(sge_i_q) >= 32'(w_nsge) || sge_i_q == 3'(NSGE)) begin
-            hold_tm(q_q);
-            held_q[q_q] <= 1'b1;
-            h_wrid_q[q_q] <= wqe_q[63:0];
-            h_nsge_q[q_q] <= sge_i_q;
-            h_off_q[q_q] <= '0;
-            h_bad_q[q_q] <= (w_nsge > 8'(NSGE));
-            state_q <= S_EXEC;
-          end else begin
-            h_iova_q[hs] <= mr_iova(sge_mr, sge_addr);
-            h_len_q[hs] <= sge_len;
-            if (!mr_ok(sge_mr, sge_key, fl_srq_q ? scfg.pd : cfg.pd, sge_addr, sge_len, 1'b1)) begin
-              h_bad_q[q_q] <= 1'b1;
-              hold_tm(q_q);
-              held_q[q_q] <= 1'b1;
-              h_wrid_q[q_q] <= wqe_q[63:0];
-              h_nsge_q[q_q] <= sge_i_q;
-              h_off_q[q_q] <= '0;
-              state_q <= S_EXEC;
-            end else begin
-              sge_i_q <= sge_i_q + 3'd1;
-            end
-            cap_q <= cap_q + sge_len;
-          end
-        end
-
-        // Execute the packet into the held WQE.
-        S_EXEC: begin
-          logic [31:0] capacity;
-          capacity = '0;
-          for (int i = 0; i < NSGE; i++) if (3'(i) < h_nsge_q[q_q]) capacity = capacity + h_len_q[{q_q, 3'(i)}];
-          if (h_bad_q[q_q] || capacity < h_off_q[q_q] + {19'd0, pay_del}) begin
-            held_q[q_q] <= 1'b0;
-            err_o <= 1'b1; err_qp_o <= q_q;
-            if (h_bad_q[q_q]) prot_err_o <= 1'b1;
-            c_wrid_q <= h_wrid_q[q_q]; c_idx_q <= h_idx_q[q_q];
-            c_status_q <= h_bad_q[q_q] ? WC_LOC_PROT_ERR : WC_LOC_LEN_ERR;
-            c_len_q <= '0; c_imm_q <= '0; c_qp_q <= q_q;
-            c_flags_q <= tm_end_flags(h_kind_q[q_q], h_msent_q[q_q]);
-            set_c_kind(h_kind_q[q_q], h_tag_q[q_q], h_ctx_q[q_q], h_idx_q[q_q]);
-            cqe_valid_o <= 1'b1;
-            a_go = 1'b1; a_syn = h_bad_q[q_q] ? AETH_SYN_NAK_REM_OP_ERR : AETH_SYN_NAK_INV_REQ; a_msn = msn_q[q_q]; a_psn = h_q.psn;
-            tx_nak_o <= 1'b1;
-            after_q <= S_DRAIN;
-            state_q <= S_OUT;
-          end else begin
-            stored_q <= '0;
-            done_q <= {8'd0, skip_q};
-            // find the SGE holding message offset h_off
-            begin
-              logic [31:0] o;
-              logic [2:0] k;
-              o = h_off_q[q_q];
-              k = '0;
-              for (int i = 0; i < NSGE; i++) begin
-                if (3'(i) == k && 3'(i) < h_nsge_q[q_q] && o >= h_len_q[{q_q, 3'(i)}] &&
-                    3'(i + 1) < h_nsge_q[q_q]) begin
-                  o = o - h_len_q[{q_q, 3'(i)}];
-                  k = 3'(i + 1);
-                end
-              end
-              sge_i_q <= k;
-              sge_off_q <= o;
-            end
-            state_q <= (h_q.pay_len == 13'd0) ? S_DONE : S_STORE;
-          end
-        end
-
-        S_STORE: if (s_pay_tvalid_i) begin
-          stored_q <= stored_q + 13'(BYTES);
-          if (s_pay_tlast_i) state_q <= S_SCATTER;
-        end
-
-        S_SCATTER: begin
-          if (done_q == h_q.pay_len) begin
-            state_q <= S_DONE;
-          end else if (sge_left == 32'd0) begin
-            sge_i_q <= sge_i_q + 3'd1;
-            sge_off_q <= '0;
-          end else begin
-            wr_valid_o <= 1'b1;
-            wr_addr_o <= h_iova_q[hs] + {32'd0, sge_off_q};
-            wr_len_o <= 13'(piece);
-            chunk_pos_q <= RXB_POS_W'(done_q);
-            done_q <= done_q + 13'(piece);
-            sge_off_q <= sge_off_q + piece;
-            state_q <= S_SCATTER_WAIT;
-          end
-        end
-        S_SCATTER_WAIT: if (wr_done_i) state_q <= S_SCATTER;
-
-        // Packet executed: advance PSN, complete on the last packet, ACK if asked.
-        S_DONE: begin
-          epsn_q[q_q] <= epsn_q[q_q] + 24'd1;
-          nak_sent_q[q_q] <= 1'b0;
-          h_off_q[q_q] <= h_off_q[q_q] + {19'd0, pay_del};
-          c_wrid_q <= h_wrid_q[q_q]; c_idx_q <= h_idx_q[q_q]; c_qp_q <= q_q;
-          c_status_q <= (h_kind_q[q_q] == K_MATCHED && h_rndv_q[q_q]) ? WC_TM_RNDV_INCOMPLETE : WC_SUCCESS;
-          set_c_kind(h_kind_q[q_q], h_tag_q[q_q], h_ctx_q[q_q], h_idx_q[q_q]);
-          if (is_last) begin
-            c_len_q <= h_off_q[q_q] + {19'd0, pay_del};
-            c_imm_q <= has_imm ? h_q.imm : 32'd0;
-            c_flags_q <= (has_imm ? WC_FLAG_WITH_IMM : 32'd0) | tm_end_flags(h_kind_q[q_q], h_msent_q[q_q]);
-            cqe_valid_o <= 1'b1;
-            held_q[q_q] <= 1'b0;
-            msn_q[q_q] <= msn_q[q_q] + 24'd1;
-          end else if (h_kind_q[q_q] == K_MATCHED && !h_msent_q[q_q]) begin
-            // First packet of a multi-packet matched message: the MATCH completion, data follows.
-            c_len_q <= '0;
-            c_imm_q <= '0;
-            c_flags_q <= WC_FLAG_TM_MATCH;
-            cqe_valid_o <= 1'b1;
-            h_msent_q[q_q] <= 1'b1;
-          end
-          if (h_q.ack_req) begin
-            a_go = 1'b1; a_syn = AETH_SYN_ACK; a_msn = msn_q[q_q] + (is_last ? 24'd1 : 24'd0); a_psn = h_q.psn;
-            tx_ack_o <= 1'b1;
-          end
-          after_q <= S_IDLE;
-          state_q <= S_OUT;
-        end
-
-        // Wait until every output raised above has been taken.
-        S_OUT: if (!(ack_valid_o && !ack_ready_i) && !(cqe_valid_o && !cqe_ready_i))
-          state_q <= after_q;
-
-        // Discard the payload of a packet that is not executed.
-        S_DRAIN: begin
-          if (h_q.pay_len == 13'd0 || (s_pay_tvalid_i && s_pay_tlast_i)) state_q <= S_IDLE;
-        end
-
-        default: state_q <= S_IDLE;
-      endcase
-
-      // ACK emitter: one pending ACK/NAK per QP, queued by QP number, sent when the TX scheduler
-      // takes it. Packet handling never waits for the TX side, so a TX path blocked by a full
-      // receive path (loopback) cannot deadlock.
-      begin
-        logic pop;
-        logic [QP_W-1:0] pq;
-        pop = (ackq_wr_q != ackq_rd_q) && (!tx_valid_o || tx_ready_i);
-        pq = ack_head;
-        if (tx_valid_o && tx_ready_i) tx_valid_o <= 1'b0;
-        if (pop) begin
-          tx_hdr_o <= mk_ack(qp_rd_i[1], pq, local_mac_i, local_ip_i, ack_syn_q[pq], ack_msn_q[pq], ack_psn_q[pq]);
-          tx_valid_o <= 1'b1;
-          ack_pend_q[pq] <= 1'b0;
-          ackq_rd_q <= ackq_rd_q + 1'b1;
-        end
-        if (a_go) begin
-          // A pending PSN-sequence NAK or ACK is superseded; an RNR or error NAK is not replaced by
-          // a sequence NAK for the packets that follow it.
-          if (!(ack_pend_q[q_q] && a_syn == AETH_SYN_NAK_PSN_SEQ_ERR && ack_syn_q[q_q] != AETH_SYN_ACK && !(pop && pq == q_q))) begin
-            ack_syn_q[q_q] <= a_syn;
-            ack_msn_q[q_q] <= a_msn;
-            ack_psn_q[q_q] <= a_psn;
-          end
-          if (!ack_pend_q[q_q] || (pop && pq == q_q)) begin
-            ack_pend_q[q_q] <= 1'b1;
-            ackq_q[ackq_wr_q[QP_W-1:0]] <= q_q;
-            ackq_wr_q <= ackq_wr_q + 1'b1;
-          end
-        end
-      end
     end
   end
 
-  assign quiet_o = (state_q == S_IDLE || state_q == S_SCAN) && !rd_valid_o && !wr_valid_o;
-  assign idle_o = (state_q == S_IDLE) && !scan_q && (ackq_wr_q == ackq_rd_q) && !tx_valid_o;
+  always_ff @(posedge clk_i) begin
+    q_q <= q_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d; db_qp_q <= db_qp_d; db_pi_q <= db_pi_d;
+    cur_q <= cur_d;
+    sge_i_q <= sge_i_d; cap_q <= cap_d; stored_q <= stored_d; sge_off_q <= sge_off_d; done_q <= done_d;
+    chunk_pos_q <= chunk_pos_d; fl_srq_q <= fl_srq_d; skip_q <= skip_d;
+    t_kind_q <= t_kind_d; t_rndv_q <= t_rndv_d; t_tag_q <= t_tag_d; t_ctx_q <= t_ctx_d; t_handle_q <= t_handle_d;
+    c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d; c_len_q <= c_len_d; c_imm_q <= c_imm_d;
+    c_flags_q <= c_flags_d; c_qp_q <= c_qp_d; c_cq_q <= c_cq_d; c_handle_q <= c_handle_d; c_op_q <= c_op_d;
+    c_tag_q <= c_tag_d; c_ctx_q <= c_ctx_d;
+    ack_qp_o <= ack_qp_d; ack_aeth_o <= ack_aeth_d; ack_psn_o <= ack_psn_d;
+    rd_addr_o <= rd_addr_d;
+    wr_addr_o <= wr_addr_d; wr_len_o <= wr_len_d;
+    lk_tag_o <= lk_tag_d; lk_commit_miss_o <= lk_commit_miss_d;
+    tb_raddr_o <= tb_raddr_d;
+    tm_srq_o <= tm_srq_d;
+    ev_qp_q <= ev_qp_d; ev_syn_q <= ev_syn_d; ev_msn_q <= ev_msn_d; ev_psn_q <= ev_psn_d;
+    err_qp_o <= err_qp_d;
+  end
+  assign rd_len_o = 13'(WQE_STRIDE);
+
+  // Wide payload registers, loaded only when their data is valid.
+  always_ff @(posedge clk_i) begin
+    if (h_ld) h_q <= s_hdr_i;
+    if (rsp_valid_i) begin   // a WQE is two beats
+      if (rsp_off_i == 14'sd0) wqe_q[511:0] <= rsp_data_i;
+      else wqe_q[1023:512] <= rsp_data_i;
+    end
+    if (wqe_tb_ld) begin
+      wqe_q <= '0;
+      wqe_q[WQE_NUM_SGE_OFF*8 +: 8] <= 8'd1;
+      wqe_q[WQE_SGE_OFF*8 +: 128] <= tb_rdata_i;
+    end
+  end
+
+  assign quiet_o = (state_q == S_IDLE) && !rd_valid_o && !wr_valid_o && !init_pend_q;
+  assign idle_o = (state_q == S_IDLE) && !sched_pending && !init_pend_q && !db_hold_q && !ev_valid_q &&
+                  !ack_valid_o && !cqe_valid_o && ag_idle;
   // Pulled offsets stay within one 4 KiB packet (the sign only matters modulo the buffer).
   // Blocked lookups and misses with an empty SRQ are handled alike (RNR NAK), so "blocked" itself
   // is not needed.
   wire unused_ok = ^{wr_data_off_i[13:12], lk_rsp_blocked_i};
+
+`ifndef SYNTHESIS
+  logic chk_q;
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
+  a_tab_rw: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(tab_re && tab_we && tab_raddr == tab_waddr)) else $error("tmnic_rx_engine: QP word read while written");
+  a_sg_rw: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(sg_re && sg_we && sg_raddr == {q_q, sge_i_q})) else $error("tmnic_rx_engine: SGE entry read while written");
+  a_init_twice: assert property (@(posedge clk_i) disable iff (!chk_q) !(init_rq_i && init_pend_q))
+    else $error("tmnic_rx_engine: QP init while another is pending");
+  a_db_hold: assert property (@(posedge clk_i) disable iff (!chk_q) !(state_q == S_IDLE && init_pend_q && db_hold_q && db_rq_ok))
+    else $error("tmnic_rx_engine: doorbell lost behind an init");
+  a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)
+    else $error("tmnic_rx_engine: scheduler offer taken while not valid");
+  a_rd_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    rd_valid_o && !rd_ready_i |=> rd_valid_o && $stable(rd_addr_o))
+    else $error("tmnic_rx_engine: DMA read request changed before it was taken");
+  a_wr_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    wr_valid_o && !wr_ready_i |=> wr_valid_o && $stable(wr_addr_o) && $stable(wr_len_o))
+    else $error("tmnic_rx_engine: DMA write request changed before it was taken");
+  a_cqe_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    cqe_valid_o && !cqe_ready_i |=> cqe_valid_o && $stable(c_wrid_q) && $stable(c_status_q) && $stable(c_qp_q))
+    else $error("tmnic_rx_engine: completion changed before it was taken");
+  a_ack_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    ack_valid_o && !ack_ready_i |=> ack_valid_o && $stable(ack_qp_o) && $stable(ack_aeth_o) && $stable(ack_psn_o))
+    else $error("tmnic_rx_engine: ACK event changed before it was taken");
+  a_ev_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    ev_valid_q && !ev_ready |=> ev_valid_q && $stable(ev_qp_q) && $stable(ev_syn_q) && $stable(ev_psn_q))
+    else $error("tmnic_rx_engine: ACK/NAK request changed before it was taken");
+  a_lk_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    lk_valid_o && !lk_ready_i |=> lk_valid_o && $stable(lk_tag_o))
+    else $error("tmnic_rx_engine: lookup changed before it was taken");
+  a_ev_over: assert property (@(posedge clk_i) disable iff (!chk_q) a_go |-> !ev_valid_q)
+    else $error("tmnic_rx_engine: ACK/NAK request raised over one not yet taken");
+  a_cqe_over: assert property (@(posedge clk_i) disable iff (!chk_q) c_go |-> !cqe_valid_o)
+    else $error("tmnic_rx_engine: completion raised over one not yet taken");
+  a_lookup: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_LOOKUP |-> $past(tab_re))
+    else $error("tmnic_rx_engine: QP word used without a read");
+`endif
 endmodule

@@ -131,8 +131,6 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .tm_place_i({16'(tm_spilled), 16'(tm_cam_used)}));
 
   // Context read ports: QP 0..3 send engine, 4..6 receive engine; MR 0 send, 1 receive.
-  logic [NUM_QP-1:0][2:0] qp_state;
-  logic [NUM_QP-1:0] qp_has_srq;
   logic [6:0][QP_W-1:0] qp_rd_idx;
   qp_cfg_t [6:0] qp_rd;
   logic [1:0][$clog2(NUM_MR)-1:0] mr_rd_idx;
@@ -156,7 +154,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .quiet_i(sq_quiet && rx_quiet && tmo_quiet && cqw_idle && dma_wr_idle),
     .rb_valid_o(rb_valid), .rb_args_o(rb_args),
     .query_qp_o(query_qp), .query_sq_psn_i(query_sq_psn), .query_rq_psn_i(query_rq_psn),
-    .qp_state_o(qp_state), .qp_has_srq_o(qp_has_srq), .qp_rd_idx_i(qp_rd_idx), .qp_rd_o(qp_rd),
+    .qp_rd_idx_i(qp_rd_idx), .qp_rd_o(qp_rd),
     .mr_rd_idx_i(mr_rd_idx), .mr_rd_o(mr_rd), .cq_rd_idx_i(cq_rd_idx), .cq_rd_o(cq_rd),
     .srq_rd_idx_i(srq_rd_idx), .srq_rd_o(srq_rd), .srq2_rd_idx_i(srq2_rd_idx), .srq2_rd_o(srq2_rd),
     .init_sq_o(init_sq), .init_rq_o(init_rq), .init_qp_o(init_qp), .qp_set_o(qp_set), .init_sq_psn_o(init_sq_psn),
@@ -392,10 +390,10 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_rx_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .NUM_SRQ(NUM_SRQ),
                     .TM_ENTRIES(TM_ENTRIES)) u_rx (
     .clk_i, .rst_ni,
-    .qp_state_i(qp_state), .qp_has_srq_i(qp_has_srq), .qp_idx_o(qp_rd_idx[6:4]), .qp_rd_i(qp_rd[6:4]),
+    .qp_idx_o(qp_rd_idx[6:4]), .qp_rd_i(qp_rd[6:4]),
     .mr_idx_o(mr_rd_idx[1]), .mr_rd_i(mr_rd[1]), .srq_idx_o(srq_rd_idx), .srq_rd_i(srq_rd),
     .local_mac_i(mac), .local_ip_i(ip),
-    .cfg_changed_i(cfg_changed), .init_rq_i(init_rq), .init_qp_i(init_qp), .init_psn_i(init_rq_psn),
+    .kick_i({err_sq, qp_set}), .kick_qp_i({err_sq_qp, init_qp}), .init_rq_i(init_rq), .init_qp_i(init_qp), .init_psn_i(init_rq_psn),
     .srq_reset_i(srq_reset), .srq_reset_idx_i(srq_reset_idx),
     .db_valid_i(db_valid && (db_type == 3'd1 || db_type == 3'd2)), .db_srq_i(db_type == 3'd2),
     .db_idx_i(db_idx), .db_pi_i(db_val[15:0]),
