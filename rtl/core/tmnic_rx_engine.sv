@@ -384,7 +384,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic       ok;                      // S_LOOKUP: the packet is for a QP that exists, from its peer
   always_comb begin
     a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0; hold = 1'b0; c_go = 1'b0;
-    ok = 1'b0; ck = c_kind(cur_q, cfg.recv_cq, scfg.cq);
+    ok = 1'b0; ck = '0;
     // defaults: hold
     state_d = state_q; after_d = after_q; init_pend_d = init_pend_q;
     q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q;
@@ -409,8 +409,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     {tm_exp_d, tm_unexp_d, tm_notag_d} = '0; tm_srq_d = tm_srq_o;
     h_ld = 1'b0; wqe_tb_ld = 1'b0;
     tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; tab_wdata = '0;
-    sg_re = 1'b0; sg_raddr = {q_q, cur_q.sgi}; sg_we = 1'b0;
-    sg_wdata = '{iova: mr_iova(mr_rd_i, sge_cur.addr), len: sge_cur.length};
+    sg_re = 1'b0; sg_raddr = {q_q, cur_q.sgi}; sg_we = 1'b0; sg_wdata = '0;
     set_own = 1'b0; sched_take = 1'b0;
 
     unique case (state_q)
@@ -606,6 +605,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           cur_d.bad = (w_nsge > 8'(NSGE));
         end else begin
           sg_we = 1'b1;
+          sg_wdata = '{iova: mr_iova(mr_rd_i, sge_cur.addr), len: sge_cur.length};
           cap_d = cap_q + 35'(sge_cur.length);
           if (!mr_ok(mr_rd_i, sge_cur.lkey, fl_srq_q ? scfg.pd : cfg.pd, sge_cur.addr, sge_cur.length, 1'b1)) begin
             hold = 1'b1;
@@ -723,6 +723,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
     // The completion of the held message (cur_q before this packet's changes, flags after).
     if (c_go) begin
+      ck = c_kind(cur_q, cfg.recv_cq, scfg.cq);
       c_wrid_d = cur_q.wrid; c_idx_d = cur_q.idx; c_qp_d = q_q;
       c_cq_d = ck.cq; c_op_d = ck.op; c_tag_d = ck.tag; c_ctx_d = ck.ctx; c_handle_d = ck.handle;
       c_flags_d = ck.end_flags;
@@ -731,8 +732,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       cqe_valid_d = 1'b1;
     end
     if (state_q == S_LOAD) begin   // the flushed word was read this cycle
-      ck = c_kind(tab_rdata, cfg.recv_cq, scfg.cq);
       if (c_go) begin
+        ck = c_kind(tab_rdata, cfg.recv_cq, scfg.cq);
         c_wrid_d = tab_rdata.wrid; c_idx_d = tab_rdata.idx;
         c_cq_d = ck.cq; c_op_d = ck.op; c_tag_d = ck.tag; c_ctx_d = ck.ctx; c_handle_d = ck.handle;
         c_flags_d = ck.end_flags;
