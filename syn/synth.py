@@ -148,6 +148,9 @@ BLOCKS = {
                 ("RQ producer indices 1024 x 16, QUERY PSN copy 1024 x 24", 1024 * 40),
                 ("ACK generator: 1024 x 57, QP FIFO 1024 x 10", 1024 * 67),
                 ("wqe_q", 1024)]),
+    "tmnic_pi_tab": dict(
+        params=dict(N=64),
+        ff_min=[("table 64 x 16", 64 * 16), ("held doorbell {idx, pi}", 6 + 16)]),
     "tmnic_ack_gen": dict(
         params=dict(NUM_QP=64),
         ff_min=[("QP words 64 x {pend, syn, msn, psn}", 64 * 57), ("QP FIFO 64 x 6", 64 * 6),

@@ -5,4 +5,5 @@ rtl/common/tmnic_chk_en.sv
 rtl/common/tmnic_fifo.sv
 rtl/common/tmnic_rr_arb.sv
 rtl/common/tmnic_qp_sched.sv
+rtl/common/tmnic_pi_tab.sv
 rtl/common/tmnic_shift_buf.sv

@@ -184,15 +184,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Control (reset)
   state_e          state_q, state_d, after_q, after_d;
   logic            init_pend_q, init_pend_d;
-  logic            db_hold_q, db_hold_d;     // an RQ doorbell waiting one cycle behind an init's pi write
   logic            ack_valid_d, rd_valid_d, wr_valid_d, cqe_valid_d, lk_valid_d, tb_re_d, ev_valid_q, ev_valid_d;
   logic            err_d, drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d;
   logic            tm_exp_d, tm_unexp_d, tm_notag_d;
   logic [NUM_SRQ-1:0][15:0] srq_pi_q, srq_ci_q;
   // Payload (no reset)
-  logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, db_qp_q, db_qp_d, err_qp_d, ack_qp_d;
+  logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, err_qp_d, ack_qp_d;
   logic [23:0]     init_psn_q, init_psn_d;
-  logic [15:0]     db_pi_q, db_pi_d;
   rq_qp_t          cur_q, cur_d;
   /* verilator lint_off UNUSEDSIGNAL */
   roce_hdr_t       h_q;                      // header of the packet being handled (checked by the parser)
@@ -242,12 +240,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata.epsn),
     .re_i(1'b1), .raddr_i(query_qp_i), .rdata_o(query_psn_o));
 
-  logic pi_we;
-  logic [QP_W-1:0] pi_waddr;
-  logic [15:0] pi_wdata, pi_rdata;
-  tmnic_ram_sdp #(.WIDTH(16), .DEPTH(NUM_QP)) u_pitab (
-    .clk_i, .we_i(pi_we), .waddr_i(pi_waddr), .wdata_i(pi_wdata),
-    .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(pi_rdata));
+  logic [15:0] pi_rdata;
+  logic        db_hold;                       // a doorbell waiting one cycle behind an init's pi write
+  tmnic_pi_tab #(.N(NUM_QP)) u_pitab (
+    .clk_i, .rst_ni,
+    .db_i(db_rq_ok), .db_idx_i(db_idx_i[QP_W-1:0]), .db_pi_i,
+    .init_i(state_q == S_IDLE && init_pend_q), .init_idx_i(init_qp_q),
+    .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(pi_rdata), .hold_o(db_hold));
 
   logic sg_re, sg_we;
   logic [QP_W+2:0] sg_raddr;
@@ -752,27 +751,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end
   end
 
-  // Producer-index table: an init (zero) wins over a doorbell, which then waits one cycle.
-  always_comb begin
-    db_hold_d = 1'b0;
-    db_qp_d = db_qp_q;
-    db_pi_d = db_pi_q;
-    pi_we = 1'b1;
-    pi_waddr = db_idx_i[QP_W-1:0];
-    pi_wdata = db_pi_i;
-    if (state_q == S_IDLE && init_pend_q) begin
-      pi_waddr = init_qp_q;
-      pi_wdata = '0;
-      db_hold_d = db_hold_q;
-      if (db_rq_ok) begin db_hold_d = 1'b1; db_qp_d = db_idx_i[QP_W-1:0]; db_pi_d = db_pi_i; end
-    end else if (db_hold_q) begin
-      pi_waddr = db_qp_q;
-      pi_wdata = db_pi_q;
-      if (db_rq_ok) begin db_hold_d = 1'b1; db_qp_d = db_idx_i[QP_W-1:0]; db_pi_d = db_pi_i; end
-    end else begin
-      pi_we = db_rq_ok;
-    end
-  end
 
   // ---------------------------------------------------------------- registers
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -780,7 +758,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       state_q <= S_IDLE;
       after_q <= S_IDLE;
       init_pend_q <= 1'b0;
-      db_hold_q <= 1'b0;
       ack_valid_o <= 1'b0;
       rd_valid_o <= 1'b0;
       wr_valid_o <= 1'b0;
@@ -797,7 +774,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       state_q <= state_d;
       after_q <= after_d;
       init_pend_q <= init_pend_d;
-      db_hold_q <= db_hold_d;
       ack_valid_o <= ack_valid_d;
       rd_valid_o <= rd_valid_d;
       wr_valid_o <= wr_valid_d;
@@ -820,7 +796,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   always_ff @(posedge clk_i) begin
-    q_q <= q_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d; db_qp_q <= db_qp_d; db_pi_q <= db_pi_d;
+    q_q <= q_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d;
     cur_q <= cur_d;
     sge_i_q <= sge_i_d; cap_q <= cap_d; stored_q <= stored_d; sge_off_q <= sge_off_d; done_q <= done_d;
     chunk_pos_q <= chunk_pos_d; fl_srq_q <= fl_srq_d; skip_q <= skip_d;
@@ -854,7 +830,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   assign quiet_o = (state_q == S_IDLE) && !rd_valid_o && !wr_valid_o && !init_pend_q;
-  assign idle_o = (state_q == S_IDLE) && !sched_pending && !init_pend_q && !db_hold_q && !ev_valid_q &&
+  assign idle_o = (state_q == S_IDLE) && !sched_pending && !init_pend_q && !db_hold && !ev_valid_q &&
                   !ack_valid_o && !cqe_valid_o && ag_idle;
   // Pulled offsets stay within one 4 KiB packet (the sign only matters modulo the buffer).
   // Blocked lookups and misses with an empty SRQ are handled alike (RNR NAK), so "blocked" itself
@@ -870,8 +846,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     !(sg_re && sg_we && sg_raddr == {q_q, sge_i_q})) else $error("tmnic_rx_engine: SGE entry read while written");
   a_init_twice: assert property (@(posedge clk_i) disable iff (!chk_q) !(init_rq_i && init_pend_q))
     else $error("tmnic_rx_engine: QP init while another is pending");
-  a_db_hold: assert property (@(posedge clk_i) disable iff (!chk_q) !(state_q == S_IDLE && init_pend_q && db_hold_q && db_rq_ok))
-    else $error("tmnic_rx_engine: doorbell lost behind an init");
   a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)
     else $error("tmnic_rx_engine: scheduler offer taken while not valid");
   a_rd_stable: assert property (@(posedge clk_i) disable iff (!chk_q)

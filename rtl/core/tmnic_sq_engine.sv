@@ -148,10 +148,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic            errwait_q, errwait_d;
   logic            rd_valid_d, cqe_valid_d, err_d;
   logic            retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d, prot_err_d;
-  logic            db_hold_q, db_hold_d;     // a doorbell waiting one cycle behind an init's pi write
   // Payload (no reset)
-  logic [QP_W-1:0] q_q, q_d, aq_q, aq_d, init_qp_q, init_qp_d, db_qp_q, db_qp_d, err_qp_d;
-  logic [15:0]     db_pi_q, db_pi_d, pi_q, pi_d;
+  logic [QP_W-1:0] q_q, q_d, aq_q, aq_d, init_qp_q, init_qp_d, err_qp_d;
+  logic [15:0]     pi_q, pi_d;
   logic [23:0]     init_psn_q, init_psn_d;
   sq_qp_t          cur_q, cur_d, ac_q, ac_d;
   logic [31:0]     ack_aeth_q, ack_aeth_d;
@@ -184,12 +183,13 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata.psn),
     .re_i(1'b1), .raddr_i(query_qp_i), .rdata_o(query_psn_o));
 
-  logic pi_we;
-  logic [QP_W-1:0] pi_waddr;
-  logic [15:0] pi_wdata, pi_rdata;
-  tmnic_ram_sdp #(.WIDTH(16), .DEPTH(NUM_QP)) u_pitab (
-    .clk_i, .we_i(pi_we), .waddr_i(pi_waddr), .wdata_i(pi_wdata),
-    .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(pi_rdata));
+  logic [15:0] pi_rdata;
+  logic        db_hold;                       // a doorbell waiting one cycle behind an init's pi write
+  tmnic_pi_tab #(.N(NUM_QP)) u_pitab (
+    .clk_i, .rst_ni,
+    .db_i(db_ok), .db_idx_i(db_idx_i[QP_W-1:0]), .db_pi_i,
+    .init_i(state_q == S_IDLE && init_pend_q), .init_idx_i(init_qp_q),
+    .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(pi_rdata), .hold_o(db_hold));
 
   logic o_re, o_we;
   logic [QP_W+OUT_W-1:0] o_raddr, o_waddr;
@@ -655,27 +655,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end
   end
 
-  // Producer-index table: an init (zero) wins over a doorbell, which then waits one cycle.
-  always_comb begin
-    db_hold_d = 1'b0;
-    db_qp_d = db_qp_q;
-    db_pi_d = db_pi_q;
-    pi_we = 1'b1;
-    pi_waddr = db_idx_i[QP_W-1:0];
-    pi_wdata = db_pi_i;
-    if (state_q == S_IDLE && init_pend_q) begin
-      pi_waddr = init_qp_q;
-      pi_wdata = '0;
-      db_hold_d = db_hold_q;
-      if (db_ok) begin db_hold_d = 1'b1; db_qp_d = db_idx_i[QP_W-1:0]; db_pi_d = db_pi_i; end
-    end else if (db_hold_q) begin
-      pi_waddr = db_qp_q;
-      pi_wdata = db_pi_q;
-      if (db_ok) begin db_hold_d = 1'b1; db_qp_d = db_idx_i[QP_W-1:0]; db_pi_d = db_pi_i; end
-    end else begin
-      pi_we = db_ok;
-    end
-  end
 
   // ---------------------------------------------------------------- registers
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -688,7 +667,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       init_pend_q <= 1'b0;
       sw_q <= '0;
       errwait_q <= 1'b0;
-      db_hold_q <= 1'b0;
       rd_valid_o <= 1'b0;
       cqe_valid_o <= 1'b0;
       err_o <= 1'b0;
@@ -702,7 +680,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       init_pend_q <= init_pend_d;
       sw_q <= sw_d;
       errwait_q <= errwait_d;
-      db_hold_q <= db_hold_d;
       rd_valid_o <= rd_valid_d;
       cqe_valid_o <= cqe_valid_d;
       err_o <= err_d;
@@ -712,7 +689,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   always_ff @(posedge clk_i) begin
     q_q <= q_d; aq_q <= aq_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d;
-    db_qp_q <= db_qp_d; db_pi_q <= db_pi_d; pi_q <= pi_d;
+    pi_q <= pi_d;
     cur_q <= cur_d; ac_q <= ac_d;
     ack_aeth_q <= ack_aeth_d; ack_psn_q <= ack_psn_d;
     c_qp_q <= c_qp_d; c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
@@ -737,7 +714,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   assign quiet_o = (state_q == S_IDLE || state_q == S_SWEEP) && !rd_valid_o && g_empty && !init_pend_q;
-  assign idle_o = (state_q == S_IDLE) && !sched_pending && !init_pend_q && !db_hold_q && !wake_due &&
+  assign idle_o = (state_q == S_IDLE) && !sched_pending && !init_pend_q && !db_hold && !wake_due &&
                   !rd_valid_o && !cqe_valid_o && g_idle;
   assign wake_at_o = wake_q;
 
@@ -750,8 +727,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     !(o_re && o_we && o_raddr == o_waddr)) else $error("tmnic_sq_engine: ring entry read while written");
   a_init_twice: assert property (@(posedge clk_i) disable iff (!chk_q) !(init_sq_i && init_pend_q))
     else $error("tmnic_sq_engine: QP init while another is pending");
-  a_db_hold: assert property (@(posedge clk_i) disable iff (!chk_q) !(state_q == S_IDLE && init_pend_q && db_hold_q && db_ok))
-    else $error("tmnic_sq_engine: doorbell lost behind an init");
   a_alias: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_ACK_RD && ack_on_cur |-> tab_rdata == cur_q)
     else $error("tmnic_sq_engine: the current QP's registers differ from its table word");
   a_rd_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
