@@ -240,6 +240,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata.epsn),
     .re_i(1'b1), .raddr_i(query_qp_i), .rdata_o(query_psn_o));
 
+  wire db_rq_ok = db_valid_i && !db_srq_i && db_idx_i < 12'(NUM_QP);
   logic [15:0] pi_rdata;
   logic        db_hold;                       // a doorbell waiting one cycle behind an init's pi write
   tmnic_pi_tab #(.N(NUM_QP)) u_pitab (
@@ -261,7 +262,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic            set_own;
   logic            sched_valid, sched_take, sched_pending;
   logic [QP_W-1:0] sched_idx;
-  wire db_rq_ok = db_valid_i && !db_srq_i && db_idx_i < 12'(NUM_QP);
   wire db_srq_ok = db_valid_i && db_srq_i && db_idx_i < 12'(NUM_SRQ);
   tmnic_qp_sched #(.N(NUM_QP), .NSET(4)) u_sched (
     .clk_i, .rst_ni,

@@ -183,6 +183,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata.psn),
     .re_i(1'b1), .raddr_i(query_qp_i), .rdata_o(query_psn_o));
 
+  wire db_ok = db_valid_i && db_idx_i < 12'(NUM_QP);
   logic [15:0] pi_rdata;
   logic        db_hold;                       // a doorbell waiting one cycle behind an init's pi write
   tmnic_pi_tab #(.N(NUM_QP)) u_pitab (
@@ -204,7 +205,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [QP_W-1:0] set_own_qp;
   logic            sched_valid, sched_take, sched_pending;
   logic [QP_W-1:0] sched_idx;
-  wire db_ok = db_valid_i && db_idx_i < 12'(NUM_QP);
   tmnic_qp_sched #(.N(NUM_QP), .NSET(4)) u_sched (
     .clk_i, .rst_ni,
     .set_i({kick_i, db_ok, set_own}), .set_idx_i({kick_qp_i, db_idx_i[QP_W-1:0], set_own_qp}),
