@@ -155,13 +155,14 @@ BLOCKS = {
         params=dict(NUM_QP=64),
         ff_min=[("QP words 64 x {pend, syn, msn, psn}", 64 * 57), ("QP FIFO 64 x 6", 64 * 6),
                 ("tx_hdr_o less its constant fields", 48 + 48 + 32 + 32 + 24 + 24 + 32)]),
-    # Ready-queue scheduler at 64 and 1024 queues: the area must not follow N beyond its bitmap.
+    # Ready-queue scheduler at 64 and 1024 queues, 4 set ports as in the engines: the ready bits are a
+    # RAM, the logic must not follow N.
     "tmnic_qp_sched_n64": dict(
-        top="tmnic_qp_sched", params=dict(N=64, NSET=2),
-        ff_min=[("ready bits", 64), ("offer idx_o", 6), ("valid_o", 1)]),
+        top="tmnic_qp_sched", params=dict(N=64, NSET=4),
+        ff_min=[("ready bits (RAM)", 64), ("offer idx_o", 6), ("valid_o", 1)]),
     "tmnic_qp_sched_n1024": dict(
-        top="tmnic_qp_sched", params=dict(N=1024, NSET=2),
-        ff_min=[("ready bits", 1024), ("offer idx_o", 10), ("valid_o", 1)]),
+        top="tmnic_qp_sched", params=dict(N=1024, NSET=4),
+        ff_min=[("ready bits (RAM)", 1024), ("offer idx_o", 10), ("valid_o", 1)]),
     # Whole NIC: only on request (scripts/synth.sh tmnic_top), see syn/README.md.
     "tmnic_top": dict(params={}, ff_min=[], optional=True),
 }

@@ -6,8 +6,11 @@ module tmnic_chk_en (
   input  logic rst_ni,
   output logic en_o
 );
+  logic en_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) en_o <= 1'b0;
-    else         en_o <= 1'b1;
+    if (!rst_ni) en_q <= 1'b0;
+    else         en_q <= 1'b1;
   end
+  // Low while rst_ni is low even before the first reset edge (a random power-up value of en_q).
+  assign en_o = en_q && rst_ni;
 endmodule

@@ -1,24 +1,41 @@
 // Ready-queue scheduler: one bit per queue (QP, SRQ, CQ...) says "has work"; the scheduler offers
-// the next ready queue after the last one taken (round robin over queue numbers) in a fixed number
-// of cycles whatever N.
+// the next ready queue after the last one taken (round robin over queue numbers). Its cost does not
+// follow N: the ready bits live in a RAM of LEAF-bit words, with one "word not empty" flip-flop per
+// word; the logic around them is a few priority encoders over LEAF or N/LEAF bits.
 //
-// The bits sit in LEAF-bit words. Stage 1 picks the word: the rest of the last-taken queue's word
-// above it, else the first non-empty word after it, else the first before it, else the part of its
-// word at or below it. Stage 2 picks the first ready bit of that part of that word. Both stages are
-// one priority encoder over at most max(N/LEAF, LEAF) bits, registered; the offer (valid_o, idx_o)
-// is a register, held until taken.
+// One RAM operation per cycle, read in the issue cycle and written (read-modify-write) in the next;
+// the word written in the previous cycle is forwarded. Operations, in priority order:
+//   TAKE      the offer is taken: clear its bit and look for the next ready queue above it in the
+//             same word (the round-robin pointer moves to the taken queue);
+//   PICK_ALL  the lowest ready queue of a word that the summary says is not empty (the next word
+//             after the pointer's, round robin over words; the pointer's own word when it wraps);
+//   SET       apply one set waiting in the set buffer (round robin over its entries); first when
+//             the buffer is at least half full, else after the picks;
+//   PICK_HI   the lowest ready queue above the pointer in the pointer's word (then PICK_ALL of the
+//             next non-empty word when there is none).
+// A word whose summary bit is clear reads as zero, so the RAM needs no clearing after reset.
 //
-// Set ports mark queues ready (a doorbell, an expired timer, an ACK that opens a window). Taking the
-// offer (take_i) clears that queue's bit; its owner sets it again when the queue still has work after
-// being served. A set in the cycle of the take wins, so an event that arrives while the queue is
-// being served is never lost. Latency: a set in cycle t is offered from cycle t+3 when nothing else
-// is offered; after a take the next offer is valid one cycle later when it lies above the taken queue
-// in its word, two cycles later otherwise. Strict round robin: while a queue is ready, every other
-// queue is offered at most once before it.
+// Set ports mark queues ready (a doorbell, an expired timer, an ACK that opens a window). A set goes
+// into the set buffer (SLOTS entries) and reaches the RAM a few cycles later. A set of the offered
+// queue before its take is absorbed (it is ready already); the take removes that queue's waiting
+// entries, and a set in the cycle of the take wins (the queue is ready again). When nothing at all is
+// ready or in flight, a set is offered at once, one cycle later (the doorbell fast path).
+//
+// Flow control: set_ready_o high in cycle t promises room for NSET sets in cycle t and NSET more in
+// cycle t+1, so a source that can be held (the host's doorbell write, one cycle behind its decode)
+// never overflows the buffer if it only sets when set_ready_o was high. Sources that cannot be held
+// must be rate-limited by construction (an FSM's own set, a command's kick); an overflow is an
+// assertion failure.
+//
+// Latency: a set offered in 1 cycle on the fast path; otherwise within SLOTS + 6 cycles. After a take,
+// the next offer is valid 2 cycles later when it lies above the taken queue in its word, 4 otherwise.
+// Round robin: while a queue is ready and visible in the RAM, every other queue is offered at most
+// once before it.
 module tmnic_qp_sched #(
-  parameter int unsigned N = 64,     // queues, >= 2
-  parameter int unsigned NSET = 2,   // set ports, >= 1
-  parameter int unsigned LEAF = 32,  // bits per word, power of two, >= 2
+  parameter int unsigned N = 64,            // queues, >= 2
+  parameter int unsigned NSET = 2,          // set ports, >= 1
+  parameter int unsigned LEAF = 32,         // bits per RAM word, power of two, >= 2
+  parameter int unsigned SLOTS = 3 * NSET,  // set buffer entries, >= 2 * NSET + 2
   localparam int unsigned IDX_W = $clog2(N)
 ) (
   input  logic                       clk_i,
@@ -26,6 +43,7 @@ module tmnic_qp_sched #(
 
   input  logic [NSET-1:0]            set_i,      // queue set_idx_i[k] has work
   input  logic [NSET-1:0][IDX_W-1:0] set_idx_i,  // < N (others are ignored and flagged)
+  output logic                       set_ready_o,
 
   output logic                       valid_o,    // queue idx_o is ready and offered
   output logic [IDX_W-1:0]           idx_o,
@@ -41,31 +59,23 @@ module tmnic_qp_sched #(
   if (LEAF < 2 || (LEAF & (LEAF - 1)) != 0) begin : g_chk_leaf
     $fatal(1, "tmnic_qp_sched: LEAF must be a power of two >= 2");
   end
+  if (SLOTS < 2 * NSET + 2) begin : g_chk_slots
+    $fatal(1, "tmnic_qp_sched: SLOTS must be >= 2 * NSET + 2");
+  end
 
   // Words of L bits (L = LEAF, or less when N is small); indices are {word, bit}.
   localparam int unsigned L = (N < LEAF) ? (1 << $clog2(N)) : LEAF;
   localparam int unsigned NW = (N + L - 1) / L;
   localparam int unsigned BW = $clog2(L);
   localparam int unsigned WW = (NW > 1) ? $clog2(NW) : 1;
-  localparam int unsigned IW = BW + WW;  // internal index width (>= IDX_W)
+  localparam int unsigned IW = BW + WW;         // internal index width (>= IDX_W)
+  localparam int unsigned DEPTH = (NW > 1) ? NW : 2;
+  localparam int unsigned SW = $clog2(SLOTS);
 
-  typedef enum logic [1:0] { P_ALL, P_HI, P_LO } part_e;  // bits of the word stage 2 looks at
+  typedef enum logic [2:0] { OP_NONE, OP_SET, OP_TAKE, OP_PICK_HI, OP_PICK_ALL } op_e;
 
-  logic [NW-1:0][L-1:0] map_q, map_d;
-  logic [IW-1:0]        last_q, last_d;    // last queue taken (round-robin pointer)
-  logic                 s1_v_q, s1_v_d;
-  logic [WW-1:0]        s1_w_q, s1_w_d;
-  part_e                s1_part_q, s1_part_d;
-  logic [BW-1:0]        s1_b_q, s1_b_d;    // pointer bit the part is relative to
-  logic                 off_v_q, off_v_d;
-  logic [IW-1:0]        off_q, off_d;
-
-  wire take = take_i && off_v_q;
-
-  // Index of the lowest set bit of v (0 when v is zero): isolate it (v & -v, one carry chain), then
-  // encode the one-hot word (bit k of the index = OR of the positions with bit k set). One width for
-  // both stages (words and bits; the narrower one is zero-extended).
-  localparam int unsigned FW = (L > NW) ? L : NW;
+  // Index of the lowest set bit of v (0 when v is zero): isolate it, then encode the one-hot word.
+  localparam int unsigned FW = (L > NW) ? ((L > SLOTS) ? L : SLOTS) : ((NW > SLOTS) ? NW : SLOTS);
   function automatic logic [$clog2(FW)-1:0] lowest(input logic [FW-1:0] v);
     logic [FW-1:0] low;
     low = v & (~v + FW'(1));
@@ -78,112 +88,212 @@ module tmnic_qp_sched #(
   function automatic logic [WW-1:0] first_word(input logic [NW-1:0] v);
     first_word = WW'(lowest(FW'(v)));
   endfunction
+  function automatic logic [SW-1:0] first_slot(input logic [SLOTS-1:0] v);
+    first_slot = SW'(lowest(FW'(v)));
+  endfunction
   // Bits strictly above position b (a thermometer code, no carry chain).
   function automatic logic [L-1:0] above(input logic [BW-1:0] b);
     for (int i = 0; i < int'(L); i++) above[i] = (BW'(i) > b);
   endfunction
+  // The next non-empty word after w, round robin over words (w itself when it is the only one): the
+  // lowest non-empty word above w, else the lowest non-empty word at all.
+  function automatic logic [WW:0] next_word(input logic [NW-1:0] nz, input logic [WW-1:0] w);
+    logic [NW-1:0] w_hi;
+    for (int i = 0; i < int'(NW); i++) w_hi[i] = nz[i] && (WW'(i) > w);
+    next_word = {nz != '0, first_word((w_hi != '0) ? w_hi : nz)};
+  endfunction
 
-  // ---------------------------------------------------------------- the ready bits
-  // Per bit: set by any port, else cleared by the take, else kept (shift decoders, no indexed writes).
-  logic reset_taken;  // the queue taken in this cycle is set again in the same cycle
-  logic [NW*L-1:0] set_vec, take_vec;
-  always_comb begin
-    reset_taken = 1'b0;
-    set_vec = '0;
-    for (int k = 0; k < int'(NSET); k++) begin
-      reset_taken |= set_i[k] && IW'(set_idx_i[k]) == off_q;
-      if (set_i[k] && 32'(set_idx_i[k]) < N) set_vec |= (NW * L)'(1) << set_idx_i[k];
-    end
-    take_vec = take ? ((NW * L)'(1) << off_q) : '0;
-    map_d = set_vec | (map_q & ~take_vec);
-  end
+  // ---------------------------------------------------------------- state
+  logic [NW-1:0]              nz_q, nz_d;          // word not empty (exact)
+  logic [IW-1:0]              last_q, last_d;      // round-robin pointer: the last queue taken
+  logic [SLOTS-1:0]           sl_v_q, sl_v_d;      // set buffer
+  logic [SLOTS-1:0][IW-1:0]   sl_idx_q, sl_idx_d;
+  logic                       rdy_q, rdy_d;
+  logic                       off_v_q, off_v_d;    // the offer
+  logic [IW-1:0]              off_q, off_d;
+  logic                       p2_v_q, p2_v_d;      // a PICK_ALL to issue
+  logic [WW-1:0]              p2_w_q, p2_w_d;
+  op_e                        r_op_q, r_op_d;      // the operation whose RAM word arrives now
+  logic [WW-1:0]              r_w_q, r_w_d;
+  logic [BW-1:0]              r_b_q, r_b_d;        // the bit set, taken or searched above
+  logic                       wr_v_q, wr_v_d;      // the word written last cycle (forwarded)
+  logic [SW-1:0]              rr_q, rr_d;          // the buffer entry drained last (round robin)
+  logic                       lost;                // a set found no free buffer entry
+  logic [WW-1:0]              wr_w_q;
+  logic [L-1:0]               wr_data_q;
 
-  // ---------------------------------------------------------------- stage 1: which word
-  // Relative to the pointer as it is after this cycle's take, so that a queue taken now and set
-  // again at once is not offered before the others.
-  logic [NW-1:0] nz;
-  logic [L-1:0]  hi_mask;  // bits above the pointer's bit
-  logic [L-1:0]  pw_word;
-  always_comb begin
-    last_d = take ? off_q : last_q;
-    for (int w = 0; w < int'(NW); w++) nz[w] = |map_q[w];
-    hi_mask = above(last_d[BW-1:0]);
-    pw_word = map_q[last_d[IW-1:BW]];
-    // the taken queue's bit clears at this edge unless set again: not a reason to look at its part
-    if (take && !reset_taken) pw_word = pw_word & ~(L'(1) << off_q[BW-1:0]);
-  end
+  logic          ram_re, ram_we;
+  logic [L-1:0]  ram_rdata, ram_wdata;
+  tmnic_ram_sdp #(.WIDTH(L), .DEPTH(DEPTH), .READ_FIRST(1'b0)) u_map (
+    .clk_i, .we_i(ram_we), .waddr_i(($clog2(DEPTH))'(r_w_q)), .wdata_i(ram_wdata),
+    .re_i(ram_re), .raddr_i(($clog2(DEPTH))'(r_w_d)), .rdata_o(ram_rdata));
 
-  always_comb begin
-    logic [NW-1:0] w_after, w_before;
-    for (int w = 0; w < int'(NW); w++) begin
-      w_after[w] = nz[w] && (WW'(w) > last_d[IW-1:BW]);
-      w_before[w] = nz[w] && (WW'(w) < last_d[IW-1:BW]);
-    end
-    s1_v_d = 1'b1;
-    s1_b_d = last_d[BW-1:0];
-    s1_w_d = last_d[IW-1:BW];
-    s1_part_d = P_ALL;
-    if ((pw_word & hi_mask) != '0) begin
-      s1_part_d = P_HI;
-    end else if (w_after != '0) begin
-      s1_w_d = first_word(w_after);
-    end else if (w_before != '0) begin
-      s1_w_d = first_word(w_before);
-    end else if ((pw_word & ~hi_mask) != '0) begin
-      s1_part_d = P_LO;
-    end else begin
-      s1_v_d = 1'b0;
-    end
-  end
+  wire take = take_i && off_v_q;
+  wire pick_busy = off_v_q || p2_v_q || r_op_q inside {OP_TAKE, OP_PICK_HI, OP_PICK_ALL};
+  wire idle = !off_v_q && !p2_v_q && r_op_q == OP_NONE && nz_q == '0 && sl_v_q == '0;
 
-  // ---------------------------------------------------------------- stage 2: which bit
+  // ---------------------------------------------------------------- data stage: the word arrives
+  logic [L-1:0] word, cand;
+  logic         found;
   always_comb begin
-    logic [L-1:0] cand, sel_mask;
-    sel_mask = above(s1_b_q);
-    cand = map_q[s1_w_q];
-    unique case (s1_part_q)
-      P_HI:    cand = cand & sel_mask;
-      P_LO:    cand = cand & ~sel_mask;
+    word = (wr_v_q && wr_w_q == r_w_q) ? wr_data_q : (nz_q[r_w_q] ? ram_rdata : '0);
+    ram_we = 1'b0;
+    ram_wdata = word;
+    cand = '0;
+    unique case (r_op_q)
+      OP_SET:      begin ram_we = 1'b1; ram_wdata = word | (L'(1) << r_b_q); end
+      OP_TAKE:     begin
+                     ram_we = 1'b1;
+                     ram_wdata = word & ~(L'(1) << r_b_q);
+                     cand = ram_wdata & above(r_b_q);
+                   end
+      OP_PICK_HI:  cand = word & above(r_b_q);
+      OP_PICK_ALL: cand = word;
       default: ;
     endcase
-    // After a take, the round-robin order restarts at the taken queue: only the bits above it in its
-    // own word may follow at once (stage 1 looked from the previous pointer); anything else waits
-    // for stage 1's choice from the new pointer, one cycle later.
-    if (take) begin
-      cand = (off_q[IW-1:BW] == s1_w_q) ? (map_q[s1_w_q] & above(off_q[BW-1:0])) : '0;
-    end
+    found = cand != '0;
+    nz_d = nz_q;
+    if (ram_we) nz_d[r_w_q] = ram_wdata != '0;
+    wr_v_d = ram_we;
+  end
+
+  // ---------------------------------------------------------------- issue, offer, set buffer
+  always_comb begin
+    logic [SLOTS-1:0] free, later;
+    logic [SW-1:0]    s, rr;
+    logic [WW:0]      nw;
+    logic [$clog2(SLOTS + 1)-1:0] cnt;
+    logic             fast;
+
+    nw = '0;
+    last_d = take ? off_q : last_q;
     off_v_d = off_v_q && !take;
     off_d = off_q;
-    if (!off_v_q || take) begin
-      off_v_d = s1_v_q && (cand != '0);
-      off_d = {s1_w_q, first_bit(cand)};
+    p2_v_d = 1'b0;
+    p2_w_d = p2_w_q;
+    sl_v_d = sl_v_q;
+    sl_idx_d = sl_idx_q;
+
+    // The data stage's result: an offer, or the word to look at next.
+    if (r_op_q inside {OP_TAKE, OP_PICK_HI, OP_PICK_ALL}) begin
+      if (found) begin
+        off_v_d = 1'b1;
+        off_d = {r_w_q, first_bit(cand)};
+      end else if (r_op_q != OP_PICK_ALL) begin
+        nw = next_word(nz_d, r_w_q);
+        p2_v_d = nw[WW];
+        p2_w_d = nw[WW-1:0];
+      end
+    end
+
+    // The take removes the taken queue's waiting sets (they came before it: absorbed).
+    if (take) begin
+      for (int i = 0; i < int'(SLOTS); i++) if (sl_idx_q[i] == off_q) sl_v_d[i] = 1'b0;
+    end
+
+    // Issue this cycle's RAM operation.
+    cnt = '0;
+    for (int i = 0; i < int'(SLOTS); i++) cnt += ($clog2(SLOTS + 1))'(sl_v_q[i]);
+    for (int i = 0; i < int'(SLOTS); i++) later[i] = sl_v_q[i] && SW'(i) > rr_q;
+    rr = (later != '0) ? first_slot(later) : first_slot(sl_v_q);  // round robin over the entries
+    r_op_d = OP_NONE;
+    r_w_d = r_w_q;
+    r_b_d = r_b_q;
+    rr_d = rr_q;
+    if (take) begin
+      r_op_d = OP_TAKE;
+      r_w_d = off_q[IW-1:BW];
+      r_b_d = off_q[BW-1:0];
+    end else if (p2_v_q) begin
+      r_op_d = OP_PICK_ALL;
+      r_w_d = p2_w_q;
+    end else if (sl_v_q != '0 && (32'(cnt) >= SLOTS / 2 || pick_busy || nz_q == '0)) begin
+      r_op_d = OP_SET;
+      r_w_d = sl_idx_q[rr][IW-1:BW];
+      r_b_d = sl_idx_q[rr][BW-1:0];
+      rr_d = rr;
+      sl_v_d[rr] = 1'b0;
+    end else if (!pick_busy && nz_q != '0) begin
+      // Above the pointer in its word first (an empty word reads as zero: the data stage then
+      // moves on to the next non-empty word; one search of the summary, there).
+      r_op_d = OP_PICK_HI;
+      r_w_d = last_q[IW-1:BW];
+      r_b_d = last_q[BW-1:0];
+    end
+
+    // New sets: the fast path offers one at once when nothing else is ready or in flight; a set of
+    // the offered queue before its take is absorbed; the rest go into free buffer entries.
+    s = '0;
+    fast = idle;
+    free = ~sl_v_q;
+    lost = 1'b0;
+    for (int k = 0; k < int'(NSET); k++) begin
+      if (set_i[k] && 32'(set_idx_i[k]) < N) begin
+        if (fast) begin
+          fast = 1'b0;
+          off_v_d = 1'b1;
+          off_d = IW'(set_idx_i[k]);
+        end else if (!(off_v_q && !take && IW'(set_idx_i[k]) == off_q)) begin
+          lost |= free == '0;
+          s = first_slot(free);
+          if (free != '0) begin
+            free[s] = 1'b0;
+            sl_v_d[s] = 1'b1;
+            sl_idx_d[s] = IW'(set_idx_i[k]);
+          end
+        end
+      end
     end
   end
+
+  // Room for two more cycles of sets on every port, counted after this cycle's.
+  always_comb begin
+    logic [$clog2(SLOTS + 1)-1:0] cnt_d;
+    cnt_d = '0;
+    for (int i = 0; i < int'(SLOTS); i++) cnt_d += ($clog2(SLOTS + 1))'(sl_v_d[i]);
+    rdy_d = 32'(cnt_d) + 2 * NSET <= SLOTS;
+  end
+
+  assign ram_re = r_op_d != OP_NONE;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      map_q <= '0;
-      last_q <= IW'(N - 1);  // the first offer searches from queue 0
-      s1_v_q <= 1'b0;
+      nz_q <= '0;
+      last_q <= IW'(N - 1);  // the first pick searches from queue 0
+      sl_v_q <= '0;
+      rdy_q <= 1'b0;
       off_v_q <= 1'b0;
+      p2_v_q <= 1'b0;
+      r_op_q <= OP_NONE;
+      wr_v_q <= 1'b0;
+      rr_q <= SW'(SLOTS - 1);
     end else begin
-      map_q <= map_d;
+      nz_q <= nz_d;
       last_q <= last_d;
-      s1_v_q <= s1_v_d;
+      sl_v_q <= sl_v_d;
+      rdy_q <= rdy_d;
       off_v_q <= off_v_d;
+      p2_v_q <= p2_v_d;
+      r_op_q <= r_op_d;
+      wr_v_q <= wr_v_d;
+      rr_q <= rr_d;
     end
   end
   // Payload registers: no reset (their valid bits cover them).
   always_ff @(posedge clk_i) begin
-    s1_w_q <= s1_w_d;
-    s1_part_q <= s1_part_d;
-    s1_b_q <= s1_b_d;
+    sl_idx_q <= sl_idx_d;
     off_q <= off_d;
+    p2_w_q <= p2_w_d;
+    r_w_q <= r_w_d;
+    r_b_q <= r_b_d;
+    wr_w_q <= r_w_q;
+    wr_data_q <= ram_wdata;
   end
 
+  assign set_ready_o = rdy_q;
   assign valid_o = off_v_q;
   assign idx_o = off_q[IDX_W-1:0];
-  assign pending_o = (nz != '0) || s1_v_q || off_v_q;
+  assign pending_o = off_v_q || p2_v_q || r_op_q != OP_NONE || nz_q != '0 || sl_v_q != '0;
 
 `ifndef SYNTHESIS
   logic chk_q;  // checks start one cycle after reset
@@ -192,13 +302,15 @@ module tmnic_qp_sched #(
     a_set_range: assert property (@(posedge clk_i) disable iff (!chk_q)
       !(set_i[k] && 32'(set_idx_i[k]) >= N)) else $error("tmnic_qp_sched: set of queue %0d >= N", set_idx_i[k]);
   end
+  a_set_overflow: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !lost) else $error("tmnic_qp_sched: set buffer overflow (a set lost)");
   a_take_valid: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(take_i && !off_v_q)) else $error("tmnic_qp_sched: take without an offer");
-  a_offer_ready: assert property (@(posedge clk_i) disable iff (!chk_q)
-    !off_v_q || map_q[off_q[IW-1:BW]][off_q[BW-1:0]]) else $error("tmnic_qp_sched: offered queue is not ready");
   a_offer_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     off_v_q && !take_i |=> off_v_q && $stable(off_q)) else $error("tmnic_qp_sched: offer changed before it was taken");
   a_offer_range: assert property (@(posedge clk_i) disable iff (!chk_q)
     !off_v_q || 32'(off_q) < N) else $error("tmnic_qp_sched: offer beyond N");
+  a_nz_exact: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(wr_v_q && (wr_data_q != '0) != nz_q[wr_w_q])) else $error("tmnic_qp_sched: word summary out of step");
 `endif
 endmodule

@@ -54,6 +54,7 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
   output logic [2:0]  db_type_o,
   output logic [11:0] db_idx_o,
   output logic [31:0] db_val_o,
+  input  logic        db_ready_i,   // the engines can take a doorbell in the cycle after a write
 
   // Statistics
   input  logic [NUM_STATS-1:0][31:0] stats_i,
@@ -75,7 +76,9 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
   endfunction
 
   // ---------------------------------------------------------------- writes
-  wire wr_go = s_axil_awvalid_i && s_axil_wvalid_i && (!s_axil_bvalid_o || s_axil_bready_i);
+  // A write waits while the engines' doorbell paths are full (their schedulers' set buffers): the
+  // doorbell it may carry comes out one cycle later, and db_ready_i promises room for it then.
+  wire wr_go = s_axil_awvalid_i && s_axil_wvalid_i && (!s_axil_bvalid_o || s_axil_bready_i) && db_ready_i;
   assign s_axil_awready_o = wr_go;
   assign s_axil_wready_o = wr_go;
   assign s_axil_bresp_o = 2'b00;

@@ -58,6 +58,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic        db_srq_i,
   input  logic [11:0] db_idx_i,
   input  logic [15:0] db_pi_i,
+  output logic        db_ready_o,   // room for a doorbell next cycle (tmnic_qp_sched set_ready_o)
 
   // Parsed packets
   input  roce_hdr_t          s_hdr_i,
@@ -266,6 +267,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_qp_sched #(.N(NUM_QP), .NSET(4)) u_sched (
     .clk_i, .rst_ni,
     .set_i({kick_i, db_rq_ok, set_own}), .set_idx_i({kick_qp_i, db_idx_i[QP_W-1:0], q_q}),
+    .set_ready_o(db_ready_o),
     .valid_o(sched_valid), .idx_o(sched_idx), .take_i(sched_take), .pending_o(sched_pending));
 
   // ---------------------------------------------------------------- ACK/NAK generator

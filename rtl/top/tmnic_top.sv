@@ -105,6 +105,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [23:0] cmd_idx;
   logic [NUM_CMD_ARGS-1:0][31:0] cmd_args, rb_args;
   logic db_valid;
+  logic sq_db_ready, rx_db_ready;  // the engines' schedulers have room for a doorbell
   logic [2:0] db_type;
   logic [11:0] db_idx;
   logic [31:0] db_val;
@@ -126,7 +127,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .mac_o(mac), .ip_o(ip), .enable_o(enable),
     .cmd_valid_o(cmd_valid), .cmd_op_o(cmd_op), .cmd_idx_o(cmd_idx), .cmd_args_o(cmd_args),
     .cmd_busy_i(cmd_busy), .cmd_err_i(cmd_err), .rb_valid_i(rb_valid), .rb_args_i(rb_args),
-    .db_valid_o(db_valid), .db_type_o(db_type), .db_idx_o(db_idx), .db_val_o(db_val),
+    .db_valid_o(db_valid), .db_type_o(db_type), .db_idx_o(db_idx), .db_val_o(db_val), .db_ready_i(sq_db_ready && rx_db_ready),
     .stats_i(stats), .tm_stats_i(tm_stats),
     .tm_place_i({16'(tm_spilled), 16'(tm_cam_used)}));
 
@@ -242,7 +243,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .mr_rd_i(mr_rd[0]), .local_mac_i(mac), .local_ip_i(ip),
     .kick_i({err_rq, qp_set}), .kick_qp_i({err_rq_qp, init_qp}),
     .init_sq_i(init_sq), .init_qp_i(init_qp), .init_psn_i(init_sq_psn),
-    .db_valid_i(db_valid && db_type == 3'd0), .db_idx_i(db_idx), .db_pi_i(db_val[15:0]),
+    .db_valid_i(db_valid && db_type == 3'd0), .db_idx_i(db_idx), .db_pi_i(db_val[15:0]), .db_ready_o(sq_db_ready),
     .ack_valid_i(ack_ev_valid), .ack_ready_o(ack_ev_ready), .ack_qp_i(ack_ev_qp), .ack_aeth_i(ack_ev_aeth),
     .ack_psn_i(ack_ev_psn),
     .rd_addr_o(sq_rd_addr), .rd_len_o(sq_rd_len), .rd_valid_o(sq_rd_valid),
@@ -395,7 +396,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .local_mac_i(mac), .local_ip_i(ip),
     .kick_i({err_sq, qp_set}), .kick_qp_i({err_sq_qp, init_qp}), .init_rq_i(init_rq), .init_qp_i(init_qp), .init_psn_i(init_rq_psn),
     .srq_reset_i(srq_reset), .srq_reset_idx_i(srq_reset_idx),
-    .db_valid_i(db_valid && (db_type == 3'd1 || db_type == 3'd2)), .db_srq_i(db_type == 3'd2),
+    .db_valid_i(db_valid && (db_type == 3'd1 || db_type == 3'd2)), .db_srq_i(db_type == 3'd2), .db_ready_o(rx_db_ready),
     .db_idx_i(db_idx), .db_pi_i(db_val[15:0]),
     .s_hdr_i(prx_hdr), .s_hdr_valid_i(prx_hdr_valid), .s_hdr_ready_o(prx_hdr_ready),
     .s_pay_tdata_i(prx_tdata), .s_pay_tkeep_i(prx_tkeep), .s_pay_tlast_i(prx_tlast),

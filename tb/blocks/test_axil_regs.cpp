@@ -43,6 +43,7 @@ class AxilBench {
     top_->s_axil_wvalid_i = 0;
     top_->s_axil_arvalid_i = 0;
     top_->s_axil_bready_i = 0;
+    top_->db_ready_i = 1;
     top_->s_axil_rready_i = 0;
     top_->cmd_busy_i = 0;
     top_->cmd_err_i = 0;
@@ -227,6 +228,7 @@ class AxilBench {
     if (!top_->s_axil_arvalid_i && ar_next_ < ar_.size() && !chance(rng_, k_.ar_gap)) top_->s_axil_arvalid_i = 1;
     if (top_->s_axil_arvalid_i) top_->s_axil_araddr_i = ar_[ar_next_];
     top_->s_axil_bready_i = chance(rng_, k_.bready);
+    top_->db_ready_i = chance(rng_, 0.8);  // the engines' doorbell paths are full 20 % of the time
     top_->s_axil_rready_i = chance(rng_, k_.rready);
     // Environment: busy/err, statistics, QUERY read-back.
     busy_in_ = chance(rng_, 0.2);
@@ -286,6 +288,8 @@ class AxilBench {
       fail("write accepted while its B would have no place");
     if (top_->s_axil_awvalid_i && top_->s_axil_wvalid_i && top_->s_axil_bvalid_o && !top_->s_axil_bready_i)
       cov_.hit("write_held_by_pending_b");
+    if (!top_->db_ready_i && (aw_hs || w_hs)) fail("write accepted while the doorbell path was full");
+    if (top_->s_axil_awvalid_i && top_->s_axil_wvalid_i && !top_->db_ready_i) cov_.hit("write_held_by_db_ready");
     // Exp. effects of this cycle are visible next cycle: reset the one-cycle pulses first.
     exp_db_ = false;
     exp_cmd_ = false;
@@ -370,7 +374,7 @@ class AxilBench {
 
 Coverage make_cov() {
   return Coverage({"aw_before_w", "w_before_aw", "aw_w_same_cycle", "aw_3_cycles_before_w", "w_3_cycles_before_aw",
-                   "b_backpressure", "r_backpressure", "ar_stall", "write_held_by_pending_b", "doorbell_sq", "doorbell_rq",
+                   "b_backpressure", "r_backpressure", "ar_stall", "write_held_by_pending_b", "write_held_by_db_ready", "doorbell_sq", "doorbell_rq",
                    "doorbell_srq", "doorbell_cq", "doorbell_tm", "doorbell_last_index", "cmd_strobe", "cmd_dropped_while_busy",
                    "write_ignored", "read_stats", "read_tm_stats", "read_tm_place", "read_cmd_status", "addr_low_bits_set", "partial_strobe_write",
                    "arg_write_same_cycle_as_readback", "read_write_same_reg_same_cycle"});
