@@ -8,7 +8,8 @@
 //   TAKE      the offer is taken: clear its bit and look for the next ready queue above it in the
 //             same word (the round-robin pointer moves to the taken queue);
 //   PICK_ALL  the lowest ready queue of a word that the summary says is not empty (the next word
-//             after the pointer's, round robin over words; the pointer's own word when it wraps);
+//             after the pointer's, round robin over words, searched in the cycle before; the
+//             pointer's own word when it wraps);
 //   SET       apply one set waiting in the set buffer (round robin over its entries); first when
 //             the buffer is at least half full, else after the picks;
 //   PICK_HI   the lowest ready queue above the pointer in the pointer's word (then PICK_ALL of the
@@ -21,21 +22,21 @@
 // entries, and a set in the cycle of the take wins (the queue is ready again). When nothing at all is
 // ready or in flight, a set is offered at once, one cycle later (the doorbell fast path).
 //
-// Flow control: set_ready_o high in cycle t promises room for NSET sets in cycle t and NSET more in
-// cycle t+1, so a source that can be held (the host's doorbell write, one cycle behind its decode)
-// never overflows the buffer if it only sets when set_ready_o was high. Sources that cannot be held
-// must be rate-limited by construction (an FSM's own set, a command's kick); an overflow is an
-// assertion failure.
+// Flow control: set_ready_o high in cycle t promises room for a set on every port in cycle t and in
+// cycle t+1 (each port has its own PSLOTS entries), so a source that can be held (the host's
+// doorbell write, one cycle behind its decode) never overflows the buffer if it only sets when
+// set_ready_o was high. Sources that cannot be held must be rate-limited by construction (an FSM's
+// own set, a command's kick); an overflow is an assertion failure.
 //
-// Latency: a set offered in 1 cycle on the fast path; otherwise within SLOTS + 6 cycles. After a take,
-// the next offer is valid 2 cycles later when it lies above the taken queue in its word, 4 otherwise.
-// Round robin: while a queue is ready and visible in the RAM, every other queue is offered at most
-// once before it.
+// Latency: a set is offered in 1 cycle on the fast path, otherwise within SLOTS + 6 cycles (SLOTS =
+// NSET * PSLOTS). After a take, the next offer is valid 2 cycles later when it lies above the taken
+// queue in its word, 5 otherwise. Round robin: while a queue is ready and visible in the RAM, every
+// other queue is offered at most once before it.
 module tmnic_qp_sched #(
   parameter int unsigned N = 64,            // queues, >= 2
   parameter int unsigned NSET = 2,          // set ports, >= 1
   parameter int unsigned LEAF = 32,         // bits per RAM word, power of two, >= 2
-  parameter int unsigned SLOTS = 3 * NSET,  // set buffer entries, >= 2 * NSET + 2
+  parameter int unsigned PSLOTS = 4,        // set buffer entries per set port, >= 3
   localparam int unsigned IDX_W = $clog2(N)
 ) (
   input  logic                       clk_i,
@@ -59,8 +60,8 @@ module tmnic_qp_sched #(
   if (LEAF < 2 || (LEAF & (LEAF - 1)) != 0) begin : g_chk_leaf
     $fatal(1, "tmnic_qp_sched: LEAF must be a power of two >= 2");
   end
-  if (SLOTS < 2 * NSET + 2) begin : g_chk_slots
-    $fatal(1, "tmnic_qp_sched: SLOTS must be >= 2 * NSET + 2");
+  if (PSLOTS < 3) begin : g_chk_slots
+    $fatal(1, "tmnic_qp_sched: PSLOTS must be >= 3");
   end
 
   // Words of L bits (L = LEAF, or less when N is small); indices are {word, bit}.
@@ -70,7 +71,9 @@ module tmnic_qp_sched #(
   localparam int unsigned WW = (NW > 1) ? $clog2(NW) : 1;
   localparam int unsigned IW = BW + WW;         // internal index width (>= IDX_W)
   localparam int unsigned DEPTH = (NW > 1) ? NW : 2;
+  localparam int unsigned SLOTS = NSET * PSLOTS;  // port k owns entries k*PSLOTS .. k*PSLOTS+PSLOTS-1
   localparam int unsigned SW = $clog2(SLOTS);
+  localparam int unsigned PW = $clog2(PSLOTS);
 
   typedef enum logic [2:0] { OP_NONE, OP_SET, OP_TAKE, OP_PICK_HI, OP_PICK_ALL } op_e;
 
@@ -111,13 +114,18 @@ module tmnic_qp_sched #(
   logic                       rdy_q, rdy_d;
   logic                       off_v_q, off_v_d;    // the offer
   logic [IW-1:0]              off_q, off_d;
-  logic                       p2_v_q, p2_v_d;      // a PICK_ALL to issue
+  logic                       ps_v_q, ps_v_d;      // search the summary for the word after ps_w_q
+  logic [WW-1:0]              ps_w_q, ps_w_d;
+  logic                       p2_v_q, p2_v_d;      // a PICK_ALL of word p2_w_q to issue
   logic [WW-1:0]              p2_w_q, p2_w_d;
   op_e                        r_op_q, r_op_d;      // the operation whose RAM word arrives now
   logic [WW-1:0]              r_w_q, r_w_d;
   logic [BW-1:0]              r_b_q, r_b_d;        // the bit set, taken or searched above
+  logic                       r_nz_q;              // = nz_q[r_w_q], looked up in the issue cycle
   logic                       wr_v_q, wr_v_d;      // the word written last cycle (forwarded)
   logic [SW-1:0]              rr_q, rr_d;          // the buffer entry drained last (round robin)
+  logic [SW-1:0]              dr_s_q, dr_s_d;      // the entry to drain next
+  logic                       half_q, half_d;      // the buffer is at least half full
   logic                       lost;                // a set found no free buffer entry
   logic [WW-1:0]              wr_w_q;
   logic [L-1:0]               wr_data_q;
@@ -129,14 +137,14 @@ module tmnic_qp_sched #(
     .re_i(ram_re), .raddr_i(($clog2(DEPTH))'(r_w_d)), .rdata_o(ram_rdata));
 
   wire take = take_i && off_v_q;
-  wire pick_busy = off_v_q || p2_v_q || r_op_q inside {OP_TAKE, OP_PICK_HI, OP_PICK_ALL};
-  wire idle = !off_v_q && !p2_v_q && r_op_q == OP_NONE && nz_q == '0 && sl_v_q == '0;
+  wire pick_busy = off_v_q || ps_v_q || p2_v_q || r_op_q inside {OP_TAKE, OP_PICK_HI, OP_PICK_ALL};
+  wire idle = !off_v_q && !ps_v_q && !p2_v_q && r_op_q == OP_NONE && nz_q == '0 && sl_v_q == '0;
 
   // ---------------------------------------------------------------- data stage: the word arrives
   logic [L-1:0] word, cand;
   logic         found;
   always_comb begin
-    word = (wr_v_q && wr_w_q == r_w_q) ? wr_data_q : (nz_q[r_w_q] ? ram_rdata : '0);
+    word = (wr_v_q && wr_w_q == r_w_q) ? wr_data_q : (r_nz_q ? ram_rdata : '0);
     ram_we = 1'b0;
     ram_wdata = word;
     cand = '0;
@@ -159,18 +167,18 @@ module tmnic_qp_sched #(
 
   // ---------------------------------------------------------------- issue, offer, set buffer
   always_comb begin
-    logic [SLOTS-1:0] free, later;
-    logic [SW-1:0]    s, rr;
     logic [WW:0]      nw;
-    logic [$clog2(SLOTS + 1)-1:0] cnt;
     logic             fast;
 
-    nw = '0;
     last_d = take ? off_q : last_q;
     off_v_d = off_v_q && !take;
     off_d = off_q;
-    p2_v_d = 1'b0;
-    p2_w_d = p2_w_q;
+    ps_v_d = 1'b0;
+    ps_w_d = r_w_q;
+    // The summary search, one cycle after the data stage found nothing (the summary is exact then).
+    nw = next_word(nz_q, ps_w_q);
+    p2_v_d = ps_v_q && nw[WW];
+    p2_w_d = nw[WW-1:0];
     sl_v_d = sl_v_q;
     sl_idx_d = sl_idx_q;
 
@@ -180,9 +188,7 @@ module tmnic_qp_sched #(
         off_v_d = 1'b1;
         off_d = {r_w_q, first_bit(cand)};
       end else if (r_op_q != OP_PICK_ALL) begin
-        nw = next_word(nz_d, r_w_q);
-        p2_v_d = nw[WW];
-        p2_w_d = nw[WW-1:0];
+        ps_v_d = 1'b1;
       end
     end
 
@@ -191,11 +197,8 @@ module tmnic_qp_sched #(
       for (int i = 0; i < int'(SLOTS); i++) if (sl_idx_q[i] == off_q) sl_v_d[i] = 1'b0;
     end
 
-    // Issue this cycle's RAM operation.
-    cnt = '0;
-    for (int i = 0; i < int'(SLOTS); i++) cnt += ($clog2(SLOTS + 1))'(sl_v_q[i]);
-    for (int i = 0; i < int'(SLOTS); i++) later[i] = sl_v_q[i] && SW'(i) > rr_q;
-    rr = (later != '0) ? first_slot(later) : first_slot(sl_v_q);  // round robin over the entries
+    // Issue this cycle's RAM operation. The entry a SET drains was chosen in the previous cycle
+    // (dr_s_q, round robin); it is used only if still valid (a take may have removed it).
     r_op_d = OP_NONE;
     r_w_d = r_w_q;
     r_b_d = r_b_q;
@@ -207,12 +210,12 @@ module tmnic_qp_sched #(
     end else if (p2_v_q) begin
       r_op_d = OP_PICK_ALL;
       r_w_d = p2_w_q;
-    end else if (sl_v_q != '0 && (32'(cnt) >= SLOTS / 2 || pick_busy || nz_q == '0)) begin
+    end else if (sl_v_q[dr_s_q] && (half_q || pick_busy || nz_q == '0)) begin
       r_op_d = OP_SET;
-      r_w_d = sl_idx_q[rr][IW-1:BW];
-      r_b_d = sl_idx_q[rr][BW-1:0];
-      rr_d = rr;
-      sl_v_d[rr] = 1'b0;
+      r_w_d = sl_idx_q[dr_s_q][IW-1:BW];
+      r_b_d = sl_idx_q[dr_s_q][BW-1:0];
+      rr_d = dr_s_q;
+      sl_v_d[dr_s_q] = 1'b0;
     end else if (!pick_busy && nz_q != '0) begin
       // Above the pointer in its word first (an empty word reads as zero: the data stage then
       // moves on to the next non-empty word; one search of the summary, there).
@@ -222,36 +225,59 @@ module tmnic_qp_sched #(
     end
 
     // New sets: the fast path offers one at once when nothing else is ready or in flight; a set of
-    // the offered queue before its take is absorbed; the rest go into free buffer entries.
-    s = '0;
+    // the offered queue before its take is absorbed; the rest go into a free entry of their port's
+    // part of the buffer (chosen from the registered valid bits alone: no chain through the ports).
     fast = idle;
-    free = ~sl_v_q;
     lost = 1'b0;
     for (int k = 0; k < int'(NSET); k++) begin
+      logic [PSLOTS-1:0] pfree;
+      logic [PW-1:0]     ps;
+      pfree = ~sl_v_q[k*PSLOTS +: PSLOTS];
+      ps = PW'(lowest(FW'(pfree)));
       if (set_i[k] && 32'(set_idx_i[k]) < N) begin
         if (fast) begin
           fast = 1'b0;
           off_v_d = 1'b1;
           off_d = IW'(set_idx_i[k]);
         end else if (!(off_v_q && !take && IW'(set_idx_i[k]) == off_q)) begin
-          lost |= free == '0;
-          s = first_slot(free);
-          if (free != '0) begin
-            free[s] = 1'b0;
-            sl_v_d[s] = 1'b1;
-            sl_idx_d[s] = IW'(set_idx_i[k]);
+          lost |= pfree == '0;
+          if (pfree != '0) begin
+            sl_v_d[k*PSLOTS + int'(ps)] = 1'b1;
+            sl_idx_d[k*PSLOTS + int'(ps)] = IW'(set_idx_i[k]);
           end
         end
       end
     end
   end
 
-  // Room for two more cycles of sets on every port, counted after this cycle's.
+  // The entry to drain next: the first valid one after the last drained (from registered bits only;
+  // checked again when used), and whether the buffer is at least half full.
+  // Both candidates (after the entry drained before, after the one chosen now) come from registers;
+  // whether a SET drains now only selects between them.
   always_comb begin
-    logic [$clog2(SLOTS + 1)-1:0] cnt_d;
-    cnt_d = '0;
-    for (int i = 0; i < int'(SLOTS); i++) cnt_d += ($clog2(SLOTS + 1))'(sl_v_d[i]);
-    rdy_d = 32'(cnt_d) + 2 * NSET <= SLOTS;
+    logic [SLOTS-1:0] after_rr, after_dr;
+    logic [$clog2(SLOTS + 1)-1:0] cnt;
+    cnt = '0;
+    for (int i = 0; i < int'(SLOTS); i++) begin
+      after_rr[i] = sl_v_q[i] && SW'(i) > rr_q;
+      after_dr[i] = sl_v_q[i] && SW'(i) > dr_s_q;
+      cnt += ($clog2(SLOTS + 1))'(sl_v_q[i]);
+    end
+    if (r_op_d == OP_SET) dr_s_d = (after_dr != '0) ? first_slot(after_dr) : first_slot(sl_v_q);
+    else                  dr_s_d = (after_rr != '0) ? first_slot(after_rr) : first_slot(sl_v_q);
+    half_d = 32'(cnt) >= SLOTS / 2;
+  end
+
+  // Room on every port for this cycle's set and two more cycles of sets, counted from the registered
+  // entries (a count of this cycle's would sit behind the take's compares and the allocation).
+  always_comb begin
+    rdy_d = 1'b1;
+    for (int k = 0; k < int'(NSET); k++) begin
+      logic [$clog2(PSLOTS + 1)-1:0] used;
+      used = '0;
+      for (int i = 0; i < int'(PSLOTS); i++) used += ($clog2(PSLOTS + 1))'(sl_v_q[k*PSLOTS + i]);
+      rdy_d &= 32'(used) + 3 <= PSLOTS;
+    end
   end
 
   assign ram_re = r_op_d != OP_NONE;
@@ -263,29 +289,36 @@ module tmnic_qp_sched #(
       sl_v_q <= '0;
       rdy_q <= 1'b0;
       off_v_q <= 1'b0;
+      ps_v_q <= 1'b0;
       p2_v_q <= 1'b0;
       r_op_q <= OP_NONE;
       wr_v_q <= 1'b0;
       rr_q <= SW'(SLOTS - 1);
+      half_q <= 1'b0;
     end else begin
       nz_q <= nz_d;
       last_q <= last_d;
       sl_v_q <= sl_v_d;
       rdy_q <= rdy_d;
       off_v_q <= off_v_d;
+      ps_v_q <= ps_v_d;
       p2_v_q <= p2_v_d;
       r_op_q <= r_op_d;
       wr_v_q <= wr_v_d;
       rr_q <= rr_d;
+      half_q <= half_d;
     end
   end
   // Payload registers: no reset (their valid bits cover them).
   always_ff @(posedge clk_i) begin
     sl_idx_q <= sl_idx_d;
     off_q <= off_d;
+    ps_w_q <= ps_w_d;
     p2_w_q <= p2_w_d;
     r_w_q <= r_w_d;
     r_b_q <= r_b_d;
+    dr_s_q <= dr_s_d;
+    r_nz_q <= nz_q[r_w_d];  // a write to that word in this cycle is forwarded instead (wr_*_q)
     wr_w_q <= r_w_q;
     wr_data_q <= ram_wdata;
   end
@@ -293,7 +326,7 @@ module tmnic_qp_sched #(
   assign set_ready_o = rdy_q;
   assign valid_o = off_v_q;
   assign idx_o = off_q[IDX_W-1:0];
-  assign pending_o = off_v_q || p2_v_q || r_op_q != OP_NONE || nz_q != '0 || sl_v_q != '0;
+  assign pending_o = off_v_q || ps_v_q || p2_v_q || r_op_q != OP_NONE || nz_q != '0 || sl_v_q != '0;
 
 `ifndef SYNTHESIS
   logic chk_q;  // checks start one cycle after reset

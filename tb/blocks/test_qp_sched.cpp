@@ -31,7 +31,7 @@ namespace {
 constexpr unsigned kN = TB_N;
 constexpr unsigned kNset = TB_NSET;
 constexpr unsigned kLeaf = 32;
-constexpr unsigned kSlots = 3 * kNset;          // the RTL's default
+constexpr unsigned kSlots = 4 * kNset;          // the RTL's default
 constexpr unsigned kMaxGap = kSlots + 6;        // documented latency bound
 constexpr unsigned kIdxW = 32 - static_cast<unsigned>(__builtin_clz(kN - 1));  // $clog2(N)
 
