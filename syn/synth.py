@@ -163,8 +163,10 @@ BLOCKS = {
     "tmnic_qp_sched_n1024": dict(
         top="tmnic_qp_sched", params=dict(N=1024, NSET=4),
         ff_min=[("ready bits (RAM)", 1024), ("offer idx_o", 10), ("valid_o", 1)]),
-    # Whole NIC: only on request (scripts/synth.sh tmnic_top), see syn/README.md.
-    "tmnic_top": dict(params={}, ff_min=[], optional=True),
+    # Whole NIC: only on request (scripts/synth.sh tmnic_top), see syn/README.md. synth_ecp5 alone (the
+    # generic pass took 9 minutes of its own) and ABC instead of ABC9 (ABC9 did not finish in 20 min on
+    # the flattened 220 K-cell design).
+    "tmnic_top": dict(params={}, ff_min=[], optional=True, no_generic=True, ecp5_opts="-noabc9"),
 }
 DEFAULT_BLOCKS = [b for b, v in BLOCKS.items() if not v.get("optional")]
 
@@ -365,6 +367,8 @@ def synth_block(name, files, ecp5=True):
             "check -assert",
             f"tee -q -o {out}/generic.json stat -json",
             f"tee -q -o {out}/generic_mem.il dump t:$mem_v2"]
+    if b.get("no_generic"):
+        rest = ["design -save rtl"]
     if ecp5:
         rest += ["design -load rtl",
                  f"synth_ecp5 -top {top} {b.get('ecp5_opts', '')}",
@@ -375,6 +379,10 @@ def synth_block(name, files, ecp5=True):
     res = dict(block=name, params=b["params"], ok=dt is not None, seconds=round(dt or 0, 1), waived=waived,
                date=datetime.date.today().isoformat())
     if dt is None:
+        return res
+    if b.get("no_generic"):
+        res.update(no_generic=True, generic_ff="-", generic_mem="-", state_min="-",
+                   warnings=warnings_of(out / "yosys.log"), ecp5=cell_counts(out / "ecp5.json"))
         return res
     generic_counts(res, out, out / "yosys.log")
     res["state_min"] = sum(n for _, n in b["ff_min"])
@@ -460,7 +468,7 @@ def netlist_sim():
 # ---------------------------------------------------------------------------------------------------
 TM_TOP = "tmnic_tm_engine"
 TM_FLIST = "rtl/tm/tm_engine.f"  # one path per line, relative to the repository root, packages first
-TM_WRAP = "tmnic_tm_wrap"  # syn/tm_wrap.sv
+TM_WRAP = "tmnic_pnr_wrap"  # syn/pnr_wrap.sv (any block)
 TM_SEEDS = [1, 2, 3]
 # LFE5UM5G-85F: 41820 slices = 83640 LUT4 (TRELLIS_COMB; a CCU2C takes two) and 83640 flip-flops, 208 DP16KD.
 TM_DEVICE = dict(flag="--um5g-85k", package="CABGA381", name="LFE5UM5G-85F", lut4=83640, ff=83640, bram=208)
@@ -488,7 +496,7 @@ def tm_files():
 
 def own_files(top):
     """Sources of a top synthesised from its own file list (None: the whole NIC's, rtl/top/top.f)."""
-    return {TM_TOP: tm_files(), TM_WRAP: tm_files() + ["syn/tm_wrap.sv"]}.get(top)
+    return {TM_TOP: tm_files(), TM_WRAP: tm_files() + ["syn/pnr_wrap.sv"]}.get(top)
 
 
 def tm_param_names(files):
@@ -649,13 +657,12 @@ def tm_xilinx(params, files):
     return res
 
 
-def tm_ports(params, files):
-    """The engine's ports at `params` ([(direction, name, width)], declaration order), from an elaboration
-    of the engine alone (`portlist`)."""
-    out = tm_dir(params, "pnr")
+def dut_ports(top, params, files, out, what):
+    """The ports of `top` at `params` ([(direction, name, width)], declaration order), from an elaboration
+    of it alone (`portlist`)."""
     out.mkdir(parents=True, exist_ok=True)
-    lines = frontend(TM_TOP, params, files)[:2] + [f"tee -q -o {out}/ports.txt portlist {TM_TOP}"]
-    if run_yosys(lines, out / "ports.log", f"{TM_TOP} {tm_key(params)} ports", timeout=TM_TIMEOUT_S) is None:
+    lines = frontend(top, params, files)[:2] + [f"tee -q -o {out}/ports.txt portlist {top}"]
+    if run_yosys(lines, out / "ports.log", f"{what} ports", timeout=TM_TIMEOUT_S) is None:
         return None
     ports = []
     for m in re.finditer(r"^(input|output|inout) \[(\d+):(\d+)\] (\S+)$", (out / "ports.txt").read_text(), re.M):
@@ -663,14 +670,14 @@ def tm_ports(params, files):
     return ports
 
 
-def tm_wrap_adapter(params, ports):
-    """tmnic_tm_wrap_eng: the engine with every input but clk_i/rst_ni taken from one vector in_i and every
+def wrap_adapter(top, params, ports, what):
+    """tmnic_pnr_wrap_dut: `top` with every input but clk_i/rst_ni taken from one vector in_i and every
     output into one vector out_o, in port order (generated from the elaborated ports, so an added or
     resized port needs no change here). Returns (Verilog text, W_IN, W_OUT)."""
     conns, w_in, w_out = [], 0, 0
     for d, name, w in ports:
         if d == "inout":
-            sys.exit(f"synth: {TM_TOP} has an inout port {name}: the P&R wrapper does not handle it")
+            sys.exit(f"synth: {top} has an inout port {name}: the P&R wrapper does not handle it")
         if name in ("clk_i", "rst_ni"):
             conns.append(f".{name}({name})")
         elif d == "input":
@@ -680,10 +687,10 @@ def tm_wrap_adapter(params, ports):
             conns.append(f".{name}(out_o[{w_out + w - 1}:{w_out}])")
             w_out += w
     over = ", ".join(f".{k}({v})" for k, v in params.items())
-    text = (f"// Generated by syn/synth.py from the ports of {TM_TOP} at {tm_key(params)}.\n"
-            f"module tmnic_tm_wrap_eng (\n  input wire clk_i,\n  input wire rst_ni,\n"
+    text = (f"// Generated by syn/synth.py from the ports of {what}.\n"
+            f"module tmnic_pnr_wrap_dut (\n  input wire clk_i,\n  input wire rst_ni,\n"
             f"  input wire [{w_in - 1}:0] in_i,\n  output wire [{w_out - 1}:0] out_o\n);\n"
-            f"  {TM_TOP} #({over}) u_eng (\n    " + ",\n    ".join(conns) + "\n  );\nendmodule\n")
+            f"  {top} #({over}) u_dut (\n    " + ",\n    ".join(conns) + "\n  );\nendmodule\n")
     return text, w_in, w_out
 
 
@@ -694,29 +701,33 @@ def nextpnr_version():
 
 
 def tm_pnr(params, files, freq, seeds, router):
-    """tmnic_tm_wrap (syn/tm_wrap.sv: serial inputs, XOR-folded outputs) around the engine at `params`:
+    """Place and route of the tag-matching engine at `params` (pnr() below)."""
+    return pnr(TM_TOP, params, files, tm_dir(params, "pnr"), tm_key(params), tm_rtl_rev(), freq, seeds, router)
+
+
+def pnr(top, params, files, out, what, rev, freq, seeds, router):
+    """tmnic_pnr_wrap (syn/pnr_wrap.sv: serial inputs, XOR-folded outputs) around `top` at `params`:
     synth_ecp5 once, then nextpnr-ecp5 on TM_DEVICE at `freq` MHz once per seed, one after another.
     Fmax per seed from nextpnr's timing report and the median over the seeds."""
-    out = tm_dir(params, "pnr")
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    res = dict(date=datetime.date.today().isoformat(), rtl=tm_rtl_rev(), yosys=YOSYS_VERSION,
+    res = dict(date=datetime.date.today().isoformat(), rtl=rev, yosys=YOSYS_VERSION,
                device=TM_DEVICE["name"], package=TM_DEVICE["package"], freq_mhz=freq, router=router,
-               wrapper=f"syn/tm_wrap.sv ({TM_WRAP})", ok=False, seeds=[])
-    ports = tm_ports(params, files)
+               wrapper=f"syn/pnr_wrap.sv ({TM_WRAP})", ok=False, seeds=[])
+    ports = dut_ports(top, params, files, out, what)
     if not ports:
-        res["errors"] = ["the engine's port list could not be read"]
+        res["errors"] = [f"the port list of {top} could not be read"]
         return res
-    adapter, w_in, w_out = tm_wrap_adapter(params, ports)
-    (out / "tm_wrap_eng.v").write_text(adapter)
+    adapter, w_in, w_out = wrap_adapter(top, params, ports, what)
+    (out / "pnr_wrap_dut.v").write_text(adapter)
     res["wrapper_bits"] = dict(inputs=w_in, outputs=w_out)
-    wrap_files = files + ["syn/tm_wrap.sv", str(out / "tm_wrap_eng.v")]
+    wrap_files = files + ["syn/pnr_wrap.sv", str(out / "pnr_wrap_dut.v")]
     # the whole synth_ecp5 here, autoname included: it names the cells after the signals they drive, which
     # makes the critical paths readable
     lines = frontend(TM_WRAP, dict(W_IN=w_in, W_OUT=w_out), wrap_files) + [f"synth_ecp5 -top {TM_WRAP}"] + [
         f"select -assert-none {LATCH_CELLS}", f"tee -q -o {out}/stat.json stat -json", f"write_json {out}/wrap.json"]
-    dt = run_yosys(lines, out / "yosys.log", f"{TM_WRAP} {tm_key(params)}", timeout=TM_TIMEOUT_S)
+    dt = run_yosys(lines, out / "yosys.log", f"{TM_WRAP} {what}", timeout=TM_TIMEOUT_S)
     res["yosys_run"] = run_record()
     if dt is None:
         res["errors"] = ["synth_ecp5 of the wrapper failed"]
@@ -732,7 +743,7 @@ def tm_pnr(params, files, freq, seeds, router):
         res["errors"] = [f"does not fit {TM_DEVICE['name']}: {lut} LUT4 (LUT4 + 2 CCU2C + 2 DPR16X4), "
                          f"{s['TRELLIS_FF']} FF, {bram} EBR; it has {TM_DEVICE['lut4']} / {TM_DEVICE['ff']} / "
                          f"{TM_DEVICE['bram']}"]
-        log(f"synth: P&R {tm_key(params)}: skipped, {res['errors'][0]}")
+        log(f"synth: P&R {what}: skipped, {res['errors'][0]}")
         return res
     res["fits"] = True
     for seed in seeds:
@@ -743,7 +754,7 @@ def tm_pnr(params, files, freq, seeds, router):
         cmd = [str(NEXTPNR), TM_DEVICE["flag"], "--package", TM_DEVICE["package"], "--json", f"{rel}/wrap.json",
                "--lpf-allow-unconstrained", "--freq", str(freq), "--timing-allow-fail", "--seed", str(seed),
                "--router", router, "--report", f"{rel}/seed{seed}.report.json", "--log", f"{rel}/seed{seed}.log"]
-        log(f"synth: nextpnr {tm_key(params)} seed {seed}")
+        log(f"synth: nextpnr {what} seed {seed}")
         r = run_measured(cmd, TM_TIMEOUT_S, stdout=Path(f"{pre}.stdout"))
         sd["run"] = run_record()
         text = Path(f"{pre}.log").read_text(errors="replace") if Path(f"{pre}.log").exists() else ""
@@ -1173,6 +1184,8 @@ def write_report(results, version, sim):
                       f" | {r['seconds']} |")
             continue
         state = f"{r['generic_ff']} + {r['generic_mem']} >= {r['state_min']}"
+        if r.get("no_generic"):
+            state = "not checked (no generic pass)"
         if not r.get("ecp5"):
             md.append(f"| {name} | {fmt_params(r['params'])} | " + " | ".join(["-"] * 7) +
                       f" | {state} | {r['seconds']} |")
@@ -1200,6 +1213,37 @@ def write_report(results, version, sim):
                f"netlists + build {sim['build_s']} s, tests {sim['test_s']} s.", ""]
         md += [f"- `{t}`: {'passed' if v == 'run' else v}" for t, v in sim["tests"].items()]
     (SYN / "report.md").write_text("\n".join(md) + "\n")
+
+
+def blocks_pnr_main(a):
+    """--pnr-blocks: each NIC block alone in the P&R wrapper (pnr()), with the parameters of its entry in
+    BLOCKS; results merged into syn/blocks_pnr.json (a block not rerun keeps its entry)."""
+    files = rtl_sources()
+    names = a.pnr_blocks or [b for b in DEFAULT_BLOCKS if not b.startswith("tmnic_qp_sched_n1024")]
+    unknown = [b for b in names if b not in BLOCKS]
+    if unknown:
+        sys.exit(f"synth: unknown block(s) {' '.join(unknown)}; known: {' '.join(BLOCKS)}")
+    jpath = SYN / "blocks_pnr.json"
+    data = json.loads(jpath.read_text()) if jpath.exists() else {}
+    data["machine"] = machine()
+    data["nextpnr"] = nextpnr_version()
+    data.setdefault("blocks", {})
+    ok = True
+    rev = rtl_revision()
+    for b in names:
+        top = BLOCKS[b].get("top", b)
+        params = BLOCKS[b]["params"]
+        r = pnr(top, params, files, BUILD / "pnr" / b, b, rev, a.freq, a.seeds, a.router)
+        r["top"], r["params"] = top, params
+        ok = ok and r["ok"]
+        cp = (r["seeds"][0].get("critical_path") or [{}])[0] if r["seeds"] else {}
+        log(f"synth: P&R {b}: {'OK' if r['ok'] else 'FAILED'}, Fmax per seed "
+            f"{[x.get('fmax_mhz') for x in r['seeds']]}, median {r.get('fmax_median_mhz', '-')} MHz; "
+            f"critical path {cp.get('start', '-')} -> {cp.get('end', '-')}, {cp.get('logic_levels', '-')} levels")
+        if not a.no_report:
+            data["blocks"][b] = r
+            jpath.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return 0 if ok else 1
 
 
 def main():
@@ -1236,6 +1280,9 @@ def main():
                    help=f"with --pnr: nextpnr seeds (default {','.join(map(str, TM_SEEDS))})")
     g.add_argument("--freq", type=float, default=150, help="with --pnr: clock constraint in MHz (default 150)")
     g.add_argument("--router", choices=("router1", "router2"), default="router2", help="with --pnr: nextpnr router")
+    g.add_argument("--pnr-blocks", nargs="*", metavar="BLOCK",
+                   help="each NIC block alone (default: every default block) in the P&R wrapper, nextpnr-ecp5 "
+                        "with --seeds/--freq/--router; syn/blocks_pnr.json")
     g.add_argument("--no-report", action="store_true", help="do not write the report (runs with "
                    "TMNIC_SYN_YOSYS=yowasp never do)")
     a = ap.parse_args()
@@ -1249,6 +1296,8 @@ def main():
     YOSYS_VERSION = yosys_version()
     if a.tm:
         return tm_main(a)
+    if a.pnr_blocks is not None:
+        return blocks_pnr_main(a)
     files = rtl_sources()
     version = YOSYS_VERSION
     blocks = a.blocks or DEFAULT_BLOCKS

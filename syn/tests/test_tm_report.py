@@ -109,10 +109,11 @@ endmodule
     def test_wrap_adapter(self):
         ports = [("input", "clk_i", 1), ("input", "rst_ni", 1), ("input", "a_i", 3), ("output", "x_o", 2),
                  ("input", "b_i", 64), ("output", "y_o", 1)]
-        text, w_in, w_out = synth.tm_wrap_adapter(dict(N_ENTRIES=16), ports)
+        text, w_in, w_out = synth.wrap_adapter("tmnic_tm_engine", dict(N_ENTRIES=16), ports, "N_ENTRIES=16")
         self.assertEqual((w_in, w_out), (67, 3))
         for conn in (".clk_i(clk_i)", ".rst_ni(rst_ni)", ".a_i(in_i[2:0])", ".b_i(in_i[66:3])",
-                     ".x_o(out_o[1:0])", ".y_o(out_o[2:2])", "#(.N_ENTRIES(16))", "input wire [66:0] in_i"):
+                     ".x_o(out_o[1:0])", ".y_o(out_o[2:2])", "#(.N_ENTRIES(16))", "input wire [66:0] in_i",
+                     "module tmnic_pnr_wrap_dut", "tmnic_tm_engine #("):
             self.assertIn(conn, text)
 
     def test_median(self):
