@@ -200,7 +200,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [1023:0]   wqe_q;
   logic            wqe_tb_ld;                // load wqe_q with the tagged buffer as a one-SGE WQE
   logic [2:0]      sge_i_q, sge_i_d;
-  logic [34:0]     cap_q, cap_d;             // capacity of the WQE being checked
   logic [12:0]     stored_q, stored_d;       // payload bytes stored in the RX buffer
   logic [31:0]     sge_off_q, sge_off_d;     // offset in SGE sge_i_q during scatter
   logic [12:0]     done_q, done_d;           // packet bytes scattered so far
@@ -250,11 +249,17 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .init_i(state_q == S_IDLE && init_pend_q), .init_idx_i(init_qp_q),
     .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(pi_rdata), .hold_o(db_hold));
 
+  // tmnic_sge_chk (below)
+  logic             sge_start, chk_idle, chk_out_valid, chk_done, chk_ok;
+  logic [2:0]       chk_out_idx;
+  logic [63:0]      chk_out_iova;
+  logic [31:0]      chk_out_len;
+  logic [34:0]      chk_total;
   logic sg_re, sg_we;
   logic [QP_W+2:0] sg_raddr;
   rq_sge_t sg_wdata, sg_rdata;
   tmnic_ram_sdp #(.WIDTH($bits(rq_sge_t)), .DEPTH(NUM_QP * 8)) u_sgtab (   // 8 slots: {QP, 3-bit SGE}
-    .clk_i, .we_i(sg_we), .waddr_i({q_q, sge_i_q}), .wdata_i(sg_wdata),
+    .clk_i, .we_i(sg_we), .waddr_i({q_q, chk_out_idx}), .wdata_i(sg_wdata),
     .re_i(sg_re), .raddr_i(sg_raddr), .rdata_o(sg_rdata));
 
   // ---------------------------------------------------------------- flush scheduler
@@ -311,10 +316,15 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire is_tm = has_srq && scfg.valid && scfg.tm;
   wire srq_has_wqe = scfg.valid && srq_ci_q[sn] != srq_pi_q[sn];
 
-  // SGE sge_i_q of the fetched WQE
-  wire sge_t sge_cur = wqe_sge(wqe_q, sge_i_q);
-  assign mr_idx_o = sge_cur.lkey[MR_KEY_SHIFT +: MR_W];
+  // SGE/MR protection check of the fetched WQE's scatter list (LOCAL_WRITE; shared block).
   wire [7:0] w_nsge = wqe_q[WQE_NUM_SGE_OFF*8 +: 8];
+  sge_t [NSGE-1:0]  w_sges;
+  always_comb for (int k = 0; k < int'(NSGE); k++) w_sges[k] = wqe_sge(wqe_q, 3'(k));
+  tmnic_sge_chk #(.NUM_MR(NUM_MR), .NSGE(NSGE)) u_sgechk (
+    .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(w_nsge), .pd_i(fl_srq_q ? scfg.pd : cfg.pd),
+    .write_i(1'b1), .sge_i(w_sges), .mr_idx_o, .mr_rd_i,
+    .out_valid_o(chk_out_valid), .out_idx_o(chk_out_idx), .out_iova_o(chk_out_iova), .out_len_o(chk_out_len),
+    .done_o(chk_done), .ok_o(chk_ok), .total_o(chk_total));
 
   // Scatter geometry: the next piece of the packet inside the held WQE's SGE sge_i_q (sg_rdata).
   wire [31:0] pkt_left = {19'd0, h_q.pay_len - done_q};
@@ -379,18 +389,17 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic       a_go;                    // an ACK/NAK for q_q (to the ACK generator)
   logic [7:0] a_syn;
   logic [23:0] a_msn, a_psn;
-  logic       hold;                    // the checked WQE becomes the held message
   logic       c_go;                    // raise the completion of the held message (cur_d, kind fields)
   ckind_t     ck;
   logic       ok;                      // S_LOOKUP: the packet is for a QP that exists, from its peer
   always_comb begin
-    a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0; hold = 1'b0; c_go = 1'b0;
+    a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0; c_go = 1'b0;
     ok = 1'b0; ck = '0;
     // defaults: hold
     state_d = state_q; after_d = after_q; init_pend_d = init_pend_q;
     q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q;
     cur_d = cur_q;
-    sge_i_d = sge_i_q; cap_d = cap_q; stored_d = stored_q; sge_off_d = sge_off_q; done_d = done_q;
+    sge_i_d = sge_i_q; stored_d = stored_q; sge_off_d = sge_off_q; done_d = done_q;
     chunk_pos_d = chunk_pos_q; fl_srq_d = fl_srq_q; skip_d = skip_q;
     t_kind_d = t_kind_q; t_rndv_d = t_rndv_q; t_tag_d = t_tag_q; t_ctx_d = t_ctx_q; t_handle_d = t_handle_q;
     c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q; c_len_d = c_len_q; c_imm_d = c_imm_q;
@@ -410,7 +419,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     {tm_exp_d, tm_unexp_d, tm_notag_d} = '0; tm_srq_d = tm_srq_o;
     h_ld = 1'b0; wqe_tb_ld = 1'b0;
     tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; tab_wdata = '0;
-    sg_re = 1'b0; sg_raddr = {q_q, cur_q.sgi}; sg_we = 1'b0; sg_wdata = '0;
+    sg_re = 1'b0; sg_raddr = {q_q, cur_q.sgi};
+    sg_we = chk_out_valid; sg_wdata = '{iova: chk_out_iova, len: chk_out_len};
+    sge_start = 1'b0;
     set_own = 1'b0; sched_take = 1'b0;
 
     unique case (state_q)
@@ -575,7 +586,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         fl_srq_d = 1'b1;
         cur_d.idx = 16'(t_handle_q) - scfg.tag_base;   // completions carry the SRQ's own handle
         sge_i_d = '0;
-        cap_d = '0;
+        sge_start = 1'b1;
         state_d = S_SGE;
       end
 
@@ -596,32 +607,20 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
       S_FETCH_WAIT: if (rsp_valid_i && rsp_last_i) begin
         sge_i_d = '0;
-        cap_d = '0;
+        sge_start = 1'b1;
         state_d = S_SGE;
       end
       // Check the WQE's SGEs (LOCAL_WRITE), one per cycle, and keep them for the whole message.
+      // (tmnic_sge_chk walks them; each passing SGE is written to u_sgtab as it comes out.)
       S_SGE: begin
-        if (32'(sge_i_q) >= 32'(w_nsge) || sge_i_q == 3'(NSGE)) begin
-          hold = 1'b1;
-          cur_d.bad = (w_nsge > 8'(NSGE));
-        end else begin
-          sg_we = 1'b1;
-          sg_wdata = '{iova: mr_iova(mr_rd_i, sge_cur.addr), len: sge_cur.length};
-          cap_d = cap_q + 35'(sge_cur.length);
-          if (!mr_ok(mr_rd_i, sge_cur.lkey, fl_srq_q ? scfg.pd : cfg.pd, sge_cur.addr, sge_cur.length, 1'b1)) begin
-            hold = 1'b1;
-            cur_d.bad = 1'b1;
-          end else begin
-            sge_i_d = sge_i_q + 3'd1;
-          end
-        end
-        if (hold) begin
+        if (chk_done) begin
+          cur_d.bad = !chk_ok;
           cur_d.held = 1'b1;
           cur_d.kind = t_kind_q; cur_d.rndv = t_rndv_q; cur_d.msent = 1'b0;
           cur_d.tag = t_tag_q; cur_d.ctx = t_ctx_q;
           cur_d.wrid = wqe_q[63:0];
           cur_d.off = '0;
-          cur_d.cap = cap_q;
+          cur_d.cap = chk_total;
           cur_d.sgi = '0;
           cur_d.sgo = '0;
           tab_we = 1'b1;
@@ -800,7 +799,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i) begin
     q_q <= q_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d;
     cur_q <= cur_d;
-    sge_i_q <= sge_i_d; cap_q <= cap_d; stored_q <= stored_d; sge_off_q <= sge_off_d; done_q <= done_d;
+    sge_i_q <= sge_i_d; stored_q <= stored_d; sge_off_q <= sge_off_d; done_q <= done_d;
     chunk_pos_q <= chunk_pos_d; fl_srq_q <= fl_srq_d; skip_q <= skip_d;
     t_kind_q <= t_kind_d; t_rndv_q <= t_rndv_d; t_tag_q <= t_tag_d; t_ctx_q <= t_ctx_d; t_handle_q <= t_handle_d;
     c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d; c_len_q <= c_len_d; c_imm_q <= c_imm_d;
@@ -845,7 +844,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   a_tab_rw: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(tab_re && tab_we && tab_raddr == tab_waddr)) else $error("tmnic_rx_engine: QP word read while written");
   a_sg_rw: assert property (@(posedge clk_i) disable iff (!chk_q)
-    !(sg_re && sg_we && sg_raddr == {q_q, sge_i_q})) else $error("tmnic_rx_engine: SGE entry read while written");
+    !(sg_re && sg_we && sg_raddr == {q_q, chk_out_idx})) else $error("tmnic_rx_engine: SGE entry read while written");
   a_init_twice: assert property (@(posedge clk_i) disable iff (!chk_q) !(init_rq_i && init_pend_q))
     else $error("tmnic_rx_engine: QP init while another is pending");
   a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)
@@ -874,5 +873,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_rx_engine: completion raised over one not yet taken");
   a_lookup: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_LOOKUP |-> $past(tab_re))
     else $error("tmnic_rx_engine: QP word used without a read");
+  a_sgechk_start: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !sge_start || chk_idle) else $error("tmnic_rx_engine: SGE check started while one runs");
 `endif
 endmodule

@@ -169,8 +169,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [1023:0]   wqe_q;
   logic [63:0]     sge_iova_q [WQE_MAX_SGE];
   logic [31:0]     sge_len_q [WQE_MAX_SGE];
-  logic            sge_ld;
-  logic            tab_cur;                   // load SGE sge_i_q's translated address and length
+  logic            tab_cur;                   // the QP table write stores cur_d
 
   // ---------------------------------------------------------------- tables
   logic tab_re, tab_we;
@@ -244,8 +243,20 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [12:0] pmtu = 13'd1 << cfg.pmtu_log;
   wire [15:0] sq_mask = (16'd1 << cfg.sq_log) - 16'd1;
 
-  wire sge_t  sge_cur = wqe_sge(wqe_q, sge_i_q);
-  assign mr_idx_o = sge_cur.lkey[MR_KEY_SHIFT +: MR_W];
+  // SGE/MR protection check of the gather list (shared block): every SGE passes before any payload
+  // DMA; each passing SGE's IOVA and length land in sge_iova_q/sge_len_q.
+  logic                sge_start, chk_idle, chk_out_valid, chk_done, chk_ok;
+  logic [2:0]          chk_out_idx;
+  logic [63:0]         chk_out_iova;
+  logic [31:0]         chk_out_len;
+  logic [34:0]         chk_total;
+  sge_t [WQE_MAX_SGE-1:0] w_sges;
+  always_comb for (int k = 0; k < int'(WQE_MAX_SGE); k++) w_sges[k] = wqe_sge(wqe_q, 3'(k));
+  tmnic_sge_chk #(.NUM_MR(NUM_MR), .NSGE(WQE_MAX_SGE)) u_sgechk (
+    .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(w_nsge), .pd_i(cfg.pd), .write_i(1'b0),
+    .sge_i(w_sges), .mr_idx_o, .mr_rd_i,
+    .out_valid_o(chk_out_valid), .out_idx_o(chk_out_idx), .out_iova_o(chk_out_iova), .out_len_o(chk_out_len),
+    .done_o(chk_done), .ok_o(chk_ok), .total_o(chk_total));
 
   wire [31:0] pkt_left = {19'd0, pkt_len_q - pkt_fill_q};
   wire [31:0] sge_left = sge_len_q[sge_i_q] - sge_off_q;
@@ -296,7 +307,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     err_d = 1'b0; err_qp_d = err_qp_o;
     sge_i_d = sge_i_q; msg_len_d = msg_len_q; msg_off_d = msg_off_q; sge_off_d = sge_off_q;
     pkt_len_d = pkt_len_q; pkt_fill_d = pkt_fill_q;
-    sge_ld = 1'b0;
+    sge_start = 1'b0;
     {retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d, prot_err_d} = '0;
     tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; tab_wdata = '0;
     tab_cur = 1'b1;   // a table write stores cur_d (as it is after this block), unless a path says otherwise
@@ -431,25 +442,22 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           loc_err = WC_LOC_QP_OP_ERR;
         end else begin
           state_d = w_inline ? S_START : S_SGE;
+          sge_start = !w_inline;
           msg_off_d = '0;
           sge_off_d = '0;
           in_msg_d = 1'b1;
         end
       end
 
-      // Protection check of SGE sge_i_q; all pass before any payload DMA.
-      S_SGE: begin
-        if (32'(sge_i_q) >= 32'(w_nsge)) begin
+      // The gather list's protection check (tmnic_sge_chk); a message over 4 GiB fails as well.
+      S_SGE: if (chk_done) begin
+        if (chk_ok && chk_total[34:32] == '0) begin
           sge_i_d = '0;
+          msg_len_d = chk_total[31:0];
           state_d = S_START;
-        end else if (!mr_ok(mr_rd_i, sge_cur.lkey, cfg.pd, sge_cur.addr, sge_cur.length, 1'b0) ||
-                     msg_len_q + sge_cur.length < msg_len_q) begin
+        end else begin
           prot_err_d = 1'b1;
           loc_err = WC_LOC_PROT_ERR;
-        end else begin
-          sge_ld = 1'b1;
-          msg_len_d = msg_len_q + sge_cur.length;
-          sge_i_d = sge_i_q + 3'd1;
         end
       end
 
@@ -709,9 +717,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       if (rsp_off_i == 14'sd0) wqe_q[511:0] <= rsp_data_i;
       else wqe_q[1023:512] <= rsp_data_i;
     end
-    if (sge_ld) begin
-      sge_iova_q[sge_i_q] <= mr_iova(mr_rd_i, sge_cur.addr);
-      sge_len_q[sge_i_q] <= sge_cur.length;
+    if (chk_out_valid) begin
+      sge_iova_q[chk_out_idx] <= chk_out_iova;
+      sge_len_q[chk_out_idx] <= chk_out_len;
     end
   end
 
@@ -741,5 +749,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     ack_valid_i && ack_ready_o |=> state_q == S_ACK_RD) else $error("tmnic_sq_engine: ACK taken but not processed");
   a_window: assert property (@(posedge clk_i) disable iff (!chk_q)
     state_q == S_START |-> (cur_q.next - cur_q.ci) < 16'(OUTS)) else $error("tmnic_sq_engine: outstanding ring overrun");
+  a_sgechk_start: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !sge_start || chk_idle) else $error("tmnic_sq_engine: SGE check started while one runs");
 `endif
 endmodule

@@ -1,0 +1,148 @@
+// SGE/MR protection checker, shared by the requester (local read of the gather list) and the
+// responder (LOCAL_WRITE of the scatter list): walks a WQE's SGEs, one per cycle, each against the
+// MR its lkey selects (valid, key, protection domain, bounds, access), and emits each one's IO virtual
+// address and length as it passes. All of a WQE's SGEs are checked before its caller moves any
+// payload; the walk stops at the first SGE that fails.
+//
+// start_i (while idle_o) begins a walk over the first min(nsge_i, NSGE) entries of sge_i; nsge_i,
+// pd_i, write_i and sge_i are read during the walk and must stay stable until done_o. Per passing
+// SGE k: out_valid_o with out_idx_o = k, its IOVA and length (one cycle after it was checked). Then
+// done_o for one cycle with ok_o (every SGE passed and nsge_i <= NSGE) and total_o, the sum of the
+// lengths that passed (35 bits: six 32-bit lengths never overflow it). The outputs are registers.
+//
+// The MR table read is combinational (mr_idx_o -> mr_rd_i, the context block's read port).
+module tmnic_sge_chk
+  import tmnic_pkg::*;
+  import tmnic_hwif_pkg::*;
+#(
+  parameter int unsigned NUM_MR = 64,
+  parameter int unsigned NSGE = WQE_MAX_SGE,
+  localparam int unsigned MR_W = $clog2(NUM_MR),
+  localparam int unsigned IW = $clog2(NSGE + 1)
+) (
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+
+  input  logic                  start_i,
+  output logic                  idle_o,
+  input  logic [7:0]            nsge_i,
+  input  logic [15:0]           pd_i,
+  input  logic                  write_i,   // the SGEs will be written (needs LOCAL_WRITE)
+  input  sge_t [NSGE-1:0]       sge_i,
+
+  output logic [MR_W-1:0]       mr_idx_o,
+  input  mr_t                   mr_rd_i,
+
+  output logic                  out_valid_o,
+  output logic [IW-1:0]         out_idx_o,
+  output logic [63:0]           out_iova_o,
+  output logic [31:0]           out_len_o,
+
+  output logic                  done_o,
+  output logic                  ok_o,
+  output logic [34:0]           total_o
+);
+  if (NUM_MR < 2 || (NUM_MR & (NUM_MR - 1)) != 0) begin : g_chk_mr
+    $fatal(1, "tmnic_sge_chk: NUM_MR must be a power of two >= 2");
+  end
+  if (NSGE < 1 || NSGE > 255) begin : g_chk_sge
+    $fatal(1, "tmnic_sge_chk: NSGE must be 1..255");
+  end
+
+  logic          walk_q, walk_d;
+  logic [IW-1:0] i_q, i_d;
+  logic          out_v_q, out_v_d, done_q, done_d, ok_q, ok_d;
+  logic [IW-1:0] out_idx_q;
+  logic [63:0]   out_iova_q, out_iova_d;
+  logic [31:0]   out_len_q;
+  logic [34:0]   total_q, total_d;
+
+  // The SGE under check: indexed only while walking (i_q < NSGE then).
+  sge_t cur;
+  always_comb begin
+    cur = sge_i[0];
+    for (int k = 0; k < int'(NSGE); k++) if (IW'(k) == i_q) cur = sge_i[k];
+  end
+  assign mr_idx_o = cur.lkey[MR_KEY_SHIFT +: MR_W];
+
+  always_comb begin
+    logic [IW-1:0] n;   // SGEs to walk
+    logic          pass;
+    walk_d = walk_q;
+    i_d = i_q;
+    out_v_d = 1'b0;
+    done_d = 1'b0;
+    ok_d = ok_q;
+    total_d = total_q;
+    out_iova_d = out_iova_q;
+    n = (nsge_i > 8'(NSGE)) ? IW'(NSGE) : IW'(nsge_i);
+    pass = 1'b0;
+    if (!walk_q) begin
+      if (start_i) begin
+        walk_d = 1'b1;
+        i_d = '0;
+        total_d = '0;
+      end
+    end else if (i_q == n) begin   // every SGE passed (or there were none)
+      walk_d = 1'b0;
+      done_d = 1'b1;
+      ok_d = nsge_i <= 8'(NSGE);
+    end else begin
+      pass = mr_ok(mr_rd_i, cur.lkey, pd_i, cur.addr, cur.length, write_i);
+      if (pass) begin
+        out_v_d = 1'b1;
+        out_iova_d = mr_iova(mr_rd_i, cur.addr);
+        total_d = total_q + 35'(cur.length);
+        i_d = i_q + IW'(1);
+      end else begin
+        walk_d = 1'b0;
+        done_d = 1'b1;
+        ok_d = 1'b0;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      walk_q <= 1'b0;
+      out_v_q <= 1'b0;
+      done_q <= 1'b0;
+    end else begin
+      walk_q <= walk_d;
+      out_v_q <= out_v_d;
+      done_q <= done_d;
+    end
+  end
+  // Payload registers: no reset; the SGE outputs load only when one passes.
+  always_ff @(posedge clk_i) begin
+    i_q <= i_d;
+    ok_q <= ok_d;
+    total_q <= total_d;
+    if (out_v_d) begin
+      out_idx_q <= i_q;
+      out_iova_q <= out_iova_d;
+      out_len_q <= cur.length;
+    end
+  end
+
+  assign idle_o = !walk_q;
+  assign out_valid_o = out_v_q;
+  assign out_idx_o = out_idx_q;
+  assign out_iova_o = out_iova_q;
+  assign out_len_o = out_len_q;
+  assign done_o = done_q;
+  assign ok_o = ok_q;
+  assign total_o = total_q;
+
+`ifndef SYNTHESIS
+  logic chk_q;
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
+  a_start_idle: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(start_i && walk_q)) else $error("tmnic_sge_chk: start while a walk is running");
+  a_inputs_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    walk_q && !done_d |=> $stable(nsge_i) && $stable(pd_i) && $stable(write_i) && $stable(sge_i))
+    else $error("tmnic_sge_chk: SGE list changed during its walk");
+  a_idx_range: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !walk_q || 32'(i_q) <= NSGE) else $error("tmnic_sge_chk: index past NSGE");
+`endif
+endmodule
