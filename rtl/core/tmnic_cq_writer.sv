@@ -44,31 +44,69 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   if (DATA_W != 256 && DATA_W != 512) begin : g_chk
     $fatal(1, "tmnic_cq_writer: DATA_W must be 256 or 512");
   end
+  if (NUM_CQ < 2 || NUM_CQ > 1024 || (NUM_CQ & (NUM_CQ - 1)) != 0) begin : g_chk_cq
+    $fatal(1, "tmnic_cq_writer: NUM_CQ must be a power of two in 2..1024");
+  end
 
-  logic [15:0] pi_q [NUM_CQ];
-  logic [15:0] ci_q [NUM_CQ];
-  logic        arm_q [NUM_CQ];
+  // Per-CQ producer and consumer indices in two tables (tmnic_pi_tab: a RAM whose re-initialisation
+  // wins the write port and delays a colliding write by one cycle); the arm bits are flip-flops.
+  typedef enum logic [1:0] {S_IDLE, S_DMA, S_WAIT} state_e;
+  state_e          state_q, state_d, prev_q;
+  cqe_req_t        cur_q, cur_d;
+  logic [511:0]    cqe_q;
+  logic [15:0]     pi_q, pi_d, ci_q, ci_d;      // indices of the CQ being written (read at the grant)
+  logic [NUM_CQ-1:0] arm_q, arm_d;
+  logic            irq_d, cqe_d, overflow_d;
+  logic [15:0]     irq_cq_d;
 
   logic [NSRC-1:0] gnt;
   logic [$clog2(NSRC > 1 ? NSRC : 2)-1:0] gnt_idx;
-  logic gnt_valid;
-  typedef enum logic [1:0] {S_IDLE, S_DMA, S_WAIT} state_e;
-  state_e state_q;
-  cqe_req_t cur_q;
-  logic [511:0] cqe_q;
+  logic            gnt_valid, pi_hold, ci_hold, pi_we;
+  logic [15:0]     pi_rdata, ci_rdata;
 
+  wire go = state_q == S_IDLE && !pi_hold && !ci_hold;  // no index write pending: the reads are current
   tmnic_rr_arb #(.N(NSRC)) u_arb (
-    .clk_i, .rst_ni, .req_i(req_valid_i & {NSRC{state_q == S_IDLE}}), .ack_i(state_q == S_IDLE),
+    .clk_i, .rst_ni, .req_i(req_valid_i & {NSRC{go}}), .ack_i(go),
     .gnt_o(gnt), .idx_o(gnt_idx), .valid_o(gnt_valid));
-  assign req_ready_o = gnt & {NSRC{state_q == S_IDLE}};
+  assign req_ready_o = gnt & {NSRC{go}};
 
+  wire [CQ_W-1:0] new_cq = req_i[gnt_idx].cq[CQ_W-1:0];
+  wire            db_ok = db_valid_i && db_idx_i < 12'(NUM_CQ);
+  wire            rst_ok = cq_reset_i && cq_reset_idx_i < 16'(NUM_CQ);
+  wire [CQ_W-1:0] db_cq = db_idx_i[CQ_W-1:0];
+  wire [CQ_W-1:0] rst_cq = cq_reset_idx_i[CQ_W-1:0];
   wire [CQ_W-1:0] cqn = cur_q.cq[CQ_W-1:0];
+
+  tmnic_pi_tab #(.N(NUM_CQ)) u_ci (
+    .clk_i, .rst_ni, .db_i(db_ok), .db_idx_i(db_cq), .db_pi_i(db_val_i[15:0]),
+    .init_i(rst_ok), .init_idx_i(rst_cq),
+    .re_i(gnt_valid), .raddr_i(new_cq), .rdata_o(ci_rdata), .hold_o(ci_hold));
+  tmnic_pi_tab #(.N(NUM_CQ)) u_pi (
+    .clk_i, .rst_ni, .db_i(pi_we), .db_idx_i(cqn), .db_pi_i(pi_q + 16'd1),
+    .init_i(rst_ok), .init_idx_i(rst_cq),
+    .re_i(gnt_valid), .raddr_i(new_cq), .rdata_o(pi_rdata), .hold_o(pi_hold));
+
+  // Writes in the grant cycle are not in the words read then: forwarded (a doorbell's consumer index,
+  // a re-initialisation's zeros).
+  logic fwd_ci_q, fwd_rst_q;
+  logic [15:0] fwd_ci_val_q;
+  always_ff @(posedge clk_i) begin
+    fwd_ci_q <= gnt_valid && db_ok && db_cq == new_cq;
+    fwd_ci_val_q <= db_val_i[15:0];
+    fwd_rst_q <= gnt_valid && rst_ok && rst_cq == new_cq;
+  end
+  wire [15:0] pi_now = fwd_rst_q ? 16'd0 : pi_rdata;
+  wire [15:0] ci_now = fwd_ci_q ? fwd_ci_val_q : (fwd_rst_q ? 16'd0 : ci_rdata);
+
   cq_cfg_t cfg;
   assign cq_idx_o = cqn;
   assign cfg = cq_rd_i;
   wire [15:0] size = 16'(1) << cfg.log_size;
-  wire [15:0] pi = pi_q[cqn];
-  wire full = (pi - ci_q[cqn]) >= size;
+  // The first cycle of S_DMA decides with the indices just read; later cycles keep them.
+  wire        first = state_q == S_DMA && state_q != prev_q;
+  wire [15:0] pi = first ? pi_now : pi_q;
+  wire [15:0] ci = first ? ci_now : ci_q;
+  wire        full = (pi - ci) >= size;
 
   // Byte image of a CQE (little-endian fields; IMM raw in wire order).
   /* verilator lint_off UNUSEDSIGNAL */  // r.cq selects the ring, it is not part of the entry
@@ -99,67 +137,88 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire cq_ok = cfg.valid && cur_q.cq < 16'(NUM_CQ) && !full;
   assign dma_valid_o = (state_q == S_DMA) && cq_ok;
 
-  always_ff @(posedge clk_i) begin
-    if (dma_data_req_i) dma_data_o <= DATA_W'(cqe_q >> (8 * dma_data_off_i[5:0]));
+  always_comb begin
+    state_d = state_q;
+    cur_d = cur_q;
+    pi_d = pi;
+    ci_d = ci;
+    arm_d = arm_q;
+    pi_we = 1'b0;
+    irq_d = 1'b0;
+    irq_cq_d = irq_cq_o;
+    cqe_d = 1'b0;
+    overflow_d = 1'b0;
+    if (db_ok && db_val_i[31]) arm_d[db_cq] = 1'b1;
+    if (rst_ok) arm_d[rst_cq] = 1'b0;
+    unique case (state_q)
+      S_IDLE: if (gnt_valid) begin
+        cur_d = req_i[gnt_idx];
+        state_d = S_DMA;
+      end
+      S_DMA: begin
+        if (!cq_ok) begin
+          overflow_d = 1'b1;     // no CQ or CQ full: the completion is lost
+          state_d = S_IDLE;
+        end else if (dma_ready_i) begin
+          state_d = S_WAIT;
+        end
+      end
+      S_WAIT: if (dma_done_i) begin
+        pi_we = 1'b1;
+        cqe_d = 1'b1;
+        if (arm_q[cqn]) begin
+          arm_d[cqn] = 1'b0;
+          irq_d = 1'b1;
+          irq_cq_d = cur_q.cq;
+        end
+        state_d = S_IDLE;
+      end
+      default: state_d = S_IDLE;
+    endcase
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q <= S_IDLE;
-      cur_q <= '0;
-      cqe_q <= '0;
+      prev_q <= S_IDLE;
+      arm_q <= '0;
       irq_o <= 1'b0;
-      irq_cq_o <= '0;
       cqe_o <= 1'b0;
       overflow_o <= 1'b0;
-      for (int i = 0; i < NUM_CQ; i++) begin
-        pi_q[i] <= '0;
-        ci_q[i] <= '0;
-        arm_q[i] <= 1'b0;
-      end
     end else begin
-      irq_o <= 1'b0;
-      cqe_o <= 1'b0;
-      overflow_o <= 1'b0;
-      if (db_valid_i && db_idx_i < 12'(NUM_CQ)) begin
-        ci_q[db_idx_i[CQ_W-1:0]] <= db_val_i[15:0];
-        if (db_val_i[31]) arm_q[db_idx_i[CQ_W-1:0]] <= 1'b1;
-      end
-      if (cq_reset_i && cq_reset_idx_i < 16'(NUM_CQ)) begin
-        pi_q[cq_reset_idx_i[CQ_W-1:0]] <= '0;
-        ci_q[cq_reset_idx_i[CQ_W-1:0]] <= '0;
-        arm_q[cq_reset_idx_i[CQ_W-1:0]] <= 1'b0;
-      end
-      unique case (state_q)
-        S_IDLE: if (gnt_valid) begin
-          cur_q <= req_i[gnt_idx];
-          state_q <= S_DMA;
-        end
-        S_DMA: begin
-          if (!cq_ok) begin
-            overflow_o <= 1'b1;     // no CQ or CQ full: the completion is lost
-            state_q <= S_IDLE;
-          end else begin
-            cqe_q <= format_cqe(cur_q, !pi[cfg.log_size]);
-            if (dma_ready_i) state_q <= S_WAIT;
-          end
-        end
-        S_WAIT: if (dma_done_i) begin
-          pi_q[cqn] <= pi + 16'd1;
-          cqe_o <= 1'b1;
-          if (arm_q[cqn]) begin
-            arm_q[cqn] <= 1'b0;
-            irq_o <= 1'b1;
-            irq_cq_o <= cur_q.cq;
-          end
-          state_q <= S_IDLE;
-        end
-        default: state_q <= S_IDLE;
-      endcase
+      state_q <= state_d;
+      prev_q <= state_q;
+      arm_q <= arm_d;
+      irq_o <= irq_d;
+      cqe_o <= cqe_d;
+      overflow_o <= overflow_d;
     end
   end
+  // Payload registers: no reset; the CQE image is built while waiting for the DMA engine.
+  always_ff @(posedge clk_i) begin
+    cur_q <= cur_d;
+    pi_q <= pi_d;
+    ci_q <= ci_d;
+    irq_cq_o <= irq_cq_d;
+    if (state_q == S_DMA) cqe_q <= format_cqe(cur_q, !pi[cfg.log_size]);
+    // CQEs are 64-byte aligned: a pull starts on a beat boundary, only whole beats move.
+    if (dma_data_req_i) dma_data_o <= DATA_W'(cqe_q >> (8 * (dma_data_off_i[5:0] & ~6'(DATA_W / 8 - 1))));
+  end
   assign idle_o = (state_q == S_IDLE);
-  // CQEs are 64-byte aligned single requests: only the lane offset of a pull matters; the doorbell
-  // carries a consumer index and the arm bit only; the CQ index of a request is used via cqn.
+  // The doorbell carries a consumer index and the arm bit only; the CQ index of a request is used via
+  // cqn; the low offset bits of a pull are zero (asserted).
   wire unused_ok = ^{db_val_i[30:16], dma_data_off_i[13:6], cur_q.cq[15:CQ_W]};
+
+`ifndef SYNTHESIS
+  logic chk_q;
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
+  a_pull_aligned: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !dma_data_req_i || (dma_data_off_i[5:0] & 6'(DATA_W / 8 - 1)) == '0)
+    else $error("tmnic_cq_writer: a CQE pull not on a beat boundary");
+  a_valid_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    dma_valid_o && !dma_ready_i |=> dma_valid_o && $stable(dma_addr_o))
+    else $error("tmnic_cq_writer: DMA request changed before it was taken");
+  a_one_grant: assert property (@(posedge clk_i) disable iff (!chk_q)
+    $onehot0(req_ready_o)) else $error("tmnic_cq_writer: several requests taken at once");
+`endif
 endmodule
