@@ -87,7 +87,7 @@ BLOCKS = {
                 ("req_addr_q, req_end_q", 128), ("m_axi_awlen_o", 8), ("b_out_q", 16)]),
     "tmnic_cq_writer": dict(
         params=dict(DATA_W=512, NUM_CQ=64, NSRC=2),
-        ff_min=[("pi_q[64], ci_q[64], arm_q[64]", 64 * (16 + 16 + 1)),
+        ff_min=[("pi and ci tables 64 x 16 each (RAM), arm bits 64", 64 * (16 + 16 + 1)),
                 ("cur_q (cqe_req_t less cq: wr_id, byte_len, imm, qp_num, src_qp, wc_flags, wqe_idx, "
                  "opcode, status)", 64 + 32 + 32 + 24 + 24 + 32 + 16 + 8 + 8),
                 ("irq_cq_o", 16)]),
@@ -148,6 +148,10 @@ BLOCKS = {
                 ("RQ producer indices 1024 x 16, QUERY PSN copy 1024 x 24", 1024 * 40),
                 ("ACK generator: 1024 x 57, QP FIFO 1024 x 10", 1024 * 67),
                 ("wqe_q", 1024)]),
+    "tmnic_sge_chk": dict(
+        params=dict(NUM_MR=64),
+        ff_min=[("out_iova_o, out_len_o, out_idx_o", 64 + 32 + 3), ("total_o", 35),
+                ("walk index, valid/done/ok flags", 3 + 4)]),
     "tmnic_pi_tab": dict(
         params=dict(N=64),
         ff_min=[("table 64 x 16", 64 * 16), ("held doorbell {idx, pi}", 6 + 16)]),
@@ -166,7 +170,7 @@ BLOCKS = {
     # Whole NIC: only on request (scripts/synth.sh tmnic_top), see syn/README.md. synth_ecp5 alone (the
     # generic pass took 9 minutes of its own) and ABC instead of ABC9 (ABC9 did not finish in 20 min on
     # the flattened 220 K-cell design).
-    "tmnic_top": dict(params={}, ff_min=[], optional=True, no_generic=True, ecp5_opts="-noabc9"),
+    "tmnic_top": dict(params={}, ff_min=[], optional=True, no_generic=True, ecp5_opts="-noabc9", timeout_s=2700),
 }
 DEFAULT_BLOCKS = [b for b, v in BLOCKS.items() if not v.get("optional")]
 
@@ -301,10 +305,10 @@ def run_measured(cmd, timeout, stdout=subprocess.DEVNULL):
     return m
 
 
-def run_waived(script_of, logfile, what):
+def run_waived(script_of, logfile, what, timeout=TIMEOUT_S):
     """run_yosys; on a frontend error listed in WAIVERS, once more with the waiver's option.
     Returns (seconds or None, [issues waived])."""
-    dt = run_yosys(script_of(()), logfile, what)
+    dt = run_yosys(script_of(()), logfile, what, timeout=timeout)
     if dt is not None:
         return dt, []
     text = logfile.read_text(errors="replace") if logfile.exists() else ""
@@ -313,7 +317,7 @@ def run_waived(script_of, logfile, what):
         return None, []
     for w in ws:
         log(f"synth: {what}: RTL issue (waived with read_slang {w['flag']}): {w['issue']}")
-    return run_yosys(script_of(tuple(w["flag"] for w in ws)), logfile, what), [w["issue"] for w in ws]
+    return run_yosys(script_of(tuple(w["flag"] for w in ws)), logfile, what, timeout=timeout), [w["issue"] for w in ws]
 
 
 def generic_counts(res, out, logfile):
@@ -375,7 +379,7 @@ def synth_block(name, files, ecp5=True):
                  f"select -assert-none {LATCH_CELLS}",
                  f"tee -q -o {out}/ecp5.json stat -json"]
     dt, waived = run_waived(lambda flags: frontend(top, b["params"], files, flags) + rest,
-                            out / "yosys.log", name)
+                            out / "yosys.log", name, timeout=b.get("timeout_s", TIMEOUT_S))
     res = dict(block=name, params=b["params"], ok=dt is not None, seconds=round(dt or 0, 1), waived=waived,
                date=datetime.date.today().isoformat())
     if dt is None:
@@ -725,7 +729,9 @@ def pnr(top, params, files, out, what, rev, freq, seeds, router):
     wrap_files = files + ["syn/pnr_wrap.sv", str(out / "pnr_wrap_dut.v")]
     # the whole synth_ecp5 here, autoname included: it names the cells after the signals they drive, which
     # makes the critical paths readable
-    lines = frontend(TM_WRAP, dict(W_IN=w_in, W_OUT=w_out), wrap_files) + [f"synth_ecp5 -top {TM_WRAP}"] + [
+    # the output fold loops over every output bit: more than slang's default unroll limit for the big blocks
+    lines = frontend(TM_WRAP, dict(W_IN=w_in, W_OUT=w_out), wrap_files, flags=("--unroll-limit=1000000",)) + [
+        f"synth_ecp5 -top {TM_WRAP}"] + [
         f"select -assert-none {LATCH_CELLS}", f"tee -q -o {out}/stat.json stat -json", f"write_json {out}/wrap.json"]
     dt = run_yosys(lines, out / "yosys.log", f"{TM_WRAP} {what}", timeout=TM_TIMEOUT_S)
     res["yosys_run"] = run_record()
