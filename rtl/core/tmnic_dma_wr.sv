@@ -81,26 +81,29 @@ module tmnic_dma_wr #(
   wire w_fire = m_axi_wvalid_o && m_axi_wready_i;
   wire aw_free = !m_axi_awvalid_o || m_axi_awready_i;
 
-  // Next beat geometry.
-  logic [ADDR_W-1:0] page_end, burst_end;
+  // Next beat geometry, from two distances computed side by side (bytes left in the request and in
+  // the 4 KiB page) rather than from a page end, a burst end and a sum compared one after another:
+  // one carry chain deep.
+  logic [ADDR_W-1:0] to_end;   // req_end_q - beat_q: never negative while busy
+  logic [12:0]       to_page;  // 4096 - beat_q[11:0]: BYTES..4096
   logic first_of_burst, last_of_burst, last_of_req;
   logic [LANE_W-1:0] lo;
   logic [LANE_W:0] hi;
   always_comb begin
-    page_end = {beat_q[ADDR_W-1:12] + 1'b1, 12'h000};
-    burst_end = (req_end_q < page_end) ? req_end_q : page_end;
+    to_end = req_end_q - beat_q;
+    to_page = 13'h1000 - {1'b0, beat_q[11:0]};
     first_of_burst = (beat_q[11:0] == 12'h000) || (beat_q == {req_addr_q[ADDR_W-1:LANE_W], {LANE_W{1'b0}}});
-    last_of_burst = (beat_q + ADDR_W'(BYTES) >= burst_end);
-    last_of_req = (beat_q + ADDR_W'(BYTES) >= req_end_q);
+    last_of_req = to_end <= ADDR_W'(BYTES);
+    last_of_burst = last_of_req || to_page == 13'(BYTES);
     lo = (req_addr_q > beat_q) ? LANE_W'(req_addr_q - beat_q) : '0;
-    hi = (req_end_q - beat_q < ADDR_W'(BYTES)) ? (LANE_W + 1)'(req_end_q - beat_q) : (LANE_W + 1)'(BYTES);
+    hi = (to_end < ADDR_W'(BYTES)) ? (LANE_W + 1)'(to_end) : (LANE_W + 1)'(BYTES);
   end
   // Pull the next beat when the queue has room for it and, at a burst start, the AW slot is free.
   wire room = ({1'b0, q_cnt_q} + {2'b0, pend_q} - {2'b0, w_fire}) < 3'd2;
   wire pull = busy_q && room && (!first_of_burst || aw_free);
   // Burst length in beats for an AW issued at beat_q.
   /* verilator lint_off UNUSEDSIGNAL */
-  wire [ADDR_W-1:0] burst_span = burst_end - beat_q + ADDR_W'(BYTES) - 1'b1;
+  wire [ADDR_W-1:0] burst_span = ((to_end < ADDR_W'(to_page)) ? to_end : ADDR_W'(to_page)) + ADDR_W'(BYTES) - 1'b1;
   /* verilator lint_on UNUSEDSIGNAL */
 
   always_comb begin
