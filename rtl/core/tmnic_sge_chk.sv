@@ -6,9 +6,10 @@
 //
 // start_i (while idle_o) begins a walk over the first min(nsge_i, NSGE) entries of sge_i; nsge_i,
 // pd_i, write_i and sge_i are read during the walk and must stay stable until done_o. Per passing
-// SGE k: out_valid_o with out_idx_o = k, its IOVA and length (one cycle after it was checked). Then
-// done_o for one cycle with ok_o (every SGE passed and nsge_i <= NSGE) and total_o, the sum of the
-// lengths that passed (35 bits: six 32-bit lengths never overflow it). The outputs are registers.
+// SGE k: out_valid_o with out_idx_o = k, its IOVA and length (one cycle after it was checked). With
+// the last SGE's result, or the failing SGE's check, or one cycle after a start with no SGEs: done_o
+// for one cycle with ok_o (every SGE passed and nsge_i <= NSGE) and total_o, the sum of the lengths
+// that passed (35 bits: six 32-bit lengths never overflow it). The outputs are registers.
 //
 // The MR table read is combinational (mr_idx_o -> mr_rd_i, the context block's read port).
 module tmnic_sge_chk
@@ -83,7 +84,7 @@ module tmnic_sge_chk
         i_d = '0;
         total_d = '0;
       end
-    end else if (i_q == n) begin   // every SGE passed (or there were none)
+    end else if (i_q == n) begin   // no SGEs at all
       walk_d = 1'b0;
       done_d = 1'b1;
       ok_d = nsge_i <= 8'(NSGE);
@@ -94,6 +95,11 @@ module tmnic_sge_chk
         out_iova_d = mr_iova(mr_rd_i, cur.addr);
         total_d = total_q + 35'(cur.length);
         i_d = i_q + IW'(1);
+        if (i_q + IW'(1) == n) begin   // the last one: done together with its result
+          walk_d = 1'b0;
+          done_d = 1'b1;
+          ok_d = nsge_i <= 8'(NSGE);
+        end
       end else begin
         walk_d = 1'b0;
         done_d = 1'b1;

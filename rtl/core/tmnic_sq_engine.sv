@@ -422,7 +422,12 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           state_d = S_FETCH_WAIT;
         end
       end
-      S_FETCH_WAIT: if (rsp_wqe_valid_i && rsp_last_i) state_d = S_CHECK;
+      // The SGE check starts with the WQE's last beat, beside S_CHECK's decisions (a WQE that does
+      // not go to S_SGE ignores its result; the walk ends long before the next WQE arrives).
+      S_FETCH_WAIT: if (rsp_wqe_valid_i && rsp_last_i) begin
+        sge_start = 1'b1;
+        state_d = S_CHECK;
+      end
 
       S_CHECK: begin
         sge_i_d = '0;
@@ -442,7 +447,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           loc_err = WC_LOC_QP_OP_ERR;
         end else begin
           state_d = w_inline ? S_START : S_SGE;
-          sge_start = !w_inline;
           msg_off_d = '0;
           sge_off_d = '0;
           in_msg_d = 1'b1;

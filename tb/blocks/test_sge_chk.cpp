@@ -4,12 +4,13 @@
 // emits each passing SGE (index, IOVA = addr - va + iova, length) and stops at the first failure;
 // done carries ok (all passed and nsge <= NSGE) and the sum of the passed lengths.
 // Checked: the whole output stream of every walk, and its timing (one SGE per cycle; done with the
-// failing SGE's result, or one cycle after the last result when all passed).
+// last or the failing SGE's result).
 // Stimulus: a random MR table (keys that match or not, PDs, access bits, invalid entries, regions at
 // the top of the address space); SGE lists of 0..8 entries whose addresses sit inside, on and one
 // byte past each bound, with zero lengths, wrapped sums, foreign keys; random start gaps.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -185,9 +186,9 @@ class SgeChkBench {
                                     << " len " << got[k].len << ", expected idx " << exp[k].idx << " iova "
                                     << exp[k].iova << " len " << exp[k].len;
     }
-    // Timing: one SGE per cycle, the result in the cycle after its check; done with the failing SGE's
-    // result, or one cycle after the last result when every SGE passed.
-    const unsigned want = failed ? checked : n + 1;
+    // Timing: one SGE per cycle, the result in the cycle after its check; done with the last or the
+    // failing SGE's result (one cycle after the start when there is none).
+    const unsigned want = failed ? checked : std::max(n, 1u);
     EXPECT_EQ(cycles, want) << "done after " << cycles << " cycles (nsge " << nsge << ", checked " << checked << ")";
     ++walks_;
   }
