@@ -116,6 +116,16 @@ inline void report_speed(const char* block, const char* what, uint64_t cycles, d
               (unsigned long long)cycles, s, s > 0 ? cycles / s / 1e3 : 0.0);
 }
 
+// One clock period of a Verilated block whose clock is clk_i (inputs set before, outputs read after).
+template <class Top>
+inline void clock_tick(Top& top, VerilatedContext& ctx) {
+  top.clk_i = 1;
+  top.eval();
+  top.clk_i = 0;
+  top.eval();
+  ctx.timeInc(1);
+}
+
 // Random helpers.
 inline bool chance(std::mt19937_64& r, double p) { return std::uniform_real_distribution<double>(0, 1)(r) < p; }
 inline uint64_t urand(std::mt19937_64& r, uint64_t lo, uint64_t hi) {

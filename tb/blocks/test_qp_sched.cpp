@@ -142,13 +142,7 @@ class QpSchedBench {
   uint64_t takes() const { return takes_; }
 
  private:
-  void tick() {
-    top_->clk_i = 1;
-    top_->eval();
-    top_->clk_i = 0;
-    top_->eval();
-    ctx_->timeInc(1);
-  }
+  void tick() { clock_tick(*top_, *ctx_); }
   // set_idx_i is NSET * IDX_W <= 64 bits here: one integer in Verilator's model.
   static_assert(kNset * kIdxW <= 64, "set_idx_i wider than one word");
   void set_idx(unsigned p, unsigned q) {

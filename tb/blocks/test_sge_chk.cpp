@@ -224,13 +224,7 @@ class SgeChkBench {
     top_->eval();
     tick();
   }
-  void tick() {
-    top_->clk_i = 1;
-    top_->eval();
-    top_->clk_i = 0;
-    top_->eval();
-    ctx_->timeInc(1);
-  }
+  void tick() { clock_tick(*top_, *ctx_); }
 
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<Vtmnic_sge_chk> top_;
