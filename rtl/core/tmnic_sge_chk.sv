@@ -6,12 +6,13 @@
 //
 // start_i (while idle_o) begins a walk over the first min(nsge_i, NSGE) entries of sge_i; nsge_i,
 // pd_i, write_i and sge_i are read during the walk and must stay stable until done_o. Per passing
-// SGE k: out_valid_o with out_idx_o = k, its IOVA and length (one cycle after it was checked). With
+// SGE k: out_valid_o with out_idx_o = k, its IOVA and length (two cycles after it was taken). With
 // the last SGE's result, or the failing SGE's check, or one cycle after a start with no SGEs: done_o
 // for one cycle with ok_o (every SGE passed and nsge_i <= NSGE) and total_o, the sum of the lengths
 // that passed (35 bits: six 32-bit lengths never overflow it). The outputs are registers.
 //
-// The MR table read is combinational (mr_idx_o -> mr_rd_i, the context block's read port).
+// The MR table read is combinational (mr_idx_o, a register, -> mr_rd_i, the context block's read
+// port); the check is pipelined over two stages for timing (a 65-bit sum in each).
 module tmnic_sge_chk
   import tmnic_pkg::*;
   import tmnic_hwif_pkg::*;
@@ -50,71 +51,94 @@ module tmnic_sge_chk
     $fatal(1, "tmnic_sge_chk: NSGE must be 1..255");
   end
 
-  logic          walk_q, walk_d;
-  logic [IW-1:0] i_q, i_d;
+  // Two stages, one SGE per cycle: A selects SGE i (its end address summed) and registers it, with
+  // the MR index as a register output; B checks it against the MR the table returns and registers
+  // the result. A failure in B ends the walk; B ignores the SGE that A took in the same cycle (B
+  // only checks while the walk runs), so B's result never reaches A's load enable.
+  logic          walk_q, walk_d;                 // a walk is running (until done)
+  logic [IW-1:0] i_q, i_d;                       // next SGE to take into A
+  logic          a_v_q, a_v_d, a_last_q, a_last_d;
+  logic [IW-1:0] a_idx_q, a_idx_d;
+  sge_t          a_sge_q, a_sge_d;
+  logic [64:0]   a_end_q, a_end_d;               // addr + length, 65 bits
   logic          out_v_q, out_v_d, done_q, done_d, ok_q, ok_d;
   logic [IW-1:0] out_idx_q;
   logic [63:0]   out_iova_q, out_iova_d;
   logic [31:0]   out_len_q;
   logic [34:0]   total_q, total_d;
 
-  // The SGE under check: indexed only while walking (i_q < NSGE then).
+  // The SGE stage A takes: indexed only while walking (i_q < NSGE then).
   sge_t cur;
   always_comb begin
     cur = sge_i[0];
     for (int k = 0; k < int'(NSGE); k++) if (IW'(k) == i_q) cur = sge_i[k];
   end
-  assign mr_idx_o = cur.lkey[MR_KEY_SHIFT +: MR_W];
+  assign mr_idx_o = a_sge_q.lkey[MR_KEY_SHIFT +: MR_W];
 
   always_comb begin
     logic [IW-1:0] n;   // SGEs to walk
-    logic          pass;
+    logic [64:0]   end_m;
+    logic          pass, fail;
     walk_d = walk_q;
     i_d = i_q;
+    a_v_d = 1'b0;
+    a_idx_d = i_q;
+    a_last_d = 1'b0;
+    a_sge_d = cur;
+    a_end_d = {1'b0, cur.addr} + {33'd0, cur.length};
     out_v_d = 1'b0;
     done_d = 1'b0;
     ok_d = ok_q;
     total_d = total_q;
     out_iova_d = out_iova_q;
     n = (nsge_i > 8'(NSGE)) ? IW'(NSGE) : IW'(nsge_i);
-    pass = 1'b0;
+    // Stage B: the SGE in A against its MR (valid, key, PD, [addr, end) inside [va, va + len), access).
+    end_m = {1'b0, mr_rd_i.va} + {1'b0, mr_rd_i.len};
+    pass = mr_rd_i.valid && mr_rd_i.key == a_sge_q.lkey && mr_rd_i.pd == pd_i && a_sge_q.addr >= mr_rd_i.va &&
+           a_end_q <= end_m && (!write_i || mr_rd_i.access[0]);
+    fail = a_v_q && walk_q && !pass;
+    if (a_v_q && walk_q && pass) begin
+      out_v_d = 1'b1;
+      out_iova_d = mr_iova(mr_rd_i, a_sge_q.addr);
+      total_d = total_q + 35'(a_sge_q.length);
+      if (a_last_q) begin          // the last one: done together with its result
+        walk_d = 1'b0;
+        done_d = 1'b1;
+        ok_d = nsge_i <= 8'(NSGE);
+      end
+    end
+    if (fail) begin
+      walk_d = 1'b0;
+      done_d = 1'b1;
+      ok_d = 1'b0;
+    end
+    // Stage A and the walk.
     if (!walk_q) begin
       if (start_i) begin
         walk_d = 1'b1;
         i_d = '0;
         total_d = '0;
       end
-    end else if (i_q == n) begin   // no SGEs at all
+    end else if (n == '0) begin    // no SGEs at all
       walk_d = 1'b0;
       done_d = 1'b1;
       ok_d = nsge_i <= 8'(NSGE);
-    end else begin
-      pass = mr_ok(mr_rd_i, cur.lkey, pd_i, cur.addr, cur.length, write_i);
-      if (pass) begin
-        out_v_d = 1'b1;
-        out_iova_d = mr_iova(mr_rd_i, cur.addr);
-        total_d = total_q + 35'(cur.length);
-        i_d = i_q + IW'(1);
-        if (i_q + IW'(1) == n) begin   // the last one: done together with its result
-          walk_d = 1'b0;
-          done_d = 1'b1;
-          ok_d = nsge_i <= 8'(NSGE);
-        end
-      end else begin
-        walk_d = 1'b0;
-        done_d = 1'b1;
-        ok_d = 1'b0;
-      end
+    end else if (i_q < n) begin
+      a_v_d = 1'b1;
+      a_last_d = i_q + IW'(1) == n;
+      i_d = i_q + IW'(1);
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       walk_q <= 1'b0;
+      a_v_q <= 1'b0;
       out_v_q <= 1'b0;
       done_q <= 1'b0;
     end else begin
       walk_q <= walk_d;
+      a_v_q <= a_v_d;
       out_v_q <= out_v_d;
       done_q <= done_d;
     end
@@ -124,10 +148,16 @@ module tmnic_sge_chk
     i_q <= i_d;
     ok_q <= ok_d;
     total_q <= total_d;
+    a_idx_q <= a_idx_d;
+    a_last_q <= a_last_d;
+    if (a_v_d) begin
+      a_sge_q <= a_sge_d;
+      a_end_q <= a_end_d;
+    end
     if (out_v_d) begin
-      out_idx_q <= i_q;
+      out_idx_q <= a_idx_q;
       out_iova_q <= out_iova_d;
-      out_len_q <= cur.length;
+      out_len_q <= a_sge_q.length;
     end
   end
 

@@ -3,8 +3,8 @@
 // [va, va+len) (65-bit sums: no wrap-around) and, for a scatter list, LOCAL_WRITE access. The walk
 // emits each passing SGE (index, IOVA = addr - va + iova, length) and stops at the first failure;
 // done carries ok (all passed and nsge <= NSGE) and the sum of the passed lengths.
-// Checked: the whole output stream of every walk, and its timing (one SGE per cycle; done with the
-// last or the failing SGE's result).
+// Checked: the whole output stream of every walk, and its timing (one SGE per cycle, two stages; done
+// with the last or the failing SGE's result).
 // Stimulus: a random MR table (keys that match or not, PDs, access bits, invalid entries, regions at
 // the top of the address space); SGE lists of 0..8 entries whose addresses sit inside, on and one
 // byte past each bound, with zero lengths, wrapped sums, foreign keys; random start gaps.
@@ -180,15 +180,20 @@ class SgeChkBench {
       }
     }
     ASSERT_TRUE(done) << "no done";
+    // Nothing more from this walk: no SGE and no done after its done.
+    for (int q = 0; q < 3; ++q) {
+      cycle(false);
+      EXPECT_FALSE(top_->out_valid_o || top_->done_o) << "output after done (nsge " << nsge << ")";
+    }
     EXPECT_EQ(got.size(), exp.size()) << "SGEs emitted";
     for (size_t k = 0; k < std::min(got.size(), exp.size()); ++k) {
       EXPECT_TRUE(got[k] == exp[k]) << "SGE " << k << ": idx " << got[k].idx << " iova " << std::hex << got[k].iova
                                     << " len " << got[k].len << ", expected idx " << exp[k].idx << " iova "
                                     << exp[k].iova << " len " << exp[k].len;
     }
-    // Timing: one SGE per cycle, the result in the cycle after its check; done with the last or the
-    // failing SGE's result (one cycle after the start when there is none).
-    const unsigned want = failed ? checked : std::max(n, 1u);
+    // Timing: one SGE per cycle through two stages, each result two cycles after its SGE was taken;
+    // done with the last or the failing SGE's result (one cycle after the start when there is none).
+    const unsigned want = failed ? checked + 1 : (n == 0 ? 1u : n + 1);
     EXPECT_EQ(cycles, want) << "done after " << cycles << " cycles (nsge " << nsge << ", checked " << checked << ")";
     ++walks_;
   }
