@@ -176,7 +176,8 @@ module tmnic_qp_sched #(
     ps_v_d = 1'b0;
     ps_w_d = r_w_q;
     // The summary search, one cycle after the data stage found nothing (the summary is exact then).
-    nw = next_word(nz_q, ps_w_q);
+    nw = '0;
+    if (ps_v_q) nw = next_word(nz_q, ps_w_q);   // (under its enable: simulation cost follows activity)
     p2_v_d = ps_v_q && nw[WW];
     p2_w_d = nw[WW-1:0];
     sl_v_d = sl_v_q;
@@ -229,7 +230,7 @@ module tmnic_qp_sched #(
     // part of the buffer (chosen from the registered valid bits alone: no chain through the ports).
     fast = idle;
     lost = 1'b0;
-    for (int k = 0; k < int'(NSET); k++) begin
+    for (int k = 0; k < int'(NSET) && set_i != '0; k++) begin
       logic [PSLOTS-1:0] pfree;
       logic [PW-1:0]     ps;
       pfree = ~sl_v_q[k*PSLOTS +: PSLOTS];
@@ -258,13 +259,18 @@ module tmnic_qp_sched #(
     logic [SLOTS-1:0] after_rr, after_dr;
     logic [$clog2(SLOTS + 1)-1:0] cnt;
     cnt = '0;
-    for (int i = 0; i < int'(SLOTS); i++) begin
-      after_rr[i] = sl_v_q[i] && SW'(i) > rr_q;
-      after_dr[i] = sl_v_q[i] && SW'(i) > dr_s_q;
-      cnt += ($clog2(SLOTS + 1))'(sl_v_q[i]);
+    after_rr = '0;
+    after_dr = '0;
+    dr_s_d = dr_s_q;
+    if (sl_v_q != '0) begin   // nothing to choose from an empty buffer (simulation cost)
+      for (int i = 0; i < int'(SLOTS); i++) begin
+        after_rr[i] = sl_v_q[i] && SW'(i) > rr_q;
+        after_dr[i] = sl_v_q[i] && SW'(i) > dr_s_q;
+        cnt += ($clog2(SLOTS + 1))'(sl_v_q[i]);
+      end
+      if (r_op_d == OP_SET) dr_s_d = (after_dr != '0) ? first_slot(after_dr) : first_slot(sl_v_q);
+      else                  dr_s_d = (after_rr != '0) ? first_slot(after_rr) : first_slot(sl_v_q);
     end
-    if (r_op_d == OP_SET) dr_s_d = (after_dr != '0) ? first_slot(after_dr) : first_slot(sl_v_q);
-    else                  dr_s_d = (after_rr != '0) ? first_slot(after_rr) : first_slot(sl_v_q);
     half_d = 32'(cnt) >= SLOTS / 2;
   end
 
@@ -272,7 +278,7 @@ module tmnic_qp_sched #(
   // entries (a count of this cycle's would sit behind the take's compares and the allocation).
   always_comb begin
     rdy_d = 1'b1;
-    for (int k = 0; k < int'(NSET); k++) begin
+    for (int k = 0; k < int'(NSET) && sl_v_q != '0; k++) begin
       logic [$clog2(PSLOTS + 1)-1:0] used;
       used = '0;
       for (int i = 0; i < int'(PSLOTS); i++) used += ($clog2(PSLOTS + 1))'(sl_v_q[k*PSLOTS + i]);

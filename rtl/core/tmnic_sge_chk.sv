@@ -71,7 +71,7 @@ module tmnic_sge_chk
   sge_t cur;
   always_comb begin
     cur = sge_i[0];
-    for (int k = 0; k < int'(NSGE); k++) if (IW'(k) == i_q) cur = sge_i[k];
+    for (int k = 0; k < int'(NSGE) && walk_q; k++) if (IW'(k) == i_q) cur = sge_i[k];
   end
   assign mr_idx_o = a_sge_q.lkey[MR_KEY_SHIFT +: MR_W];
 
@@ -85,7 +85,8 @@ module tmnic_sge_chk
     a_idx_d = i_q;
     a_last_d = 1'b0;
     a_sge_d = cur;
-    a_end_d = {1'b0, cur.addr} + {33'd0, cur.length};
+    a_end_d = a_end_q;
+    if (walk_q) a_end_d = {1'b0, cur.addr} + {33'd0, cur.length};
     out_v_d = 1'b0;
     done_d = 1'b0;
     ok_d = ok_q;
@@ -93,9 +94,14 @@ module tmnic_sge_chk
     out_iova_d = out_iova_q;
     n = (nsge_i > 8'(NSGE)) ? IW'(NSGE) : IW'(nsge_i);
     // Stage B: the SGE in A against its MR (valid, key, PD, [addr, end) inside [va, va + len), access).
-    end_m = {1'b0, mr_rd_i.va} + {1'b0, mr_rd_i.len};
-    pass = mr_rd_i.valid && mr_rd_i.key == a_sge_q.lkey && mr_rd_i.pd == pd_i && a_sge_q.addr >= mr_rd_i.va &&
-           a_end_q <= end_m && (!write_i || mr_rd_i.access[0]);
+    // (evaluated only while an SGE is in A: simulation cost follows activity)
+    end_m = '0;
+    pass = 1'b0;
+    if (a_v_q) begin
+      end_m = {1'b0, mr_rd_i.va} + {1'b0, mr_rd_i.len};
+      pass = mr_rd_i.valid && mr_rd_i.key == a_sge_q.lkey && mr_rd_i.pd == pd_i && a_sge_q.addr >= mr_rd_i.va &&
+             a_end_q <= end_m && (!write_i || mr_rd_i.access[0]);
+    end
     fail = a_v_q && walk_q && !pass;
     if (a_v_q && walk_q && pass) begin
       out_v_d = 1'b1;
