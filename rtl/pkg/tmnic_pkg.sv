@@ -81,16 +81,7 @@ package tmnic_pkg;
     wqe_sge = (32'(i) < WQE_MAX_SGE) ? w.sge[i] : '0;
   endfunction
 
-  // Protection check of one SGE against its MR: key, PD, bounds (no wrap-around) and, for writes by
-  // the NIC into host memory, LOCAL_WRITE access. A zero-length SGE still needs a valid key.
-  function automatic logic mr_ok(input mr_t m, input logic [31:0] key, input logic [15:0] pd,
-                                 input logic [63:0] addr, input logic [31:0] len, input logic need_write);
-    logic [64:0] end_a, end_m;
-    end_a = {1'b0, addr} + {33'd0, len};
-    end_m = {1'b0, m.va} + {1'b0, m.len};
-    mr_ok = m.valid && (m.key == key) && (m.pd == pd) && (addr >= m.va) && (end_a <= end_m) &&
-            (!need_write || m.access[0]);
-  endfunction
+  // The protection check of an SGE against its MR (key, PD, bounds, access) lives in tmnic_sge_chk.
 
   // IO virtual address of a byte inside an MR.
   function automatic logic [63:0] mr_iova(input mr_t m, input logic [63:0] addr);

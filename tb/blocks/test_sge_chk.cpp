@@ -39,7 +39,7 @@ struct Out {
   bool operator==(const Out& o) const { return idx == o.idx && iova == o.iova && len == o.len; }
 };
 
-// The IBA check (tmnic_pkg::mr_ok), written independently: 128-bit sums, no wrap.
+// The IBA local protection check, written independently of the RTL: 128-bit sums, no wrap.
 bool mr_ok(const Mr& m, const Sge& s, uint32_t pd, bool write) {
   const unsigned __int128 end_a = static_cast<unsigned __int128>(s.addr) + s.len;
   const unsigned __int128 end_m = static_cast<unsigned __int128>(m.va) + m.len;
