@@ -15,12 +15,16 @@ for f in "${files[@]}"; do
   fi
 done
 # The synthesis frontend (yosys-slang) is stricter than Verilator on some rules (a name used before its
-# declaration): elaborate the whole NIC with it too, no waivers.
+# declaration) and turns some always_comb shapes into logic loops: elaborate the whole NIC with it
+# too, no waivers, and check for loops.
 scripts/setup.sh >/dev/null
 if ! out=$(.venv/bin/python -c 'import sys
 from pyosys import libyosys as ys
-ys.run_pass("read_slang --threads 1 --top tmnic_top " + " ".join(sys.argv[1:]), ys.Design())' "${files[@]}" 2>&1); then
-  echo "lint: slang elaboration of tmnic_top"; echo "$out" | grep -iE "error|warning" | head -20; fail=1
+d = ys.Design()
+ys.run_pass("read_slang --threads 1 --top tmnic_top " + " ".join(sys.argv[1:]), d)
+ys.run_pass("proc", d)
+ys.run_pass("check -assert", d)' "${files[@]}" 2>&1); then
+  echo "lint: slang elaboration of tmnic_top"; echo "$out" | grep -iE "error|warning|-->" | head -20; fail=1
 fi
 [ $fail -eq 0 ] && echo "lint: $n modules clean (Verilator -Wall), tmnic_top elaborates in yosys-slang"
 exit $fail

@@ -169,6 +169,8 @@ module tmnic_qp_sched #(
   always_comb begin
     logic [WW:0]      nw;
     logic             fast;
+    logic [PSLOTS-1:0] pfree;   // free entries of port k's part of the buffer
+    logic [PW-1:0]     ps;
 
     last_d = take ? off_q : last_q;
     off_v_d = off_v_q && !take;
@@ -230,9 +232,9 @@ module tmnic_qp_sched #(
     // part of the buffer (chosen from the registered valid bits alone: no chain through the ports).
     fast = idle;
     lost = 1'b0;
-    for (int k = 0; k < int'(NSET) && set_i != '0; k++) begin
-      logic [PSLOTS-1:0] pfree;
-      logic [PW-1:0]     ps;
+    pfree = '0;
+    ps = '0;
+    if (set_i != '0) for (int k = 0; k < int'(NSET); k++) begin
       pfree = ~sl_v_q[k*PSLOTS +: PSLOTS];
       ps = PW'(lowest(FW'(pfree)));
       if (set_i[k] && 32'(set_idx_i[k]) < N) begin
@@ -277,9 +279,10 @@ module tmnic_qp_sched #(
   // Room on every port for this cycle's set and two more cycles of sets, counted from the registered
   // entries (a count of this cycle's would sit behind the take's compares and the allocation).
   always_comb begin
+    logic [$clog2(PSLOTS + 1)-1:0] used;
     rdy_d = 1'b1;
-    for (int k = 0; k < int'(NSET) && sl_v_q != '0; k++) begin
-      logic [$clog2(PSLOTS + 1)-1:0] used;
+    used = '0;
+    if (sl_v_q != '0) for (int k = 0; k < int'(NSET); k++) begin
       used = '0;
       for (int i = 0; i < int'(PSLOTS); i++) used += ($clog2(PSLOTS + 1))'(sl_v_q[k*PSLOTS + i]);
       rdy_d &= 32'(used) + 3 <= PSLOTS;

@@ -71,7 +71,7 @@ module tmnic_sge_chk
   sge_t cur;
   always_comb begin
     cur = sge_i[0];
-    for (int k = 0; k < int'(NSGE) && walk_q; k++) if (IW'(k) == i_q) cur = sge_i[k];
+    if (walk_q) for (int k = 0; k < int'(NSGE); k++) if (IW'(k) == i_q) cur = sge_i[k];
   end
   assign mr_idx_o = a_sge_q.lkey[MR_KEY_SHIFT +: MR_W];
 
