@@ -1225,7 +1225,7 @@ def blocks_pnr_main(a):
     """--pnr-blocks: each NIC block alone in the P&R wrapper (pnr()), with the parameters of its entry in
     BLOCKS; results merged into syn/blocks_pnr.json (a block not rerun keeps its entry)."""
     files = rtl_sources()
-    names = a.pnr_blocks or [b for b in DEFAULT_BLOCKS if not b.startswith("tmnic_qp_sched_n1024")]
+    names = a.pnr_blocks or DEFAULT_BLOCKS
     unknown = [b for b in names if b not in BLOCKS]
     if unknown:
         sys.exit(f"synth: unknown block(s) {' '.join(unknown)}; known: {' '.join(BLOCKS)}")

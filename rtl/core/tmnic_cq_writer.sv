@@ -51,10 +51,9 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Per-CQ producer and consumer indices in two tables (tmnic_pi_tab: a RAM whose re-initialisation
   // wins the write port and delays a colliding write by one cycle); the arm bits are flip-flops.
   typedef enum logic [1:0] {S_IDLE, S_DMA, S_WAIT} state_e;
-  state_e          state_q, state_d, prev_q;
+  state_e          state_q, state_d;
   cqe_req_t        cur_q, cur_d;
   logic [511:0]    cqe_q;
-  logic [15:0]     pi_q, pi_d, ci_q, ci_d;      // indices of the CQ being written (read at the grant)
   logic [NUM_CQ-1:0] arm_q, arm_d;
   logic            irq_d, cqe_d, overflow_d;
   logic [15:0]     irq_cq_d;
@@ -77,35 +76,35 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [CQ_W-1:0] rst_cq = cq_reset_idx_i[CQ_W-1:0];
   wire [CQ_W-1:0] cqn = cur_q.cq[CQ_W-1:0];
 
+  // The indices of the CQ being written: the words read at the grant (the tables' read data holds
+  // until the next grant), with the writes of the grant cycle, which the reads miss, forwarded (a
+  // doorbell's consumer index, a re-initialisation's zeros; captured at the grant as well).
+  logic fwd_ci_q, fwd_rst_q;
+  logic [15:0] fwd_ci_val_q;
+  always_ff @(posedge clk_i) begin
+    if (gnt_valid) begin
+      fwd_ci_q <= db_ok && db_cq == new_cq;
+      fwd_ci_val_q <= db_val_i[15:0];
+      fwd_rst_q <= rst_ok && rst_cq == new_cq;
+    end
+  end
+  wire [15:0] pi = fwd_rst_q ? 16'd0 : pi_rdata;
+  wire [15:0] ci = fwd_ci_q ? fwd_ci_val_q : (fwd_rst_q ? 16'd0 : ci_rdata);
+
   tmnic_pi_tab #(.N(NUM_CQ)) u_ci (
     .clk_i, .rst_ni, .db_i(db_ok), .db_idx_i(db_cq), .db_pi_i(db_val_i[15:0]),
     .init_i(rst_ok), .init_idx_i(rst_cq),
     .re_i(gnt_valid), .raddr_i(new_cq), .rdata_o(ci_rdata), .hold_o(ci_hold));
   tmnic_pi_tab #(.N(NUM_CQ)) u_pi (
-    .clk_i, .rst_ni, .db_i(pi_we), .db_idx_i(cqn), .db_pi_i(pi_q + 16'd1),
+    .clk_i, .rst_ni, .db_i(pi_we), .db_idx_i(cqn), .db_pi_i(pi + 16'd1),
     .init_i(rst_ok), .init_idx_i(rst_cq),
     .re_i(gnt_valid), .raddr_i(new_cq), .rdata_o(pi_rdata), .hold_o(pi_hold));
 
-  // Writes in the grant cycle are not in the words read then: forwarded (a doorbell's consumer index,
-  // a re-initialisation's zeros).
-  logic fwd_ci_q, fwd_rst_q;
-  logic [15:0] fwd_ci_val_q;
-  always_ff @(posedge clk_i) begin
-    fwd_ci_q <= gnt_valid && db_ok && db_cq == new_cq;
-    fwd_ci_val_q <= db_val_i[15:0];
-    fwd_rst_q <= gnt_valid && rst_ok && rst_cq == new_cq;
-  end
-  wire [15:0] pi_now = fwd_rst_q ? 16'd0 : pi_rdata;
-  wire [15:0] ci_now = fwd_ci_q ? fwd_ci_val_q : (fwd_rst_q ? 16'd0 : ci_rdata);
 
   cq_cfg_t cfg;
   assign cq_idx_o = cqn;
   assign cfg = cq_rd_i;
   wire [15:0] size = 16'(1) << cfg.log_size;
-  // The first cycle of S_DMA decides with the indices just read; later cycles keep them.
-  wire        first = state_q == S_DMA && state_q != prev_q;
-  wire [15:0] pi = first ? pi_now : pi_q;
-  wire [15:0] ci = first ? ci_now : ci_q;
   wire        full = (pi - ci) >= size;
 
   // Byte image of a CQE (little-endian fields; IMM raw in wire order).
@@ -140,8 +139,6 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_comb begin
     state_d = state_q;
     cur_d = cur_q;
-    pi_d = pi;
-    ci_d = ci;
     arm_d = arm_q;
     pi_we = 1'b0;
     irq_d = 1'b0;
@@ -180,14 +177,12 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q <= S_IDLE;
-      prev_q <= S_IDLE;
       arm_q <= '0;
       irq_o <= 1'b0;
       cqe_o <= 1'b0;
       overflow_o <= 1'b0;
     end else begin
       state_q <= state_d;
-      prev_q <= state_q;
       arm_q <= arm_d;
       irq_o <= irq_d;
       cqe_o <= cqe_d;
@@ -197,8 +192,6 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Payload registers: no reset; the CQE image is built while waiting for the DMA engine.
   always_ff @(posedge clk_i) begin
     cur_q <= cur_d;
-    pi_q <= pi_d;
-    ci_q <= ci_d;
     irq_cq_o <= irq_cq_d;
     if (state_q == S_DMA) cqe_q <= format_cqe(cur_q, !pi[cfg.log_size]);
     // CQEs are 64-byte aligned: a pull starts on a beat boundary, only whole beats move.
