@@ -1230,10 +1230,6 @@ def blocks_pnr_main(a):
     if unknown:
         sys.exit(f"synth: unknown block(s) {' '.join(unknown)}; known: {' '.join(BLOCKS)}")
     jpath = SYN / "blocks_pnr.json"
-    data = json.loads(jpath.read_text()) if jpath.exists() else {}
-    data["machine"] = machine()
-    data["nextpnr"] = nextpnr_version()
-    data.setdefault("blocks", {})
     ok = True
     rev = rtl_revision()
     for b in names:
@@ -1247,7 +1243,11 @@ def blocks_pnr_main(a):
             f"{[x.get('fmax_mhz') for x in r['seeds']]}, median {r.get('fmax_median_mhz', '-')} MHz; "
             f"critical path {cp.get('start', '-')} -> {cp.get('end', '-')}, {cp.get('logic_levels', '-')} levels")
         if not a.no_report:
-            data["blocks"][b] = r
+            # Re-read: another run may have merged its blocks since this one started.
+            data = json.loads(jpath.read_text()) if jpath.exists() else {}
+            data["machine"] = machine()
+            data["nextpnr"] = nextpnr_version()
+            data.setdefault("blocks", {})[b] = r
             jpath.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     return 0 if ok else 1
 

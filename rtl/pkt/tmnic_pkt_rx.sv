@@ -9,9 +9,9 @@
 //
 // Pipeline, input side (all wide logic runs only on valid beats):
 //   I  input register (data masked with tkeep)
-//   C  parse: header window capture, ICRC byte enables from the UDP length, crc32_beat(), ICRC
-//      capture; on the last beat all header rules are evaluated
-//   W  RAM write; on the last beat ICRC compare, commit/drop, descriptor push, statistics pulse
+//   C  parse: header window capture, ICRC byte enables from the UDP length (the received ICRC is
+//      covered too), ICRC accumulator (tmnic_crc_acc); on the last beat all header rules
+//   W  RAM write; on the last beat residue check, commit/drop, descriptor push, statistics pulse
 // A new frame is admitted (s_axis_tready_o for its first beat) only when the buffer has room for a
 // MAX_FRAME_LEN frame plus the two beats still in I/C, and the descriptor FIFO has room for it and
 // the frames still in flight. Within a frame tready stays high: the input never stalls mid-frame.
@@ -148,6 +148,10 @@ module tmnic_pkt_rx
   logic [AW:0]       used;
   logic [$clog2(DESC_DEPTH):0] desc_level;
   logic              admit, in_fire;
+  logic [BI_W-1:0]   ib_q;         // index of the next input beat within its frame (saturating)
+  logic [15:0]       ulen_q;       // UDP length of the frame being received
+  logic [W-1:0]      i_crc_en_q;   // ICRC lanes of the beat in stage I
+  logic [W-1:0]      i_crc_ff_q;   // ... fed as 0xFF
 
   always_comb begin
     used  = wr_ptr_q - rel_ptr_q;
@@ -161,12 +165,33 @@ module tmnic_pkt_rx
     end
   end
 
-  always_ff @(posedge clk_i) begin
+  localparam int unsigned ULEN_BEAT = 38 / W;  // beat holding the UDP length (bytes 38-39)
+
+  always_ff @(posedge clk_i) begin : p_in
+    logic [OFF_W-1:0] boff, cov_end;
+    logic [15:0]      ulen;
     if (in_fire) begin
       for (int unsigned i = 0; i < W; i++) begin
         i_data_q[8*i +: 8] <= s_axis_tkeep_i[i] ? s_axis_tdata_i[8*i +: 8] : 8'h00;
       end
       i_keep_q <= s_axis_tkeep_i;
+      // ICRC lanes: frame bytes [14, 34 + UDP length), i.e. IPv4 header through the received
+      // ICRC, so a correct frame leaves the CRC residue. The UDP length (bytes 38-39) is known
+      // from the beat that holds it on; earlier beats are covered entirely (a valid frame's ICRC
+      // ends at byte 58 or later). Bytes beyond tkeep are never covered. Computed here, from the
+      // input, so that stage C holds only the CRC matrix.
+      boff    = OFF_W'(ib_q) << LW;
+      ulen    = (ib_q == BI_W'(ULEN_BEAT)) ? {s_axis_tdata_i[8*(38 % W) +: 8],
+                                              s_axis_tdata_i[8*(39 % W) +: 8]} : ulen_q;
+      cov_end = (32'(ib_q) + 1 > ULEN_BEAT) ? OFF_W'(34) + OFF_W'(ulen) : '1;
+      ulen_q     <= ulen;
+      i_crc_en_q <= lanes_below(cov_end, boff) & ~lanes_below(OFF_W'(14), boff) & s_axis_tkeep_i;
+      i_crc_ff_q <= '0;
+      for (int unsigned k = 0; k < HB; k++) begin
+        if (ib_q == BI_W'(k)) begin
+          i_crc_ff_q <= ICRC_FF[W*k +: W];
+        end
+      end
       i_last_q <= s_axis_tlast_i;
     end
   end
@@ -175,9 +200,23 @@ module tmnic_pkt_rx
   // Stage C: parse, ICRC
   // ---------------------------------------------------------------------------------------------
   logic [BI_W-1:0]        cb_q;      // index of the beat in stage I within its frame
-  logic [31:0]            crc_q;     // CRC register after the previous beats
-  logic [31:0]            icrc_q;    // ICRC bytes seen so far
   logic [WIN_BYTES-1:0][7:0] win_q;  // header bytes seen so far (zero beyond)
+  logic                   crc_ok;    // residue check over the frame so far (registers only)
+  logic [31:0]            unused_crc_y;
+  logic [CRC_SH_W-1:0]    unused_crc_k;
+
+  tmnic_crc_acc #(.W(W), .FIRST_LO(14), .CHECK(1'b1)) u_crc (
+    .clk_i,
+    .rst_ni,
+    .valid_i  (i_valid_q),
+    .first_i  (cb_q == '0),
+    .data_i   (i_data_q),
+    .en_i     (i_crc_en_q),
+    .ff_i     (i_crc_ff_q),
+    .y_o      (unused_crc_y),
+    .k_o      (unused_crc_k),
+    .res_ok_o (crc_ok)
+  );
 
   logic                   c_valid_q;
   logic [DATA_W-1:0]      c_data_q;
@@ -189,11 +228,7 @@ module tmnic_pkt_rx
 
   always_ff @(posedge clk_i) begin : p_parse
     logic [WIN_BYTES-1:0][7:0] win;  // frame byte i in win[i]; fields are big-endian
-    logic [OFF_W-1:0]       boff, crc_end, flen, kcnt, ip_len, udp_len;
-    logic                   ulen_ok;
-    logic [W-1:0]           en, ff;
-    logic [31:0]            crc, icrc;
-    logic [OFF_W-1:0]       pos;
+    logic [OFF_W-1:0]       boff, flen, kcnt, ip_len, udp_len;
     logic [7:0]             op;
     logic [1:0]             pc;
     logic [3:0]             tver;
@@ -213,34 +248,7 @@ module tmnic_pkt_rx
       end
       win_q <= win;
 
-      // The ICRC sits at 34 + UDP length - 4; the UDP length (bytes 38-39) is known from the beat
-      // that holds byte 39 on. Earlier beats are covered entirely (a valid frame's ICRC starts at
-      // byte 54 or later).
       udp_len = OFF_W'({win[38], win[39]});
-      ulen_ok = ((32'(cb_q) << LW) + W >= 40);
-      crc_end = ulen_ok ? (OFF_W'(30) + udp_len) : '1;
-
-      en = lanes_below(crc_end, boff) & ~lanes_below(OFF_W'(14), boff) & i_keep_q;
-      ff = '0;
-      for (int unsigned k = 0; k < HB; k++) begin
-        if (cb_q == BI_W'(k)) begin
-          ff = ICRC_FF[W*k +: W];
-        end
-      end
-      crc = crc32_beat((cb_q == '0) ? ICRC_SEED : crc_q, (8 * CRC_MAX_BYTES)'(i_data_q),
-                       CRC_MAX_BYTES'(en), CRC_MAX_BYTES'(ff));
-      crc_q <= crc;
-
-      icrc = (cb_q == '0) ? '0 : icrc_q;
-      if (ulen_ok) begin
-        for (int unsigned j = 0; j < 4; j++) begin
-          pos = crc_end + OFF_W'(j);
-          if (pos >= boff && pos < boff + OFF_W'(W)) begin
-            icrc[8*j +: 8] = i_data_q[8*(32'(pos) - 32'(boff)) +: 8];
-          end
-        end
-      end
-      icrc_q <= icrc;
 
       kcnt = '0;
       for (int unsigned i = 0; i < W; i++) begin
@@ -315,9 +323,9 @@ module tmnic_pkt_rx
 
   always_comb begin
     wr_en     = c_valid_q && c_write_q;
-    // crc_q/icrc_q still hold the values after the beat in stage W (the next frame's first beat
-    // updates them at the end of this cycle), so the compare sits here, not behind the CRC chain.
-    c_icrc_ok = (icrc_q == ~crc_q);
+    // The accumulator still holds the frame's value (the next frame's first beat updates it at
+    // the end of this cycle), so the check sits here, behind registers only.
+    c_icrc_ok = crc_ok;
     c_accept  = c_hdr_ok_q && c_icrc_ok;
     desc_push = c_valid_q && c_last_q && c_accept;
 
@@ -347,11 +355,15 @@ module tmnic_pkt_rx
       i_valid_q  <= 1'b0;
       c_valid_q  <= 1'b0;
       cb_q       <= '0;
+      ib_q       <= '0;
       wr_ptr_q   <= '0;
       cmt_ptr_q  <= '0;
     end else begin
       in_frame_q <= in_frame_d;
       i_valid_q  <= in_fire;
+      if (in_fire) begin
+        ib_q <= s_axis_tlast_i ? '0 : ((ib_q == '1) ? ib_q : ib_q + 1'b1);
+      end
       c_valid_q  <= i_valid_q;
       if (i_valid_q) begin
         cb_q <= i_last_q ? '0 : ((cb_q == '1) ? cb_q : cb_q + 1'b1);

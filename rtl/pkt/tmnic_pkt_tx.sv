@@ -11,11 +11,16 @@
 //      header beat or {carry, payload beat << S} where S = header length mod W; the bytes shifted
 //      out of the top go to the carry for the next beat. Pad and the ICRC slot are zeroed here.
 //   A  register after the former (beat + CRC byte enables + ICRC placement).
-//   B  output register: the ICRC register is updated with beat A (crc32_beat) and, on the beat that
-//      holds the ICRC, ~crc is OR-ed into its lanes (it may straddle into one extra beat).
+//   B  beat register; the ICRC accumulator (tmnic_crc_acc, one XOR matrix per beat) takes beat A.
+//   C  the ICRC register is recovered from the accumulator: crc32_shift back over the k lanes
+//      after the last covered byte, in two halves (C: k bits 2-3, D: bits 4-5; k = 2 mod 4
+//      because the ICRC starts at frame offset 2 mod 4, and the fixed 2 is folded into the
+//      accumulator's matrices).
+//   D  output register: the complement OR-ed into the ICRC lanes (it may straddle into one extra
+//      beat).
 // Throughput: one beat per cycle, also across frames (no bubble) when both inputs keep up; a new
 // header is accepted in the cycle the previous frame's last beat leaves the former.
-// Latency: the first beat of a frame is valid on m_axis in the 3rd cycle after the cycle of its
+// Latency: the first beat of a frame is valid on m_axis in the 5th cycle after the cycle of its
 // header handshake (if its first payload beat is there by then).
 module tmnic_pkt_tx
   import tmnic_hwif_pkg::*;
@@ -131,25 +136,49 @@ module tmnic_pkt_tx
   logic [BC_W-1:0]   b_q, b_d;            // index of the next beat to form
   logic [DATA_W-1:0] carry_q;             // bytes waiting for the lanes below S of the next beat
 
+  // Stage B: the beat as it leaves stage A (the accumulator holds the CRC up to it).
+  typedef struct packed {
+    logic [DATA_W-1:0] data;
+    logic [W-1:0]      keep;
+    logic              last;
+    icrc_pos_e         icrc_pos;
+    logic [LW-1:0]     icrc_sh;
+  } out_beat_t;
+
+  // Stage C: the beat, half-recovered ICRC register and the rest of the shift.
+  typedef struct packed {
+    out_beat_t           b;
+    logic [31:0]         u;
+    logic [CRC_SH_W-1:0] k;
+  } crc_beat_t;
+
   beat_t             a_q;
   logic              a_valid_q, a_valid_d;
+  out_beat_t         ob_q;
+  logic              ob_valid_q, ob_valid_d;
+  crc_beat_t         oc_q;
+  logic              oc_valid_q, oc_valid_d;
   logic [DATA_W-1:0] m_data_q;
   logic [W-1:0]      m_keep_q;
   logic              m_last_q;
   logic              m_valid_q, m_valid_d;
-  logic [31:0]       crc_q;
 
-  logic hdr_fire, f_in_hdr, f_need_pay, f_valid, f_last, f_fire, a_ready, a_fire, b_ready;
+  logic hdr_fire, f_in_hdr, f_need_pay, f_valid, f_last, f_fire, a_ready, a_fire, ob_ready;
+  logic ob_fire, oc_ready, oc_fire, o_ready;
 
   always_comb begin
     f_in_hdr   = (b_q < prep_q.hb);
     f_need_pay = !f_in_hdr && (b_q < prep_q.pend);
     f_valid    = run_q && (!f_need_pay || s_pay_tvalid_i);
     f_last     = (b_q == prep_q.nb - 1'b1);
-    b_ready    = !m_valid_q || m_axis_tready_i;
-    a_ready    = !a_valid_q || b_ready;
+    o_ready    = !m_valid_q || m_axis_tready_i;
+    oc_ready   = !oc_valid_q || o_ready;
+    ob_ready   = !ob_valid_q || oc_ready;
+    a_ready    = !a_valid_q || ob_ready;
     f_fire     = f_valid && a_ready;
-    a_fire     = a_valid_q && b_ready;
+    a_fire     = a_valid_q && ob_ready;
+    ob_fire    = ob_valid_q && oc_ready;
+    oc_fire    = oc_valid_q && o_ready;
 
     s_pay_tready_o = run_q && f_need_pay && a_ready;
     s_hdr_ready_o  = !run_q || (f_fire && f_last);
@@ -175,8 +204,22 @@ module tmnic_pkt_tx
       a_valid_d = 1'b0;
     end
 
-    m_valid_d = m_valid_q;
+    ob_valid_d = ob_valid_q;
     if (a_fire) begin
+      ob_valid_d = 1'b1;
+    end else if (ob_fire) begin
+      ob_valid_d = 1'b0;
+    end
+
+    oc_valid_d = oc_valid_q;
+    if (ob_fire) begin
+      oc_valid_d = 1'b1;
+    end else if (oc_fire) begin
+      oc_valid_d = 1'b0;
+    end
+
+    m_valid_d = m_valid_q;
+    if (oc_fire) begin
       m_valid_d = 1'b1;
     end else if (m_axis_tready_i) begin
       m_valid_d = 1'b0;
@@ -188,11 +231,15 @@ module tmnic_pkt_tx
       run_q     <= 1'b0;
       b_q       <= '0;
       a_valid_q <= 1'b0;
+      ob_valid_q <= 1'b0;
+      oc_valid_q <= 1'b0;
       m_valid_q <= 1'b0;
     end else begin
       run_q     <= run_d;
       b_q       <= b_d;
       a_valid_q <= a_valid_d;
+      ob_valid_q <= ob_valid_d;
+      oc_valid_q <= oc_valid_d;
       m_valid_q <= m_valid_d;
     end
   end
@@ -316,25 +363,66 @@ module tmnic_pkt_tx
     end
   end
 
-  // B: ICRC accumulation and insertion.
+  // B: ICRC accumulator and beat register.
+  logic [31:0]         crc_y;
+  logic [CRC_SH_W-1:0] crc_k;
+  logic                unused_crc_res;
+
+  localparam int unsigned CRC_BACK = 2;
+  tmnic_crc_acc #(.W(W), .FIRST_LO(14), .BACK(CRC_BACK), .CHECK(1'b0)) u_crc (
+    .clk_i,
+    .rst_ni,
+    .valid_i  (a_fire),
+    .first_i  (a_q.first),
+    .data_i   (a_q.data),
+    .en_i     (a_q.crc_en),
+    .ff_i     (a_q.crc_ff),
+    .y_o      (crc_y),
+    .k_o      (crc_k),
+    .res_ok_o (unused_crc_res)
+  );
+
+  always_ff @(posedge clk_i) begin : p_beat
+    if (a_fire) begin
+      ob_q.data     <= a_q.data;
+      ob_q.keep     <= a_q.keep;
+      ob_q.last     <= a_q.last;
+      ob_q.icrc_pos <= a_q.icrc_pos;
+      ob_q.icrc_sh  <= a_q.icrc_sh;
+    end
+  end
+
+  // C: the accumulator holds the CRC up to the beat in B. On the ICRC beat the covered bytes
+  // ended in this beat or the one before (a continuation beat covers nothing, the accumulator
+  // holds). k - CRC_BACK is a multiple of 4; only its bits 2-3 are undone here.
+  localparam logic [CRC_SH_W-1:0] K_LO = CRC_SH_W'(4'b1100);
+  localparam logic [CRC_SH_W-1:0] K_HI = ~K_LO & ~CRC_SH_W'(2'b11);
+  always_ff @(posedge clk_i) begin : p_unshift
+    logic [CRC_SH_W-1:0] k;
+    if (ob_fire) begin
+      k        = crc_k - CRC_SH_W'(CRC_BACK);
+      oc_q.b  <= ob_q;
+      oc_q.k  <= k & K_HI;
+      oc_q.u  <= crc32_shift(crc_y, k & K_LO, 1'b1);
+    end
+  end
+
+  // D: the rest of the shift, ICRC insertion.
   always_ff @(posedge clk_i) begin : p_out
     logic [31:0]       c;
     logic [DATA_W-1:0] d, icrc;
-    if (a_fire) begin
-      c = crc32_beat(a_q.first ? ICRC_SEED : crc_q,
-                     (8 * CRC_MAX_BYTES)'(a_q.data), CRC_MAX_BYTES'(a_q.crc_en),
-                     CRC_MAX_BYTES'(a_q.crc_ff));
+    if (oc_fire) begin
+      c    = crc32_shift(oc_q.u, oc_q.k, 1'b1);
       icrc = {{(DATA_W - 32){1'b0}}, ~c};
-      d    = a_q.data;
-      unique case (a_q.icrc_pos)
-        IcrcFirst: d = d | (icrc << (8 * 32'(a_q.icrc_sh)));
-        IcrcCont:  d = d | (icrc >> (8 * 32'(a_q.icrc_sh)));
+      d    = oc_q.b.data;
+      unique case (oc_q.b.icrc_pos)
+        IcrcFirst: d = d | (icrc << (8 * 32'(oc_q.b.icrc_sh)));
+        IcrcCont:  d = d | (icrc >> (8 * 32'(oc_q.b.icrc_sh)));
         default:   ;
       endcase
-      crc_q    <= c;
       m_data_q <= d;
-      m_keep_q <= a_q.keep;
-      m_last_q <= a_q.last;
+      m_keep_q <= oc_q.b.keep;
+      m_last_q <= oc_q.b.last;
     end
   end
 
@@ -344,6 +432,14 @@ module tmnic_pkt_tx
   assign m_axis_tvalid_o = m_valid_q;
 
 `ifndef SYNTHESIS
+  // The ICRC starts at frame offset 2 mod 4, so k - CRC_BACK is a multiple of 4 on ICRC beats.
+  always_ff @(posedge clk_i) begin
+    if (ob_fire && ob_q.icrc_pos != IcrcNone) begin
+      assert (((crc_k - CRC_SH_W'(CRC_BACK)) & CRC_SH_W'(2'b11)) == '0)
+        else $error("tmnic_pkt_tx: ICRC start not at 2 mod 4");
+    end
+  end
+
   // The payload stream must match pay_len: tlast on beat pend-1, full keep before it.
   always_ff @(posedge clk_i) begin
     if (s_pay_tvalid_i && s_pay_tready_o) begin  // tready is low in reset

@@ -1,22 +1,24 @@
-// Test wrapper around tmnic_crc_pkg::crc32_beat: one registered CRC update per valid cycle.
+// Test wrapper around tmnic_crc_acc: the accumulator plus the builder's un-shift
+// (crc32_shift(y, k, back)) as a combinational output, so the test sees the plain register.
 module tmnic_crc_tb
-  import tmnic_hwif_pkg::ICRC_SEED;
   import tmnic_crc_pkg::*;
-(
-  input  logic                         clk_i,
-  // One beat: update crc_o with data_i (seed_i: start from ICRC_SEED instead of crc_i).
-  input  logic                         valid_i,
-  input  logic                         seed_i,
-  input  logic [31:0]                  crc_i,
-  input  logic [8*CRC_MAX_BYTES-1:0]   data_i,
-  input  logic [CRC_MAX_BYTES-1:0]     en_i,
-  input  logic [CRC_MAX_BYTES-1:0]     ff_i,
-  // CRC register after the last valid beat.
-  output logic [31:0]                  crc_o
+#(
+  parameter int unsigned W = 64
+) (
+  input  logic                clk_i,
+  input  logic                rst_ni,
+  input  logic                valid_i,
+  input  logic                first_i,
+  input  logic [8*W-1:0]      data_i,
+  input  logic [W-1:0]        en_i,
+  input  logic [W-1:0]        ff_i,
+  output logic [31:0]         y_o,
+  output logic [CRC_SH_W-1:0] k_o,
+  output logic                res_ok_o,
+  output logic [31:0]         crc_o      // register after the covered bytes so far
 );
-  always_ff @(posedge clk_i) begin
-    if (valid_i) begin
-      crc_o <= crc32_beat(seed_i ? ICRC_SEED : crc_i, data_i, en_i, ff_i);
-    end
-  end
+  tmnic_crc_acc #(.W(W), .FIRST_LO(14), .CHECK(1'b1)) u_acc (
+    .clk_i, .rst_ni, .valid_i, .first_i, .data_i, .en_i, .ff_i, .y_o, .k_o, .res_ok_o
+  );
+  assign crc_o = crc32_shift(y_o, k_o, 1'b1);
 endmodule
