@@ -149,7 +149,7 @@ module tmnic_pkt_rx
   logic [$clog2(DESC_DEPTH):0] desc_level;
   logic              admit, in_fire;
   logic [BI_W-1:0]   ib_q;         // index of the next input beat within its frame (saturating)
-  logic [15:0]       ulen_q;       // UDP length of the frame being received
+  logic [OFF_W-1:0]  cov_end_q;    // end of the ICRC-covered bytes (34 + UDP length)
   logic [W-1:0]      i_crc_en_q;   // ICRC lanes of the beat in stage I
   logic [W-1:0]      i_crc_ff_q;   // ... fed as 0xFF
 
@@ -168,8 +168,8 @@ module tmnic_pkt_rx
   localparam int unsigned ULEN_BEAT = 38 / W;  // beat holding the UDP length (bytes 38-39)
 
   always_ff @(posedge clk_i) begin : p_in
-    logic [OFF_W-1:0] boff, cov_end;
-    logic [15:0]      ulen;
+    logic [OFF_W-1:0] cov_end;
+    logic [W-1:0]     en;
     if (in_fire) begin
       for (int unsigned i = 0; i < W; i++) begin
         i_data_q[8*i +: 8] <= s_axis_tkeep_i[i] ? s_axis_tdata_i[8*i +: 8] : 8'h00;
@@ -180,12 +180,24 @@ module tmnic_pkt_rx
       // from the beat that holds it on; earlier beats are covered entirely (a valid frame's ICRC
       // ends at byte 58 or later). Bytes beyond tkeep are never covered. Computed here, from the
       // input, so that stage C holds only the CRC matrix.
-      boff    = OFF_W'(ib_q) << LW;
-      ulen    = (ib_q == BI_W'(ULEN_BEAT)) ? {s_axis_tdata_i[8*(38 % W) +: 8],
-                                              s_axis_tdata_i[8*(39 % W) +: 8]} : ulen_q;
-      cov_end = (32'(ib_q) + 1 > ULEN_BEAT) ? OFF_W'(34) + OFF_W'(ulen) : '1;
-      ulen_q     <= ulen;
-      i_crc_en_q <= lanes_below(cov_end, boff) & ~lanes_below(OFF_W'(14), boff) & s_axis_tkeep_i;
+      // Lanes below cov_end in beat ib_q: all if the end lies in a later beat, a thermometer of
+      // its lane if in this one (beat compare, no subtraction).
+      cov_end = (ib_q == BI_W'(ULEN_BEAT))
+                ? OFF_W'(34) + OFF_W'({s_axis_tdata_i[8*(38 % W) +: 8],
+                                       s_axis_tdata_i[8*(39 % W) +: 8]})
+                : cov_end_q;
+      cov_end_q <= cov_end;
+      if (32'(ib_q) + 1 <= ULEN_BEAT || 32'(ib_q) < (32'(cov_end) >> LW)) begin
+        en = '1;
+      end else if (32'(ib_q) == (32'(cov_end) >> LW)) begin
+        en = therm({1'b0, cov_end[LW-1:0]});
+      end else begin
+        en = '0;
+      end
+      if (ib_q == '0) begin
+        en = en & ~therm((LW + 1)'(14));
+      end
+      i_crc_en_q <= en & s_axis_tkeep_i;
       i_crc_ff_q <= '0;
       for (int unsigned k = 0; k < HB; k++) begin
         if (ib_q == BI_W'(k)) begin

@@ -98,6 +98,7 @@ module tmnic_pkt_tx
     logic [OFF_W-1:0]      plim;  // end of payload (header + pay_len)
     logic [OFF_W-1:0]      l0;    // ICRC offset (end of pad)
     logic [OFF_W-1:0]      t;     // frame length
+    logic [18:0]           csum;  // IPv4 header checksum words, summed but not folded
   } prep_t;
 
   // Stage A: one formed beat.
@@ -261,8 +262,9 @@ module tmnic_pkt_tx
     logic [159:0]          ext;      // extension headers, first byte in [159:152]
     logic [6:0]            hl;       // header length 54..74
     logic [1:0]            pc;       // pad count
+    logic [6:0]            hlp;      // hl + pc
     logic [15:0]           ip_len, udp_len;
-    logic [19:0]           sum;
+    logic [16:0]           csum;     // IPv4 checksum fold
     logic [8*HDR_MAX-1:0]  be;       // header, first byte in the MSBs
 
     if (f_fire) begin
@@ -276,6 +278,14 @@ module tmnic_pkt_tx
         end
       end else begin
         d = carry_q | (f_need_pay ? (s_pay_tdata_i << (8 * 32'(prep_q.s))) : '0);
+      end
+      // IPv4 header checksum (bytes 24-25, always in beat 0, left zero by the header stage):
+      // the one's complement fold happens here, beside the payload shift, not in the header
+      // stage's adder chain.
+      if (b_q == '0) begin
+        csum = 17'(prep_q.csum[15:0]) + 17'(prep_q.csum[18:16]);
+        csum = 17'(csum[15:0]) + 17'(csum[16]);
+        d[8*24 +: 16] = {~csum[7:0], ~csum[15:8]};
       end
       // Zero the pad, the ICRC slot and whatever follows the payload in its last beat.
       dmask = lanes_below(prep_q.plim, boff);
@@ -320,19 +330,21 @@ module tmnic_pkt_tx
       end else begin
         ext = '0;
       end
+      // Every length is pay_len plus a small opcode-dependent constant: one adder each, no chain.
       hl      = 7'd54 + 7'(bth_ext_len(s_hdr_i.opcode));
       pc      = 2'(2'd0 - s_hdr_i.pay_len[1:0]);
-      udp_len = 16'd24 + 16'(bth_ext_len(s_hdr_i.opcode)) + 16'(s_hdr_i.pay_len) + 16'(pc);
-      ip_len  = udp_len + 16'd20;
+      hlp     = hl + 7'(pc);
+      udp_len = 16'(s_hdr_i.pay_len) + 16'(7'(hlp - 7'd30));
+      ip_len  = 16'(s_hdr_i.pay_len) + 16'(7'(hlp - 7'd10));
 
-      // IPv4 header checksum: words 4500, len, 0000 (ID), 4000 (DF), 4011 (TTL 64, UDP), addresses.
-      sum = 20'h4500 + 20'(ip_len) + 20'h4000 + 20'h4011 + 20'(s_hdr_i.src_ip[31:16]) +
-            20'(s_hdr_i.src_ip[15:0]) + 20'(s_hdr_i.dst_ip[31:16]) + 20'(s_hdr_i.dst_ip[15:0]);
-      sum = 20'(sum[15:0]) + 20'(sum[19:16]);
-      sum = 20'(sum[15:0]) + 20'(sum[19:16]);
+      // IPv4 header checksum words 4500, len, 0000 (ID), 4000 (DF), 4011 (TTL 64, UDP), the
+      // addresses; added as a tree (the fold is in the former). ip_len = pay_len + hlp - 10.
+      pr.csum = (19'(s_hdr_i.src_ip[31:16]) + 19'(s_hdr_i.src_ip[15:0])) +
+                (19'(s_hdr_i.dst_ip[31:16]) + 19'(s_hdr_i.dst_ip[15:0])) +
+                19'(18'(s_hdr_i.pay_len) + 18'(18'h4500 + 18'h4000 + 18'h4011 + 18'(hlp) - 18'd10));
 
       be = {s_hdr_i.dst_mac, s_hdr_i.src_mac, 16'h0800,
-            8'h45, 8'h00, ip_len, 16'h0000, 16'h4000, 8'd64, 8'd17, ~sum[15:0],
+            8'h45, 8'h00, ip_len, 16'h0000, 16'h4000, 8'd64, 8'd17, 16'h0000,
             s_hdr_i.src_ip, s_hdr_i.dst_ip,
             s_hdr_i.udp_sport, ROCE_UDP_PORT, udp_len, 16'h0000,
             s_hdr_i.opcode, s_hdr_i.se, 1'b0, pc, 4'h0, 16'hFFFF, 8'h00, s_hdr_i.dest_qp,
@@ -345,10 +357,10 @@ module tmnic_pkt_tx
         end
       end
       pr.p    = s_hdr_i.pay_len;
-      pr.plim = OFF_W'(hl) + OFF_W'(s_hdr_i.pay_len);
-      pr.l0   = pr.plim + OFF_W'(pc);
-      pr.t    = pr.l0 + OFF_W'(4);
-      pr.nb   = BC_W'((pr.t + OFF_W'(W - 1)) >> LW);
+      pr.plim = OFF_W'(s_hdr_i.pay_len) + OFF_W'(hl);
+      pr.l0   = OFF_W'(s_hdr_i.pay_len) + OFF_W'(hlp);
+      pr.t    = OFF_W'(s_hdr_i.pay_len) + OFF_W'(hlp) + OFF_W'(4);
+      pr.nb   = BC_W'((OFF_W'(s_hdr_i.pay_len) + OFF_W'(hlp) + OFF_W'(4 + W - 1)) >> LW);
       pr.hb   = BC_W'(hl[6:LW]);
       pr.s    = hl[LW-1:0];
       pr.pend = pr.hb + BC_W'((OFF_W'(s_hdr_i.pay_len) + OFF_W'(W - 1)) >> LW);
