@@ -526,8 +526,9 @@ module tmnic_pkt_rx
   logic              bf_valid, bf_pop, bf_ready;
 
   tmnic_fifo #(
-    .WIDTH ($bits(rmeta_t) + DATA_W),
-    .DEPTH (BF_DEPTH)
+    .WIDTH   ($bits(rmeta_t) + DATA_W),
+    .DEPTH   (BF_DEPTH),
+    .OUT_REG (1)     // the realigner shifts the head: start from flip-flops, not the LUTRAM mux
   ) u_rd_fifo (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
