@@ -592,38 +592,38 @@ module tmnic_pkt_rx
     end
   end
 
+  // One funnel shift {hi, lo} >> 8*sh serves all three cases (no W - sh subtraction in front of
+  // the shifter): a first word alone {0, head}, a later word {head, prev}, the flush {0, prev}.
+  // Every word of a frame has the same sh, so the flush uses prev_sh_q, the others the head's.
   always_ff @(posedge clk_i) begin : p_align
-    logic [DATA_W-1:0] d;
-    logic [W-1:0]      k;
-    logic              l;
-    if (flush_q) begin
-      if (out_free) begin
-        k = therm(prev_lcnt_q);
-        d = prev_q >> (8 * 32'(prev_sh_q));
-        for (int unsigned i = 0; i < W; i++) begin
-          m_pay_data_q[8*i +: 8] <= k[i] ? d[8*i +: 8] : 8'h00;
-        end
-        m_pay_keep_q <= k;
-        m_pay_last_q <= 1'b1;
+    logic [2*DATA_W-1:0] f;
+    logic [LW-1:0]       sh;
+    logic [DATA_W-1:0]   d;
+    logic [W-1:0]        k;
+    logic                l;
+    if (flush_q ? out_free : emit) begin
+      if (flush_q) begin
+        f  = {{DATA_W{1'b0}}, prev_q};
+        sh = prev_sh_q;
+        l  = 1'b1;
+        k  = therm(prev_lcnt_q);
+      end else begin
+        f  = h_meta.first ? {{DATA_W{1'b0}}, h_data} : {h_data, prev_q};
+        sh = h_meta.sh;
+        l  = h_meta.last && (h_meta.first || !h_meta.flush);
+        k  = l ? therm(h_meta.lcnt) : {W{1'b1}};
       end
-    end else if (bf_pop) begin
+      d = DATA_W'(f >> (8 * 32'(sh)));
+      for (int unsigned i = 0; i < W; i++) begin
+        m_pay_data_q[8*i +: 8] <= k[i] ? d[8*i +: 8] : 8'h00;
+      end
+      m_pay_keep_q <= k;
+      m_pay_last_q <= l;
+    end
+    if (!flush_q && bf_pop) begin
       prev_q      <= h_data;
       prev_sh_q   <= h_meta.sh;
       prev_lcnt_q <= h_meta.lcnt;
-      if (emit) begin
-        if (h_meta.first) begin
-          d = h_data >> (8 * 32'(h_meta.sh));
-        end else begin
-          d = (prev_q >> (8 * 32'(h_meta.sh))) | (h_data << (8 * (W - 32'(h_meta.sh))));
-        end
-        l = h_meta.last && (h_meta.first || !h_meta.flush);
-        k = l ? therm(h_meta.lcnt) : {W{1'b1}};
-        for (int unsigned i = 0; i < W; i++) begin
-          m_pay_data_q[8*i +: 8] <= k[i] ? d[8*i +: 8] : 8'h00;
-        end
-        m_pay_keep_q <= k;
-        m_pay_last_q <= l;
-      end
     end
   end
 
