@@ -139,7 +139,6 @@ module tmnic_pkt_rx
   logic              in_frame_q, in_frame_d;
   logic              i_valid_q;
   logic [DATA_W-1:0] i_data_q;
-  logic [W-1:0]      i_keep_q;
   logic              i_last_q;
 
   logic [AW:0]       wr_ptr_q, wr_ptr_d;    // next word to write
@@ -152,6 +151,7 @@ module tmnic_pkt_rx
   logic [OFF_W-1:0]  cov_end_q;    // end of the ICRC-covered bytes (34 + UDP length)
   logic [W-1:0]      i_crc_en_q;   // ICRC lanes of the beat in stage I
   logic [W-1:0]      i_crc_ff_q;   // ... fed as 0xFF
+  logic [LW:0]       i_kcnt_q;     // bytes in the beat in stage I (tkeep is contiguous from lane 0)
 
   always_comb begin
     used  = wr_ptr_q - rel_ptr_q;
@@ -174,7 +174,12 @@ module tmnic_pkt_rx
       for (int unsigned i = 0; i < W; i++) begin
         i_data_q[8*i +: 8] <= s_axis_tkeep_i[i] ? s_axis_tdata_i[8*i +: 8] : 8'h00;
       end
-      i_keep_q <= s_axis_tkeep_i;
+      i_kcnt_q <= '0;
+      for (int unsigned i = 0; i < W; i++) begin
+        if (s_axis_tkeep_i[i]) begin
+          i_kcnt_q <= (LW + 1)'(i + 1);
+        end
+      end
       // ICRC lanes: frame bytes [14, 34 + UDP length), i.e. IPv4 header through the received
       // ICRC, so a correct frame leaves the CRC residue. The UDP length (bytes 38-39) is known
       // from the beat that holds it on; earlier beats are covered entirely (a valid frame's ICRC
@@ -240,7 +245,7 @@ module tmnic_pkt_rx
 
   always_ff @(posedge clk_i) begin : p_parse
     logic [WIN_BYTES-1:0][7:0] win;  // frame byte i in win[i]; fields are big-endian
-    logic [OFF_W-1:0]       boff, flen, kcnt, ip_len, udp_len;
+    logic [OFF_W-1:0]       boff, flen, ip_len, udp_len;
     logic [7:0]             op;
     logic [1:0]             pc;
     logic [3:0]             tver;
@@ -262,13 +267,7 @@ module tmnic_pkt_rx
 
       udp_len = OFF_W'({win[38], win[39]});
 
-      kcnt = '0;
-      for (int unsigned i = 0; i < W; i++) begin
-        if (i_keep_q[i]) begin
-          kcnt = OFF_W'(i + 1);
-        end
-      end
-      flen = boff + kcnt;
+      flen = boff + OFF_W'(i_kcnt_q);
 
       // Header fields and rules (used on the last beat only).
       op     = win[42];
