@@ -48,40 +48,13 @@ module tmnic_fifo #(
   logic [AW:0]      mem_level;
   logic             push, pop;
   logic             mem_push, mem_pop;  // storage handshakes (differ from push/pop if OUT_REG)
-  logic             head_valid_q, head_valid_d;
-  logic             head_load, head_bypass;
-  logic [WIDTH-1:0] head_q;
 
   assign mem_level = wr_ptr_q - rd_ptr_q;
-  assign level_o   = mem_level + (AW + 1)'(head_valid_q);
   assign s_ready_o = (level_o != (AW + 1)'(DEPTH));
   assign push      = s_valid_i && s_ready_o;
   assign pop       = m_valid_o && m_ready_i;
 
   always_comb begin
-    head_valid_d = 1'b0;
-    head_load    = 1'b0;
-    head_bypass  = 1'b0;
-    if (OUT_REG != 0) begin
-      // The head register takes the oldest entry whenever it is empty or being popped: from the
-      // storage if it holds any, else the entry being pushed.
-      head_valid_d = head_valid_q && !pop;
-      if (!head_valid_d) begin
-        if (mem_level != '0) begin
-          head_load    = 1'b1;
-          head_valid_d = 1'b1;
-        end else if (push) begin
-          head_bypass  = 1'b1;
-          head_valid_d = 1'b1;
-        end
-      end
-      mem_push = push && !head_bypass;
-      mem_pop  = head_load;
-    end else begin
-      mem_push = push;
-      mem_pop  = pop;
-    end
-
     wr_ptr_d = wr_ptr_q;
     rd_ptr_d = rd_ptr_q;
     if (mem_push) begin
@@ -92,9 +65,46 @@ module tmnic_fifo #(
     end
   end
 
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      wr_ptr_q <= '0;
+      rd_ptr_q <= '0;
+    end else begin
+      wr_ptr_q <= wr_ptr_d;
+      rd_ptr_q <= rd_ptr_d;
+    end
+  end
+
   if (OUT_REG != 0) begin : g_out_reg
-    assign m_valid_o = head_valid_q;
-    assign m_data_o  = head_q;
+    logic             head_valid_q, head_valid_d;
+    logic             head_load, head_bypass;
+    logic [WIDTH-1:0] head_q;
+
+    // The head register takes the oldest entry whenever it is empty or being popped: from the
+    // storage if it holds any, else the entry being pushed.
+    always_comb begin
+      head_valid_d = head_valid_q && !pop;
+      head_load    = 1'b0;
+      head_bypass  = 1'b0;
+      if (!head_valid_d) begin
+        if (mem_level != '0) begin
+          head_load    = 1'b1;
+          head_valid_d = 1'b1;
+        end else if (push) begin
+          head_bypass  = 1'b1;
+          head_valid_d = 1'b1;
+        end
+      end
+    end
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        head_valid_q <= 1'b0;
+      end else begin
+        head_valid_q <= head_valid_d;
+      end
+    end
+
     always_ff @(posedge clk_i) begin
       if (head_load) begin
         head_q <= mem_q[rd_ptr_q[AW-1:0]];
@@ -102,23 +112,18 @@ module tmnic_fifo #(
         head_q <= s_data_i;
       end
     end
+
+    assign mem_push  = push && !head_bypass;
+    assign mem_pop   = head_load;
+    assign level_o   = mem_level + (AW + 1)'(head_valid_q);
+    assign m_valid_o = head_valid_q;
+    assign m_data_o  = head_q;
   end else begin : g_out_mem
+    assign mem_push  = push;
+    assign mem_pop   = pop;
+    assign level_o   = mem_level;
     assign m_valid_o = (mem_level != '0);
     assign m_data_o  = mem_q[rd_ptr_q[AW-1:0]];
-    assign head_q = '0;
-    wire unused_ok = ^{head_q, head_load, head_bypass};
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      wr_ptr_q     <= '0;
-      rd_ptr_q     <= '0;
-      head_valid_q <= 1'b0;
-    end else begin
-      wr_ptr_q     <= wr_ptr_d;
-      rd_ptr_q     <= rd_ptr_d;
-      head_valid_q <= head_valid_d;
-    end
   end
 
   // Storage: no reset, written only on a push.
