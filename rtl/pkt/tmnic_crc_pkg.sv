@@ -38,22 +38,21 @@ package tmnic_crc_pkg;
     return ((b ? (c ^ CRC32_POLY_REFL) : c) << 1) | 32'(b);
   endfunction
 
-  // Register after n zero bytes (back: before).
-  function automatic logic [31:0] crc32_adv(input logic [31:0] c, input int unsigned n);
+  // Register after n zero bytes (back: before them).
+  function automatic logic [31:0] crc32_steps(input logic [31:0] c, input int unsigned n,
+                                              input logic back);
     logic [31:0] r;
     r = c;
     for (int unsigned i = 0; i < 8 * n; i++) begin
-      r = crc32_bit_fwd(r);
+      r = back ? crc32_bit_back(r) : crc32_bit_fwd(r);
     end
     return r;
   endfunction
+  function automatic logic [31:0] crc32_adv(input logic [31:0] c, input int unsigned n);
+    return crc32_steps(c, n, 1'b0);
+  endfunction
   function automatic logic [31:0] crc32_unadv(input logic [31:0] c, input int unsigned n);
-    logic [31:0] r;
-    r = c;
-    for (int unsigned i = 0; i < 8 * n; i++) begin
-      r = crc32_bit_back(r);
-    end
-    return r;
+    return crc32_steps(c, n, 1'b1);
   endfunction
 
   // Matrices of A^n and A^-n, by rows.

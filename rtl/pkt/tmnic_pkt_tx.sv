@@ -113,6 +113,11 @@ module tmnic_pkt_tx
     logic [LW-1:0]     icrc_sh;
   } beat_t;
 
+  // Next valid bit of a pipeline stage: set when a beat enters, cleared when it leaves.
+  function automatic logic stage_valid(input logic valid_q, input logic fill, input logic drain);
+    return fill || (valid_q && !drain);
+  endfunction
+
   // Thermometer code: lanes [0, n) set, n in 0..W.
   function automatic logic [W-1:0] therm(input logic [LW:0] n);
     return ~({W{1'b1}} << n);
@@ -198,33 +203,11 @@ module tmnic_pkt_tx
       b_d   = '0;
     end
 
-    a_valid_d = a_valid_q;
-    if (f_fire) begin
-      a_valid_d = 1'b1;
-    end else if (a_fire) begin
-      a_valid_d = 1'b0;
-    end
-
-    ob_valid_d = ob_valid_q;
-    if (a_fire) begin
-      ob_valid_d = 1'b1;
-    end else if (ob_fire) begin
-      ob_valid_d = 1'b0;
-    end
-
-    oc_valid_d = oc_valid_q;
-    if (ob_fire) begin
-      oc_valid_d = 1'b1;
-    end else if (oc_fire) begin
-      oc_valid_d = 1'b0;
-    end
-
-    m_valid_d = m_valid_q;
-    if (oc_fire) begin
-      m_valid_d = 1'b1;
-    end else if (m_axis_tready_i) begin
-      m_valid_d = 1'b0;
-    end
+    // Stage valids: a stage is filled by the stage before it and emptied when its beat moves on.
+    a_valid_d  = stage_valid(a_valid_q, f_fire, a_fire);
+    ob_valid_d = stage_valid(ob_valid_q, a_fire, ob_fire);
+    oc_valid_d = stage_valid(oc_valid_q, ob_fire, oc_fire);
+    m_valid_d  = stage_valid(m_valid_q, oc_fire, m_axis_tready_i);
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
