@@ -11,7 +11,7 @@
 //   first beat      Y = A^(W-FIRST_LO) ICRC_SEED ^ D(masked beat)   (a constant ^ D)
 //   covered beat    Y = A^W Y ^ D(masked beat)
 //   no lanes        Y, k held
-// Users undo the shift where they need the register: crc32_shift(y_o, k_o - BACK, back) is the
+// Users undo the shift where they need the register: crc32_unshift(y_o, k_o - BACK) is the
 // register (the builder's ICRC is its complement); a receiver that covers the received ICRC too
 // expects A^k CRC32_RESIDUE, compared here when CHECK = 1 (res_ok_o, from registers only).
 // BACK > 0 folds a fixed part of that un-shift into the matrices (y_o = A^(k-BACK) reg) for a

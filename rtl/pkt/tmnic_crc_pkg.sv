@@ -11,7 +11,6 @@
 // functions here build, at elaboration only, the matrices it and its users need:
 //   crc32_data_mat(W)   D of a W-byte beat (leading zero bytes leave register 0 at 0, so a
 //                       beat with lanes below its first covered lane zeroed needs no shifting)
-//   CRC32_ADV_POW2[j]   A^(2^j)   (feed 2^j zero bytes)
 //   CRC32_INV_POW2[j]   A^-(2^j)  (undo 2^j zero bytes: A is invertible)
 // Matrices are stored by rows: output bit r = ^(m[r] & v).
 package tmnic_crc_pkg;
@@ -69,16 +68,15 @@ package tmnic_crc_pkg;
     return m;
   endfunction
 
-  function automatic crc32_mat_pow2_t crc32_pow2_mats(input logic back);
+  function automatic crc32_mat_pow2_t crc32_inv_pow2_mats();
     crc32_mat_pow2_t p;
     for (int unsigned j = 0; j < CRC_SH_W; j++) begin
-      p[j] = crc32_adv_mat(1 << j, back);
+      p[j] = crc32_adv_mat(1 << j, 1'b1);
     end
     return p;
   endfunction
 
-  localparam crc32_mat_pow2_t CRC32_ADV_POW2 = crc32_pow2_mats(1'b0);
-  localparam crc32_mat_pow2_t CRC32_INV_POW2 = crc32_pow2_mats(1'b1);
+  localparam crc32_mat_pow2_t CRC32_INV_POW2 = crc32_inv_pow2_mats();
 
   // D for a beat of nbytes bytes (byte i in bits [8i +: 8]): column of bit 8i+b is the register
   // after byte i = (1 << b) from register 0 followed by nbytes-1-i zero bytes. Built from the top
@@ -111,17 +109,18 @@ package tmnic_crc_pkg;
   // all ones, then 4 bytes through the LFSR. Any correct frame leaves this value (0xDEBB20E3).
   localparam logic [31:0] CRC32_RESIDUE = crc32_adv(32'hFFFF_FFFF, 4);
 
-  // A^k c and A^-k c for k = 0..CRC_MAX_BYTES-1, one conditional matrix per bit of k. Small
-  // arguments only: Verilator zero-initialises an inlined function's temporaries on every call.
-  function automatic logic [31:0] crc32_shift(input logic [31:0] c, input logic [CRC_SH_W-1:0] k,
-                                              input logic back);
+  // A^-k c for k = 0..CRC_MAX_BYTES-1 (the register k zero bytes earlier), one conditional
+  // matrix per bit of k. Small arguments only: Verilator zero-initialises an inlined function's
+  // temporaries on every call.
+  function automatic logic [31:0] crc32_unshift(input logic [31:0] c,
+                                                input logic [CRC_SH_W-1:0] k);
     logic [31:0] v, t;
     v = c;
     t = '0;
     for (int unsigned j = 0; j < CRC_SH_W; j++) begin
       if (k[j]) begin
         for (int unsigned r = 0; r < 32; r++) begin
-          t[r] = ^((back ? CRC32_INV_POW2[j][r] : CRC32_ADV_POW2[j][r]) & v);
+          t[r] = ^(CRC32_INV_POW2[j][r] & v);
         end
         v = t;
       end

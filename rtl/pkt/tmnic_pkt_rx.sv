@@ -118,17 +118,6 @@ module tmnic_pkt_rx
     return ~({W{1'b1}} << n);
   endfunction
 
-  // Lanes of the beat at frame offset boff whose frame offset is below lim.
-  function automatic logic [W-1:0] lanes_below(input logic [OFF_W-1:0] lim,
-                                               input logic [OFF_W-1:0] boff);
-    logic [OFF_W-1:0] n;
-    if (lim <= boff) begin
-      return '0;
-    end
-    n = lim - boff;
-    return (n >= OFF_W'(W)) ? {W{1'b1}} : therm(n[LW:0]);
-  endfunction
-
   // Note on style: the wide logic below is written inline with block-local variables rather than
   // as functions with wide arguments, because Verilator zero-initialises the temporaries of every
   // inlined function call on every evaluation of the block, which costs time even when idle.
@@ -148,6 +137,7 @@ module tmnic_pkt_rx
   logic [$clog2(DESC_DEPTH):0] desc_level;
   logic              admit, in_fire;
   logic [BI_W-1:0]   ib_q;         // index of the next input beat within its frame (saturating)
+  logic [BI_W-1:0]   cb_q;         // index of the beat in stage I (ib_q taken with it)
   logic [OFF_W-1:0]  cov_end_q;    // end of the ICRC-covered bytes (34 + UDP length)
   logic [W-1:0]      i_crc_en_q;   // ICRC lanes of the beat in stage I
   logic [W-1:0]      i_crc_ff_q;   // ... fed as 0xFF
@@ -210,13 +200,13 @@ module tmnic_pkt_rx
         end
       end
       i_last_q <= s_axis_tlast_i;
+      cb_q     <= ib_q;
     end
   end
 
   // ---------------------------------------------------------------------------------------------
   // Stage C: parse, ICRC
   // ---------------------------------------------------------------------------------------------
-  logic [BI_W-1:0]        cb_q;      // index of the beat in stage I within its frame
   logic [WIN_BYTES-1:0][7:0] win_q;  // header bytes seen so far (zero beyond)
   logic                   crc_ok;    // residue check over the frame so far (registers only)
   logic [31:0]            unused_crc_y;
@@ -365,7 +355,6 @@ module tmnic_pkt_rx
       in_frame_q <= 1'b0;
       i_valid_q  <= 1'b0;
       c_valid_q  <= 1'b0;
-      cb_q       <= '0;
       ib_q       <= '0;
       wr_ptr_q   <= '0;
       cmt_ptr_q  <= '0;
@@ -376,9 +365,6 @@ module tmnic_pkt_rx
         ib_q <= s_axis_tlast_i ? '0 : ((ib_q == '1) ? ib_q : ib_q + 1'b1);
       end
       c_valid_q  <= i_valid_q;
-      if (i_valid_q) begin
-        cb_q <= i_last_q ? '0 : ((cb_q == '1) ? cb_q : cb_q + 1'b1);
-      end
       wr_ptr_q   <= wr_ptr_d;
       cmt_ptr_q  <= cmt_ptr_d;
     end

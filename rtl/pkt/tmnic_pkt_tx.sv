@@ -12,7 +12,7 @@
 //      out of the top go to the carry for the next beat. Pad and the ICRC slot are zeroed here.
 //   A  register after the former (beat + CRC byte enables + ICRC placement).
 //   B  beat register; the ICRC accumulator (tmnic_crc_acc, one XOR matrix per beat) takes beat A.
-//   C  the ICRC register is recovered from the accumulator: crc32_shift back over the k lanes
+//   C  the ICRC register is recovered from the accumulator: crc32_unshift over the k lanes
 //      after the last covered byte, in two halves (C: k bits 2-3, D: bits 4-5; k = 2 mod 4
 //      because the ICRC starts at frame offset 2 mod 4, and the fixed 2 is folded into the
 //      accumulator's matrices).
@@ -398,7 +398,7 @@ module tmnic_pkt_tx
       k        = crc_k - CRC_SH_W'(CRC_BACK);
       oc_q.b  <= ob_q;
       oc_q.k  <= k & K_HI;
-      oc_q.u  <= crc32_shift(crc_y, k & K_LO, 1'b1);
+      oc_q.u  <= crc32_unshift(crc_y, k & K_LO);
     end
   end
 
@@ -407,7 +407,7 @@ module tmnic_pkt_tx
     logic [31:0]       c;
     logic [DATA_W-1:0] d, icrc;
     if (oc_fire) begin
-      c    = crc32_shift(oc_q.u, oc_q.k, 1'b1);
+      c    = crc32_unshift(oc_q.u, oc_q.k);
       icrc = {{(DATA_W - 32){1'b0}}, ~c};
       d    = oc_q.b.data;
       unique case (oc_q.b.icrc_pos)

@@ -1,5 +1,5 @@
 // Test wrapper around tmnic_crc_acc: the accumulator plus the builder's un-shift
-// (crc32_shift(y, k, back)) as a combinational output, so the test sees the plain register.
+// (crc32_unshift(y, k)) as a combinational output, so the test sees the plain register.
 module tmnic_crc_tb
   import tmnic_crc_pkg::*;
 #(
@@ -20,5 +20,5 @@ module tmnic_crc_tb
   tmnic_crc_acc #(.W(W), .FIRST_LO(14), .CHECK(1'b1)) u_acc (
     .clk_i, .rst_ni, .valid_i, .first_i, .data_i, .en_i, .ff_i, .y_o, .k_o, .res_ok_o
   );
-  assign crc_o = crc32_shift(y_o, k_o, 1'b1);
+  assign crc_o = crc32_unshift(y_o, k_o);
 endmodule
