@@ -29,7 +29,8 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [23:0]     ev_msn_i,
   input  logic [23:0]     ev_psn_i,
 
-  // Context read port: configuration of the QP whose ACK is being built
+  // Context read port: configuration of the QP whose ACK is being built. A registered (block-RAM)
+  // read: cfg_idx_o is the QP the next cycle needs, cfg_i arrives one cycle after it.
   output logic [QP_W-1:0] cfg_idx_o,
   /* verilator lint_off UNUSEDSIGNAL */  // only the address fields are used
   input  qp_cfg_t         cfg_i,
@@ -66,7 +67,7 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [QP_W-1:0] ev_qp_q, ev_qp_d, head_q, head_d;
   logic [7:0]      ev_syn_q, ev_syn_d;
   logic [23:0]     ev_msn_q, ev_msn_d, ev_psn_q, ev_psn_d;
-  logic            hdr_ld;                      // load tx_hdr_o from {cfg_idx_o, hdr_w}
+  logic            hdr_ld;                      // load tx_hdr_o from {cfg_qp, cfg_i, hdr_w}
   ack_t            hdr_w;
 
   // ---------------------------------------------------------------- tables
@@ -86,7 +87,8 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire f_empty = (wr_q == rd_q);
   wire tx_free = !tx_valid_o || tx_ready_i;
   assign ev_ready_o = (state_q == A_IDLE);
-  assign cfg_idx_o = (state_q == A_EV) ? ev_qp_q : head_q;
+  wire [QP_W-1:0] cfg_qp = (state_q == A_EV) ? ev_qp_q : head_q;   // the QP of cfg_i
+  assign cfg_idx_o = (state_d == A_EV) ? ev_qp_d : head_d;
 
   // ---------------------------------------------------------------- next state
   always_comb begin
@@ -195,7 +197,7 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       tx_hdr_o.src_mac <= local_mac_i;
       tx_hdr_o.src_ip <= local_ip_i;
       tx_hdr_o.dst_ip <= cfg_i.dest_ip;
-      tx_hdr_o.udp_sport <= 16'hC000 | 16'(cfg_idx_o);
+      tx_hdr_o.udp_sport <= 16'hC000 | 16'(cfg_qp);
       tx_hdr_o.opcode <= OP_ACK;
       tx_hdr_o.dest_qp <= cfg_i.dest_qpn;
       tx_hdr_o.psn <= hdr_w.psn;

@@ -3,9 +3,11 @@
 // state" events to the engines that own that state (send PSN and indices to the send engine,
 // receive PSN and indices to the receive engine, CQ and SRQ indices to their owners).
 // Engines may force a QP into the error state (err_*_i); a command wins over an engine in the same cycle.
-// Tables are memories (unpacked arrays) read through index ports; only the small per-QP state
-// vector is exported whole, because engines scan it. This keeps the simulation cost of the tables
-// proportional to their use: a packed table would be copied in full on every clock by Verilator.
+// Tables are memories read through index ports. The QP configuration is a block RAM per read port
+// (tmnic_ram_sdp, all copies written together): an engine gives the index it will use in the next
+// cycle (the _d of its index register) and gets that QP's configuration from a register one cycle
+// later, exactly what a flip-flop table read with the register would give (writes included); the QP
+// state, which engines force to ERR, stays in flip-flops and is read with the registered index.
 module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_QP = 64,
   parameter int unsigned NUM_CQ = 64,
@@ -40,7 +42,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [23:0]                   query_sq_psn_i,
   input  logic [23:0]                   query_rq_psn_i,
 
-  // Tables: read ports (combinational)
+  // Tables: read ports. QP: qp_rd_o[k] is the QP that qp_rd_idx_i[k] named one cycle earlier
+  // (registered block-RAM read); the others are combinational.
   input  logic [NQP_RD-1:0][QP_W-1:0]    qp_rd_idx_i,
   output qp_cfg_t [NQP_RD-1:0]           qp_rd_o,
   input  logic [NMR_RD-1:0][MR_W-1:0]    mr_rd_idx_i,
@@ -76,8 +79,10 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     $fatal(1, "tmnic_ctx: NUM_QP, NUM_MR, NUM_CQ, NUM_SRQ must be powers of two (NUM_QP >= 4, others >= 2)");
   end
 
+  wire [QP_W-1:0] cq_qp = cmd_idx_i[QP_W-1:0];   // the command's QP
+  assign query_qp_o = cq_qp;
+
   // Table storage. Validity and QP state are flops with reset; the rest is plain memory.
-  qp_cfg_t  qp_q [NUM_QP];
   mr_t      mr_q [NUM_MR];
   cq_cfg_t  cq_q [NUM_CQ];
   srq_cfg_t srq_q [NUM_SRQ];
@@ -85,11 +90,34 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [NUM_CQ-1:0]  cq_valid_q;
   logic [NUM_SRQ-1:0] srq_valid_q;
 
-  always_comb begin
-    for (int k = 0; k < int'(NQP_RD); k++) begin
-      qp_rd_o[k] = qp_q[qp_rd_idx_i[k]];
-      qp_rd_o[k].state = qp_state_q[qp_rd_idx_i[k]];
+  // QP configuration: one block RAM per read port, all written together. A read of the word being
+  // written returns the new word (write-first, like the flip-flop table this replaces): the RAM's
+  // own read is undefined then (a block RAM's two ports do not order it; READ_FIRST = 0 spares the
+  // emulation logic) and the port shows the registered write word instead, one register shared by
+  // all ports. A port reads when its index changes and once after every write, so it always holds
+  // the word at its registered index as a RAM read every cycle would.
+  logic    qp_we, qp_we_q;
+  qp_cfg_t qp_wdata, qp_wdata_q;
+  logic [NQP_RD-1:0][QP_W-1:0] qp_ridx_q;
+  logic [NQP_RD-1:0]           qp_col_q;      // port k read the word written at the last edge
+  for (genvar k = 0; k < int'(NQP_RD); k++) begin : g_qp_rd
+    qp_cfg_t rdata;
+    tmnic_ram_sdp #(.WIDTH($bits(qp_cfg_t)), .DEPTH(NUM_QP), .READ_FIRST(1'b0)) u_ram (
+      .clk_i, .we_i(qp_we), .waddr_i(cq_qp), .wdata_i(qp_wdata),
+      .re_i(qp_rd_idx_i[k] != qp_ridx_q[k] || qp_we_q), .raddr_i(qp_rd_idx_i[k]), .rdata_o(rdata));
+    always_comb begin
+      qp_rd_o[k] = qp_col_q[k] ? qp_wdata_q : rdata;
+      qp_rd_o[k].state = qp_state_q[qp_ridx_q[k]];
     end
+    always_ff @(posedge clk_i) qp_col_q[k] <= qp_we && qp_rd_idx_i[k] == cq_qp;
+  end
+  always_ff @(posedge clk_i) begin
+    qp_ridx_q <= qp_rd_idx_i;
+    qp_we_q <= qp_we;
+    if (qp_we) qp_wdata_q <= qp_wdata;
+  end
+
+  always_comb begin
     for (int k = 0; k < int'(NMR_RD); k++) begin
       mr_rd_o[k] = mr_q[mr_rd_idx_i[k]];
       mr_rd_o[k].valid = mr_valid_q[mr_rd_idx_i[k]];
@@ -112,8 +140,6 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     mtu_log = (ib_mtu >= 32'd1 && ib_mtu <= 32'd5) ? 4'(ib_mtu + 32'd7) : 4'd10;
   endfunction
 
-  wire [QP_W-1:0] cq_qp = cmd_idx_i[QP_W-1:0];
-  assign query_qp_o = cq_qp;
 
   // Which commands are well-formed (index in range, sizes within the hardware limits).
   wire set_mr_ok = cmd_idx_i < 24'(NUM_MR);
@@ -156,8 +182,9 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           ops_log: cmd_args_i[ARG_SET_SRQ_OPS_LOG_SIZE][3:0], cq: cmd_args_i[ARG_SET_SRQ_CQ][15:0],
           tag_base: cmd_args_i[ARG_SET_SRQ_TAG_BASE][15:0], tag_num: cmd_args_i[ARG_SET_SRQ_TAG_NUM][15:0]};
     end
-    if (cmd_valid_i && cmd_op_i == CMD_SET_QP && set_qp_ok) begin
-        qp_q[cq_qp] <= '{
+  end
+  assign qp_we = cmd_valid_i && cmd_op_i == CMD_SET_QP && set_qp_ok;
+  assign qp_wdata = '{
           state: cmd_args_i[ARG_SET_QP_STATE][2:0], pd: cmd_args_i[ARG_SET_QP_PD][15:0],
           send_cq: cmd_args_i[ARG_SET_QP_SEND_CQ][15:0], recv_cq: cmd_args_i[ARG_SET_QP_RECV_CQ][15:0],
           srq: cmd_args_i[ARG_SET_QP_SRQ][15:0],
@@ -170,8 +197,6 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           dmac: {cmd_args_i[ARG_SET_QP_DMAC_HI][15:0], cmd_args_i[ARG_SET_QP_DMAC_LO]},
           min_rnr_timer: cmd_args_i[ARG_SET_QP_MIN_RNR_TIMER][4:0], rnr_retry: cmd_args_i[ARG_SET_QP_RNR_RETRY][2:0],
           retry_cnt: cmd_args_i[ARG_SET_QP_RETRY_CNT][2:0], timeout: cmd_args_i[ARG_SET_QP_TIMEOUT][4:0]};
-    end
-  end
 
   // Busy: two cycles for the new table contents to reach every engine, then until all is quiet;
   // a QUERY_QP only until its read-back lands.

@@ -372,7 +372,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cqe_o.tm_app_ctx = c_ctx_q;
     cqe_o.tm_handle = c_handle_q;
   end
-  assign qp_idx_o = {c_qp_q, ag_qp, q_q};
+  // Registered QP reads (tmnic_ctx): the next value of each index register; the ACK generator
+  // gives its own next index.
+  assign qp_idx_o = {c_qp_d, ag_qp, q_d};
 
   // RX buffer: payload of the current packet at byte 0.
   tmnic_shift_buf #(.DATA_W(DATA_W), .DEPTH(4096 / BYTES)) u_rxb (

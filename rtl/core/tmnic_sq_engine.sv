@@ -39,7 +39,8 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [63:0] now_i,            // cycle counter (timers)
 
   // Context tables, read ports: 0 current QP, 1 ACK's QP, 2 QP being initialised, 3 QP of the
-  // completion being reported; MR of the SGE being checked
+  // completion being reported (registered reads: qp_rd_i one cycle after qp_idx_o); MR of the SGE
+  // being checked
   output logic [3:0][QP_W-1:0]    qp_idx_o,
   input  qp_cfg_t [3:0]           qp_rd_i,
   output logic [MR_W-1:0]         mr_idx_o,
@@ -275,7 +276,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cqe_o.opcode = WC_OP_SEND;
     cqe_o.status = c_status_q;
   end
-  assign qp_idx_o = {c_qp_q, init_qp_q, aq_q, q_q};
+  // The context's QP ports are registered block-RAM reads: they get the next value of each index
+  // register, so qp_rd_i[k] belongs to the register's current value.
+  assign qp_idx_o = {c_qp_d, init_qp_d, aq_d, q_d};
 
   // Values of the registered state used by the next-state logic.
   wire [QP_W-1:0] sw_k = QP_W'(sw_q - 1'b1);               // sweep: word examined this cycle
