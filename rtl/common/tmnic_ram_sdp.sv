@@ -6,10 +6,15 @@
 // (it forwards the written data itself) saves the collision logic that block RAMs would otherwise
 // need around them (their two ports do not order a same-address read and write). rdata_o holds its
 // value while re_i is low.
+//
+// READ_FIRST costs logic on a block RAM: synth_ecp5 emulates it around a DP16KD in pseudo-dual-port
+// mode with a register and a multiplexer per data bit. A caller whose FSM never reads the word it
+// writes in the same cycle sets NO_COLLISION (with READ_FIRST = 0): the RAM then asserts it.
 module tmnic_ram_sdp #(
   parameter int unsigned WIDTH = 64,  // word width in bits
   parameter int unsigned DEPTH = 512, // number of words, >= 2
   parameter bit READ_FIRST = 1'b1,    // a read colliding with a write returns the old word
+  parameter bit NO_COLLISION = 1'b0,  // the caller never reads the address it writes (asserted)
   localparam int unsigned AW = $clog2(DEPTH)
 ) (
   input  logic             clk_i,
@@ -27,6 +32,9 @@ module tmnic_ram_sdp #(
 
   if (DEPTH < 2) begin : g_param_check
     $fatal(1, "tmnic_ram_sdp: DEPTH must be >= 2");
+  end
+  if (NO_COLLISION && READ_FIRST) begin : g_param_check_col
+    $fatal(1, "tmnic_ram_sdp: NO_COLLISION needs READ_FIRST = 0 (there is no collision to order)");
   end
 
   logic [WIDTH-1:0] mem_q [DEPTH];
@@ -55,6 +63,10 @@ module tmnic_ram_sdp #(
   // An address past DEPTH (DEPTH not a power of two) would be lost on a write and read as garbage.
   a_waddr: assert property (@(posedge clk_i) we_i |-> 32'(waddr_i) < DEPTH)
     else $error("tmnic_ram_sdp: write address %0d >= DEPTH %0d", waddr_i, DEPTH);
+  if (NO_COLLISION) begin : g_a_col
+    a_no_collision: assert property (@(posedge clk_i) !(re_i && we_i && waddr_i == raddr_i))
+      else $error("tmnic_ram_sdp: address %0d read while written (NO_COLLISION)", raddr_i);
+  end
   a_raddr: assert property (@(posedge clk_i) re_i |-> 32'(raddr_i) < DEPTH)
     else $error("tmnic_ram_sdp: read address %0d >= DEPTH %0d", raddr_i, DEPTH);
 `endif

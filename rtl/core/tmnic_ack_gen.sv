@@ -74,13 +74,13 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic            t_re, t_we;
   logic [QP_W-1:0] t_raddr, t_waddr;
   ack_t            t_wdata, t_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(ack_t)), .DEPTH(NUM_QP)) u_tab (
+  tmnic_ram_sdp #(.WIDTH($bits(ack_t)), .DEPTH(NUM_QP), .READ_FIRST(1'b0), .NO_COLLISION(1'b1)) u_tab (
     .clk_i, .we_i(t_we), .waddr_i(t_waddr), .wdata_i(t_wdata),
     .re_i(t_re), .raddr_i(t_raddr), .rdata_o(t_rdata));
 
   logic            f_re, f_we;
   logic [QP_W-1:0] f_rdata;
-  tmnic_ram_sdp #(.WIDTH(QP_W), .DEPTH(NUM_QP)) u_fifo (
+  tmnic_ram_sdp #(.WIDTH(QP_W), .DEPTH(NUM_QP), .READ_FIRST(1'b0), .NO_COLLISION(1'b1)) u_fifo (
     .clk_i, .we_i(f_we), .waddr_i(wr_q[QP_W-1:0]), .wdata_i(ev_qp_q),
     .re_i(f_re), .raddr_i(rd_q[QP_W-1:0]), .rdata_o(f_rdata));
 

@@ -232,7 +232,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic tab_re, tab_we;
   logic [QP_W-1:0] tab_raddr, tab_waddr;
   rq_qp_t tab_wdata, tab_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(rq_qp_t)), .DEPTH(NUM_QP)) u_qtab (
+  tmnic_ram_sdp #(.WIDTH($bits(rq_qp_t)), .DEPTH(NUM_QP), .READ_FIRST(1'b0), .NO_COLLISION(1'b1)) u_qtab (
     .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata),
     .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(tab_rdata));
   // QUERY_QP's copy of the expected PSNs (same writes, its own read port)
@@ -258,7 +258,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic sg_re, sg_we;
   logic [QP_W+2:0] sg_raddr;
   rq_sge_t sg_wdata, sg_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(rq_sge_t)), .DEPTH(NUM_QP * 8)) u_sgtab (   // 8 slots: {QP, 3-bit SGE}
+  tmnic_ram_sdp #(.WIDTH($bits(rq_sge_t)), .DEPTH(NUM_QP * 8), .READ_FIRST(1'b0), .NO_COLLISION(1'b1)) u_sgtab (   // 8 slots: {QP, 3-bit SGE}
     .clk_i, .we_i(sg_we), .waddr_i({q_q, chk_out_idx}), .wdata_i(sg_wdata),
     .re_i(sg_re), .raddr_i(sg_raddr), .rdata_o(sg_rdata));
 

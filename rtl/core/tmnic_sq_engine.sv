@@ -176,7 +176,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic tab_re, tab_we;
   logic [QP_W-1:0] tab_raddr, tab_waddr;
   sq_qp_t tab_wdata, tab_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(sq_qp_t)), .DEPTH(NUM_QP)) u_qtab (
+  tmnic_ram_sdp #(.WIDTH($bits(sq_qp_t)), .DEPTH(NUM_QP), .READ_FIRST(1'b0), .NO_COLLISION(1'b1)) u_qtab (
     .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata),
     .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(tab_rdata));
   // QUERY_QP's copy of the PSNs (same writes, its own read port)
@@ -196,7 +196,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic o_re, o_we;
   logic [QP_W+OUT_W-1:0] o_raddr, o_waddr;
   sq_out_t o_wdata, o_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(sq_out_t)), .DEPTH(NUM_QP * OUTS)) u_otab (
+  tmnic_ram_sdp #(.WIDTH($bits(sq_out_t)), .DEPTH(NUM_QP * OUTS), .READ_FIRST(1'b0), .NO_COLLISION(1'b1)) u_otab (
     .clk_i, .we_i(o_we), .waddr_i(o_waddr), .wdata_i(o_wdata),
     .re_i(o_re), .raddr_i(o_raddr), .rdata_o(o_rdata));
 
