@@ -1,6 +1,7 @@
 # Generic building blocks (RAM, FIFO, arbiter, buffers).
 -f rtl/pkg/pkg.f
 rtl/common/tmnic_ram_sdp.sv
+rtl/common/tmnic_ram_rdports.sv
 rtl/common/tmnic_chk_en.sv
 rtl/common/tmnic_fifo.sv
 rtl/common/tmnic_rr_arb.sv

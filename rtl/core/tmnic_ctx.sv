@@ -42,8 +42,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [23:0]                   query_sq_psn_i,
   input  logic [23:0]                   query_rq_psn_i,
 
-  // Tables: read ports. QP: qp_rd_o[k] is the QP that qp_rd_idx_i[k] named one cycle earlier
-  // (registered block-RAM read); the others are combinational.
+  // Tables: read ports. QP and MR: qp_rd_o[k] / mr_rd_o[k] is the entry that the index named one
+  // cycle earlier (registered block-RAM read, write-first); CQ and SRQ are combinational.
   input  logic [NQP_RD-1:0][QP_W-1:0]    qp_rd_idx_i,
   output qp_cfg_t [NQP_RD-1:0]           qp_rd_o,
   input  logic [NMR_RD-1:0][MR_W-1:0]    mr_rd_idx_i,
@@ -82,45 +82,38 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [QP_W-1:0] cq_qp = cmd_idx_i[QP_W-1:0];   // the command's QP
   assign query_qp_o = cq_qp;
 
-  // Table storage. Validity and QP state are flops with reset; the rest is plain memory.
-  mr_t      mr_q [NUM_MR];
+  // CQ and SRQ tables (distributed RAM, combinational reads). Validity and QP state are flops with
+  // reset; the rest is plain memory.
   cq_cfg_t  cq_q [NUM_CQ];
   srq_cfg_t srq_q [NUM_SRQ];
   logic [NUM_MR-1:0]  mr_valid_q;
   logic [NUM_CQ-1:0]  cq_valid_q;
   logic [NUM_SRQ-1:0] srq_valid_q;
 
-  // QP configuration: one block RAM per read port, all written together. A read of the word being
-  // written returns the new word (write-first, like the flip-flop table this replaces): the RAM's
-  // own read is undefined then (a block RAM's two ports do not order it; READ_FIRST = 0 spares the
-  // emulation logic) and the port shows the registered write word instead, one register shared by
-  // all ports. A port reads when its index changes and once after every write, so it always holds
-  // the word at its registered index as a RAM read every cycle would.
-  logic    qp_we, qp_we_q;
-  qp_cfg_t qp_wdata, qp_wdata_q;
+  // QP configuration and MR table: one block RAM per read port (tmnic_ram_rdports, write-first
+  // registered reads); QP state and MR validity stay in flip-flops, read with the registered index.
+  logic    qp_we, mr_we;
+  qp_cfg_t qp_wdata;
+  mr_t     mr_wdata;
+  qp_cfg_t [NQP_RD-1:0] qp_rdata;
+  mr_t     [NMR_RD-1:0] mr_rdata;
   logic [NQP_RD-1:0][QP_W-1:0] qp_ridx_q;
-  logic [NQP_RD-1:0]           qp_col_q;      // port k read the word written at the last edge
-  for (genvar k = 0; k < int'(NQP_RD); k++) begin : g_qp_rd
-    qp_cfg_t rdata;
-    tmnic_ram_sdp #(.WIDTH($bits(qp_cfg_t)), .DEPTH(NUM_QP), .READ_FIRST(1'b0)) u_ram (
-      .clk_i, .we_i(qp_we), .waddr_i(cq_qp), .wdata_i(qp_wdata),
-      .re_i(qp_rd_idx_i[k] != qp_ridx_q[k] || qp_we_q), .raddr_i(qp_rd_idx_i[k]), .rdata_o(rdata));
-    always_comb begin
-      qp_rd_o[k] = qp_col_q[k] ? qp_wdata_q : rdata;
-      qp_rd_o[k].state = qp_state_q[qp_ridx_q[k]];
-    end
-    always_ff @(posedge clk_i) qp_col_q[k] <= qp_we && qp_rd_idx_i[k] == cq_qp;
-  end
-  always_ff @(posedge clk_i) begin
-    qp_ridx_q <= qp_rd_idx_i;
-    qp_we_q <= qp_we;
-    if (qp_we) qp_wdata_q <= qp_wdata;
-  end
+  logic [NMR_RD-1:0][MR_W-1:0] mr_ridx_q;
+  tmnic_ram_rdports #(.WIDTH($bits(qp_cfg_t)), .DEPTH(NUM_QP), .NRD(NQP_RD)) u_qp_tab (
+    .clk_i, .we_i(qp_we), .waddr_i(cq_qp), .wdata_i(qp_wdata),
+    .raddr_i(qp_rd_idx_i), .raddr_q_o(qp_ridx_q), .rdata_o(qp_rdata));
+  tmnic_ram_rdports #(.WIDTH($bits(mr_t)), .DEPTH(NUM_MR), .NRD(NMR_RD)) u_mr_tab (
+    .clk_i, .we_i(mr_we), .waddr_i(cmd_idx_i[MR_W-1:0]), .wdata_i(mr_wdata),
+    .raddr_i(mr_rd_idx_i), .raddr_q_o(mr_ridx_q), .rdata_o(mr_rdata));
 
   always_comb begin
+    for (int k = 0; k < int'(NQP_RD); k++) begin
+      qp_rd_o[k] = qp_rdata[k];
+      qp_rd_o[k].state = qp_state_q[qp_ridx_q[k]];
+    end
     for (int k = 0; k < int'(NMR_RD); k++) begin
-      mr_rd_o[k] = mr_q[mr_rd_idx_i[k]];
-      mr_rd_o[k].valid = mr_valid_q[mr_rd_idx_i[k]];
+      mr_rd_o[k] = mr_rdata[k];
+      mr_rd_o[k].valid = mr_valid_q[mr_ridx_q[k]];
     end
     cq_rd_o = cq_q[cq_rd_idx_i];
     cq_rd_o.valid = cq_valid_q[cq_rd_idx_i];
@@ -159,16 +152,15 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
                    cmd_args_i[ARG_SET_QP_SQ_LOG_SIZE] <= MAX_LOG_QUEUE && cmd_args_i[ARG_SET_QP_RQ_LOG_SIZE] <= MAX_LOG_QUEUE &&
                    cmd_args_i[ARG_SET_QP_SQ_BASE_LO][5:0] == 6'd0 && cmd_args_i[ARG_SET_QP_RQ_BASE_LO][5:0] == 6'd0;
 
-  // Table memories: written by their command, no reset (validity and state live in flops).
-  always_ff @(posedge clk_i) begin
-    if (cmd_valid_i && cmd_op_i == CMD_SET_MR && set_mr_ok) begin
-        mr_q[cmd_idx_i[MR_W-1:0]] <= '{
+  // Table writes: by their command, no reset (validity and state live in flops).
+  assign mr_we = cmd_valid_i && cmd_op_i == CMD_SET_MR && set_mr_ok;
+  assign mr_wdata = '{
           valid: cmd_args_i[ARG_SET_MR_VALID] != 0, key: cmd_args_i[ARG_SET_MR_KEY], pd: cmd_args_i[ARG_SET_MR_PD][15:0],
           access: cmd_args_i[ARG_SET_MR_ACCESS][2:0],
           va: {cmd_args_i[ARG_SET_MR_VA_HI], cmd_args_i[ARG_SET_MR_VA_LO]},
           len: {cmd_args_i[ARG_SET_MR_LEN_HI], cmd_args_i[ARG_SET_MR_LEN_LO]},
           iova: {cmd_args_i[ARG_SET_MR_IOVA_HI], cmd_args_i[ARG_SET_MR_IOVA_LO]}};
-    end
+  always_ff @(posedge clk_i) begin
     if (cmd_valid_i && cmd_op_i == CMD_SET_CQ && set_cq_ok) begin
         cq_q[cmd_idx_i[CQ_W-1:0]] <= '{valid: cmd_args_i[ARG_SET_CQ_VALID] != 0,
           base: {cmd_args_i[ARG_SET_CQ_BASE_HI], cmd_args_i[ARG_SET_CQ_BASE_LO]}, log_size: cmd_args_i[ARG_SET_CQ_LOG_SIZE][3:0]};

@@ -11,8 +11,9 @@
 // for one cycle with ok_o (every SGE passed and nsge_i <= NSGE) and total_o, the sum of the lengths
 // that passed (35 bits: six 32-bit lengths never overflow it). The outputs are registers.
 //
-// The MR table read is combinational (mr_idx_o, a register, -> mr_rd_i, the context block's read
-// port); the check is pipelined over two stages for timing (a 65-bit sum in each).
+// The MR table read is registered (the context block's block-RAM port): mr_idx_o is the lkey's MR
+// index of the SGE that enters stage A, mr_rd_i that MR one cycle later, when stage B checks it;
+// the check is pipelined over two stages for timing (a 65-bit sum in each).
 module tmnic_sge_chk
   import tmnic_pkg::*;
   import tmnic_hwif_pkg::*;
@@ -73,7 +74,8 @@ module tmnic_sge_chk
     cur = sge_i[0];
     if (walk_q) for (int k = 0; k < int'(NSGE); k++) if (IW'(k) == i_q) cur = sge_i[k];
   end
-  assign mr_idx_o = a_sge_q.lkey[MR_KEY_SHIFT +: MR_W];
+  // The MR table read is registered (tmnic_ctx): it gets the SGE that stage A holds next.
+  assign mr_idx_o = a_v_d ? a_sge_d.lkey[MR_KEY_SHIFT +: MR_W] : a_sge_q.lkey[MR_KEY_SHIFT +: MR_W];
 
   always_comb begin
     logic [IW-1:0] n;   // SGEs to walk

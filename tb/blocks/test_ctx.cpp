@@ -2,8 +2,8 @@
 // Random command sequences (SET_MR, SET_CQ, SET_SRQ, SET_QP, QUERY_QP, NOP, unknown opcodes) with
 // indices and argument words biased towards the range limits, random engine error requests
 // (err_sq_i/err_rq_i, also on the QP a command writes in the same cycle: the command wins), and
-// engine PSNs answered for query_qp_o. Every cycle compares random read-port indices (the QP ports
-// are registered block-RAM reads: they show the QP named in the previous cycle, as the table is now,
+// engine PSNs answered for query_qp_o. Every cycle compares random read-port indices (the QP and MR
+// ports are registered block-RAM reads: they show the QP named in the previous cycle, as the table is now,
 // including a write at that same edge),
 // cmd_err_o, the QUERY read-back and every event output.
 #include <gtest/gtest.h>
@@ -223,7 +223,7 @@ class CtxBench {
 
     // ---------------- compare outputs (state after the previous edge)
     if (top_->query_qp_o != cmd_qp) fail("query_qp_o != cmd_idx[QP_W-1:0]");
-    compare_rdports(qsel, msel, csel, ssel);
+    compare_rdports(qsel, csel, ssel);
     compare_events();
 
     // ---------------- model update for this cycle: engine errors, then the command
@@ -248,6 +248,10 @@ class CtxBench {
       if (cmd && op == hw::cmd::SET_QP && qsel[k] == idx) cov_.hit("qp_read_port_during_write");
       qp_rd_prev_[k] = qp_[qsel[k]];
       qsel_prev_[k] = qsel[k];
+    }
+    for (unsigned k = 0; k < kNmrRd; ++k) {
+      if (cmd && op == hw::cmd::SET_MR && msel[k] == idx) cov_.hit("mr_read_port_during_write");
+      mr_rd_prev_[k] = mr_[msel[k]];
     }
     qp_rd_have_ = true;
     tick();
@@ -403,7 +407,7 @@ class CtxBench {
   }
 
   // RTL with table memories: validity and QP state are reset flops, the rest is defined once written.
-  void compare_rdports(const unsigned* qsel, const unsigned* msel, unsigned csel, unsigned ssel) {
+  void compare_rdports(const unsigned* qsel, unsigned csel, unsigned ssel) {
     uint32_t exp[(kQpBits + 31) / 32 + 1], got[(kQpBits + 31) / 32 + 1];
     for (unsigned k = 0; k < kNqpRd && qp_rd_have_; ++k) {
       QpCfg m = qp_rd_prev_[k];
@@ -420,18 +424,18 @@ class CtxBench {
       if (!std::equal(std::begin(exp), std::end(exp), std::begin(got))) fail("qp_rd_o[" + std::to_string(k) + "] QP " + std::to_string(qsel_prev_[k]));
       if (qsel_prev_[k] == qsel[k]) cov_.hit("qp_read_port_same_index");
     }
-    for (unsigned k = 0; k < kNmrRd; ++k) {
-      const Mr& m = mr_[msel[k]];
+    for (unsigned k = 0; k < kNmrRd && qp_rd_have_; ++k) {
+      const Mr& m = mr_rd_prev_[k];
       std::fill(std::begin(exp), std::end(exp), 0);
       m.pack(exp, 0);
       if (get_bits(top_->mr_rd_o.data(), k * kMrBits + kMrBits - 1, 1) != m.valid)
-        fail("mr_rd_o[" + std::to_string(k) + "] valid of MR " + std::to_string(msel[k]));
+        fail("mr_rd_o[" + std::to_string(k) + "] valid");
       if (!m.written) continue;
       cov_.hit("mr_read_port_checked");
       for (unsigned b = 0; b < kMrBits; b += 32) {
         const unsigned w = std::min(32u, kMrBits - b);
         if (get_bits(top_->mr_rd_o.data(), k * kMrBits + b, w) != get_bits(exp, b, w))
-          fail("mr_rd_o[" + std::to_string(k) + "] MR " + std::to_string(msel[k]) + " bits " + std::to_string(b));
+          fail("mr_rd_o[" + std::to_string(k) + "] bits " + std::to_string(b));
       }
     }
     {
@@ -469,7 +473,8 @@ class CtxBench {
   QpCfg qp_[kNumQp];
   QpCfg qp_rd_prev_[kNqpRd];     // the QP ports' words after the coming edge
   unsigned qsel_prev_[kNqpRd] = {};
-  bool qp_rd_have_ = false;
+  Mr mr_rd_prev_[kNmrRd];         // the MR ports' words after the coming edge
+  bool qp_rd_have_ = false;        // (both kinds of registered port)
   Mr mr_[kNumMr];
   CqCfg cq_[kNumCq];
   SrqCfg srq_[kNumSrq];
@@ -487,7 +492,7 @@ TEST(Ctx, RandomCommandSequences) {
                 "set_qp_init_both", "set_qp_wins_over_engine_error", "failed_set_qp_engine_error_applies",
                 "query_qp_ok", "query_qp_in_err", "query_qp_bad_index", "unknown_opcode", "nop_clears_error",
                 "err_sq_and_rq_same_qp", "readback_checked", "qp_read_port_checked", "qp_read_port_same_index",
-                "qp_read_port_during_write"});
+                "qp_read_port_during_write", "mr_read_port_checked", "mr_read_port_during_write"});
   uint64_t cyc = 0;
   double secs = 0;
   for (uint64_t seed : seeds({1, 2, 3})) {

@@ -216,17 +216,18 @@ class SgeChkBench {
     if (k > 0 && k + 1 == n) cov_.hit("fail_last");
   }
 
-  // One clock with the MR read answered combinationally (the context block's port).
+  // One clock with the MR read answered as tmnic_ctx's block-RAM port does: mr_rd_i is the MR that
+  // mr_idx_o named in the previous cycle.
   void cycle(bool start) {
     top_->start_i = start;
-    top_->eval();
-    const Mr& m = mr_[top_->mr_idx_o % kNumMr];
+    const Mr& m = mr_[mr_rd_idx_];
     uint32_t* w = top_->mr_rd_i.data();
     for (unsigned i = 0; i < (kMrBits + 31) / 32; ++i) w[i] = 0;
     unsigned pos = kMrBits;
     auto put = [&](uint64_t v, unsigned width) { pos -= width; set_bits(w, pos, width, v); };
     put(m.valid, 1); put(m.key, 32); put(m.pd, 16); put(m.access, 3); put(m.va, 64); put(m.len, 64); put(m.iova, 64);
     top_->eval();
+    mr_rd_idx_ = top_->mr_idx_o % kNumMr;
     tick();
   }
   void tick() { clock_tick(*top_, *ctx_); }
@@ -236,6 +237,7 @@ class SgeChkBench {
   std::mt19937_64 rng_;
   Coverage& cov_;
   std::array<Mr, kNumMr> mr_{};
+  unsigned mr_rd_idx_ = 0;   // the MR mr_rd_i shows (mr_idx_o at the last edge)
   uint64_t walks_ = 0;
 };
 
