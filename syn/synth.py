@@ -1161,8 +1161,13 @@ def write_report(results, version, sim):
         rows[r["block"]] = r
     rows = [rows[b] for b in BLOCKS if b in rows]
     sim = sim if sim is not None else old_sim
+    # The RTL each row read (rows from earlier runs keep theirs; rows older than this field had none).
+    revs = {}
+    for r in rows:
+        revs.setdefault(r.get("rtl", "not recorded"), []).append(r["block"])
+    rtl = "; ".join(f"{v}: {', '.join(f'`{b}`' for b in bs)}" for v, bs in revs.items())
     data = dict(yosys=version, frontend="yosys-slang (read_slang)", target="ECP5 (synth_ecp5)",
-                rtl=rtl_revision(), blocks=rows)
+                rtl=rtl, blocks=rows)
     if sim is not None:
         data["netlist_sim"] = sim
     jpath.write_text(json.dumps(data, indent=1) + "\n")
@@ -1315,7 +1320,9 @@ def main():
     ok = selftest() if a.check else True
     results = []
     for b in blocks:
+        rev = rtl_revision()   # before the run reads the sources (edits during a long run must not count)
         r = synth_block(b, files, ecp5=not a.no_ecp5)
+        r["rtl"] = rev
         results.append(r)
         ok = ok and r["ok"] and not (a.strict and r["waived"])
         if "generic_ff" in r:
