@@ -1236,8 +1236,8 @@ def blocks_pnr_main(a):
         sys.exit(f"synth: unknown block(s) {' '.join(unknown)}; known: {' '.join(BLOCKS)}")
     jpath = SYN / "blocks_pnr.json"
     ok = True
-    rev = rtl_revision()
     for b in names:
+        rev = rtl_revision()   # before this block's run reads the sources
         top = BLOCKS[b].get("top", b)
         params = BLOCKS[b]["params"]
         r = pnr(top, params, files, BUILD / "pnr" / b, b, rev, a.freq, a.seeds, a.router)

@@ -9,12 +9,14 @@
 //
 // READ_FIRST costs logic on a block RAM: synth_ecp5 emulates it around a DP16KD in pseudo-dual-port
 // mode with a register and a multiplexer per data bit. A caller whose FSM never reads the word it
-// writes in the same cycle sets NO_COLLISION (with READ_FIRST = 0): the RAM then asserts it.
+// writes in the same cycle sets NO_COLLISION instead: READ_FIRST is then ignored (there is nothing
+// to order) and the RAM asserts the promise in every simulation.
 module tmnic_ram_sdp #(
   parameter int unsigned WIDTH = 64,  // word width in bits
   parameter int unsigned DEPTH = 512, // number of words, >= 2
   parameter bit READ_FIRST = 1'b1,    // a read colliding with a write returns the old word
-  parameter bit NO_COLLISION = 1'b0,  // the caller never reads the address it writes (asserted)
+  parameter bit NO_COLLISION = 1'b0,  // the caller never reads the address it writes (asserted;
+                                      // READ_FIRST ignored)
   localparam int unsigned AW = $clog2(DEPTH)
 ) (
   input  logic             clk_i,
@@ -33,9 +35,6 @@ module tmnic_ram_sdp #(
   if (DEPTH < 2) begin : g_param_check
     $fatal(1, "tmnic_ram_sdp: DEPTH must be >= 2");
   end
-  if (NO_COLLISION && READ_FIRST) begin : g_param_check_col
-    $fatal(1, "tmnic_ram_sdp: NO_COLLISION needs READ_FIRST = 0 (there is no collision to order)");
-  end
 
   logic [WIDTH-1:0] mem_q [DEPTH];
   logic [WIDTH-1:0] rdata_q;
@@ -45,7 +44,7 @@ module tmnic_ram_sdp #(
       mem_q[waddr_i] <= wdata_i;
     end
     if (re_i) begin
-      if (!READ_FIRST && we_i && waddr_i == raddr_i) begin
+      if ((!READ_FIRST || NO_COLLISION) && we_i && waddr_i == raddr_i) begin
 `ifdef SYNTHESIS
         rdata_q <= 'x;
 `else

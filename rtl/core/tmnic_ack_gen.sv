@@ -74,13 +74,13 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic            t_re, t_we;
   logic [QP_W-1:0] t_raddr, t_waddr;
   ack_t            t_wdata, t_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(ack_t)), .DEPTH(NUM_QP), .READ_FIRST(1'b0), .NO_COLLISION(1'b1)) u_tab (
+  tmnic_ram_sdp #(.WIDTH($bits(ack_t)), .DEPTH(NUM_QP), .NO_COLLISION(1'b1)) u_tab (
     .clk_i, .we_i(t_we), .waddr_i(t_waddr), .wdata_i(t_wdata),
     .re_i(t_re), .raddr_i(t_raddr), .rdata_o(t_rdata));
 
   logic            f_re, f_we;
   logic [QP_W-1:0] f_rdata;
-  tmnic_ram_sdp #(.WIDTH(QP_W), .DEPTH(NUM_QP), .READ_FIRST(1'b0), .NO_COLLISION(1'b1)) u_fifo (
+  tmnic_ram_sdp #(.WIDTH(QP_W), .DEPTH(NUM_QP), .NO_COLLISION(1'b1)) u_fifo (
     .clk_i, .we_i(f_we), .waddr_i(wr_q[QP_W-1:0]), .wdata_i(ev_qp_q),
     .re_i(f_re), .raddr_i(rd_q[QP_W-1:0]), .rdata_o(f_rdata));
 
@@ -211,8 +211,7 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 `ifndef SYNTHESIS
   logic chk_q;
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
-  a_tab_rw: assert property (@(posedge clk_i) disable iff (!chk_q)
-    !(t_re && t_we && t_raddr == t_waddr)) else $error("tmnic_ack_gen: word read while written");
+  // (u_tab and u_fifo assert themselves that a word is never read while written: NO_COLLISION)
   a_fifo_full: assert property (@(posedge clk_i) disable iff (!chk_q)
     f_we |-> (wr_q - rd_q) < (QP_W + 1)'(NUM_QP)) else $error("tmnic_ack_gen: QP FIFO overflow");
   a_fifo_empty: assert property (@(posedge clk_i) disable iff (!chk_q)

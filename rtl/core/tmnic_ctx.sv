@@ -3,11 +3,9 @@
 // state" events to the engines that own that state (send PSN and indices to the send engine,
 // receive PSN and indices to the receive engine, CQ and SRQ indices to their owners).
 // Engines may force a QP into the error state (err_*_i); a command wins over an engine in the same cycle.
-// Tables are memories read through index ports. The QP configuration is a block RAM per read port
-// (tmnic_ram_sdp, all copies written together): an engine gives the index it will use in the next
-// cycle (the _d of its index register) and gets that QP's configuration from a register one cycle
-// later, exactly what a flip-flop table read with the register would give (writes included); the QP
-// state, which engines force to ERR, stays in flip-flops and is read with the registered index.
+// Tables are memories read through index ports: QP configuration and MR table in block RAM with
+// registered write-first reads (tmnic_ram_rdports: a reader gives the next value of its index
+// register), CQ and SRQ tables in distributed RAM read combinationally.
 module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_QP = 64,
   parameter int unsigned NUM_CQ = 64,
@@ -79,8 +77,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     $fatal(1, "tmnic_ctx: NUM_QP, NUM_MR, NUM_CQ, NUM_SRQ must be powers of two (NUM_QP >= 4, others >= 2)");
   end
 
-  wire [QP_W-1:0] cq_qp = cmd_idx_i[QP_W-1:0];   // the command's QP
-  assign query_qp_o = cq_qp;
+  wire [QP_W-1:0] cmd_qp = cmd_idx_i[QP_W-1:0];   // the command's QP
+  assign query_qp_o = cmd_qp;
 
   // CQ and SRQ tables (distributed RAM, combinational reads). Validity and QP state are flops with
   // reset; the rest is plain memory.
@@ -100,7 +98,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [NQP_RD-1:0][QP_W-1:0] qp_ridx_q;
   logic [NMR_RD-1:0][MR_W-1:0] mr_ridx_q;
   tmnic_ram_rdports #(.WIDTH($bits(qp_cfg_t)), .DEPTH(NUM_QP), .NRD(NQP_RD)) u_qp_tab (
-    .clk_i, .we_i(qp_we), .waddr_i(cq_qp), .wdata_i(qp_wdata),
+    .clk_i, .we_i(qp_we), .waddr_i(cmd_qp), .wdata_i(qp_wdata),
     .raddr_i(qp_rd_idx_i), .raddr_q_o(qp_ridx_q), .rdata_o(qp_rdata));
   tmnic_ram_rdports #(.WIDTH($bits(mr_t)), .DEPTH(NUM_MR), .NRD(NMR_RD)) u_mr_tab (
     .clk_i, .we_i(mr_we), .waddr_i(cmd_idx_i[MR_W-1:0]), .wdata_i(mr_wdata),
@@ -272,8 +270,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           end
           CMD_SET_QP: begin
             if (set_qp_ok) begin
-              qp_state_q[cq_qp] <= cmd_args_i[ARG_SET_QP_STATE][2:0];
-              init_qp_o <= cq_qp;
+              qp_state_q[cmd_qp] <= cmd_args_i[ARG_SET_QP_STATE][2:0];
+              init_qp_o <= cmd_qp;
               qp_set_o <= 1'b1;
               init_sq_o <= cmd_args_i[ARG_SET_QP_INIT][QP_INIT_SQ_BIT];
               init_rq_o <= cmd_args_i[ARG_SET_QP_INIT][QP_INIT_RQ_BIT];
@@ -285,7 +283,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             if (cmd_idx_i < 24'(NUM_QP)) begin
               query_pend_q <= 1'b1;
               rb_args_o <= cmd_args_i;
-              rb_args_o[ARG_QUERY_QP_STATE] <= {29'd0, qp_state_q[cq_qp]};
+              rb_args_o[ARG_QUERY_QP_STATE] <= {29'd0, qp_state_q[cmd_qp]};
             end else cmd_err_o <= 1'b1;
           end
           default: cmd_err_o <= 1'b1;

@@ -232,7 +232,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic tab_re, tab_we;
   logic [QP_W-1:0] tab_raddr, tab_waddr;
   rq_qp_t tab_wdata, tab_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(rq_qp_t)), .DEPTH(NUM_QP), .READ_FIRST(1'b0), .NO_COLLISION(1'b1)) u_qtab (
+  tmnic_ram_sdp #(.WIDTH($bits(rq_qp_t)), .DEPTH(NUM_QP), .NO_COLLISION(1'b1)) u_qtab (
     .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata),
     .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(tab_rdata));
   // QUERY_QP's copy of the expected PSNs (same writes, its own read port)
@@ -258,7 +258,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic sg_re, sg_we;
   logic [QP_W+2:0] sg_raddr;
   rq_sge_t sg_wdata, sg_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(rq_sge_t)), .DEPTH(NUM_QP * 8), .READ_FIRST(1'b0), .NO_COLLISION(1'b1)) u_sgtab (   // 8 slots: {QP, 3-bit SGE}
+  tmnic_ram_sdp #(.WIDTH($bits(rq_sge_t)), .DEPTH(NUM_QP * 8), .NO_COLLISION(1'b1)) u_sgtab (   // 8 slots: {QP, 3-bit SGE}
     .clk_i, .we_i(sg_we), .waddr_i({q_q, chk_out_idx}), .wdata_i(sg_wdata),
     .re_i(sg_re), .raddr_i(sg_raddr), .rdata_o(sg_rdata));
 
@@ -843,10 +843,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 `ifndef SYNTHESIS
   logic chk_q;
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
-  a_tab_rw: assert property (@(posedge clk_i) disable iff (!chk_q)
-    !(tab_re && tab_we && tab_raddr == tab_waddr)) else $error("tmnic_rx_engine: QP word read while written");
-  a_sg_rw: assert property (@(posedge clk_i) disable iff (!chk_q)
-    !(sg_re && sg_we && sg_raddr == {q_q, chk_out_idx})) else $error("tmnic_rx_engine: SGE entry read while written");
+  // (u_qtab and u_sgtab assert themselves that a word is never read while written: NO_COLLISION)
   a_init_twice: assert property (@(posedge clk_i) disable iff (!chk_q) !(init_rq_i && init_pend_q))
     else $error("tmnic_rx_engine: QP init while another is pending");
   a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)

@@ -176,7 +176,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic tab_re, tab_we;
   logic [QP_W-1:0] tab_raddr, tab_waddr;
   sq_qp_t tab_wdata, tab_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(sq_qp_t)), .DEPTH(NUM_QP), .READ_FIRST(1'b0), .NO_COLLISION(1'b1)) u_qtab (
+  tmnic_ram_sdp #(.WIDTH($bits(sq_qp_t)), .DEPTH(NUM_QP), .NO_COLLISION(1'b1)) u_qtab (
     .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata),
     .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(tab_rdata));
   // QUERY_QP's copy of the PSNs (same writes, its own read port)
@@ -196,7 +196,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic o_re, o_we;
   logic [QP_W+OUT_W-1:0] o_raddr, o_waddr;
   sq_out_t o_wdata, o_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(sq_out_t)), .DEPTH(NUM_QP * OUTS), .READ_FIRST(1'b0), .NO_COLLISION(1'b1)) u_otab (
+  tmnic_ram_sdp #(.WIDTH($bits(sq_out_t)), .DEPTH(NUM_QP * OUTS), .NO_COLLISION(1'b1)) u_otab (
     .clk_i, .we_i(o_we), .waddr_i(o_waddr), .wdata_i(o_wdata),
     .re_i(o_re), .raddr_i(o_raddr), .rdata_o(o_rdata));
 
@@ -738,10 +738,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 `ifndef SYNTHESIS
   logic chk_q;
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
-  a_tab_rw: assert property (@(posedge clk_i) disable iff (!chk_q)
-    !(tab_re && tab_we && tab_raddr == tab_waddr)) else $error("tmnic_sq_engine: QP word read while written");
-  a_otab_rw: assert property (@(posedge clk_i) disable iff (!chk_q)
-    !(o_re && o_we && o_raddr == o_waddr)) else $error("tmnic_sq_engine: ring entry read while written");
+  // (u_qtab and u_otab assert themselves that a word is never read while written: NO_COLLISION)
   a_init_twice: assert property (@(posedge clk_i) disable iff (!chk_q) !(init_sq_i && init_pend_q))
     else $error("tmnic_sq_engine: QP init while another is pending");
   a_alias: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_ACK_RD && ack_on_cur |-> tab_rdata == cur_q)

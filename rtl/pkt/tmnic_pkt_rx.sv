@@ -377,7 +377,6 @@ module tmnic_pkt_rx
   tmnic_ram_sdp #(
     .WIDTH (DATA_W),
     .DEPTH (DEPTH),
-    .READ_FIRST (1'b0),
     .NO_COLLISION (1'b1)
   ) u_buf (
     .clk_i   (clk_i),

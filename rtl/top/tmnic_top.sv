@@ -377,7 +377,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .cam_used_o(tm_cam_used), .spilled_o(tm_spilled), .idle_o(tme_idle));
 
   // Tagged buffers {lkey, length, addr} by engine handle: written by ADDs, read on a match.
-  tmnic_ram_sdp #(.WIDTH(128), .DEPTH(TM_ENTRIES), .READ_FIRST(1'b0), .NO_COLLISION(1'b1)) u_tag_buf (
+  tmnic_ram_sdp #(.WIDTH(128), .DEPTH(TM_ENTRIES), .NO_COLLISION(1'b1)) u_tag_buf (
     .clk_i, .we_i(tb_we), .waddr_i(tb_waddr), .wdata_i(tb_wdata),
     .re_i(tb_re), .raddr_i(tb_raddr), .rdata_o(tb_rdata));
 

@@ -241,16 +241,17 @@ class CtxBench {
       ev_.rb[hw::cmd::query_qp::RQ_PSN] = rq_psn;
       query_pend_ = false;
     }
+    wrote_qp_ = wrote_mr_ = -1;
     if (cmd) execute(op, idx, a, esq && esq_qp == cmd_qp, erq && erq_qp == cmd_qp);
     // What the QP ports show after the coming edge: the table with this cycle's command (a port
     // reading the QP being written gets the new word, as from a flip-flop table).
     for (unsigned k = 0; k < kNqpRd; ++k) {
-      if (cmd && op == hw::cmd::SET_QP && qsel[k] == idx) cov_.hit("qp_read_port_during_write");
+      if (wrote_qp_ == static_cast<int>(qsel[k])) cov_.hit("qp_read_port_during_write");
       qp_rd_prev_[k] = qp_[qsel[k]];
       qsel_prev_[k] = qsel[k];
     }
     for (unsigned k = 0; k < kNmrRd; ++k) {
-      if (cmd && op == hw::cmd::SET_MR && msel[k] == idx) cov_.hit("mr_read_port_during_write");
+      if (wrote_mr_ == static_cast<int>(msel[k])) cov_.hit("mr_read_port_during_write");
       mr_rd_prev_[k] = mr_[msel[k]];
     }
     qp_rd_have_ = true;
@@ -271,6 +272,7 @@ class CtxBench {
         if (ok) {
           Mr& m = mr_[idx];
           m.written = true;
+          wrote_mr_ = static_cast<int>(idx);
           m.valid = a[set_mr::VALID] != 0;
           m.key = a[set_mr::KEY];
           m.pd = a[set_mr::PD] & 0xFFFF;
@@ -331,6 +333,7 @@ class CtxBench {
         if (ok) {
           QpCfg& q = qp_[idx];
           q.written = true;
+          wrote_qp_ = static_cast<int>(idx);
           q.state = a[set_qp::STATE];
           q.pd = a[set_qp::PD] & 0xFFFF;
           q.send_cq = a[set_qp::SEND_CQ] & 0xFFFF;
@@ -475,6 +478,7 @@ class CtxBench {
   unsigned qsel_prev_[kNqpRd] = {};
   Mr mr_rd_prev_[kNmrRd];         // the MR ports' words after the coming edge
   bool qp_rd_have_ = false;        // (both kinds of registered port)
+  int wrote_qp_ = -1, wrote_mr_ = -1;  // the entry this cycle's command wrote (coverage)
   Mr mr_[kNumMr];
   CqCfg cq_[kNumCq];
   SrqCfg srq_[kNumSrq];
