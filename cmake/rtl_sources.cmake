@@ -32,5 +32,5 @@ endfunction()
 tmnic_read_filelist(TMNIC_RTL_PKGS ${TMNIC_RTL_DIR}/pkg/pkg.f)
 tmnic_read_filelist(TMNIC_TM_ENGINE_SOURCES ${TMNIC_RTL_DIR}/tm/tm_engine.f)
 tmnic_read_filelist(TMNIC_RTL_TOP_SOURCES ${TMNIC_RTL_DIR}/top/top.f)
-set(TMNIC_VERILATOR_ARGS -Wall ${TMNIC_RTL_DIR}/lint.vlt -O3 --x-assign fast --x-initial fast
+set(TMNIC_VERILATOR_ARGS -Wall ${TMNIC_RTL_DIR}/lint.vlt --assert -O3 --x-assign fast --x-initial fast
     -CFLAGS -O2 -Wno-fatal)
