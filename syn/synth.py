@@ -99,6 +99,15 @@ BLOCKS = {
                 ("srq_q[16] {base[63:6], log_size, pd}", 16 * (58 + 4 + 16)),
                 ("qp_state_q, mr/cq/srq valid", 64 * 3 + 64 + 64 + 16),
                 ("rb_args_o less the zero-extended QUERY words", ARGS * 32 - 29 - 8 - 8)]),
+    # The context at 1024 QPs (the NUM_QP scaling target of the engines applies to it too).
+    "tmnic_ctx_q1024": dict(
+        top="tmnic_ctx", params=dict(NUM_QP=1024, NUM_CQ=64, NUM_SRQ=16, NUM_MR=64),
+        ff_min=[("qp_q[1024] (qp_cfg_t less state)", 1024 * (QP_CFG - 3)),
+                ("mr_q[64] (mr_t less valid)", 64 * (MR - 1)),
+                ("cq_q[64] {base[63:6], log_size}", 64 * (58 + 4)),
+                ("srq_q[16] {base[63:6], log_size, pd}", 16 * (58 + 4 + 16)),
+                ("qp_state_q, mr/cq/srq valid", 1024 * 3 + 64 + 64 + 16),
+                ("rb_args_o less the zero-extended QUERY words", ARGS * 32 - 29 - 8 - 8)]),
     "tmnic_axil_regs": dict(
         params=dict(DATA_BYTES_P=64, CLK_MHZ_P=250, NUM_QP_P=64, NUM_CQ_P=64, NUM_SRQ_P=16, NUM_MR_P=64),
         ff_min=[("cmd_args_o", ARGS * 32), ("mac_o, ip_o", 80), ("cmd_op_o, cmd_idx_o", 32),
@@ -171,6 +180,10 @@ BLOCKS = {
     # generic pass took 9 minutes of its own) and ABC instead of ABC9 (ABC9 did not finish in 20 min on
     # the flattened 220 K-cell design).
     "tmnic_top": dict(params={}, ff_min=[], optional=True, no_generic=True, ecp5_opts="-noabc9", timeout_s=2700),
+    # The whole NIC for UltraScale+ (the issue's U55C budget): synth_xilinx out of context, flattened, URAM
+    # inferred for large memories; only on request (scripts/synth.sh tmnic_top_xcup).
+    "tmnic_top_xcup": dict(top="tmnic_top", params={}, ff_min=[], optional=True, no_generic=True, target="xcup",
+                           timeout_s=2700),
 }
 DEFAULT_BLOCKS = [b for b, v in BLOCKS.items() if not v.get("optional")]
 
@@ -373,7 +386,12 @@ def synth_block(name, files, ecp5=True):
             f"tee -q -o {out}/generic_mem.il dump t:$mem_v2"]
     if b.get("no_generic"):
         rest = ["design -save rtl"]
-    if ecp5:
+    if b.get("target") == "xcup":
+        rest += ["design -load rtl",
+                 f"synth_xilinx -top {top} -family xcup -uram -flatten -noiopad -noclkbuf",
+                 f"select -assert-none {LATCH_CELLS}",
+                 f"tee -q -o {out}/xcup.json stat -json"]
+    elif ecp5:
         rest += ["design -load rtl",
                  f"synth_ecp5 -top {top} {b.get('ecp5_opts', '')}",
                  f"select -assert-none {LATCH_CELLS}",
@@ -386,7 +404,12 @@ def synth_block(name, files, ecp5=True):
         return res
     if b.get("no_generic"):
         res.update(no_generic=True, generic_ff="-", generic_mem="-", state_min="-",
-                   warnings=warnings_of(out / "yosys.log"), ecp5=cell_counts(out / "ecp5.json"))
+                   warnings=warnings_of(out / "yosys.log"))
+        if b.get("target") == "xcup":
+            res["xcup"] = cell_counts(out / "xcup.json")
+            res["xcup_summary"] = xcup_summary(res["xcup"])
+        else:
+            res["ecp5"] = cell_counts(out / "ecp5.json")
         return res
     generic_counts(res, out, out / "yosys.log")
     res["state_min"] = sum(n for _, n in b["ff_min"])
@@ -1143,6 +1166,9 @@ def rtl_revision():
     return f"commit {head}" + (f" with uncommitted changes in {', '.join(l.split(maxsplit=1)[-1] for l in dirty)}" if dirty else "")
 
 
+U55C_LUTS = 1303680   # XCU55C CLB LUTs (AMD Alveo U55C data sheet, DS978)
+
+
 def write_report(results, version, sim):
     """syn/report.json and syn/report.md. Blocks not run this time keep their entry from their own
     earlier run (each entry has its date)."""
@@ -1189,6 +1215,8 @@ def write_report(results, version, sim):
           "BRAM DP16KD | DSP MULT18X18D | state bits (FF + mem) >= min | Yosys s |",
           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
+        if r.get("xcup_summary"):
+            continue   # its own table below
         name = f"`{r['block']}`" + (" (waived RTL issue)" if r.get("waived") else "")
         if not r.get("ok") and "generic_ff" not in r:
             md.append(f"| {name} | {fmt_params(r['params'])} | " + " | ".join(["failed"] * 8) +
@@ -1205,8 +1233,22 @@ def write_report(results, version, sim):
                   f"{e(r, 'PFUMX')} / {e(r, 'L6MUX21')} | {e(r, 'TRELLIS_FF')} | {e(r, 'TRELLIS_DPR16X4')} | "
                   f"{e(r, 'DP16KD', 'PDPW16KD')} | {e(r, 'MULT18X18D', 'ALU54B')} | {state} | {r['seconds']} |")
     md += ["", "CCU2C is a carry cell of two LUT4s; PFUMX/L6MUX21 combine LUT4s into 5/6-input functions; "
-           "a DPR16X4 (16x4 distributed RAM) takes the LUTs of half a slice.", "",
-           "## State-bit lower bounds", ""]
+           "a DPR16X4 (16x4 distributed RAM) takes the LUTs of half a slice.", ""]
+    xrows = [r for r in rows if r.get("xcup_summary")]
+    if xrows:
+        md += ["## UltraScale+ (synth_xilinx)", "",
+               "`synth_xilinx -family xcup -uram -flatten -noiopad -noclkbuf`, out of context. Share of an "
+               f"Alveo U55C (XCU55C, {U55C_LUTS:,} LUTs).", "",
+               "| block | LUT (LUT1-6) | share of U55C | FF | LUTRAM | SRL | RAMB36E2 | RAMB18E2 | URAM288 | "
+               "CARRY8 | DSP48E2 | Yosys s |",
+               "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in xrows:
+            x = r["xcup_summary"]
+            md.append(f"| `{r['block']}` | {x['LUT']} | {100 * x['LUT'] / U55C_LUTS:.2f} % | {x['FF']} | "
+                      f"{x['LUTRAM']} | {x['SRL']} | {x['RAMB36E2']} | {x['RAMB18E2']} | {x['URAM288']} | "
+                      f"{x['CARRY8']} | {x['DSP48E2']} | {r['seconds']} |")
+        md.append("")
+    md += ["## State-bit lower bounds", ""]
     for b in BLOCKS:
         parts = BLOCKS[b]["ff_min"]
         if parts:
@@ -1332,7 +1374,8 @@ def main():
                 f"BRAM {c.get('DP16KD', 0) + c.get('PDPW16KD', 0)}  DSP {c.get('MULT18X18D', 0)}  "
                 f"state {r['generic_ff']}+{r['generic_mem']} >= {r['state_min']}"
                 + (f"  [{len(r['warnings'])} Yosys warnings]" if r["warnings"] else "")
-                + ("  [waived RTL issue]" if r["waived"] else ""))
+                + ("  [waived RTL issue]" if r["waived"] else "")
+                + (f"  UltraScale+ {r['xcup_summary']}" if r.get("xcup_summary") else ""))
     sim = None
     if a.check and not a.no_sim:
         sim = netlist_sim()

@@ -2,13 +2,18 @@
 //
 // A DATA_W-wide RAM split into an even and an odd bank, so that any DATA_W/8-byte window starting at
 // an arbitrary byte position touches one word of each bank. A write stores the enabled lanes of
-// wr_data_i at wr_pos_i.. (wrapping at the buffer end); a read returns the window at rd_pos_i one cycle
-// later. Used wherever payload moves between host-memory alignment and packet alignment (gather for
-// TX, scatter for RX), so that no engine needs its own byte shifter.
+// wr_data_i at wr_pos_i.. (wrapping at the buffer end); a read returns the window at rd_pos_i RD_LAT
+// cycles later (reads pipeline, one per cycle) and holds it until the next read's data arrives.
+// RD_LAT = 1 reads both words and shifts them in one cycle; RD_LAT = 2 registers the two words
+// (a registered RAM read) and shifts in the second cycle, for timing. Used wherever payload moves
+// between host-memory alignment and packet alignment (gather for TX, scatter for RX), so that no
+// engine needs its own byte shifter.
 module tmnic_shift_buf #(
   parameter int unsigned DATA_W = 512,
   // Buffer size in words (power of two, at least 2).
   parameter int unsigned DEPTH = 128,
+  // Read latency in cycles: 1 or 2.
+  parameter int unsigned RD_LAT = 1,
   localparam int unsigned BYTES = DATA_W / 8,
   localparam int unsigned POS_W = $clog2(DEPTH * BYTES)
 ) (
@@ -18,7 +23,7 @@ module tmnic_shift_buf #(
   input  logic [POS_W-1:0]  wr_pos_i,
   input  logic [DATA_W-1:0] wr_data_i,
   input  logic [BYTES-1:0]  wr_be_i,
-  // Read port: rd_data_o holds bytes rd_pos_i .. rd_pos_i+BYTES-1 one cycle after rd_en_i.
+  // Read port: rd_data_o holds bytes rd_pos_i .. rd_pos_i+BYTES-1 RD_LAT cycles after rd_en_i.
   input  logic              rd_en_i,
   input  logic [POS_W-1:0]  rd_pos_i,
   output logic [DATA_W-1:0] rd_data_o
@@ -31,6 +36,9 @@ module tmnic_shift_buf #(
   end
   if (DEPTH < 2 || (DEPTH & (DEPTH - 1)) != 0) begin : g_chk_d
     $fatal(1, "tmnic_shift_buf: DEPTH must be a power of two >= 2");
+  end
+  if (RD_LAT != 1 && RD_LAT != 2) begin : g_chk_lat
+    $fatal(1, "tmnic_shift_buf: RD_LAT must be 1 or 2");
   end
 
   logic [DATA_W-1:0] mem_even [DEPTH/2];
@@ -61,16 +69,39 @@ module tmnic_shift_buf #(
     end
   end
 
-  // Read: the two words around the window, shifted down by the lane offset, registered.
-  always_ff @(posedge clk_i) begin
-    if (rd_en_i) begin
-      logic [WORD_W-1:0] r0, r1;
-      logic [DATA_W-1:0] lo, hi;
-      r0 = rd_pos_i[POS_W-1:LANE_W];
-      r1 = r0 + 1'b1;
-      lo = r0[0] ? mem_odd[r0[WORD_W-1:1]] : mem_even[r0[WORD_W-1:1]];
-      hi = r1[0] ? mem_odd[r1[WORD_W-1:1]] : mem_even[r1[WORD_W-1:1]];
-      rd_data_o <= DATA_W'({hi, lo} >> (8 * rd_pos_i[LANE_W-1:0]));
+  // Read: the two words around the window, shifted down by the lane offset.
+  logic [WORD_W-1:0] r0;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [WORD_W-1:0] r1;         // RD_LAT = 2 needs only its word-in-bank bits
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign r0 = rd_pos_i[POS_W-1:LANE_W];
+  assign r1 = r0 + 1'b1;
+  if (RD_LAT == 1) begin : g_rd1
+    always_ff @(posedge clk_i) begin
+      if (rd_en_i) begin
+        logic [DATA_W-1:0] lo, hi;
+        lo = r0[0] ? mem_odd[r0[WORD_W-1:1]] : mem_even[r0[WORD_W-1:1]];
+        hi = r1[0] ? mem_odd[r1[WORD_W-1:1]] : mem_even[r1[WORD_W-1:1]];
+        rd_data_o <= DATA_W'({hi, lo} >> (8 * rd_pos_i[LANE_W-1:0]));
+      end
+    end
+  end else begin : g_rd2
+    // Stage 1: one registered read per bank. r0 and r1 are consecutive words, so the even one is
+    // always word r1[..:1] of the even bank and the odd one word r0[..:1] of the odd bank: each bank
+    // has a single read address (a plain synchronous RAM read). Stage 2: the shift. en1_q only
+    // gates a data register (a garbage load after reset is never read), so it has no reset.
+    logic [DATA_W-1:0] ev_q, od_q;
+    logic              odd_lo_q, en1_q;
+    logic [LANE_W-1:0] sh_q;
+    always_ff @(posedge clk_i) begin
+      en1_q <= rd_en_i;
+      if (rd_en_i) begin
+        ev_q <= mem_even[r1[WORD_W-1:1]];
+        od_q <= mem_odd[r0[WORD_W-1:1]];
+        odd_lo_q <= r0[0];
+        sh_q <= rd_pos_i[LANE_W-1:0];
+      end
+      if (en1_q) rd_data_o <= DATA_W'((odd_lo_q ? {ev_q, od_q} : {od_q, ev_q}) >> (8 * sh_q));
     end
   end
 

@@ -6,6 +6,7 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned NUM_CQ = 64,
   parameter int unsigned NSRC = 2,
+  parameter int unsigned DATA_LAT = 1,   // cycles from dma_data_req_i to dma_data_o (tmnic_dma_wr's), 1 or 2
   localparam int unsigned CQ_W = $clog2(NUM_CQ)
 ) (
   input  logic clk_i,
@@ -41,6 +42,9 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic            overflow_o,
   output logic            idle_o
 );
+  if (DATA_LAT != 1 && DATA_LAT != 2) begin : g_chk_lat
+    $fatal(1, "tmnic_cq_writer: DATA_LAT must be 1 or 2");
+  end
   if (DATA_W != 256 && DATA_W != 512) begin : g_chk
     $fatal(1, "tmnic_cq_writer: DATA_W must be 256 or 512");
   end
@@ -194,8 +198,21 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cur_q <= cur_d;
     irq_cq_o <= irq_cq_d;
     if (state_q == S_DMA) cqe_q <= format_cqe(cur_q, !pi[cfg.log_size]);
-    // CQEs are 64-byte aligned: a pull starts on a beat boundary, only whole beats move.
-    if (dma_data_req_i) dma_data_o <= DATA_W'(cqe_q >> (8 * (dma_data_off_i[5:0] & ~6'(DATA_W / 8 - 1))));
+  end
+  // Data pulls: CQEs are 64-byte aligned, so a pull starts on a beat boundary and only whole beats
+  // move; DATA_LAT = 2 adds one register stage after the beat select.
+  logic [DATA_W-1:0] pull_beat;
+  assign pull_beat = DATA_W'(cqe_q >> (8 * (dma_data_off_i[5:0] & ~6'(DATA_W / 8 - 1))));
+  if (DATA_LAT == 1) begin : g_lat1
+    always_ff @(posedge clk_i) if (dma_data_req_i) dma_data_o <= pull_beat;
+  end else begin : g_lat2
+    logic [DATA_W-1:0] beat_q;
+    logic              req_q;
+    always_ff @(posedge clk_i) begin
+      req_q <= dma_data_req_i;
+      if (dma_data_req_i) beat_q <= pull_beat;
+      if (req_q) dma_data_o <= beat_q;
+    end
   end
   assign idle_o = (state_q == S_IDLE);
   // The doorbell carries a consumer index and the arm bit only; the CQ index of a request is used via

@@ -92,7 +92,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic signed [13:0] rsp_off_i,
   input  logic               rsp_last_i,
 
-  // DMA write client (payload scatter), data pulled from the RX buffer
+  // DMA write client (payload scatter), data pulled from the RX buffer: wr_data_o answers
+  // wr_data_req_i two cycles later (tmnic_dma_wr DATA_LAT = 2)
   output logic [63:0]        wr_addr_o,
   output logic [12:0]        wr_len_o,
   output logic               wr_valid_o,
@@ -376,8 +377,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // gives its own next index.
   assign qp_idx_o = {c_qp_d, ag_qp, q_d};
 
-  // RX buffer: payload of the current packet at byte 0.
-  tmnic_shift_buf #(.DATA_W(DATA_W), .DEPTH(4096 / BYTES)) u_rxb (
+  // RX buffer: payload of the current packet at byte 0. Two-cycle reads (the DMA write engine's
+  // DATA_LAT = 2): the window's two words are registered before the shift.
+  tmnic_shift_buf #(.DATA_W(DATA_W), .DEPTH(4096 / BYTES), .RD_LAT(2)) u_rxb (
     .clk_i,
     .wr_en_i((state_q == S_STORE) && s_pay_tvalid_i), .wr_pos_i(RXB_POS_W'(stored_q)),
     .wr_data_i(s_pay_tdata_i), .wr_be_i(s_pay_tkeep_i),

@@ -21,6 +21,9 @@
 #ifndef TB_DATA_W
 #define TB_DATA_W 512
 #endif
+#ifndef TB_DATA_LAT
+#define TB_DATA_LAT 1
+#endif
 
 using namespace tmnic::blk;
 namespace hw = tmnic::hwif;
@@ -28,6 +31,7 @@ namespace hw = tmnic::hwif;
 namespace {
 
 constexpr unsigned kBytes = TB_DATA_W / 8;
+constexpr unsigned kLat = TB_DATA_LAT;  // cycles from dma_data_req_i to dma_data_o
 constexpr unsigned kNumCq = 8;
 constexpr unsigned kNsrc = 2;
 constexpr unsigned kReqBits = 384;  // cqe_req_t
@@ -317,19 +321,17 @@ class CqwBench {
     // ---------------- outputs (registered pulses first: they answer earlier cycles)
     check_pulses();
     if (top_->idle_o == rtl_busy_) fail(std::string("idle_o ") + (rtl_busy_ ? "high while busy" : "low while idle"));
-    // Data of last cycle's pull.
-    if (pulled_prev_) {
-      for (unsigned i = 0; i < kBytes; ++i) dma_buf_[pull_prev_off_ + i] = byte_of(top_->dma_data_o.data(), i);
-      if (pull_prev_off_ + kBytes >= 64) {
+    // Data of the pull kLat cycles ago; this cycle's pull takes its place in the ring.
+    Pull& p = pulls_[cycles_ % kLat];
+    if (p.valid) {
+      for (unsigned i = 0; i < kBytes; ++i) dma_buf_[p.off + i] = byte_of(top_->dma_data_o.data(), i);
+      if (p.off + kBytes >= 64) {
         dma_ = Dma::kPulled;
         dma_t_ = cycles_ + urand(rng_, 0, k_.dma_lat_max);
       }
     }
-    pulled_prev_ = dreq;
-    if (dreq) {
-      pull_prev_off_ = pull_off_;
-      pull_off_ += kBytes;
-    }
+    p = Pull{dreq, pull_off_};
+    if (dreq) pull_off_ += kBytes;
 
     // Model, in the RTL's order for this cycle: doorbell, CQ reset, commit; a request granted this
     // cycle is decided on the state after them.
@@ -506,8 +508,13 @@ class CqwBench {
   uint64_t decided_at_ = 0;
   Dma dma_ = Dma::kIdle;
   uint64_t dma_t_ = 0;
-  unsigned pull_off_ = 0, pull_prev_off_ = 0;
-  bool pulled_prev_ = false, dma_valid_prev_ = false;
+  struct Pull {
+    bool valid = false;
+    unsigned off = 0;
+  };
+  Pull pulls_[kLat];  // the pulls of the last kLat cycles, by cycle mod kLat
+  unsigned pull_off_ = 0;
+  bool dma_valid_prev_ = false;
   Cqe dma_buf_{};
   std::deque<uint64_t> exp_ovf_, exp_cqe_;
   std::deque<std::pair<uint64_t, uint16_t>> exp_irq_;

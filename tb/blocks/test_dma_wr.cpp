@@ -1,7 +1,7 @@
 // tmnic_dma_wr against a C++ AXI4 write-slave model and per-client data buffers.
 // Stimulus: NCLI clients with random request gaps, random addresses and lengths (1..4096, any
-// alignment); each client answers a data pull one cycle after data_req_o from its buffer (random
-// garbage in every other cycle and outside the request, so that timing or strobe errors show);
+// alignment); each client answers a data pull TB_DATA_LAT cycles after data_req_o from its buffer
+// (random garbage in every other cycle and outside the request, so that timing or strobe errors show);
 // the slave applies independent random AW/W back-pressure, either accepting W before its AW or
 // only after it, and answers B with random latency.
 // Checks: AW bursts legal and equal to the reference split (aligned, no 4 KiB crossing, awlen);
@@ -21,6 +21,9 @@
 #ifndef TB_DATA_W
 #define TB_DATA_W 512
 #endif
+#ifndef TB_DATA_LAT
+#define TB_DATA_LAT 1
+#endif
 
 using namespace tmnic::blk;
 
@@ -28,6 +31,7 @@ namespace {
 
 constexpr unsigned kBytes = TB_DATA_W / 8;
 constexpr unsigned kNcli = 2;
+constexpr unsigned kLat = TB_DATA_LAT;  // cycles from data_req_o to the client's answer
 
 struct Knobs {
   double req_gap;
@@ -134,14 +138,15 @@ class DmaWrBench {
       top_->req_len_i = lens;
     }
     top_->req_valid_i = (cli_[0].valid ? 1 : 0) | (cli_[1].valid ? 2 : 0);
-    // Client data: the answer to last cycle's pull, garbage elsewhere.
+    // Client data: the answer to the pull of kLat cycles ago, garbage elsewhere.
     for (unsigned c = 0; c < kNcli; ++c) {
       uint32_t* w = top_->data_i.data() + c * (TB_DATA_W / 32);
       for (unsigned i = 0; i < TB_DATA_W / 32; ++i) w[i] = static_cast<uint32_t>(rng_());
-      if (pulled_prev_[c] >= 0) {
-        const Req& r = reqs_[static_cast<size_t>(pulled_prev_[c])];
+      const Pull& p = pulls_[c][cycles_ % kLat];
+      if (p.req >= 0) {
+        const Req& r = reqs_[static_cast<size_t>(p.req)];
         for (unsigned i = 0; i < kBytes; ++i) {
-          const long j = pulled_off_[c] + static_cast<long>(i);
+          const long j = p.off + static_cast<long>(i);
           if (j >= 0 && j < static_cast<long>(r.len)) set_byte(w, i, r.data[static_cast<size_t>(j)]);
         }
       }
@@ -183,7 +188,8 @@ class DmaWrBench {
     // (this cycle's W acceptance is recorded below, in check_w, into done_due_next_)
     // Pulls (before acceptance: a request granted this cycle is pulled from the next cycle on).
     const unsigned dreq = top_->data_req_o;
-    for (unsigned c = 0; c < kNcli; ++c) pulled_prev_[c] = -1;
+    // This cycle's pulls replace those of kLat cycles ago (answered above).
+    for (unsigned c = 0; c < kNcli; ++c) pulls_[c][cycles_ % kLat] = Pull{};
     if (dreq) {
       if (__builtin_popcount(dreq) != 1) fail("data_req_o to several clients");
       if (pull_next_ >= beats_.size()) {
@@ -196,8 +202,7 @@ class DmaWrBench {
         const int off = static_cast<int16_t>(static_cast<uint16_t>(top_->data_off_o << 2)) >> 2;
         const long exp_off = static_cast<long>(b.addr - r.addr);
         if (off != exp_off) fail("data_off_o " + std::to_string(off) + " expected " + std::to_string(exp_off));
-        pulled_prev_[c] = static_cast<long>(b.req);
-        pulled_off_[c] = exp_off;
+        pulls_[c][cycles_ % kLat] = Pull{static_cast<long>(b.req), exp_off};
         ++r.pulled;
         ++pull_next_;
       }
@@ -350,8 +355,11 @@ class DmaWrBench {
   std::deque<uint64_t> bq_;
   size_t pull_next_ = 0, w_next_ = 0, aw_next_ = 0;
   unsigned b_outstanding_ = 0;
-  long pulled_prev_[kNcli] = {-1, -1};
-  long pulled_off_[kNcli] = {0, 0};
+  struct Pull {
+    long req = -1;  // request index, -1: no pull
+    long off = 0;
+  };
+  Pull pulls_[kNcli][kLat];  // the pulls of the last kLat cycles per client, by cycle mod kLat
   long done_due_[kNcli] = {-1, -1};
   long done_due_next_[kNcli] = {-1, -1};
   bool aw_stalled_ = false, w_stalled_ = false, w_last_ = false, any_accept_since_ = false;

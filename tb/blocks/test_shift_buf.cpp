@@ -1,8 +1,10 @@
 // tmnic_shift_buf against a byte-array model: random unaligned window writes with byte enables
-// (wrapping at the buffer end) and random window reads, every read compared; the read port holds
-// its data when not enabled; a read and a write in the same cycle see the old bytes.
+// (wrapping at the buffer end) and random window reads, every read compared TB_RD_LAT cycles after
+// it was issued (back-to-back reads pipelined); the read port holds its data when not enabled; a
+// read and a write in the same cycle see the old bytes.
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <vector>
 
 #include "Vtmnic_shift_buf.h"
@@ -13,6 +15,9 @@
 #endif
 #ifndef TB_DEPTH
 #define TB_DEPTH 512
+#endif
+#ifndef TB_RD_LAT
+#define TB_RD_LAT 1
 #endif
 
 using namespace tmnic::blk;
@@ -46,11 +51,11 @@ class ShiftBufBench {
     top_->rd_en_i = rd;
     top_->rd_pos_i = rpos;
     top_->eval();
-    // Model: the read sees the bytes before this cycle's write.
+    // Model: the read sees the bytes before this cycle's write; its data shows TB_RD_LAT edges later.
     if (rd) {
-      exp_.assign(kBytes, 0);
-      for (unsigned i = 0; i < kBytes; ++i) exp_[i] = mem_[(rpos + i) % kSize];
-      cov_rd_ = true;
+      Pending p{cycles_ + TB_RD_LAT, rpos, std::vector<uint8_t>(kBytes)};
+      for (unsigned i = 0; i < kBytes; ++i) p.exp[i] = mem_[(rpos + i) % kSize];
+      pend_.push_back(std::move(p));
     }
     if (wr)
       for (unsigned i = 0; i < kBytes; ++i)
@@ -60,21 +65,25 @@ class ShiftBufBench {
     top_->clk_i = 0;
     top_->eval();
     ++cycles_;
+    bool fresh = false;
+    while (!pend_.empty() && pend_.front().due <= cycles_) {
+      cur_ = std::move(pend_.front());
+      pend_.pop_front();
+      cov_rd_ = fresh = true;
+    }
     if (cov_rd_) {
       for (unsigned i = 0; i < kBytes; ++i) {
         const uint8_t got = byte_of(top_->rd_data_o.data(), i);
-        if (got != exp_[i]) {
-          ADD_FAILURE() << "cycle " << cycles_ << " read at " << last_rpos(rd, rpos) << " lane " << i << ": got 0x"
-                        << std::hex << unsigned(got) << " exp 0x" << unsigned(exp_[i]) << std::dec
-                        << (rd ? "" : " (hold, no rd_en)");
+        if (got != cur_.exp[i]) {
+          ADD_FAILURE() << "cycle " << cycles_ << " read at " << cur_.rpos << " lane " << i << ": got 0x"
+                        << std::hex << unsigned(got) << " exp 0x" << unsigned(cur_.exp[i]) << std::dec
+                        << (fresh ? "" : " (hold, no read due)");
           ++errors_;
           return;
         }
       }
     }
-    if (rd) last_rpos_ = rpos;
   }
-  unsigned last_rpos(bool rd, unsigned rpos) const { return rd ? rpos : last_rpos_; }
   uint64_t cycles() const { return cycles_; }
   unsigned errors() const { return errors_; }
 
@@ -83,9 +92,14 @@ class ShiftBufBench {
   std::unique_ptr<Vtmnic_shift_buf> top_;
   std::mt19937_64 rng_;
   std::vector<uint8_t> mem_;
-  std::vector<uint8_t> exp_;
+  struct Pending {
+    uint64_t due;  // cycle count after the edge that shows the data
+    unsigned rpos;
+    std::vector<uint8_t> exp;
+  };
+  std::deque<Pending> pend_;  // reads in flight
+  Pending cur_;               // the read whose data rd_data_o holds
   bool cov_rd_ = false;
-  unsigned last_rpos_ = 0;
   uint64_t cycles_ = 0;
   unsigned errors_ = 0;
 };
