@@ -82,15 +82,16 @@ BLOCKS = {
                 ("meta_mem[8] {req_addr 64, base[63:6] 58, req_end 64}", 8 * (64 + 58 + 64)),
                 ("cur_req_q, cur_end_q", 128), ("m_axi_arlen_o", 8)]),
     "tmnic_dma_wr": dict(
-        params=dict(DATA_W=512, NCLI=2),
-        ff_min=[("output queue q_data[2]", 2 * 512), ("q_strb[2]", 2 * 64), ("pend_strb_q", 64),
-                ("req_addr_q, req_end_q", 128), ("m_axi_awlen_o", 8), ("b_out_q", 16)]),
+        params=dict(DATA_W=512, NCLI=2, DATA_LAT=2),
+        ff_min=[("output FIFO: 4 entries + head register of {data, strb, last, fin, cli}", 5 * (512 + 64 + 3)),
+                ("strobe, last, fin, cli of the DATA_LAT + 1 beats in flight", 3 * (64 + 3)),
+                ("beat_q, m_axi_awaddr_o", 128), ("m_axi_awlen_o", 8), ("b_out_q", 16)]),
     "tmnic_cq_writer": dict(
-        params=dict(DATA_W=512, NUM_CQ=64, NSRC=2),
+        params=dict(DATA_W=512, NUM_CQ=64, NSRC=2, DATA_LAT=2),
         ff_min=[("pi and ci tables 64 x 16 each (RAM), arm bits 64", 64 * (16 + 16 + 1)),
                 ("cur_q (cqe_req_t less cq: wr_id, byte_len, imm, qp_num, src_qp, wc_flags, wqe_idx, "
                  "opcode, status)", 64 + 32 + 32 + 24 + 24 + 32 + 16 + 8 + 8),
-                ("irq_cq_o", 16)]),
+                ("irq_cq_o", 16), ("pulled beat (DATA_LAT = 2 stage)", 512)]),
     "tmnic_ctx": dict(
         params=dict(NUM_QP=64, NUM_CQ=64, NUM_SRQ=16, NUM_MR=64),
         ff_min=[("qp_q[64] (qp_cfg_t less state)", 64 * (QP_CFG - 3)),

@@ -114,6 +114,17 @@ int Device::probe() {
                  name_.c_str(), abi >> 16, abi & 0xFFFF, hwif::ABI_MAJOR, hwif::ABI_MINOR);
     return EPROTONOSUPPORT;
   }
+  // After reset the device clears its QP state table and shows the command interface busy until it
+  // is done (commands written meanwhile are dropped): wait for it, as mlx5 waits for the
+  // firmware's initializing bit.
+  constexpr uint64_t kMaxInitPolls = 100000000;
+  for (uint64_t n = 0; be_->read32(hwif::reg::CMD_STATUS) & 1; n++) {
+    if (n == kMaxInitPolls) {
+      std::fprintf(stderr, "tmnic: %s: the device stays busy after reset\n", name_.c_str());
+      return EIO;
+    }
+    be_->progress();
+  }
   data_bytes = be_->read32(hwif::reg::DATA_BYTES);
   clk_mhz = be_->read32(hwif::reg::CLK_MHZ);
   num_qp = be_->read32(hwif::reg::NUM_QP);

@@ -3,9 +3,15 @@
 // state" events to the engines that own that state (send PSN and indices to the send engine,
 // receive PSN and indices to the receive engine, CQ and SRQ indices to their owners).
 // Engines may force a QP into the error state (err_*_i); a command wins over an engine in the same cycle.
-// Tables are memories read through index ports: QP configuration and MR table in block RAM with
-// registered write-first reads (tmnic_ram_rdports: a reader gives the next value of its index
-// register), CQ and SRQ tables in distributed RAM read combinationally.
+// Tables are memories read through index ports: QP configuration, QP state and MR table in block
+// RAM with registered write-first reads (tmnic_ram_rdports: a reader gives the next value of its
+// index register), CQ and SRQ tables in distributed RAM read combinationally.
+// QP state has three writers (commands, the send engine's and the receive engine's errors) and one
+// RAM write port: a command writes at once; an engine error writes when the port is free, else waits
+// in a one-entry slot per engine, and every read port shows ERR for a QP whose error waits, so
+// readers see exactly what a flip-flop table would. After reset the state RAM is swept to RESET
+// (NUM_QP cycles, cmd_busy_o high, every read shows RESET meanwhile): software waits for busy to
+// drop before its first command, as mlx5 waits for the firmware's initializing bit.
 module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_QP = 64,
   parameter int unsigned NUM_CQ = 64,
@@ -65,13 +71,13 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic            srq_reset_o,    // SRQ srq_reset_idx_o: indices := 0
   output logic [15:0]     srq_reset_idx_o,
 
-  // Engines moving a QP to the error state
+  // Engines moving a QP to the error state: each engine at most once every 3 cycles (asserted; the
+  // state table's single write port serves commands, at most one per 3 cycles, and both engines)
   input  logic            err_sq_i,
   input  logic [QP_W-1:0] err_sq_qp_i,
   input  logic            err_rq_i,
   input  logic [QP_W-1:0] err_rq_qp_i
 );
-  logic [NUM_QP-1:0][2:0] qp_state_q;      // every QP's state (engines may force ERR)
   if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4 || (NUM_MR & (NUM_MR - 1)) != 0 ||
       (NUM_CQ & (NUM_CQ - 1)) != 0 || (NUM_SRQ & (NUM_SRQ - 1)) != 0 || NUM_SRQ < 2 || NUM_CQ < 2) begin : g_chk
     $fatal(1, "tmnic_ctx: NUM_QP, NUM_MR, NUM_CQ, NUM_SRQ must be powers of two (NUM_QP >= 4, others >= 2)");
@@ -88,26 +94,99 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [NUM_CQ-1:0]  cq_valid_q;
   logic [NUM_SRQ-1:0] srq_valid_q;
 
-  // QP configuration and MR table: one block RAM per read port (tmnic_ram_rdports, write-first
-  // registered reads); QP state and MR validity stay in flip-flops, read with the registered index.
+  // QP configuration, QP state and MR table: one block RAM per read port (tmnic_ram_rdports,
+  // write-first registered reads); MR validity stays in flip-flops, read with the registered index.
   logic    qp_we, mr_we;
   qp_cfg_t qp_wdata;
   mr_t     mr_wdata;
   qp_cfg_t [NQP_RD-1:0] qp_rdata;
   mr_t     [NMR_RD-1:0] mr_rdata;
-  logic [NQP_RD-1:0][QP_W-1:0] qp_ridx_q;
   logic [NMR_RD-1:0][MR_W-1:0] mr_ridx_q;
+  /* verilator lint_off PINCONNECTEMPTY */   // (the state table's ports give the registered indices)
   tmnic_ram_rdports #(.WIDTH($bits(qp_cfg_t)), .DEPTH(NUM_QP), .NRD(NQP_RD)) u_qp_tab (
     .clk_i, .we_i(qp_we), .waddr_i(cmd_qp), .wdata_i(qp_wdata),
-    .raddr_i(qp_rd_idx_i), .raddr_q_o(qp_ridx_q), .rdata_o(qp_rdata));
+    .raddr_i(qp_rd_idx_i), .raddr_q_o(), .rdata_o(qp_rdata));
+  /* verilator lint_on PINCONNECTEMPTY */
   tmnic_ram_rdports #(.WIDTH($bits(mr_t)), .DEPTH(NUM_MR), .NRD(NMR_RD)) u_mr_tab (
     .clk_i, .we_i(mr_we), .waddr_i(cmd_idx_i[MR_W-1:0]), .wdata_i(mr_wdata),
     .raddr_i(mr_rd_idx_i), .raddr_q_o(mr_ridx_q), .rdata_o(mr_rdata));
 
+  // ---------------------------------------------------------------- QP state
+  // Read ports: the engines' NQP_RD, then QUERY_QP's (the command's QP, read in the command cycle).
+  logic              st_we;
+  logic [QP_W-1:0]   st_waddr;
+  logic [2:0]        st_wdata;
+  logic [NQP_RD:0][QP_W-1:0] st_ridx_q;
+  logic [NQP_RD:0][2:0]      st_rdata;
+  tmnic_ram_rdports #(.WIDTH(3), .DEPTH(NUM_QP), .NRD(NQP_RD + 1)) u_state_tab (
+    .clk_i, .we_i(st_we), .waddr_i(st_waddr), .wdata_i(st_wdata),
+    .raddr_i({cmd_qp, qp_rd_idx_i}), .raddr_q_o(st_ridx_q), .rdata_o(st_rdata));
+  // Errors waiting for the write port, and the reset sweep.
+  logic            esq_v_q, esq_v_d, erq_v_q, erq_v_d, sweep_q, sweep_d;
+  logic [QP_W-1:0] esq_qp_q, esq_qp_d, erq_qp_q, erq_qp_d, sweep_idx_q, sweep_idx_d;
+  logic [NQP_RD:0][2:0] st_eff;     // state as a flip-flop table would show it
+  always_comb begin
+    // Engine errors for the QP a command sets in the same cycle lose (the command wins), as do
+    // waiting ones (the command overwrites them). Priority on the port: sweep, command, waiting
+    // errors (older first), new errors; a new error that does not get the port waits.
+    esq_v_d = esq_v_q && !(qp_we && esq_qp_q == cmd_qp);
+    erq_v_d = erq_v_q && !(qp_we && erq_qp_q == cmd_qp);
+    esq_qp_d = esq_qp_q; erq_qp_d = erq_qp_q;
+    sweep_d = sweep_q; sweep_idx_d = sweep_idx_q;
+    st_we = 1'b0; st_waddr = cmd_qp; st_wdata = cmd_args_i[ARG_SET_QP_STATE][2:0];
+    if (sweep_q) begin
+      st_we = 1'b1; st_waddr = sweep_idx_q; st_wdata = QPS_RESET;
+      sweep_idx_d = sweep_idx_q + 1'b1;
+      sweep_d = sweep_idx_q != QP_W'(NUM_QP - 1);
+    end else if (qp_we) begin
+      st_we = 1'b1;
+    end else if (esq_v_d) begin
+      st_we = 1'b1; st_waddr = esq_qp_q; st_wdata = QPS_ERR; esq_v_d = 1'b0;
+    end else if (erq_v_d) begin
+      st_we = 1'b1; st_waddr = erq_qp_q; st_wdata = QPS_ERR; erq_v_d = 1'b0;
+    end
+    if (err_sq_i && !(qp_we && err_sq_qp_i == cmd_qp)) begin
+      if (!st_we) begin
+        st_we = 1'b1; st_waddr = err_sq_qp_i; st_wdata = QPS_ERR;
+      end else if (!(st_waddr == err_sq_qp_i && st_wdata == QPS_ERR) && !(esq_v_d && esq_qp_q == err_sq_qp_i)) begin
+        esq_v_d = 1'b1; esq_qp_d = err_sq_qp_i;
+      end
+    end
+    if (err_rq_i && !(qp_we && err_rq_qp_i == cmd_qp)) begin
+      if (!st_we) begin
+        st_we = 1'b1; st_waddr = err_rq_qp_i; st_wdata = QPS_ERR;
+      end else if (!(st_waddr == err_rq_qp_i && st_wdata == QPS_ERR) && !(erq_v_d && erq_qp_q == err_rq_qp_i)) begin
+        erq_v_d = 1'b1; erq_qp_d = err_rq_qp_i;
+      end
+    end
+    for (int k = 0; k <= int'(NQP_RD); k++) begin
+      st_eff[k] = st_rdata[k];
+      if ((esq_v_q && esq_qp_q == st_ridx_q[k]) || (erq_v_q && erq_qp_q == st_ridx_q[k])) st_eff[k] = QPS_ERR;
+      if (sweep_q) st_eff[k] = QPS_RESET;
+    end
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      esq_v_q <= 1'b0;
+      erq_v_q <= 1'b0;
+      sweep_q <= 1'b1;
+      sweep_idx_q <= '0;
+    end else begin
+      esq_v_q <= esq_v_d;
+      erq_v_q <= erq_v_d;
+      sweep_q <= sweep_d;
+      sweep_idx_q <= sweep_idx_d;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    esq_qp_q <= esq_qp_d;
+    erq_qp_q <= erq_qp_d;
+  end
+
   always_comb begin
     for (int k = 0; k < int'(NQP_RD); k++) begin
       qp_rd_o[k] = qp_rdata[k];
-      qp_rd_o[k].state = qp_state_q[qp_ridx_q[k]];
+      qp_rd_o[k].state = st_eff[k];
     end
     for (int k = 0; k < int'(NMR_RD); k++) begin
       mr_rd_o[k] = mr_rdata[k];
@@ -194,8 +273,10 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic       query_pend_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      cmd_busy_o <= 1'b0;
+      cmd_busy_o <= 1'b1;   // until the state sweep is done
       settle_q <= '0;
+    end else if (sweep_q) begin
+      cmd_busy_o <= 1'b1;
     end else if (cmd_valid_i && cmd_op_i != CMD_NOP && cmd_op_i != CMD_QUERY_QP) begin
       cmd_busy_o <= 1'b1;
       settle_q <= 2'd2;
@@ -212,7 +293,6 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      qp_state_q <= '0;
       mr_valid_q <= '0;
       cq_valid_q <= '0;
       srq_valid_q <= '0;
@@ -238,13 +318,12 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       query_pend_q <= 1'b0;
       if (query_pend_q) begin
         rb_valid_o <= 1'b1;
+        rb_args_o[ARG_QUERY_QP_STATE] <= {29'd0, st_eff[NQP_RD]};
         rb_args_o[ARG_QUERY_QP_SQ_PSN] <= {8'd0, query_sq_psn_i};
         rb_args_o[ARG_QUERY_QP_RQ_PSN] <= {8'd0, query_rq_psn_i};
       end
       cq_reset_o <= 1'b0;
       srq_reset_o <= 1'b0;
-      if (err_sq_i) qp_state_q[err_sq_qp_i] <= QPS_ERR;
-      if (err_rq_i) qp_state_q[err_rq_qp_i] <= QPS_ERR;
       if (cmd_valid_i) begin
         cmd_err_o <= 1'b0;
         unique case (cmd_op_i)
@@ -270,7 +349,6 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           end
           CMD_SET_QP: begin
             if (set_qp_ok) begin
-              qp_state_q[cmd_qp] <= cmd_args_i[ARG_SET_QP_STATE][2:0];
               init_qp_o <= cmd_qp;
               qp_set_o <= 1'b1;
               init_sq_o <= cmd_args_i[ARG_SET_QP_INIT][QP_INIT_SQ_BIT];
@@ -283,7 +361,6 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             if (cmd_idx_i < 24'(NUM_QP)) begin
               query_pend_q <= 1'b1;
               rb_args_o <= cmd_args_i;
-              rb_args_o[ARG_QUERY_QP_STATE] <= {29'd0, qp_state_q[cmd_qp]};
             end else cmd_err_o <= 1'b1;
           end
           default: cmd_err_o <= 1'b1;
@@ -291,4 +368,23 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
     end
   end
+`ifndef SYNTHESIS
+  logic chk_q;
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
+  // The write-port budget: engine errors and QP-writing commands at least 3 cycles apart per source,
+  // none during the reset sweep; a waiting error is never overwritten by another.
+  a_esq_spacing: assert property (@(posedge clk_i) disable iff (!chk_q) err_sq_i |-> !$past(err_sq_i, 1) && !$past(err_sq_i, 2))
+    else $error("tmnic_ctx: send-engine errors less than 3 cycles apart");
+  a_erq_spacing: assert property (@(posedge clk_i) disable iff (!chk_q) err_rq_i |-> !$past(err_rq_i, 1) && !$past(err_rq_i, 2))
+    else $error("tmnic_ctx: receive-engine errors less than 3 cycles apart");
+  a_cmd_spacing: assert property (@(posedge clk_i) disable iff (!chk_q) qp_we |-> !$past(qp_we, 1) && !$past(qp_we, 2))
+    else $error("tmnic_ctx: SET_QP commands less than 3 cycles apart");
+  a_no_err_in_sweep: assert property (@(posedge clk_i) disable iff (!chk_q) sweep_q |-> !err_sq_i && !err_rq_i && !qp_we)
+    else $error("tmnic_ctx: a state write during the reset sweep");
+  a_esq_slot: assert property (@(posedge clk_i) disable iff (!chk_q)
+      esq_v_q && esq_v_d |-> esq_qp_d == esq_qp_q)
+    else $error("tmnic_ctx: waiting send-engine error overwritten");
+  a_erq_slot: assert property (@(posedge clk_i) disable iff (!chk_q) erq_v_q && erq_v_d |-> erq_qp_d == erq_qp_q)
+    else $error("tmnic_ctx: waiting receive-engine error overwritten");
+`endif
 endmodule

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <tuple>
 #include <vector>
 
@@ -35,7 +36,13 @@ struct DmaBuf {
 
 class RawHost {
  public:
-  RawHost(sim::World& w, int nic) : w_(w), nic_(nic) {}
+  // Waits for the NIC's post-reset table sweep (CMD_STATUS busy), as the driver does at open.
+  RawHost(sim::World& w, int nic) : w_(w), nic_(nic) {
+    for (int n = 0; rd(hw::reg::CMD_STATUS) & 1; n++) {
+      if (n == 1000000) throw std::runtime_error("tmnic: NIC stays busy after reset");
+      w_.step();   // (each BAR read also advances the world by its round trip)
+    }
+  }
   sim::World& world() { return w_; }
   sim::Iommu& mmu() { return w_.nic(nic_).iommu(); }
   uint32_t rd(uint32_t off) { return w_.mmio_read(nic_, off); }

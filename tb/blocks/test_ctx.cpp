@@ -101,6 +101,17 @@ class CtxBench {
     for (int i = 0; i < 3; ++i) tick();
     top_->rst_ni = 1;
     top_->eval();
+    // The QP state sweep: busy for NUM_QP cycles after reset, every QP port reading RESET meanwhile
+    // (then busy drops as after any command: the engines report quiet).
+    top_->quiet_i = 1;
+    uint64_t n = 0;
+    for (; top_->cmd_busy_o && n < 4 * kNumQp; ++n) {
+      for (unsigned k = 0; k < kNqpRd; ++k)
+        if (qp_state_of(k) != 0) ADD_FAILURE() << "QP port " << k << " not RESET during the reset sweep";
+      tick();
+      top_->eval();
+    }
+    EXPECT_EQ(n, kNumQp + 1) << "cmd_busy_o after reset: the state sweep takes one cycle per QP";
   }
   ~CtxBench() { top_->final(); }
 
@@ -153,6 +164,9 @@ class CtxBench {
          : k <= 9 ? hw::cmd::QUERY_QP : k == 10 ? hw::cmd::NOP : static_cast<uint32_t>(urand(rng_, 6, 255));
       const unsigned n = op == hw::cmd::SET_MR ? kNumMr : op == hw::cmd::SET_CQ ? kNumCq : op == hw::cmd::SET_SRQ ? kNumSrq : kNumQp;
       idx = rand_idx(n);
+      // SET_QP at most once every 3 cycles (the device is busy for 2 cycles after a command).
+      if (op == hw::cmd::SET_QP && cycles_ < last_set_qp_ + 3) op = hw::cmd::SET_MR;
+      if (op == hw::cmd::SET_QP) last_set_qp_ = cycles_;
       if (op == hw::cmd::SET_QP && chance(rng_, 0.3)) idx = static_cast<uint32_t>(urand(rng_, 0, kNumQp - 1));
       using namespace hw::cmd;
       a[set_cq::LOG_SIZE] = rand_log();
@@ -194,7 +208,11 @@ class CtxBench {
     const uint32_t sq_psn = psn_of(cmd_qp, cycles_, false), rq_psn = psn_of(cmd_qp, cycles_, true);
     top_->query_sq_psn_i = sq_psn;
     top_->query_rq_psn_i = rq_psn;
-    const bool esq = chance(rng_, p_err), erq = chance(rng_, p_err);
+    // Each engine raises an error at most once every 3 cycles (the context's input contract).
+    const bool esq = cycles_ >= last_esq_ + 3 && chance(rng_, p_err);
+    const bool erq = cycles_ >= last_erq_ + 3 && chance(rng_, p_err);
+    if (esq) last_esq_ = cycles_;
+    if (erq) last_erq_ = cycles_;
     unsigned esq_qp = static_cast<unsigned>(urand(rng_, 0, kNumQp - 1)), erq_qp = static_cast<unsigned>(urand(rng_, 0, kNumQp - 1));
     if (cmd && chance(rng_, 0.3)) esq_qp = cmd_qp;
     if (esq && chance(rng_, 0.3)) erq_qp = esq_qp;
@@ -372,12 +390,13 @@ class CtxBench {
       case QUERY_QP:
         ok = idx < kNumQp;
         if (ok) {
-          // The state before this cycle's engine errors (it is read from the flops).
+          // The state after this cycle's engine errors (a registered write-first read of the
+          // state table, landing with the read-back one cycle later).
           query_pend_ = true;
           query_rb_ = a;
-          query_rb_[query_qp::STATE] = state_before_;
+          query_rb_[query_qp::STATE] = qp_[idx].state;
           cov_.hit("query_qp_ok");
-          if (state_before_ == 6) cov_.hit("query_qp_in_err");
+          if (qp_[idx].state == 6) cov_.hit("query_qp_in_err");
         } else cov_.hit("query_qp_bad_index");
         break;
       default:
@@ -409,7 +428,10 @@ class CtxBench {
     if (ev_.rb_valid) cov_.hit("readback_checked");
   }
 
-  // RTL with table memories: validity and QP state are reset flops, the rest is defined once written.
+  unsigned qp_state_of(unsigned k) { return get_bits(top_->qp_rd_o.data(), k * kQpBits + kQpBits - 3, 3); }
+
+  // RTL with table memories: validity and QP state read RESET/invalid from reset on, the rest is
+  // defined once written.
   void compare_rdports(const unsigned* qsel, unsigned csel, unsigned ssel) {
     uint32_t exp[(kQpBits + 31) / 32 + 1], got[(kQpBits + 31) / 32 + 1];
     for (unsigned k = 0; k < kNqpRd && qp_rd_have_; ++k) {
@@ -459,7 +481,6 @@ class CtxBench {
           if (get_bits(top_->srq2_rd_o.data(), b, w) != get_bits(exp, b, w)) fail("srq2_rd_o of SRQ " + std::to_string(ssel));
         }
     }
-    state_before_ = qp_[top_->query_qp_o].state;
   }
 
   struct Events {
@@ -483,8 +504,8 @@ class CtxBench {
   CqCfg cq_[kNumCq];
   SrqCfg srq_[kNumSrq];
   Events ev_;
-  uint32_t state_before_ = 0;
   uint64_t cycles_ = 0;
+  uint64_t last_esq_ = 0, last_erq_ = 0, last_set_qp_ = 0;
   unsigned errors_ = 0;
 };
 
