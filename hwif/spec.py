@@ -235,7 +235,7 @@ ACCESS = [("LOCAL_WRITE", 0), ("REMOTE_WRITE", 1), ("REMOTE_READ", 2)]
 REG_FIELDS = [
     ("ABI_VERSION", [("MAJOR", 31, 16, "incompatible changes"), ("MINOR", 15, 0, "compatible additions")]),
     ("CMD", [("INDEX", 31, 8, "table index the command acts on"), ("OPCODE", 7, 0, "CMD_*")]),
-    ("CMD_STATUS", [("ERROR", 1, 1, "the last command failed; nothing changed"), ("BUSY", 0, 0, "executing")]),
+    ("CMD_STATUS", [("ERROR", 1, 1, "the last command failed; nothing changed"), ("BUSY", 0, 0, "executing, or clearing the QP state table after reset")]),
     ("DB", [("PI", 15, 0, "new producer index (send queue, receive queue, SRQ, list-op ring)")]),
     ("DB_CQ", [("ARM", 31, 31, "request an interrupt for the next completion"), ("CI", 15, 0, "consumer index")]),
     ("TM_CAPS", [("SEQ_BITS", 15, 8, "sequence-number bits of the matching engine"),

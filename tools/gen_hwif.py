@@ -539,7 +539,9 @@ def gen_md():
     o += table([(i, n, d) for i, (n, d) in enumerate(S.TM_STATS)], ["index", "name", "counts"])
     o += ["", "## Commands", "",
           "Software writes the argument words `CMD_ARG0..31`, then `CMD = index << 8 | opcode`, then polls "
-          "`CMD_STATUS` until busy is 0. Error bit set: bad index or opcode, nothing changed.", ""]
+          "`CMD_STATUS` until busy is 0. Error bit set: bad index or opcode, nothing changed. A command written while "
+          "busy is dropped. After reset the device is busy for about NUM_QP cycles while it clears its QP state "
+          "table: software waits for busy to drop before its first command (the driver does at open).", ""]
     for n, code, args in S.CMDS:
         o.append(f"- `{n}` (0x{code:02X}): " + (", ".join(f"arg{ai} {an}" for an, ai in args) or "no arguments"))
     o.append(f"- `SET_QP.SRQ` = 0x{S.NO_SRQ:X} means no SRQ. `SET_QP.INIT` bits: " +

@@ -401,7 +401,7 @@ constexpr RegField OPCODE{0, 8};  // [7:0] CMD_*
 }
 namespace cmd_status {
 constexpr RegField ERROR{1, 1};  // [1:1] the last command failed; nothing changed
-constexpr RegField BUSY{0, 1};  // [0:0] executing
+constexpr RegField BUSY{0, 1};  // [0:0] executing, or clearing the QP state table after reset
 }
 namespace db {
 constexpr RegField PI{0, 16};  // [15:0] new producer index (send queue, receive queue, SRQ, list-op ring)

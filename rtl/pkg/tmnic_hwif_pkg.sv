@@ -328,7 +328,7 @@ package tmnic_hwif_pkg;
   typedef struct packed {
     logic [29:0] rsvd2;  // reserved
     logic [0:0] error;  // the last command failed; nothing changed
-    logic [0:0] busy;  // executing
+    logic [0:0] busy;  // executing, or clearing the QP state table after reset
   } reg_cmd_status_t;
   typedef struct packed {
     logic [15:0] rsvd16;  // reserved
