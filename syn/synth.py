@@ -83,7 +83,7 @@ BLOCKS = {
                 ("cur_req_q, cur_end_q", 128), ("m_axi_arlen_o", 8)]),
     "tmnic_dma_wr": dict(
         params=dict(DATA_W=512, NCLI=2, DATA_LAT=2),
-        ff_min=[("output FIFO: 4 entries + head register of {data, strb, last, fin, cli}", 5 * (512 + 64 + 3)),
+        ff_min=[("output FIFO: 8 entries + head register of {data, strb, last, fin, cli}", 9 * (512 + 64 + 3)),
                 ("strobe, last, fin, cli of the DATA_LAT + 1 beats in flight", 3 * (64 + 3)),
                 ("beat_q, m_axi_awaddr_o", 128), ("m_axi_awlen_o", 8), ("b_out_q", 16)]),
     "tmnic_cq_writer": dict(

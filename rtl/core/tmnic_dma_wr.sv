@@ -52,9 +52,10 @@ module tmnic_dma_wr #(
   output logic              idle_o    // nothing queued and every burst acknowledged
 );
   localparam int unsigned LANE_W = $clog2(BYTES);
-  // Output FIFO: room for every beat in flight (DATA_LAT + 1) and one leaving, so that a pull can be
-  // made every cycle while W flows.
-  localparam int unsigned QDEPTH = (DATA_LAT + 2 <= 4) ? 4 : 8;
+  // Output FIFO (distributed RAM, 16 words deep anyway): room for every beat in flight (DATA_LAT +
+  // 1) plus the queued ones without counting the beat leaving on W, so that the pull decision does
+  // not depend on wready and a pull can still be made every cycle while W flows.
+  localparam int unsigned QDEPTH = 8;
   localparam int unsigned Q_W = $clog2(QDEPTH);
 
   if (DATA_W != 256 && DATA_W != 512) begin : g_chk_w
@@ -143,8 +144,8 @@ module tmnic_dma_wr #(
     lo = first_q ? lane0_q : '0;
     hi = (left_q < 14'(BYTES)) ? (LANE_W + 1)'(left_q) : (LANE_W + 1)'(BYTES);
     span = ((left_q < {1'b0, to_page}) ? left_q : {1'b0, to_page}) + 14'(BYTES - 1);
-    // Room for every beat in flight plus this one (a W beat leaving this cycle frees its entry).
-    room = (32'(q_level) + 32'(in_flight) - 32'(w_fire)) < 32'(QDEPTH);
+    // Room for every beat in flight plus this one (narrow: this sum gates every state register).
+    room = ({1'b0, q_level} + (Q_W + 2)'(in_flight)) < (Q_W + 2)'(QDEPTH);
     pull = busy_q && room && (!first_of_burst || !m_axi_awvalid_o || m_axi_awready_i);
 
     busy_d = busy_q; first_d = first_q; cli_d = cli_q; lane0_d = lane0_q; beat_d = beat_q; left_d = left_q;
