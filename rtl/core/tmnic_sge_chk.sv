@@ -6,14 +6,15 @@
 //
 // start_i (while idle_o) begins a walk over the first min(nsge_i, NSGE) entries of sge_i; nsge_i,
 // pd_i, write_i and sge_i are read during the walk and must stay stable until done_o. Per passing
-// SGE k: out_valid_o with out_idx_o = k, its IOVA and length (two cycles after it was taken). With
+// SGE k: out_valid_o with out_idx_o = k, its IOVA and length (three cycles after it was taken). With
 // the last SGE's result, or the failing SGE's check, or one cycle after a start with no SGEs: done_o
-// for one cycle with ok_o (every SGE passed and nsge_i <= NSGE) and total_o, the sum of the lengths
-// that passed (35 bits: six 32-bit lengths never overflow it). The outputs are registers.
+// for one cycle with ok_o (every SGE passed and nsge_i <= NSGE) and, when ok_o, total_o, the sum of
+// the lengths (35 bits: six 32-bit lengths never overflow it). The outputs are registers.
 //
 // The MR table read is registered (the context block's block-RAM port): mr_idx_o is the lkey's MR
-// index of the SGE that enters stage A, mr_rd_i that MR one cycle later, when stage B checks it;
-// the check is pipelined over two stages for timing (a 65-bit sum in each).
+// index of the SGE that enters stage A, mr_rd_i that MR one cycle later, when stage B reads it.
+// The check is pipelined over three stages for timing, one carry chain each: A sums the SGE's end,
+// B the MR's end (and compares the start, key, PD, access), C compares the ends and decides.
 module tmnic_sge_chk
   import tmnic_pkg::*;
   import tmnic_hwif_pkg::*;
@@ -52,19 +53,26 @@ module tmnic_sge_chk
     $fatal(1, "tmnic_sge_chk: NSGE must be 1..255");
   end
 
-  // Two stages, one SGE per cycle: A selects SGE i (its end address summed) and registers it, with
-  // the MR index as a register output; B checks it against the MR the table returns and registers
-  // the result. A failure in B ends the walk; B ignores the SGE that A took in the same cycle (B
-  // only checks while the walk runs), so B's result never reaches A's load enable.
+  // Three stages, one SGE per cycle: A selects SGE i (its end address summed) and registers it, with
+  // the MR index as a register output; B reads the MR the table returns (its end summed, the other
+  // checks made) and registers both; C compares the ends and registers the result. A failure in C
+  // ends the walk; SGEs already in A or B are then ignored (C decides only while the walk runs), so
+  // C's result never reaches A's load enable. The length sum does not wait for the decision: it
+  // adds every SGE entering B and is only defined when every SGE passed.
   logic          walk_q, walk_d;                 // a walk is running (until done)
   logic [IW-1:0] i_q, i_d;                       // next SGE to take into A
   logic          a_v_q, a_v_d, a_last_q, a_last_d;
   logic [IW-1:0] a_idx_q, a_idx_d;
   sge_t          a_sge_q, a_sge_d;
   logic [64:0]   a_end_q, a_end_d;               // addr + length, 65 bits
+  logic          b_v_q, b_v_d, b_last_q, b_ok_q, b_ok_d;  // B: the SGE's checks but the end's
+  logic [IW-1:0] b_idx_q;
+  logic [64:0]   b_end_q, b_mend_q, b_mend_d;    // the SGE's end, the MR's end (va + len)
+  logic [63:0]   b_iova_q, b_iova_d;
+  logic [31:0]   b_len_q;
   logic          out_v_q, out_v_d, done_q, done_d, ok_q, ok_d;
   logic [IW-1:0] out_idx_q;
-  logic [63:0]   out_iova_q, out_iova_d;
+  logic [63:0]   out_iova_q;
   logic [31:0]   out_len_q;
   logic [34:0]   total_q, total_d;
 
@@ -79,7 +87,6 @@ module tmnic_sge_chk
 
   always_comb begin
     logic [IW-1:0] n;   // SGEs to walk
-    logic [64:0]   end_m;
     logic          pass, fail;
     walk_d = walk_q;
     i_d = i_q;
@@ -93,23 +100,26 @@ module tmnic_sge_chk
     done_d = 1'b0;
     ok_d = ok_q;
     total_d = total_q;
-    out_iova_d = out_iova_q;
     n = (nsge_i > 8'(NSGE)) ? IW'(NSGE) : IW'(nsge_i);
-    // Stage B: the SGE in A against its MR (valid, key, PD, [addr, end) inside [va, va + len), access).
+    // Stage B: the SGE in A against its MR (valid, key, PD, addr >= va, access) and the MR's end.
     // (evaluated only while an SGE is in A: simulation cost follows activity)
-    end_m = '0;
-    pass = 1'b0;
+    b_v_d = a_v_q && walk_q;
+    b_ok_d = 1'b0;
+    b_mend_d = b_mend_q;
+    b_iova_d = b_iova_q;
     if (a_v_q) begin
-      end_m = {1'b0, mr_rd_i.va} + {1'b0, mr_rd_i.len};
-      pass = mr_rd_i.valid && mr_rd_i.key == a_sge_q.lkey && mr_rd_i.pd == pd_i && a_sge_q.addr >= mr_rd_i.va &&
-             a_end_q <= end_m && (!write_i || mr_rd_i.access[0]);
+      b_mend_d = {1'b0, mr_rd_i.va} + {1'b0, mr_rd_i.len};
+      b_ok_d = mr_rd_i.valid && mr_rd_i.key == a_sge_q.lkey && mr_rd_i.pd == pd_i && a_sge_q.addr >= mr_rd_i.va &&
+               (!write_i || mr_rd_i.access[0]);
+      b_iova_d = mr_iova(mr_rd_i, a_sge_q.addr);
+      if (walk_q) total_d = total_q + 35'(a_sge_q.length);
     end
-    fail = a_v_q && walk_q && !pass;
-    if (a_v_q && walk_q && pass) begin
+    // Stage C: [addr, end) inside [va, va + len).
+    pass = b_ok_q && b_end_q <= b_mend_q;
+    fail = b_v_q && walk_q && !pass;
+    if (b_v_q && walk_q && pass) begin
       out_v_d = 1'b1;
-      out_iova_d = mr_iova(mr_rd_i, a_sge_q.addr);
-      total_d = total_q + 35'(a_sge_q.length);
-      if (a_last_q) begin          // the last one: done together with its result
+      if (b_last_q) begin          // the last one: done together with its result
         walk_d = 1'b0;
         done_d = 1'b1;
         ok_d = nsge_i <= 8'(NSGE);
@@ -142,11 +152,13 @@ module tmnic_sge_chk
     if (!rst_ni) begin
       walk_q <= 1'b0;
       a_v_q <= 1'b0;
+      b_v_q <= 1'b0;
       out_v_q <= 1'b0;
       done_q <= 1'b0;
     end else begin
       walk_q <= walk_d;
       a_v_q <= a_v_d;
+      b_v_q <= b_v_d;
       out_v_q <= out_v_d;
       done_q <= done_d;
     end
@@ -162,10 +174,19 @@ module tmnic_sge_chk
       a_sge_q <= a_sge_d;
       a_end_q <= a_end_d;
     end
+    if (a_v_q) begin
+      b_ok_q <= b_ok_d;
+      b_last_q <= a_last_q;
+      b_idx_q <= a_idx_q;
+      b_end_q <= a_end_q;
+      b_mend_q <= b_mend_d;
+      b_iova_q <= b_iova_d;
+      b_len_q <= a_sge_q.length;
+    end
     if (out_v_d) begin
-      out_idx_q <= a_idx_q;
-      out_iova_q <= out_iova_d;
-      out_len_q <= a_sge_q.length;
+      out_idx_q <= b_idx_q;
+      out_iova_q <= b_iova_q;
+      out_len_q <= b_len_q;
     end
   end
 

@@ -3,7 +3,7 @@
 // [va, va+len) (65-bit sums: no wrap-around) and, for a scatter list, LOCAL_WRITE access. The walk
 // emits each passing SGE (index, IOVA = addr - va + iova, length) and stops at the first failure;
 // done carries ok (all passed and nsge <= NSGE) and the sum of the passed lengths.
-// Checked: the whole output stream of every walk, and its timing (one SGE per cycle, two stages; done
+// Checked: the whole output stream of every walk, and its timing (one SGE per cycle, three stages; done
 // with the last or the failing SGE's result).
 // Stimulus: a random MR table (keys that match or not, PDs, access bits, invalid entries, regions at
 // the top of the address space); SGE lists of 0..8 entries whose addresses sit inside, on and one
@@ -191,9 +191,10 @@ class SgeChkBench {
                                     << " len " << got[k].len << ", expected idx " << exp[k].idx << " iova "
                                     << exp[k].iova << " len " << exp[k].len;
     }
-    // Timing: one SGE per cycle through two stages, each result two cycles after its SGE was taken;
-    // done with the last or the failing SGE's result (one cycle after the start when there is none).
-    const unsigned want = failed ? checked + 1 : (n == 0 ? 1u : n + 1);
+    // Timing: one SGE per cycle through three stages, each result three cycles after its SGE was
+    // taken; done with the last or the failing SGE's result (one cycle after the start when there is
+    // none).
+    const unsigned want = failed ? checked + 2 : (n == 0 ? 1u : n + 2);
     EXPECT_EQ(cycles, want) << "done after " << cycles << " cycles (nsge " << nsge << ", checked " << checked << ")";
     ++walks_;
   }
