@@ -75,6 +75,16 @@ QP_CFG = 327   # tmnic_pkg::qp_cfg_t
 MR = 244       # tmnic_pkg::mr_t
 ARGS = 32      # tmnic_hwif_pkg::NUM_CMD_ARGS
 
+def ctx_state_min(nqp):
+    """tmnic_ctx's state lower bound at nqp QPs (64 MRs and CQs, 16 SRQs): the tables and the read-back."""
+    return [(f"qp_q[{nqp}] (qp_cfg_t less state)", nqp * (QP_CFG - 3)),
+            ("mr_q[64] (mr_t less valid)", 64 * (MR - 1)),
+            ("cq_q[64] {base[63:6], log_size}", 64 * (58 + 4)),
+            ("srq_q[16] {base[63:6], log_size, pd}", 16 * (58 + 4 + 16)),
+            ("QP state, mr/cq/srq valid", nqp * 3 + 64 + 64 + 16),
+            ("rb_args_o less the zero-extended QUERY words", ARGS * 32 - 29 - 8 - 8)]
+
+
 BLOCKS = {
     "tmnic_dma_rd": dict(
         params=dict(DATA_W=512, NCLI=3),
@@ -92,23 +102,10 @@ BLOCKS = {
                 ("cur_q (cqe_req_t less cq: wr_id, byte_len, imm, qp_num, src_qp, wc_flags, wqe_idx, "
                  "opcode, status)", 64 + 32 + 32 + 24 + 24 + 32 + 16 + 8 + 8),
                 ("irq_cq_o", 16), ("pulled beat (DATA_LAT = 2 stage)", 512)]),
-    "tmnic_ctx": dict(
-        params=dict(NUM_QP=64, NUM_CQ=64, NUM_SRQ=16, NUM_MR=64),
-        ff_min=[("qp_q[64] (qp_cfg_t less state)", 64 * (QP_CFG - 3)),
-                ("mr_q[64] (mr_t less valid)", 64 * (MR - 1)),
-                ("cq_q[64] {base[63:6], log_size}", 64 * (58 + 4)),
-                ("srq_q[16] {base[63:6], log_size, pd}", 16 * (58 + 4 + 16)),
-                ("qp_state_q, mr/cq/srq valid", 64 * 3 + 64 + 64 + 16),
-                ("rb_args_o less the zero-extended QUERY words", ARGS * 32 - 29 - 8 - 8)]),
+    "tmnic_ctx": dict(params=dict(NUM_QP=64, NUM_CQ=64, NUM_SRQ=16, NUM_MR=64), ff_min=ctx_state_min(64)),
     # The context at 1024 QPs (the NUM_QP scaling target of the engines applies to it too).
-    "tmnic_ctx_q1024": dict(
-        top="tmnic_ctx", params=dict(NUM_QP=1024, NUM_CQ=64, NUM_SRQ=16, NUM_MR=64),
-        ff_min=[("qp_q[1024] (qp_cfg_t less state)", 1024 * (QP_CFG - 3)),
-                ("mr_q[64] (mr_t less valid)", 64 * (MR - 1)),
-                ("cq_q[64] {base[63:6], log_size}", 64 * (58 + 4)),
-                ("srq_q[16] {base[63:6], log_size, pd}", 16 * (58 + 4 + 16)),
-                ("qp_state_q, mr/cq/srq valid", 1024 * 3 + 64 + 64 + 16),
-                ("rb_args_o less the zero-extended QUERY words", ARGS * 32 - 29 - 8 - 8)]),
+    "tmnic_ctx_q1024": dict(top="tmnic_ctx", params=dict(NUM_QP=1024, NUM_CQ=64, NUM_SRQ=16, NUM_MR=64),
+                            ff_min=ctx_state_min(1024)),
     "tmnic_axil_regs": dict(
         params=dict(DATA_BYTES_P=64, CLK_MHZ_P=250, NUM_QP_P=64, NUM_CQ_P=64, NUM_SRQ_P=16, NUM_MR_P=64),
         ff_min=[("cmd_args_o", ARGS * 32), ("mac_o, ip_o", 80), ("cmd_op_o, cmd_idx_o", 32),
