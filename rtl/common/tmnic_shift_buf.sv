@@ -10,7 +10,7 @@
 // engine needs its own byte shifter.
 module tmnic_shift_buf #(
   parameter int unsigned DATA_W = 512,
-  // Buffer size in words (power of two, at least 2).
+  // Buffer size in words (power of two, at least 4).
   parameter int unsigned DEPTH = 128,
   // Read latency in cycles: 1 or 2.
   parameter int unsigned RD_LAT = 1,
@@ -34,8 +34,8 @@ module tmnic_shift_buf #(
   if (DATA_W % 64 != 0 || (BYTES & (BYTES - 1)) != 0) begin : g_chk_w
     $fatal(1, "tmnic_shift_buf: DATA_W must be a power-of-two multiple of 64");
   end
-  if (DEPTH < 2 || (DEPTH & (DEPTH - 1)) != 0) begin : g_chk_d
-    $fatal(1, "tmnic_shift_buf: DEPTH must be a power of two >= 2");
+  if (DEPTH < 4 || (DEPTH & (DEPTH - 1)) != 0) begin : g_chk_d   // (2 would leave a bank 1 word deep)
+    $fatal(1, "tmnic_shift_buf: DEPTH must be a power of two >= 4");
   end
   if (RD_LAT != 1 && RD_LAT != 2) begin : g_chk_lat
     $fatal(1, "tmnic_shift_buf: RD_LAT must be 1 or 2");
@@ -69,39 +69,36 @@ module tmnic_shift_buf #(
     end
   end
 
-  // Read: the two words around the window, shifted down by the lane offset.
+  // Read: the two words around the window, shifted down by the lane offset. The window starts in
+  // word r0 and ends in word r0 + 1; one is even and one odd, so each bank has a single read
+  // address: the even word is (r0 + 1) / 2 of the even bank, the odd one r0 / 2 of the odd bank.
   logic [WORD_W-1:0] r0;
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [WORD_W-1:0] r1;         // RD_LAT = 2 needs only its word-in-bank bits
-  /* verilator lint_on UNUSEDSIGNAL */
+  logic [WORD_W-2:0] ev_a, od_a;
   assign r0 = rd_pos_i[POS_W-1:LANE_W];
-  assign r1 = r0 + 1'b1;
+  assign ev_a = r0[WORD_W-1:1] + (WORD_W - 1)'(r0[0]);
+  assign od_a = r0[WORD_W-1:1];
+  function automatic logic [DATA_W-1:0] window(input logic [DATA_W-1:0] ev, input logic [DATA_W-1:0] od,
+                                               input logic odd_lo, input logic [LANE_W-1:0] sh);
+    window = DATA_W'((odd_lo ? {ev, od} : {od, ev}) >> (8 * sh));
+  endfunction
   if (RD_LAT == 1) begin : g_rd1
-    always_ff @(posedge clk_i) begin
-      if (rd_en_i) begin
-        logic [DATA_W-1:0] lo, hi;
-        lo = r0[0] ? mem_odd[r0[WORD_W-1:1]] : mem_even[r0[WORD_W-1:1]];
-        hi = r1[0] ? mem_odd[r1[WORD_W-1:1]] : mem_even[r1[WORD_W-1:1]];
-        rd_data_o <= DATA_W'({hi, lo} >> (8 * rd_pos_i[LANE_W-1:0]));
-      end
-    end
+    always_ff @(posedge clk_i)
+      if (rd_en_i) rd_data_o <= window(mem_even[ev_a], mem_odd[od_a], r0[0], rd_pos_i[LANE_W-1:0]);
   end else begin : g_rd2
-    // Stage 1: one registered read per bank. r0 and r1 are consecutive words, so the even one is
-    // always word r1[..:1] of the even bank and the odd one word r0[..:1] of the odd bank: each bank
-    // has a single read address (a plain synchronous RAM read). Stage 2: the shift. en1_q only
-    // gates a data register (a garbage load after reset is never read), so it has no reset.
+    // Stage 1: one registered read per bank (a plain synchronous RAM read); stage 2: the shift.
+    // en1_q only gates a data register (a garbage load after reset is never read): no reset.
     logic [DATA_W-1:0] ev_q, od_q;
     logic              odd_lo_q, en1_q;
     logic [LANE_W-1:0] sh_q;
     always_ff @(posedge clk_i) begin
       en1_q <= rd_en_i;
       if (rd_en_i) begin
-        ev_q <= mem_even[r1[WORD_W-1:1]];
-        od_q <= mem_odd[r0[WORD_W-1:1]];
+        ev_q <= mem_even[ev_a];
+        od_q <= mem_odd[od_a];
         odd_lo_q <= r0[0];
         sh_q <= rd_pos_i[LANE_W-1:0];
       end
-      if (en1_q) rd_data_o <= DATA_W'((odd_lo_q ? {ev_q, od_q} : {od_q, ev_q}) >> (8 * sh_q));
+      if (en1_q) rd_data_o <= window(ev_q, od_q, odd_lo_q, sh_q);
     end
   end
 

@@ -121,17 +121,22 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_ram_rdports #(.WIDTH(3), .DEPTH(NUM_QP), .NRD(NQP_RD + 1)) u_state_tab (
     .clk_i, .we_i(st_we), .waddr_i(st_waddr), .wdata_i(st_wdata),
     .raddr_i({cmd_qp, qp_rd_idx_i}), .raddr_q_o(st_ridx_q), .rdata_o(st_rdata));
-  // Errors waiting for the write port, and the reset sweep.
-  logic            esq_v_q, esq_v_d, erq_v_q, erq_v_d, sweep_q, sweep_d;
-  logic [QP_W-1:0] esq_qp_q, esq_qp_d, erq_qp_q, erq_qp_d, sweep_idx_q, sweep_idx_d;
-  logic [NQP_RD:0][2:0] st_eff;     // state as a flip-flop table would show it
+  // Errors waiting for the write port (one slot per engine: 0 send, 1 receive), and the reset sweep.
+  logic [1:0]            err_in, e_v_q, e_v_d;
+  logic [1:0][QP_W-1:0]  err_in_qp, e_qp_q, e_qp_d;
+  logic                  sweep_q, sweep_d;
+  logic [QP_W-1:0]       sweep_idx_q, sweep_idx_d;
+  logic [NQP_RD:0][2:0]  st_eff;     // state as a flip-flop table would show it
+  assign err_in = {err_rq_i, err_sq_i};
+  assign err_in_qp = {err_rq_qp_i, err_sq_qp_i};
   always_comb begin
     // Engine errors for the QP a command sets in the same cycle lose (the command wins), as do
     // waiting ones (the command overwrites them). Priority on the port: sweep, command, waiting
-    // errors (older first), new errors; a new error that does not get the port waits.
-    esq_v_d = esq_v_q && !(qp_we && esq_qp_q == cmd_qp);
-    erq_v_d = erq_v_q && !(qp_we && erq_qp_q == cmd_qp);
-    esq_qp_d = esq_qp_q; erq_qp_d = erq_qp_q;
+    // errors (send engine's first), new errors; a new error that does not get the port waits,
+    // unless the port writes ERR to its QP anyway or its slot already holds that QP.
+    e_v_d = e_v_q;
+    e_qp_d = e_qp_q;
+    for (int e = 0; e < 2; e++) if (qp_we && e_qp_q[e] == cmd_qp) e_v_d[e] = 1'b0;
     sweep_d = sweep_q; sweep_idx_d = sweep_idx_q;
     st_we = 1'b0; st_waddr = cmd_qp; st_wdata = cmd_args_i[ARG_SET_QP_STATE][2:0];
     if (sweep_q) begin
@@ -140,48 +145,39 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       sweep_d = sweep_idx_q != QP_W'(NUM_QP - 1);
     end else if (qp_we) begin
       st_we = 1'b1;
-    end else if (esq_v_d) begin
-      st_we = 1'b1; st_waddr = esq_qp_q; st_wdata = QPS_ERR; esq_v_d = 1'b0;
-    end else if (erq_v_d) begin
-      st_we = 1'b1; st_waddr = erq_qp_q; st_wdata = QPS_ERR; erq_v_d = 1'b0;
     end
-    if (err_sq_i && !(qp_we && err_sq_qp_i == cmd_qp)) begin
-      if (!st_we) begin
-        st_we = 1'b1; st_waddr = err_sq_qp_i; st_wdata = QPS_ERR;
-      end else if (!(st_waddr == err_sq_qp_i && st_wdata == QPS_ERR) && !(esq_v_d && esq_qp_q == err_sq_qp_i)) begin
-        esq_v_d = 1'b1; esq_qp_d = err_sq_qp_i;
+    for (int e = 0; e < 2; e++) begin
+      if (!st_we && e_v_d[e]) begin
+        st_we = 1'b1; st_waddr = e_qp_q[e]; st_wdata = QPS_ERR; e_v_d[e] = 1'b0;
       end
     end
-    if (err_rq_i && !(qp_we && err_rq_qp_i == cmd_qp)) begin
-      if (!st_we) begin
-        st_we = 1'b1; st_waddr = err_rq_qp_i; st_wdata = QPS_ERR;
-      end else if (!(st_waddr == err_rq_qp_i && st_wdata == QPS_ERR) && !(erq_v_d && erq_qp_q == err_rq_qp_i)) begin
-        erq_v_d = 1'b1; erq_qp_d = err_rq_qp_i;
+    for (int e = 0; e < 2; e++) begin
+      if (err_in[e] && !(qp_we && err_in_qp[e] == cmd_qp)) begin
+        if (!st_we) begin
+          st_we = 1'b1; st_waddr = err_in_qp[e]; st_wdata = QPS_ERR;
+        end else if (!(st_waddr == err_in_qp[e] && st_wdata == QPS_ERR) && !(e_v_d[e] && e_qp_q[e] == err_in_qp[e])) begin
+          e_v_d[e] = 1'b1; e_qp_d[e] = err_in_qp[e];
+        end
       end
     end
     for (int k = 0; k <= int'(NQP_RD); k++) begin
       st_eff[k] = st_rdata[k];
-      if ((esq_v_q && esq_qp_q == st_ridx_q[k]) || (erq_v_q && erq_qp_q == st_ridx_q[k])) st_eff[k] = QPS_ERR;
+      for (int e = 0; e < 2; e++) if (e_v_q[e] && e_qp_q[e] == st_ridx_q[k]) st_eff[k] = QPS_ERR;
       if (sweep_q) st_eff[k] = QPS_RESET;
     end
   end
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      esq_v_q <= 1'b0;
-      erq_v_q <= 1'b0;
+      e_v_q <= '0;
       sweep_q <= 1'b1;
       sweep_idx_q <= '0;
     end else begin
-      esq_v_q <= esq_v_d;
-      erq_v_q <= erq_v_d;
+      e_v_q <= e_v_d;
       sweep_q <= sweep_d;
       sweep_idx_q <= sweep_idx_d;
     end
   end
-  always_ff @(posedge clk_i) begin
-    esq_qp_q <= esq_qp_d;
-    erq_qp_q <= erq_qp_d;
-  end
+  always_ff @(posedge clk_i) e_qp_q <= e_qp_d;
 
   always_comb begin
     for (int k = 0; k < int'(NQP_RD); k++) begin
@@ -229,7 +225,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
                    cmd_args_i[ARG_SET_QP_SQ_LOG_SIZE] <= MAX_LOG_QUEUE && cmd_args_i[ARG_SET_QP_RQ_LOG_SIZE] <= MAX_LOG_QUEUE &&
                    cmd_args_i[ARG_SET_QP_SQ_BASE_LO][5:0] == 6'd0 && cmd_args_i[ARG_SET_QP_RQ_BASE_LO][5:0] == 6'd0;
 
-  // Table writes: by their command, no reset (validity and state live in flops).
+  // Table writes: by their command, no reset (validity lives in flops, QP state in its own table).
   assign mr_we = cmd_valid_i && cmd_op_i == CMD_SET_MR && set_mr_ok;
   assign mr_wdata = '{
           valid: cmd_args_i[ARG_SET_MR_VALID] != 0, key: cmd_args_i[ARG_SET_MR_KEY], pd: cmd_args_i[ARG_SET_MR_PD][15:0],
@@ -373,18 +369,15 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   // The write-port budget: engine errors and QP-writing commands at least 3 cycles apart per source,
   // none during the reset sweep; a waiting error is never overwritten by another.
-  a_esq_spacing: assert property (@(posedge clk_i) disable iff (!chk_q) err_sq_i |-> !$past(err_sq_i, 1) && !$past(err_sq_i, 2))
-    else $error("tmnic_ctx: send-engine errors less than 3 cycles apart");
-  a_erq_spacing: assert property (@(posedge clk_i) disable iff (!chk_q) err_rq_i |-> !$past(err_rq_i, 1) && !$past(err_rq_i, 2))
-    else $error("tmnic_ctx: receive-engine errors less than 3 cycles apart");
+  for (genvar e = 0; e < 2; e++) begin : g_a_err
+    a_spacing: assert property (@(posedge clk_i) disable iff (!chk_q) err_in[e] |-> !$past(err_in[e], 1) && !$past(err_in[e], 2))
+      else $error("tmnic_ctx: errors of engine %0d (0 send, 1 receive) less than 3 cycles apart", e);
+    a_slot: assert property (@(posedge clk_i) disable iff (!chk_q) e_v_q[e] && e_v_d[e] |-> e_qp_d[e] == e_qp_q[e])
+      else $error("tmnic_ctx: waiting error of engine %0d overwritten", e);
+  end
   a_cmd_spacing: assert property (@(posedge clk_i) disable iff (!chk_q) qp_we |-> !$past(qp_we, 1) && !$past(qp_we, 2))
     else $error("tmnic_ctx: SET_QP commands less than 3 cycles apart");
-  a_no_err_in_sweep: assert property (@(posedge clk_i) disable iff (!chk_q) sweep_q |-> !err_sq_i && !err_rq_i && !qp_we)
+  a_no_err_in_sweep: assert property (@(posedge clk_i) disable iff (!chk_q) sweep_q |-> err_in == '0 && !qp_we)
     else $error("tmnic_ctx: a state write during the reset sweep");
-  a_esq_slot: assert property (@(posedge clk_i) disable iff (!chk_q)
-      esq_v_q && esq_v_d |-> esq_qp_d == esq_qp_q)
-    else $error("tmnic_ctx: waiting send-engine error overwritten");
-  a_erq_slot: assert property (@(posedge clk_i) disable iff (!chk_q) erq_v_q && erq_v_d |-> erq_qp_d == erq_qp_q)
-    else $error("tmnic_ctx: waiting receive-engine error overwritten");
 `endif
 endmodule
