@@ -8,6 +8,7 @@ rtl/core/tmnic_sge_chk.sv
 rtl/core/tmnic_tx_gather.sv
 rtl/core/tmnic_sq_engine.sv
 rtl/core/tmnic_ack_gen.sv
+rtl/core/tmnic_rx_buf.sv
 rtl/core/tmnic_rx_engine.sv
 rtl/core/tmnic_tx_sched.sv
 rtl/core/tmnic_cq_writer.sv
