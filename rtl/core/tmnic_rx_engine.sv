@@ -4,9 +4,9 @@
 //   - SEND request: checks the PSN against the expected PSN (duplicates are re-ACKed and not
 //     executed; a gap is NAKed once), checks the opcode sequence, takes a receive WQE from the
 //     SRQ or the QP's receive queue at the first packet (none: RNR NAK, packet dropped), checks the
-//     WQE's SGEs against the MR table (LOCAL_WRITE) before any DMA, stores the payload in the RX
-//     buffer and scatters it by DMA writes, then completes the WQE on the last packet and ACKs
-//     when asked. Errors: LOC_LEN_ERR (buffer too small) with NAK invalid request, LOC_PROT_ERR
+//     WQE's SGEs against the MR table (LOCAL_WRITE) before any DMA, scatters the payload from the
+//     RX buffer (tmnic_rx_buf, which stores the next packet meanwhile) by DMA writes, then
+//     completes the WQE on the last packet and ACKs when asked. Errors: LOC_LEN_ERR (buffer too small) with NAK invalid request, LOC_PROT_ERR
 //     (bad SGE) with NAK remote operational error; both move the QP to ERR.
 // It also flushes the receive queue (and a WQE held mid-message) of QPs in ERR.
 // On a TM-SRQ the first packet's TMH decides (docs/tag-matching.md): EAGER/RNDV are looked up in the
@@ -31,8 +31,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   localparam int unsigned QP_W = $clog2(NUM_QP),
   localparam int unsigned MR_W = $clog2(NUM_MR),
   localparam int unsigned SRQ_W = $clog2(NUM_SRQ),
-  localparam int unsigned NSGE = WQE_MAX_SGE,
-  localparam int unsigned RXB_POS_W = 12          // one 4 KiB packet buffer
+  localparam int unsigned NSGE = WQE_MAX_SGE
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -93,7 +92,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic               rsp_last_i,
 
   // DMA write client (payload scatter), data pulled from the RX buffer: wr_data_o answers
-  // wr_data_req_i two cycles later (tmnic_dma_wr DATA_LAT = 2)
+  // wr_data_req_i two cycles later (tmnic_dma_wr DATA_LAT = 2); wr_done_i frees buffer slots
   output logic [63:0]        wr_addr_o,
   output logic [12:0]        wr_len_o,
   output logic               wr_valid_o,
@@ -201,10 +200,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [1023:0]   wqe_q;
   logic            wqe_tb_ld;                // load wqe_q with the tagged buffer as a one-SGE WQE
   logic [2:0]      sge_i_q, sge_i_d;
-  logic [12:0]     stored_q, stored_d;       // payload bytes stored in the RX buffer
   logic [31:0]     sge_off_q, sge_off_d;     // offset in SGE sge_i_q during scatter
   logic [12:0]     done_q, done_d;           // packet bytes scattered so far
-  logic [RXB_POS_W-1:0] chunk_pos_q, chunk_pos_d;
+  logic [11:0]     wr_off_q, wr_off_d;       // packet offset of the DMA write request's first byte
   logic            fl_srq_q, fl_srq_d;       // the WQE being fetched is from the SRQ
   logic [4:0]      skip_q, skip_d;           // leading payload bytes not delivered (a matched EAGER's TMH)
   kind_e           t_kind_q, t_kind_d;       // classification of the first packet on a TM-SRQ
@@ -305,13 +303,17 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire rq_ready = (cfg.state == QPS_RTR || cfg.state == QPS_RTS || cfg.state == QPS_SQD || cfg.state == QPS_SQE);
   wire sq_ready = (cfg.state == QPS_RTS || cfg.state == QPS_SQD || cfg.state == QPS_SQE);
 
-  // TMH in the first payload beat: opcode, app_ctx (BE32), tag (BE64)
-  wire [7:0] tmh_op = s_pay_tdata_i[7:0];
+  // RX buffer (tmnic_rx_buf, below): the current packet's payload is its head once the packets
+  // before it are released.
+  logic         rb_beg, rb_full, rb_release, rb_idle;
+  logic [127:0] rb_first;
+  // TMH in the first payload bytes: opcode, app_ctx (BE32), tag (BE64)
+  wire [7:0] tmh_op = rb_first[7:0];
   logic [31:0] tmh_ctx;
   logic [63:0] tmh_tag;
   always_comb begin
-    for (int i = 0; i < 4; i++) tmh_ctx[8*i +: 8] = s_pay_tdata_i[(7 - i)*8 +: 8];
-    for (int i = 0; i < 8; i++) tmh_tag[8*i +: 8] = s_pay_tdata_i[(15 - i)*8 +: 8];
+    for (int i = 0; i < 4; i++) tmh_ctx[8*i +: 8] = rb_first[(7 - i)*8 +: 8];
+    for (int i = 0; i < 8; i++) tmh_tag[8*i +: 8] = rb_first[(15 - i)*8 +: 8];
   end
   wire tmh_tagged = (tmh_op == TMH_EAGER || tmh_op == TMH_RNDV) && h_q.pay_len >= 13'(TMH_SIZE);
   wire is_tm = has_srq && scfg.valid && scfg.tm;
@@ -377,15 +379,19 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // gives its own next index.
   assign qp_idx_o = {c_qp_d, ag_qp, q_d};
 
-  // RX buffer: payload of the current packet at byte 0. Two-cycle reads (the DMA write engine's
-  // DATA_LAT = 2): the window's two words are registered before the shift.
-  tmnic_shift_buf #(.DATA_W(DATA_W), .DEPTH(4096 / BYTES), .RD_LAT(2)) u_rxb (
-    .clk_i,
-    .wr_en_i((state_q == S_STORE) && s_pay_tvalid_i), .wr_pos_i(RXB_POS_W'(stored_q)),
-    .wr_data_i(s_pay_tdata_i), .wr_be_i(s_pay_tkeep_i),
-    .rd_en_i(wr_data_req_i), .rd_pos_i(chunk_pos_q + RXB_POS_W'(wr_data_off_i)), .rd_data_o(wr_data_o));
-  // The parser may already offer the next packet's payload: take beats only for a packet that has one.
-  assign s_pay_tready_o = (state_q == S_STORE) || (state_q == S_DRAIN && h_q.pay_len != 13'd0);
+  // RX buffer: two 4 KiB packet slots, so that the next packet's payload is stored while this one
+  // is scattered; the scatter's DMA write requests pull from it (two-cycle reads: tmnic_dma_wr
+  // DATA_LAT = 2). A packet with a payload releases its slot when executed or dropped.
+  assign rb_release = (h_q.pay_len != 13'd0) &&
+                      ((state_q == S_DONE) || (state_q == S_DRAIN && rb_full));
+  tmnic_rx_buf #(.DATA_W(DATA_W), .SLOTS(2), .RD_LAT(2)) u_rxb (
+    .clk_i, .rst_ni,
+    .s_tdata_i(s_pay_tdata_i), .s_tkeep_i(s_pay_tkeep_i), .s_tlast_i(s_pay_tlast_i),
+    .s_tvalid_i(s_pay_tvalid_i), .s_tready_o(s_pay_tready_o),
+    .head_beg_o(rb_beg), .head_full_o(rb_full), .head_first_o(rb_first), .release_i(rb_release),
+    .acc_i(wr_valid_o && wr_ready_i), .acc_off_i(wr_off_q),
+    .rd_en_i(wr_data_req_i), .rd_off_i(wr_data_off_i), .rd_data_o(wr_data_o), .done_i(wr_done_i),
+    .idle_o(rb_idle));
   // Headers wait for a pending init and for QPs to flush.
   assign s_hdr_ready_o = (state_q == S_IDLE) && !init_pend_q && !sched_valid;
 
@@ -403,8 +409,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     state_d = state_q; after_d = after_q; init_pend_d = init_pend_q;
     q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q;
     cur_d = cur_q;
-    sge_i_d = sge_i_q; stored_d = stored_q; sge_off_d = sge_off_q; done_d = done_q;
-    chunk_pos_d = chunk_pos_q; fl_srq_d = fl_srq_q; skip_d = skip_q;
+    sge_i_d = sge_i_q; sge_off_d = sge_off_q; done_d = done_q;
+    wr_off_d = wr_off_q; fl_srq_d = fl_srq_q; skip_d = skip_q;
     t_kind_d = t_kind_q; t_rndv_d = t_rndv_q; t_tag_d = t_tag_q; t_ctx_d = t_ctx_q; t_handle_d = t_handle_q;
     c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q; c_len_d = c_len_q; c_imm_d = c_imm_q;
     c_flags_d = c_flags_q; c_qp_d = c_qp_q; c_cq_d = c_cq_q; c_handle_d = c_handle_q; c_op_d = c_op_q;
@@ -542,16 +548,16 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         state_d = S_OUT;
       end
 
-      // TM-SRQ: classify by the TMH in the first payload beat (peeked, not consumed).
+      // TM-SRQ: classify by the TMH in the first payload bytes (as soon as they are stored).
       S_TMH: begin
-        if (h_q.pay_len == 13'd0 || (s_pay_tvalid_i && !tmh_tagged)) begin
+        if (h_q.pay_len == 13'd0 || (rb_beg && !tmh_tagged)) begin
           t_kind_d = K_NOTAG;
           state_d = srq_has_wqe ? S_FETCH : S_RNR;
           if (srq_has_wqe) begin
             tm_notag_d = 1'b1;
             tm_srq_d = sn;
           end
-        end else if (s_pay_tvalid_i) begin
+        end else if (rb_beg) begin
           t_tag_d = tmh_tag;
           t_ctx_d = tmh_ctx;
           t_rndv_d = (tmh_op == TMH_RNDV);
@@ -649,7 +655,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           after_d = S_DRAIN;
           state_d = S_OUT;
         end else begin
-          stored_d = '0;
           done_d = {8'd0, skip_q};
           sge_i_d = cur_q.sgi;
           sge_off_d = cur_q.sgo;
@@ -659,10 +664,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end
       end
 
-      S_STORE: if (s_pay_tvalid_i) begin
-        stored_d = stored_q + 13'(BYTES);
-        if (s_pay_tlast_i) state_d = S_SCATTER;
-      end
+      // The payload is stored in the RX buffer (usually already, while the packet before scattered).
+      S_STORE: if (rb_full) state_d = S_SCATTER;
 
       S_SCATTER: begin
         if (done_q == h_q.pay_len) begin
@@ -677,14 +680,15 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           wr_valid_d = 1'b1;
           wr_addr_d = sg_rdata.iova + {32'd0, sge_off_q};
           wr_len_d = 13'(piece);
-          chunk_pos_d = RXB_POS_W'(done_q);
+          wr_off_d = done_q[11:0];
           done_d = done_q + 13'(piece);
           sge_off_d = sge_off_q + piece;
           state_d = S_SCATTER_WAIT;
         end
       end
       S_SG_RD: state_d = S_SCATTER;
-      S_SCATTER_WAIT: if (wr_done_i) state_d = S_SCATTER;
+      // Go on once the request is accepted: the RX buffer keeps the slot until its writes are done.
+      S_SCATTER_WAIT: if (wr_ready_i) state_d = S_SCATTER;
 
       // Packet executed: advance PSN, complete on the last packet, ACK if asked.
       S_DONE: begin
@@ -720,7 +724,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       S_OUT: if (!ack_valid_d && !cqe_valid_d && !ev_valid_d) state_d = after_q;
 
       // Discard the payload of a packet that is not executed.
-      S_DRAIN: if (h_q.pay_len == 13'd0 || (s_pay_tvalid_i && s_pay_tlast_i)) state_d = S_IDLE;
+      S_DRAIN: if (h_q.pay_len == 13'd0 || rb_full) state_d = S_IDLE;
 
       default: state_d = S_IDLE;
     endcase
@@ -803,8 +807,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i) begin
     q_q <= q_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d;
     cur_q <= cur_d;
-    sge_i_q <= sge_i_d; stored_q <= stored_d; sge_off_q <= sge_off_d; done_q <= done_d;
-    chunk_pos_q <= chunk_pos_d; fl_srq_q <= fl_srq_d; skip_q <= skip_d;
+    sge_i_q <= sge_i_d; sge_off_q <= sge_off_d; done_q <= done_d;
+    wr_off_q <= wr_off_d; fl_srq_q <= fl_srq_d; skip_q <= skip_d;
     t_kind_q <= t_kind_d; t_rndv_q <= t_rndv_d; t_tag_q <= t_tag_d; t_ctx_q <= t_ctx_d; t_handle_q <= t_handle_d;
     c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d; c_len_q <= c_len_d; c_imm_q <= c_imm_d;
     c_flags_q <= c_flags_d; c_qp_q <= c_qp_d; c_cq_q <= c_cq_d; c_handle_q <= c_handle_d; c_op_q <= c_op_d;
@@ -836,11 +840,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   assign quiet_o = (state_q == S_IDLE) && !rd_valid_o && !wr_valid_o && !init_pend_q;
   assign idle_o = (state_q == S_IDLE) && !sched_pending && !init_pend_q && !db_hold && !ev_valid_q &&
-                  !ack_valid_o && !cqe_valid_o && ag_idle;
-  // Pulled offsets stay within one 4 KiB packet (the sign only matters modulo the buffer).
+                  !ack_valid_o && !cqe_valid_o && ag_idle && rb_idle;
   // Blocked lookups and misses with an empty SRQ are handled alike (RNR NAK), so "blocked" itself
   // is not needed.
-  wire unused_ok = ^{wr_data_off_i[13:12], lk_rsp_blocked_i};
+  wire unused_ok = lk_rsp_blocked_i;
 
 `ifndef SYNTHESIS
   logic chk_q;
