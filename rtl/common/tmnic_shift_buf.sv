@@ -5,14 +5,16 @@
 // wr_data_i at wr_pos_i.. (wrapping at the buffer end); a read returns the window at rd_pos_i RD_LAT
 // cycles later (reads pipeline, one per cycle) and holds it until the next read's data arrives.
 // RD_LAT = 1 reads both words and shifts them in one cycle; RD_LAT = 2 registers the two words
-// (a registered RAM read) and shifts in the second cycle, for timing. Used wherever payload moves
+// (a registered RAM read) and shifts in the second cycle; RD_LAT = 3 splits the shift, by 8-byte
+// steps in the second cycle and by bytes in the third (two 8:1 selections instead of one 64:1), for
+// timing. Used wherever payload moves
 // between host-memory alignment and packet alignment (gather for TX, scatter for RX), so that no
 // engine needs its own byte shifter.
 module tmnic_shift_buf #(
   parameter int unsigned DATA_W = 512,
   // Buffer size in words (power of two, at least 4).
   parameter int unsigned DEPTH = 128,
-  // Read latency in cycles: 1 or 2.
+  // Read latency in cycles: 1, 2 or 3.
   parameter int unsigned RD_LAT = 1,
   localparam int unsigned BYTES = DATA_W / 8,
   localparam int unsigned POS_W = $clog2(DEPTH * BYTES)
@@ -37,8 +39,8 @@ module tmnic_shift_buf #(
   if (DEPTH < 4 || (DEPTH & (DEPTH - 1)) != 0) begin : g_chk_d   // (2 would leave a bank 1 word deep)
     $fatal(1, "tmnic_shift_buf: DEPTH must be a power of two >= 4");
   end
-  if (RD_LAT != 1 && RD_LAT != 2) begin : g_chk_lat
-    $fatal(1, "tmnic_shift_buf: RD_LAT must be 1 or 2");
+  if (RD_LAT < 1 || RD_LAT > 3) begin : g_chk_lat
+    $fatal(1, "tmnic_shift_buf: RD_LAT must be 1, 2 or 3");
   end
 
   logic [DATA_W-1:0] mem_even [DEPTH/2];
@@ -84,7 +86,7 @@ module tmnic_shift_buf #(
   if (RD_LAT == 1) begin : g_rd1
     always_ff @(posedge clk_i)
       if (rd_en_i) rd_data_o <= window(mem_even[ev_a], mem_odd[od_a], r0[0], rd_pos_i[LANE_W-1:0]);
-  end else begin : g_rd2
+  end else if (RD_LAT == 2) begin : g_rd2
     // Stage 1: one registered read per bank (a plain synchronous RAM read); stage 2: the shift.
     // en1_q only gates a data register (a garbage load after reset is never read): no reset.
     logic [DATA_W-1:0] ev_q, od_q;
@@ -99,6 +101,30 @@ module tmnic_shift_buf #(
         sh_q <= rd_pos_i[LANE_W-1:0];
       end
       if (en1_q) rd_data_o <= window(ev_q, od_q, odd_lo_q, sh_q);
+    end
+  end else begin : g_rd3
+    // Stage 1 as for RD_LAT = 2; stage 2: shift by whole 8-byte groups, keeping the 7 bytes the
+    // byte shift may still need; stage 3: shift by bytes. (Enables gate data registers only.)
+    localparam int unsigned MID_W = DATA_W + 56;
+    logic [DATA_W-1:0] ev_q, od_q;
+    logic              odd_lo_q, en1_q, en2_q;
+    logic [LANE_W-1:0] sh_q;
+    logic [MID_W-1:0]  mid_q;
+    logic [2:0]        shb_q;
+    always_ff @(posedge clk_i) begin
+      en1_q <= rd_en_i;
+      en2_q <= en1_q;
+      if (rd_en_i) begin
+        ev_q <= mem_even[ev_a];
+        od_q <= mem_odd[od_a];
+        odd_lo_q <= r0[0];
+        sh_q <= rd_pos_i[LANE_W-1:0];
+      end
+      if (en1_q) begin
+        mid_q <= MID_W'((odd_lo_q ? {ev_q, od_q} : {od_q, ev_q}) >> (64 * sh_q[LANE_W-1:3]));
+        shb_q <= sh_q[2:0];
+      end
+      if (en2_q) rd_data_o <= DATA_W'(mid_q >> (8 * shb_q));
     end
   end
 

@@ -6,7 +6,7 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned NUM_CQ = 64,
   parameter int unsigned NSRC = 2,
-  parameter int unsigned DATA_LAT = 1,   // cycles from dma_data_req_i to dma_data_o (tmnic_dma_wr's), 1 or 2
+  parameter int unsigned DATA_LAT = 1,   // cycles from dma_data_req_i to dma_data_o (tmnic_dma_wr's), 1..3
   localparam int unsigned CQ_W = $clog2(NUM_CQ)
 ) (
   input  logic clk_i,
@@ -42,8 +42,8 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic            overflow_o,
   output logic            idle_o
 );
-  if (DATA_LAT != 1 && DATA_LAT != 2) begin : g_chk_lat
-    $fatal(1, "tmnic_cq_writer: DATA_LAT must be 1 or 2");
+  if (DATA_LAT < 1 || DATA_LAT > 3) begin : g_chk_lat
+    $fatal(1, "tmnic_cq_writer: DATA_LAT must be 1, 2 or 3");
   end
   if (DATA_W != 256 && DATA_W != 512) begin : g_chk
     $fatal(1, "tmnic_cq_writer: DATA_W must be 256 or 512");
@@ -200,18 +200,23 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     if (state_q == S_DMA) cqe_q <= format_cqe(cur_q, !pi[cfg.log_size]);
   end
   // Data pulls: CQEs are 64-byte aligned, so a pull starts on a beat boundary and only whole beats
-  // move; DATA_LAT = 2 adds one register stage after the beat select.
+  // move; each DATA_LAT above 1 adds a register stage after the beat select.
   logic [DATA_W-1:0] pull_beat;
   assign pull_beat = DATA_W'(cqe_q >> (8 * (dma_data_off_i[5:0] & ~6'(DATA_W / 8 - 1))));
   if (DATA_LAT == 1) begin : g_lat1
     always_ff @(posedge clk_i) if (dma_data_req_i) dma_data_o <= pull_beat;
-  end else begin : g_lat2
-    logic [DATA_W-1:0] beat_q;
-    logic              req_q;
+  end else begin : g_lat
+    // Stage k holds the beat pulled k + 1 cycles ago (enables gate data registers only).
+    logic [DATA_LAT-2:0][DATA_W-1:0] beat_q;
+    logic [DATA_LAT-2:0]             req_q;
     always_ff @(posedge clk_i) begin
-      req_q <= dma_data_req_i;
-      if (dma_data_req_i) beat_q <= pull_beat;
-      if (req_q) dma_data_o <= beat_q;
+      req_q[0] <= dma_data_req_i;
+      if (dma_data_req_i) beat_q[0] <= pull_beat;
+      for (int k = 1; k < int'(DATA_LAT) - 1; k++) begin
+        req_q[k] <= req_q[k-1];
+        if (req_q[k-1]) beat_q[k] <= beat_q[k-1];
+      end
+      if (req_q[DATA_LAT-2]) dma_data_o <= beat_q[DATA_LAT-2];
     end
   end
   assign idle_o = (state_q == S_IDLE);

@@ -15,7 +15,7 @@ module tmnic_rx_buf #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned SLOTS = 2,      // power of two, 2..8
   parameter int unsigned SLOT_BYTES = 4096,   // the largest payload, power of two, 2 words..4096
-  parameter int unsigned RD_LAT = 2,     // pull data latency (tmnic_dma_wr DATA_LAT), 1 or 2
+  parameter int unsigned RD_LAT = 3,     // pull data latency (tmnic_dma_wr DATA_LAT), 1..3
   localparam int unsigned BYTES = DATA_W / 8,
   localparam int unsigned SLOT_W = $clog2(SLOTS),
   localparam int unsigned OFF_W = $clog2(SLOT_BYTES),
@@ -65,8 +65,8 @@ module tmnic_rx_buf #(
   if (SLOT_BYTES < 2 * BYTES || SLOT_BYTES > 4096 || (SLOT_BYTES & (SLOT_BYTES - 1)) != 0) begin : g_chk_sb
     $fatal(1, "tmnic_rx_buf: SLOT_BYTES must be a power of two from two words to 4096");
   end
-  if (RD_LAT != 1 && RD_LAT != 2) begin : g_chk_lat
-    $fatal(1, "tmnic_rx_buf: RD_LAT must be 1 or 2");
+  if (RD_LAT < 1 || RD_LAT > 3) begin : g_chk_lat
+    $fatal(1, "tmnic_rx_buf: RD_LAT must be 1, 2 or 3");
   end
 
   // ---------------------------------------------------------------- registers

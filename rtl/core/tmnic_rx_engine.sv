@@ -92,7 +92,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic               rsp_last_i,
 
   // DMA write client (payload scatter), data pulled from the RX buffer: wr_data_o answers
-  // wr_data_req_i two cycles later (tmnic_dma_wr DATA_LAT = 2); wr_done_i frees buffer slots
+  // wr_data_req_i three cycles later (tmnic_dma_wr DATA_LAT = 3); wr_done_i frees buffer slots
   output logic [63:0]        wr_addr_o,
   output logic [12:0]        wr_len_o,
   output logic               wr_valid_o,
@@ -380,11 +380,12 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign qp_idx_o = {c_qp_d, ag_qp, q_d};
 
   // RX buffer: two 4 KiB packet slots, so that the next packet's payload is stored while this one
-  // is scattered; the scatter's DMA write requests pull from it (two-cycle reads: tmnic_dma_wr
-  // DATA_LAT = 2). A packet with a payload releases its slot when executed or dropped.
+  // is scattered; the scatter's DMA write requests pull from it (three-cycle reads, the byte shift
+  // in two steps: tmnic_dma_wr DATA_LAT = 3). A packet with a payload releases its slot when
+  // executed or dropped.
   assign rb_release = (h_q.pay_len != 13'd0) &&
                       ((state_q == S_DONE) || (state_q == S_DRAIN && rb_full));
-  tmnic_rx_buf #(.DATA_W(DATA_W), .SLOTS(2), .RD_LAT(2)) u_rxb (
+  tmnic_rx_buf #(.DATA_W(DATA_W), .SLOTS(2), .RD_LAT(3)) u_rxb (
     .clk_i, .rst_ni,
     .s_tdata_i(s_pay_tdata_i), .s_tkeep_i(s_pay_tkeep_i), .s_tlast_i(s_pay_tlast_i),
     .s_tvalid_i(s_pay_tvalid_i), .s_tready_o(s_pay_tready_o),

@@ -197,7 +197,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [1:0][DATA_W-1:0] wr_data;
 
   // Clients answer a data pull two cycles later (the receive buffer's registered read, then its shift).
-  tmnic_dma_wr #(.DATA_W(DATA_W), .NCLI(2), .DATA_LAT(2)) u_dma_wr (
+  tmnic_dma_wr #(.DATA_W(DATA_W), .NCLI(2), .DATA_LAT(3)) u_dma_wr (
     .clk_i, .rst_ni,
     .req_addr_i(wr_addr), .req_len_i(wr_len), .req_valid_i(wr_valid), .req_ready_o(wr_ready),
     .data_req_o(wr_data_req), .data_off_o(wr_data_off), .data_i(wr_data), .done_o(wr_done),
@@ -424,7 +424,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // ---------------------------------------------------------------- completions
   logic st_cqe, st_cq_ovf;
-  tmnic_cq_writer #(.DATA_W(DATA_W), .NUM_CQ(NUM_CQ), .NSRC(3), .DATA_LAT(2)) u_cqw (
+  tmnic_cq_writer #(.DATA_W(DATA_W), .NUM_CQ(NUM_CQ), .NSRC(3), .DATA_LAT(3)) u_cqw (
     .clk_i, .rst_ni,
     .req_i(cqe), .req_valid_i(cqe_valid), .req_ready_o(cqe_ready),
     .cq_idx_o(cq_rd_idx), .cq_rd_i(cq_rd), .cq_reset_i(cq_reset), .cq_reset_idx_i(cq_reset_idx),
