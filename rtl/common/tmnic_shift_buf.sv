@@ -86,9 +86,9 @@ module tmnic_shift_buf #(
   if (RD_LAT == 1) begin : g_rd1
     always_ff @(posedge clk_i)
       if (rd_en_i) rd_data_o <= window(mem_even[ev_a], mem_odd[od_a], r0[0], rd_pos_i[LANE_W-1:0]);
-  end else if (RD_LAT == 2) begin : g_rd2
-    // Stage 1: one registered read per bank (a plain synchronous RAM read); stage 2: the shift.
-    // en1_q only gates a data register (a garbage load after reset is never read): no reset.
+  end else begin : g_rdq
+    // Stage 1: one registered read per bank (a plain synchronous RAM read). The enables only gate
+    // data registers (a garbage load after reset is never read): no reset.
     logic [DATA_W-1:0] ev_q, od_q;
     logic              odd_lo_q, en1_q;
     logic [LANE_W-1:0] sh_q;
@@ -100,31 +100,25 @@ module tmnic_shift_buf #(
         odd_lo_q <= r0[0];
         sh_q <= rd_pos_i[LANE_W-1:0];
       end
-      if (en1_q) rd_data_o <= window(ev_q, od_q, odd_lo_q, sh_q);
     end
-  end else begin : g_rd3
-    // Stage 1 as for RD_LAT = 2; stage 2: shift by whole 8-byte groups, keeping the 7 bytes the
-    // byte shift may still need; stage 3: shift by bytes. (Enables gate data registers only.)
-    localparam int unsigned MID_W = DATA_W + 56;
-    logic [DATA_W-1:0] ev_q, od_q;
-    logic              odd_lo_q, en1_q, en2_q;
-    logic [LANE_W-1:0] sh_q;
-    logic [MID_W-1:0]  mid_q;
-    logic [2:0]        shb_q;
-    always_ff @(posedge clk_i) begin
-      en1_q <= rd_en_i;
-      en2_q <= en1_q;
-      if (rd_en_i) begin
-        ev_q <= mem_even[ev_a];
-        od_q <= mem_odd[od_a];
-        odd_lo_q <= r0[0];
-        sh_q <= rd_pos_i[LANE_W-1:0];
+    if (RD_LAT == 2) begin : g_rd2
+      // Stage 2: the shift.
+      always_ff @(posedge clk_i) if (en1_q) rd_data_o <= window(ev_q, od_q, odd_lo_q, sh_q);
+    end else begin : g_rd3
+      // Stage 2: shift by whole 8-byte groups, keeping the 7 bytes the byte shift may still need;
+      // stage 3: shift by bytes.
+      localparam int unsigned MID_W = DATA_W + 56;
+      logic             en2_q;
+      logic [MID_W-1:0] mid_q;
+      logic [2:0]       shb_q;
+      always_ff @(posedge clk_i) begin
+        en2_q <= en1_q;
+        if (en1_q) begin
+          mid_q <= MID_W'((odd_lo_q ? {ev_q, od_q} : {od_q, ev_q}) >> (64 * sh_q[LANE_W-1:3]));
+          shb_q <= sh_q[2:0];
+        end
+        if (en2_q) rd_data_o <= DATA_W'(mid_q >> (8 * shb_q));
       end
-      if (en1_q) begin
-        mid_q <= MID_W'((odd_lo_q ? {ev_q, od_q} : {od_q, ev_q}) >> (64 * sh_q[LANE_W-1:3]));
-        shb_q <= sh_q[2:0];
-      end
-      if (en2_q) rd_data_o <= DATA_W'(mid_q >> (8 * shb_q));
     end
   end
 
