@@ -92,16 +92,16 @@ BLOCKS = {
                 ("meta_mem[8] {req_addr 64, base[63:6] 58, req_end 64}", 8 * (64 + 58 + 64)),
                 ("cur_req_q, cur_end_q", 128), ("m_axi_arlen_o", 8)]),
     "tmnic_dma_wr": dict(
-        params=dict(DATA_W=512, NCLI=2, DATA_LAT=2),
+        params=dict(DATA_W=512, NCLI=2, DATA_LAT=3),
         ff_min=[("output FIFO: 8 entries + head register of {data, strb, last, fin, cli}", 9 * (512 + 64 + 3)),
-                ("strobe, last, fin, cli of the DATA_LAT + 1 beats in flight", 3 * (64 + 3)),
+                ("strobe, last, fin, cli of the DATA_LAT + 1 beats in flight", 4 * (64 + 3)),
                 ("beat_q, m_axi_awaddr_o", 128), ("m_axi_awlen_o", 8), ("b_out_q", 16)]),
     "tmnic_cq_writer": dict(
-        params=dict(DATA_W=512, NUM_CQ=64, NSRC=2, DATA_LAT=2),
+        params=dict(DATA_W=512, NUM_CQ=64, NSRC=2, DATA_LAT=3),
         ff_min=[("pi and ci tables 64 x 16 each (RAM), arm bits 64", 64 * (16 + 16 + 1)),
                 ("cur_q (cqe_req_t less cq: wr_id, byte_len, imm, qp_num, src_qp, wc_flags, wqe_idx, "
                  "opcode, status)", 64 + 32 + 32 + 24 + 24 + 32 + 16 + 8 + 8),
-                ("irq_cq_o", 16), ("pulled beat (DATA_LAT = 2 stage)", 512)]),
+                ("irq_cq_o", 16), ("pulled beat (DATA_LAT = 3: two stages)", 2 * 512)]),
     "tmnic_ctx": dict(params=dict(NUM_QP=64, NUM_CQ=64, NUM_SRQ=16, NUM_MR=64), ff_min=ctx_state_min(64)),
     # The context at 1024 QPs (the NUM_QP scaling target of the engines applies to it too).
     "tmnic_ctx_q1024": dict(top="tmnic_ctx", params=dict(NUM_QP=1024, NUM_CQ=64, NUM_SRQ=16, NUM_MR=64),
@@ -141,7 +141,7 @@ BLOCKS = {
     # Per-QP responder state, the held messages' SGEs and the ACK generator in tmnic_ram_sdp tables.
     "tmnic_rx_engine": dict(
         params=dict(DATA_W=512, NUM_QP=64, NUM_MR=64, NUM_SRQ=16),
-        ff_min=[("RX buffer (tmnic_shift_buf, 4 KiB)", 4096 * 8),
+        ff_min=[("RX buffer (tmnic_rx_buf: 2 slots of 4 KiB)", 2 * 4096 * 8),
                 ("SGE table (sgtab) 64 x 6 used of 8 x {iova 64, len 32}", 64 * 6 * 96),
                 ("QP table (qtab) 64 x 349", 64 * 349),
                 ("RQ producer indices 64 x 16, QUERY PSN copy 64 x 24", 64 * 40),
@@ -149,12 +149,21 @@ BLOCKS = {
                 ("wqe_q", 1024)]),
     "tmnic_rx_engine_q1024": dict(
         top="tmnic_rx_engine", params=dict(DATA_W=512, NUM_QP=1024, NUM_MR=64, NUM_SRQ=16),
-        ff_min=[("RX buffer (tmnic_shift_buf, 4 KiB)", 4096 * 8),
+        ff_min=[("RX buffer (tmnic_rx_buf: 2 slots of 4 KiB)", 2 * 4096 * 8),
                 ("SGE table (sgtab) 1024 x 6 used of 8 x 96", 1024 * 6 * 96),
                 ("QP table (qtab) 1024 x 349", 1024 * 349),
                 ("RQ producer indices 1024 x 16, QUERY PSN copy 1024 x 24", 1024 * 40),
                 ("ACK generator: 1024 x 57, QP FIFO 1024 x 10", 1024 * 67),
                 ("wqe_q", 1024)]),
+    # RX buffer of the responder: two 4 KiB slots (the payload RAM), the slots' first 16 bytes.
+    # -nowidelut: alone, ABC maps the 64:1 byte selection of the read window to PFUMX/L6MUX21 trees
+    # (24,176 LUT4 + 11,009 PFUMX + 6,820 L6MUX21 against 7,895 LUT4 without them); inside
+    # tmnic_rx_engine the default mapping already costs about 5.8 K LUT4 for it (syn/README.md).
+    "tmnic_rx_buf": dict(
+        params=dict(DATA_W=512, SLOTS=2, RD_LAT=3), ecp5_opts="-nowidelut",
+        ff_min=[("payload RAM (tmnic_shift_buf) 2 x 4 KiB", 2 * 4096 * 8), ("first 16 bytes per slot", 2 * 128),
+                ("8-byte-step stage (DATA_W + 56), rd_data_o (the bank words' registers are the RAM's "
+                 "output registers)", 568 + 512)]),
     "tmnic_sge_chk": dict(
         params=dict(NUM_MR=64),
         ff_min=[("out_iova_o, out_len_o, out_idx_o", 64 + 32 + 3), ("total_o", 35),
@@ -447,6 +456,10 @@ def netlist(out, top, params, files, keep_mem=False, defines=()):
     rest = [*(generic_synth(top) if keep_mem else [f"synth -flatten -top {top}"]),
             f"select -assert-none {LATCH_CELLS}",
             "check -assert",
+            # One wire per bit: a carry chain written into one vector wire is a combinational loop to
+            # Verilator (UNOPTFLAT), which 5.006 can then evaluate stale when an input and a register
+            # feeding it change in the same cycle (seen on tmnic_rx_buf; Icarus got it right).
+            "splitnets",
             f"write_verilog -noattr {out}"]
     dflags = tuple(f"-D {d}" for d in defines)
     dt, _ = run_waived(lambda flags: frontend(top, params, files, dflags + flags) + rest, out.with_suffix(".log"),
