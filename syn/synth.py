@@ -156,11 +156,10 @@ BLOCKS = {
                 ("ACK generator: 1024 x 57, QP FIFO 1024 x 10", 1024 * 67),
                 ("wqe_q", 1024)]),
     # RX buffer of the responder: two 4 KiB slots (the payload RAM), the slots' first 16 bytes.
-    # -nowidelut: alone, ABC maps the 64:1 byte selection of the read window to PFUMX/L6MUX21 trees
-    # (24,176 LUT4 + 11,009 PFUMX + 6,820 L6MUX21 against 7,895 LUT4 without them); inside
-    # tmnic_rx_engine the default mapping already costs about 5.8 K LUT4 for it (syn/README.md).
+    # (With the byte shift in one stage, RD_LAT 2, the default mapping made wide-LUT trees of it:
+    # 24,176 LUT4 + 11,009 PFUMX + 6,820 L6MUX21; syn/README.md.)
     "tmnic_rx_buf": dict(
-        params=dict(DATA_W=512, SLOTS=2, RD_LAT=3), ecp5_opts="-nowidelut",
+        params=dict(DATA_W=512, SLOTS=2, RD_LAT=3),
         ff_min=[("payload RAM (tmnic_shift_buf) 2 x 4 KiB", 2 * 4096 * 8), ("first 16 bytes per slot", 2 * 128),
                 ("8-byte-step stage (DATA_W + 56), rd_data_o (the bank words' registers are the RAM's "
                  "output registers)", 568 + 512)]),
