@@ -661,7 +661,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           sge_off_d = cur_q.sgo;
           sg_re = 1'b1;                       // the cursor's SGE, ready by S_SCATTER
           sg_raddr = {q_q, cur_q.sgi};
-          state_d = (h_q.pay_len == 13'd0) ? S_DONE : S_STORE;
+          // (a payload usually is stored already: straight to the scatter)
+          state_d = (h_q.pay_len == 13'd0) ? S_DONE : rb_full ? S_SCATTER : S_STORE;
         end
       end
 
@@ -689,7 +690,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
       S_SG_RD: state_d = S_SCATTER;
       // Go on once the request is accepted: the RX buffer keeps the slot until its writes are done.
-      S_SCATTER_WAIT: if (wr_ready_i) state_d = S_SCATTER;
+      S_SCATTER_WAIT: if (wr_ready_i) state_d = (done_q == h_q.pay_len) ? S_DONE : S_SCATTER;
 
       // Packet executed: advance PSN, complete on the last packet, ACK if asked.
       S_DONE: begin
