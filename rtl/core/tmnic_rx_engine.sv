@@ -666,7 +666,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end
       end
 
-      // The payload is stored in the RX buffer (usually already, while the packet before scattered).
+      // Wait for the rest of the payload (S_EXEC skips this state when it is stored already).
       S_STORE: if (rb_full) state_d = S_SCATTER;
 
       S_SCATTER: begin

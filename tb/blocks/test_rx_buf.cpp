@@ -297,8 +297,7 @@ class RxBufBench {
         }
     }
     // The tail slot is free when the packet that used it TB_SLOTS packets before is freed.
-    bool ready = sp_ < TB_SLOTS || pk_[sp_ - TB_SLOTS].free_at <= c;
-    if (sp_ < pk_.size() && pk_[sp_].first_at < c) ready = true;   // storing into it already
+    const bool ready = sp_ < TB_SLOTS || pk_[sp_ - TB_SLOTS].free_at <= c;
     expect("s_tready_o", top_->s_tready_o, ready);
     if (!ready) cov_.hit("all_slots_used");
     bool idle = true;
