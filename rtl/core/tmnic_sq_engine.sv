@@ -165,8 +165,12 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [12:0]     rd_len_d;
   logic            rd_is_pay_d;
   logic [2:0]      sge_i_q, sge_i_d;
-  logic [31:0]     msg_len_q, msg_len_d, msg_off_q, msg_off_d, sge_off_q, sge_off_d;
-  logic [12:0]     pkt_len_q, pkt_len_d, pkt_fill_q, pkt_fill_d;
+  logic [31:0]     msg_len_q, msg_len_d, msg_off_q, msg_off_d;
+  // Gather cursor: address and bytes left in SGE sge_i_q (registered, so that a payload read's
+  // address and length are a sum and a 13-bit compare away from registers, not behind the SGE RAM).
+  logic [63:0]     sge_addr_q, sge_addr_d;
+  logic [31:0]     sge_left_q, sge_left_d;
+  logic [12:0]     pkt_len_q, pkt_len_d, pkt_fill_q, pkt_fill_d, pkt_left_q, pkt_left_d;
   logic [1023:0]   wqe_q;
   logic [63:0]     sge_iova_q [WQE_MAX_SGE];
   logic [31:0]     sge_len_q [WQE_MAX_SGE];
@@ -259,9 +263,8 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .out_valid_o(chk_out_valid), .out_idx_o(chk_out_idx), .out_iova_o(chk_out_iova), .out_len_o(chk_out_len),
     .done_o(chk_done), .ok_o(chk_ok), .total_o(chk_total));
 
-  wire [31:0] pkt_left = {19'd0, pkt_len_q - pkt_fill_q};
-  wire [31:0] sge_left = sge_len_q[sge_i_q] - sge_off_q;
-  wire [31:0] chunk = (sge_left < pkt_left) ? sge_left : pkt_left;
+  // The next payload read: the rest of the SGE or of the packet, whichever is shorter.
+  wire [12:0] chunk = (sge_left_q[31:13] == '0 && sge_left_q[12:0] < pkt_left_q) ? sge_left_q[12:0] : pkt_left_q;
   wire        last_pkt = (msg_len_q - msg_off_q) <= {19'd0, pmtu};
   wire        first_pkt = (msg_off_q == 32'd0);
   wire [63:0] rnr_cycles = 64'(rnr_timer_us(ack_aeth_q[28:24])) * 64'(CLK_MHZ);
@@ -308,8 +311,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     rd_valid_d = rd_valid_o && !rd_ready_i;
     cqe_valid_d = cqe_valid_o && !cqe_ready_i;
     err_d = 1'b0; err_qp_d = err_qp_o;
-    sge_i_d = sge_i_q; msg_len_d = msg_len_q; msg_off_d = msg_off_q; sge_off_d = sge_off_q;
-    pkt_len_d = pkt_len_q; pkt_fill_d = pkt_fill_q;
+    sge_i_d = sge_i_q; msg_len_d = msg_len_q; msg_off_d = msg_off_q;
+    sge_addr_d = sge_addr_q; sge_left_d = sge_left_q;
+    pkt_len_d = pkt_len_q; pkt_fill_d = pkt_fill_q; pkt_left_d = pkt_left_q;
     sge_start = 1'b0;
     {retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d, prot_err_d} = '0;
     tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; tab_wdata = '0;
@@ -451,7 +455,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end else begin
           state_d = w_inline ? S_START : S_SGE;
           msg_off_d = '0;
-          sge_off_d = '0;
+          sge_left_d = '0;        // (the check loads SGE 0 below; a message without SGEs is empty)
           in_msg_d = 1'b1;
         end
       end
@@ -507,6 +511,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           else g_hdr.opcode = OP_SEND_MIDDLE;
           pkt_len_d = g_hdr.pay_len;
           pkt_fill_d = '0;
+          pkt_left_d = g_hdr.pay_len;
           state_d = w_inline ? S_INLINE : S_GATHER;
         end
       end
@@ -520,19 +525,22 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
       // Issue payload reads for the packet, one per SGE piece.
       S_GATHER: begin
-        if (pkt_fill_q == pkt_len_q) begin
+        if (pkt_left_q == 13'd0) begin
           if (!rd_valid_o) state_d = S_FILLED;   // the last read has been accepted
-        end else if (sge_left == 32'd0) begin
+        end else if (sge_left_q == 32'd0) begin
           sge_i_d = sge_i_q + 3'd1;
-          sge_off_d = '0;
+          sge_addr_d = sge_iova_q[sge_i_q + 3'd1];
+          sge_left_d = sge_len_q[sge_i_q + 3'd1];
         end else if (!rd_valid_o && g_room) begin
           rd_valid_d = 1'b1;
           rd_is_pay_d = 1'b1;
-          rd_addr_d = sge_iova_q[sge_i_q] + {32'd0, sge_off_q};
-          rd_len_d = 13'(chunk);
+          rd_addr_d = sge_addr_q;
+          rd_len_d = chunk;
           g_push = 1'b1;
-          pkt_fill_d = pkt_fill_q + 13'(chunk);
-          sge_off_d = sge_off_q + chunk;
+          pkt_fill_d = pkt_fill_q + chunk;
+          pkt_left_d = pkt_left_q - chunk;
+          sge_addr_d = sge_addr_q + 64'(chunk);
+          sge_left_d = sge_left_q - 32'(chunk);
         end
       end
 
@@ -655,6 +663,11 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       state_d = S_ERRWAIT;
     end
     if (tab_cur) tab_wdata = cur_d;
+    // The gather cursor starts at SGE 0 as the check emits it (sge_i_q is 0 from S_CHECK on).
+    if (chk_out_valid && chk_out_idx == 3'd0) begin
+      sge_addr_d = chk_out_iova;
+      sge_left_d = chk_out_len;
+    end
 
     // The ACK channel: latched when taken; its QP word is read at once.
     if (ack_ready_o && ack_valid_i) begin
@@ -714,8 +727,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     err_qp_o <= err_qp_d;
     sw_min_q <= sw_min_d;
     sge_i_q <= sge_i_d;
-    msg_len_q <= msg_len_d; msg_off_q <= msg_off_d; sge_off_q <= sge_off_d;
-    pkt_len_q <= pkt_len_d; pkt_fill_q <= pkt_fill_d;
+    msg_len_q <= msg_len_d; msg_off_q <= msg_off_d;
+    sge_addr_q <= sge_addr_d; sge_left_q <= sge_left_d;
+    pkt_len_q <= pkt_len_d; pkt_fill_q <= pkt_fill_d; pkt_left_q <= pkt_left_d;
   end
 
   // Wide payload registers, loaded only when their data is valid.
