@@ -89,8 +89,8 @@ BLOCKS = {
     "tmnic_dma_rd": dict(
         params=dict(DATA_W=512, NCLI=3),
         ff_min=[("rsp_data_o", 512), ("rsp_be_o", 64), ("rsp_off_o", 14),
-                ("meta_mem[8] {req_addr 64, base[63:6] 58, req_end 64}", 8 * (64 + 58 + 64)),
-                ("cur_req_q, cur_end_q", 128), ("m_axi_arlen_o", 8)]),
+                ("meta_mem[8] {client 2, off0 14, len 13, last}", 8 * (2 + 14 + 13 + 1)),
+                ("cur_addr_q, cur_len_q, cur_pos_q, cur_left_q", 64 + 3 * 13), ("m_axi_arlen_o", 8)]),
     "tmnic_dma_wr": dict(
         params=dict(DATA_W=512, NCLI=2, DATA_LAT=3),
         ff_min=[("output FIFO: 8 entries + head register of {data, strb, last, fin, cli}", 9 * (512 + 64 + 3)),

@@ -51,28 +51,30 @@ module tmnic_dma_rd #(
   end
 
   // ---------------------------------------------------------------- request split
+  // A burst's metadata, in order: the request's bytes are [0, len); off0 is the position of the
+  // burst's first beat in the request (negative: the request starts inside that beat). Every sum on
+  // the response side is 14 bits wide.
   typedef struct packed {
     logic [CLI_W-1:0]  client;
-    logic [ADDR_W-1:0] req_addr;  // start of the whole request
-    logic [ADDR_W-1:0] base;      // aligned address of the burst's first beat
-    logic [ADDR_W-1:0] req_end;   // one past the request's last byte
+    logic signed [13:0] off0;
+    logic [12:0]       len;
     logic              last;      // final burst of the request
   } meta_t;
 
-  meta_t meta_mem [MAX_OUT];
-  logic [OUT_W:0] meta_wr_q, meta_rd_q;
+  meta_t meta_mem [MAX_OUT];      // distributed RAM, read asynchronously at the response side
+  logic [OUT_W:0] meta_wr_q, meta_wr_d, meta_rd_q, meta_rd_d;
   wire meta_full = (meta_wr_q - meta_rd_q) == (OUT_W + 1)'(MAX_OUT);
 
   logic [NCLI-1:0] gnt;
   logic [CLI_W-1:0] gnt_idx;
   logic gnt_valid;
-  logic busy_q;                    // splitting a request
-  logic [CLI_W-1:0] cur_client_q;
-  logic [ADDR_W-1:0] cur_req_q, cur_end_q;
-  // Only the beat-aligned part of the position matters once the first burst is issued.
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [ADDR_W-1:0] cur_addr_q;
-  /* verilator lint_on UNUSEDSIGNAL */
+  // The request being split: its client and length, the address of the next burst, how far into
+  // the request that address is, and how many bytes are left. Only the page number and the
+  // in-page offset of the address are used, never a 64-bit sum or compare.
+  logic              busy_q, busy_d;
+  logic [CLI_W-1:0]  cur_client_q, cur_client_d;
+  logic [12:0]       cur_len_q, cur_len_d, cur_pos_q, cur_pos_d, cur_left_q, cur_left_d;
+  logic [ADDR_W-1:0] cur_addr_q, cur_addr_d;
 
   tmnic_rr_arb #(.N(NCLI)) u_arb (
     .clk_i, .rst_ni,
@@ -82,92 +84,137 @@ module tmnic_dma_rd #(
   );
   assign req_ready_o = gnt & {NCLI{!busy_q}};
 
-  // Burst for the current position: up to the request end or the next 4 KiB boundary.
-  logic [ADDR_W-1:0] page_end, burst_end, burst_base;
-  always_comb begin
-    page_end = {cur_addr_q[ADDR_W-1:12] + 1'b1, 12'h000};
-    burst_end = (cur_end_q < page_end) ? cur_end_q : page_end;
-    burst_base = {cur_addr_q[ADDR_W-1:LANE_W], {LANE_W{1'b0}}};
-  end
-  // Beats = ceil((burst_end - burst_base) / BYTES); the low bits are the rounding remainder.
+  // The next burst: the rest of the request or up to the next 4 KiB boundary, whichever is first.
+  wire [LANE_W-1:0] lane = cur_addr_q[LANE_W-1:0];
+  wire [12:0] to_page = 13'd4096 - {1'b0, cur_addr_q[11:0]};
+  wire        b_last = cur_left_q <= to_page;
+  wire [12:0] b_bytes = b_last ? cur_left_q : to_page;
+  // Beats = ceil((lane + bytes) / BYTES); the low bits are the rounding remainder.
   /* verilator lint_off UNUSEDSIGNAL */
-  wire [ADDR_W-1:0] burst_bytes = burst_end - burst_base + ADDR_W'(BYTES) - 1'b1;
+  wire [13:0] b_span = 14'(lane) + 14'(b_bytes) + 14'(BYTES - 1);
   /* verilator lint_on UNUSEDSIGNAL */
   wire ar_fire = m_axi_arvalid_o && m_axi_arready_i;
+  wire b_go = busy_q && (!m_axi_arvalid_o || ar_fire) && !meta_full;
+
+  logic              arvalid_d, burst_d;
+  logic [ADDR_W-1:0] araddr_d;
+  logic [7:0]        arlen_d;
+  always_comb begin
+    busy_d = busy_q; cur_client_d = cur_client_q; cur_len_d = cur_len_q; cur_pos_d = cur_pos_q;
+    cur_left_d = cur_left_q; cur_addr_d = cur_addr_q;
+    arvalid_d = m_axi_arvalid_o && !m_axi_arready_i;
+    araddr_d = m_axi_araddr_o; arlen_d = m_axi_arlen_o;
+    meta_wr_d = meta_wr_q;
+    burst_d = 1'b0;
+    if (!busy_q && gnt_valid) begin
+      busy_d = 1'b1;
+      cur_client_d = gnt_idx;
+      cur_addr_d = req_addr_i[gnt_idx];
+      cur_len_d = req_len_i[gnt_idx];
+      cur_left_d = req_len_i[gnt_idx];
+      cur_pos_d = '0;
+    end else if (b_go) begin
+      arvalid_d = 1'b1;
+      araddr_d = {cur_addr_q[ADDR_W-1:LANE_W], {LANE_W{1'b0}}};
+      arlen_d = 8'(b_span[13:LANE_W] - 1'b1);
+      meta_wr_d = meta_wr_q + 1'b1;
+      burst_d = 1'b1;
+      // A burst that is not the last ends at a page boundary: the next starts on the next page.
+      cur_addr_d = {cur_addr_q[ADDR_W-1:12] + 1'b1, 12'h000};
+      cur_pos_d = cur_pos_q + b_bytes;
+      cur_left_d = cur_left_q - b_bytes;
+      if (b_last) busy_d = 1'b0;
+    end
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q <= 1'b0;
       m_axi_arvalid_o <= 1'b0;
-      m_axi_araddr_o <= '0;
-      m_axi_arlen_o <= '0;
       meta_wr_q <= '0;
-      cur_client_q <= '0;
-      cur_req_q <= '0;
-      cur_addr_q <= '0;
-      cur_end_q <= '0;
       burst_o <= 1'b0;
     end else begin
-      burst_o <= 1'b0;
-      if (ar_fire) m_axi_arvalid_o <= 1'b0;
-      if (!busy_q && gnt_valid) begin
-        busy_q <= 1'b1;
-        cur_client_q <= gnt_idx;
-        cur_req_q <= req_addr_i[gnt_idx];
-        cur_addr_q <= req_addr_i[gnt_idx];
-        cur_end_q <= req_addr_i[gnt_idx] + ADDR_W'(req_len_i[gnt_idx]);
-      end else if (busy_q && (!m_axi_arvalid_o || ar_fire) && !meta_full) begin
-        m_axi_arvalid_o <= 1'b1;
-        m_axi_araddr_o <= burst_base;
-        m_axi_arlen_o <= 8'(burst_bytes[ADDR_W-1:LANE_W] - 1'b1);
-        meta_mem[meta_wr_q[OUT_W-1:0]] <= '{client: cur_client_q, req_addr: cur_req_q, base: burst_base,
-                                            req_end: cur_end_q, last: burst_end == cur_end_q};
-        meta_wr_q <= meta_wr_q + 1'b1;
-        burst_o <= 1'b1;
-        cur_addr_q <= burst_end;
-        if (burst_end == cur_end_q) busy_q <= 1'b0;
-      end
+      busy_q <= busy_d;
+      m_axi_arvalid_o <= arvalid_d;
+      meta_wr_q <= meta_wr_d;
+      burst_o <= burst_d;
     end
+  end
+  always_ff @(posedge clk_i) begin
+    cur_client_q <= cur_client_d; cur_len_q <= cur_len_d; cur_pos_q <= cur_pos_d;
+    cur_left_q <= cur_left_d; cur_addr_q <= cur_addr_d;
+    m_axi_araddr_o <= araddr_d; m_axi_arlen_o <= arlen_d;
+    if (b_go) meta_mem[meta_wr_q[OUT_W-1:0]] <= '{client: cur_client_q,
+                                                  off0: $signed({1'b0, cur_pos_q}) - 14'(lane),
+                                                  len: cur_len_q, last: b_last};
   end
 
   // ---------------------------------------------------------------- responses
   assign m_axi_rready_o = 1'b1;
   meta_t rmeta;
   assign rmeta = meta_mem[meta_rd_q[OUT_W-1:0]];
-  logic [ADDR_W-1:0] beat_addr_q;   // address of the next beat within the current burst
-  logic in_burst_q;
+  logic signed [13:0] beat_off_q, beat_off_d;   // position of the next beat within the current burst
+  logic in_burst_q, in_burst_d;
+
+  logic signed [13:0] o;          // position of this beat's lane 0 in the request
+  logic [LANE_W-1:0]  lo;         // first requested lane (the request starts inside this beat)
+  logic [LANE_W:0]    hi;         // one past the last requested lane
+  logic signed [14:0] rest;       // request bytes from lane 0 of this beat on
+  logic               rsp_valid_d, rsp_last_d;
+  logic [CLI_W-1:0]   rsp_client_d;
+  logic signed [13:0] rsp_off_d;
+  logic [BYTES-1:0]   rsp_be_d;
+  always_comb begin
+    meta_rd_d = meta_rd_q; beat_off_d = beat_off_q; in_burst_d = in_burst_q;
+    o = in_burst_q ? beat_off_q : rmeta.off0;
+    lo = (o < 0) ? LANE_W'(-o) : '0;
+    rest = $signed({2'b00, rmeta.len}) - 15'(o);
+    hi = (rest < $signed(15'(BYTES))) ? (LANE_W + 1)'(rest) : (LANE_W + 1)'(BYTES);
+    rsp_valid_d = m_axi_rvalid_i;
+    rsp_client_d = rmeta.client;
+    rsp_off_d = o;
+    rsp_be_d = ~(BYTES'({BYTES{1'b1}} << hi)) & (BYTES'({BYTES{1'b1}} << lo));
+    rsp_last_d = m_axi_rlast_i && rmeta.last;
+    if (m_axi_rvalid_i) begin
+      beat_off_d = o + 14'(BYTES);
+      in_burst_d = !m_axi_rlast_i;
+      if (m_axi_rlast_i) meta_rd_d = meta_rd_q + 1'b1;
+    end
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       meta_rd_q <= '0;
       in_burst_q <= 1'b0;
-      beat_addr_q <= '0;
       rsp_valid_o <= 1'b0;
-      rsp_client_o <= '0;
-      rsp_data_o <= '0;
-      rsp_off_o <= '0;
-      rsp_be_o <= '0;
-      rsp_last_o <= 1'b0;
     end else begin
-      rsp_valid_o <= 1'b0;
-      if (m_axi_rvalid_i) begin
-        logic [ADDR_W-1:0] b;
-        logic [LANE_W-1:0] lo;   // first requested lane (the request starts inside this beat)
-        logic [LANE_W:0]   hi;   // one past the last requested lane
-        b = in_burst_q ? beat_addr_q : rmeta.base;
-        lo = (rmeta.req_addr > b) ? LANE_W'(rmeta.req_addr - b) : '0;
-        hi = (rmeta.req_end - b < ADDR_W'(BYTES)) ? (LANE_W + 1)'(rmeta.req_end - b) : (LANE_W + 1)'(BYTES);
-        rsp_valid_o <= 1'b1;
-        rsp_client_o <= rmeta.client;
-        rsp_data_o <= m_axi_rdata_i;
-        rsp_off_o <= 14'(b - rmeta.req_addr);
-        rsp_be_o <= ~(BYTES'({BYTES{1'b1}} << hi)) & (BYTES'({BYTES{1'b1}} << lo));
-        rsp_last_o <= m_axi_rlast_i && rmeta.last;
-        beat_addr_q <= b + ADDR_W'(BYTES);
-        in_burst_q <= !m_axi_rlast_i;
-        if (m_axi_rlast_i) meta_rd_q <= meta_rd_q + 1'b1;
-      end
+      meta_rd_q <= meta_rd_d;
+      in_burst_q <= in_burst_d;
+      rsp_valid_o <= rsp_valid_d;
+    end
+  end
+  // Beat payload: loaded only with a beat.
+  always_ff @(posedge clk_i) begin
+    beat_off_q <= beat_off_d;
+    if (m_axi_rvalid_i) begin
+      rsp_client_o <= rsp_client_d;
+      rsp_data_o <= m_axi_rdata_i;
+      rsp_off_o <= rsp_off_d;
+      rsp_be_o <= rsp_be_d;
+      rsp_last_o <= rsp_last_d;
     end
   end
 
+`ifndef SYNTHESIS
+  logic chk_q;
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
+  a_req_len: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !busy_q && gnt_valid |-> req_len_i[gnt_idx] != 13'd0 && req_len_i[gnt_idx] <= 13'd4096)
+    else $error("tmnic_dma_rd: request length outside 1..4096");
+  a_rsp_meta: assert property (@(posedge clk_i) disable iff (!chk_q) m_axi_rvalid_i |-> meta_wr_q != meta_rd_q)
+    else $error("tmnic_dma_rd: read data without an outstanding burst");
+  a_ar_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    m_axi_arvalid_o && !m_axi_arready_i |=> m_axi_arvalid_o && $stable(m_axi_araddr_o) && $stable(m_axi_arlen_o))
+    else $error("tmnic_dma_rd: AR changed before it was taken");
+`endif
 endmodule
