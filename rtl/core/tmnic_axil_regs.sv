@@ -131,58 +131,81 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
     end
   end
 
-  // ---------------------------------------------------------------- reads (registered, on demand)
-  wire rd_go = s_axil_arvalid_i && (!s_axil_rvalid_o || s_axil_rready_i);
+  // ---------------------------------------------------------------- reads (two registered stages)
+  // Stage 1 (at the AR handshake) takes the addressed word of each group (argument, statistic,
+  // tag-matching statistic, other register) into its own register, so the values are those of the
+  // handshake cycle; stage 2 picks the group. No wide multiplexer sits between two stages, and one
+  // read is in the pipeline at a time (AXI4-Lite reads are rare control accesses).
+  typedef enum logic [1:0] {G_ARG, G_STAT, G_TMST, G_REG} rgrp_e;
+  logic  r1_q, r1_d;                     // stage 1 holds a read
+  logic  rvalid_d;
+  rgrp_e grp_q, grp_d;
+  logic [31:0] arg_q, arg_d, st_q, st_d, tm_q, tm_d, reg_q, reg_d, rdata_d;
+  wire rd_go = s_axil_arvalid_i && !r1_q && !s_axil_rvalid_o;
   assign s_axil_arready_o = rd_go;
   assign s_axil_rresp_o = 2'b00;
 
+  wire [15:0] ra = {s_axil_araddr_i[15:2], 2'b00};
+  always_comb begin
+    r1_d = rd_go;
+    grp_d = grp_q; arg_d = arg_q; st_d = st_q; tm_d = tm_q; reg_d = reg_q;
+    if (rd_go) begin
+      if (ra >= REG_CMD_ARG0 && ra < REG_CMD) grp_d = G_ARG;
+      else if (ra >= REG_STATS0 && ra < REG_STATS0 + 16'(4 * NUM_STATS)) grp_d = G_STAT;
+      else if (ra >= REG_TM_STATS0 && 32'(ra) < 32'(REG_TM_STATS0) + TMST_BYTES) grp_d = G_TMST;
+      else grp_d = G_REG;
+      arg_d = cmd_args_o[arg_idx(ra)];
+      st_d = (ra[7:2] < 6'(NUM_STATS)) ? stats_i[ra[7:2]] : 32'd0;
+      tm_d = tm_stats_i[(ra - REG_TM_STATS0) >> 2];
+      unique case (ra)
+        REG_ID:            reg_d = DEVICE_ID;
+        REG_ABI_VERSION:   reg_d = ABI_VERSION;
+        REG_DATA_BYTES:    reg_d = 32'(DATA_BYTES_P);
+        REG_CLK_MHZ:       reg_d = 32'(CLK_MHZ_P);
+        REG_NUM_QP:        reg_d = 32'(NUM_QP_P);
+        REG_NUM_CQ:        reg_d = 32'(NUM_CQ_P);
+        REG_NUM_SRQ:       reg_d = 32'(NUM_SRQ_P);
+        REG_NUM_MR:        reg_d = 32'(NUM_MR_P);
+        REG_MAX_SGE:       reg_d = 32'(WQE_MAX_SGE);
+        REG_WQE_STRIDE:    reg_d = 32'(WQE_STRIDE);
+        REG_CQE_SIZE:      reg_d = 32'(CQE_SIZE);
+        REG_MAX_LOG_QUEUE: reg_d = 32'(MAX_LOG_QUEUE);
+        REG_TM_MAX_TAGS:   reg_d = 32'(TM_ENTRIES_P);
+        REG_TM_CAPS:       reg_d = TM_CAPS_P;
+        REG_TM_GEOM:       reg_d = TM_GEOM_P;
+        REG_TM_PLACE:      reg_d = tm_place_i;
+        REG_MAC_LO:        reg_d = mac_o[31:0];
+        REG_MAC_HI:        reg_d = {16'd0, mac_o[47:32]};
+        REG_IPV4:          reg_d = ip_o;
+        REG_CTRL:          reg_d = {31'd0, enable_o};
+        REG_CMD_STATUS:    reg_d = {30'd0, cmd_err_i, cmd_busy_i};
+        default:           reg_d = 32'd0;
+      endcase
+    end
+    rvalid_d = (s_axil_rvalid_o && !s_axil_rready_i) || r1_q;
+    rdata_d = s_axil_rdata_o;
+    if (r1_q) begin
+      unique case (grp_q)
+        G_ARG:   rdata_d = arg_q;
+        G_STAT:  rdata_d = st_q;
+        G_TMST:  rdata_d = tm_q;
+        default: rdata_d = reg_q;
+      endcase
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
+      r1_q <= 1'b0;
       s_axil_rvalid_o <= 1'b0;
-      s_axil_rdata_o <= '0;
     end else begin
-      if (s_axil_rvalid_o && s_axil_rready_i) s_axil_rvalid_o <= 1'b0;
-      if (rd_go) begin
-        logic [15:0] a;
-        logic [31:0] d;
-        a = {s_axil_araddr_i[15:2], 2'b00};
-        d = 32'd0;
-        if (a >= REG_CMD_ARG0 && a < REG_CMD) begin
-          d = cmd_args_o[arg_idx(a)];
-        end else if (a >= REG_STATS0 && a < REG_STATS0 + 16'(4 * NUM_STATS)) begin
-          d = stats_i[a[7:2]];
-        end else if (a >= REG_TM_STATS0 && 32'(a) < 32'(REG_TM_STATS0) + TMST_BYTES) begin
-          d = tm_stats_i[(a - REG_TM_STATS0) >> 2];
-        end else begin
-          unique case (a)
-            REG_ID:            d = DEVICE_ID;
-            REG_ABI_VERSION:   d = ABI_VERSION;
-            REG_DATA_BYTES:    d = 32'(DATA_BYTES_P);
-            REG_CLK_MHZ:       d = 32'(CLK_MHZ_P);
-            REG_NUM_QP:        d = 32'(NUM_QP_P);
-            REG_NUM_CQ:        d = 32'(NUM_CQ_P);
-            REG_NUM_SRQ:       d = 32'(NUM_SRQ_P);
-            REG_NUM_MR:        d = 32'(NUM_MR_P);
-            REG_MAX_SGE:       d = 32'(WQE_MAX_SGE);
-            REG_WQE_STRIDE:    d = 32'(WQE_STRIDE);
-            REG_CQE_SIZE:      d = 32'(CQE_SIZE);
-            REG_MAX_LOG_QUEUE: d = 32'(MAX_LOG_QUEUE);
-            REG_TM_MAX_TAGS:   d = 32'(TM_ENTRIES_P);
-            REG_TM_CAPS:       d = TM_CAPS_P;
-            REG_TM_GEOM:       d = TM_GEOM_P;
-            REG_TM_PLACE:      d = tm_place_i;
-            REG_MAC_LO:        d = mac_o[31:0];
-            REG_MAC_HI:        d = {16'd0, mac_o[47:32]};
-            REG_IPV4:          d = ip_o;
-            REG_CTRL:          d = {31'd0, enable_o};
-            REG_CMD_STATUS:    d = {30'd0, cmd_err_i, cmd_busy_i};
-            default:           d = 32'd0;
-          endcase
-        end
-        s_axil_rvalid_o <= 1'b1;
-        s_axil_rdata_o <= d;
-      end
+      r1_q <= r1_d;
+      s_axil_rvalid_o <= rvalid_d;
     end
+  end
+  always_ff @(posedge clk_i) begin
+    grp_q <= grp_d; arg_q <= arg_d; st_q <= st_d; tm_q <= tm_d; reg_q <= reg_d;
+    s_axil_rdata_o <= rdata_d;
   end
 
   // wstrb is ignored: every register is written as a whole 32-bit word (documented).
