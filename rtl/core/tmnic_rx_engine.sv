@@ -205,6 +205,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [11:0]     wr_off_q, wr_off_d;       // packet offset of the DMA write request's first byte
   logic            fl_srq_q, fl_srq_d;       // the WQE being fetched is from the SRQ
   logic [4:0]      skip_q, skip_d;           // leading payload bytes not delivered (a matched EAGER's TMH)
+  // S_EXEC's capacity check from registers: payload bytes delivered from this packet, and the held
+  // WQE's room (total SGE bytes less the bytes already received), each set in the state before.
+  logic [12:0]     pay_del_q, pay_del_d;
+  logic [34:0]     room_q, room_d;
   kind_e           t_kind_q, t_kind_d;       // classification of the first packet on a TM-SRQ
   logic            t_rndv_q, t_rndv_d;
   logic [63:0]     t_tag_q, t_tag_d;
@@ -331,7 +335,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Scatter geometry: the next piece of the packet inside the held WQE's SGE sge_i_q (sg_rdata).
   wire [31:0] pkt_left = {19'd0, h_q.pay_len - done_q};
-  wire [12:0] pay_del = h_q.pay_len - {8'd0, skip_q};   // payload bytes delivered from this packet
   wire [31:0] sge_left = sg_rdata.len - sge_off_q;
   wire [31:0] piece = (sge_left < pkt_left) ? sge_left : pkt_left;
 
@@ -412,6 +415,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cur_d = cur_q;
     sge_i_d = sge_i_q; sge_off_d = sge_off_q; done_d = done_q;
     wr_off_d = wr_off_q; fl_srq_d = fl_srq_q; skip_d = skip_q;
+    pay_del_d = pay_del_q; room_d = room_q;
     t_kind_d = t_kind_q; t_rndv_d = t_rndv_q; t_tag_d = t_tag_q; t_ctx_d = t_ctx_q; t_handle_d = t_handle_q;
     c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q; c_len_d = c_len_q; c_imm_d = c_imm_q;
     c_flags_d = c_flags_q; c_qp_d = c_qp_q; c_cq_d = c_cq_q; c_handle_d = c_handle_q; c_op_d = c_op_q;
@@ -494,6 +498,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       S_LOOKUP: begin
         cur_d = tab_rdata;
         skip_d = '0;                          // only a matched first packet skips its TMH
+        pay_del_d = h_q.pay_len;
+        room_d = tab_rdata.cap - 35'(tab_rdata.off);
         ok = (h_q.dest_qp < 24'(NUM_QP)) && (h_q.dest_qp >= 24'(QPN_FIRST)) && (h_q.src_ip == cfg.dest_ip);
         state_d = S_DRAIN;
         after_d = S_DRAIN;
@@ -574,6 +580,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           t_kind_d = K_MATCHED;
           t_handle_d = lk_rsp_handle_i;
           skip_d = t_rndv_q ? 5'd0 : 5'(TMH_SIZE);
+          pay_del_d = t_rndv_q ? h_q.pay_len : h_q.pay_len - 13'(TMH_SIZE);
           tm_exp_d = 1'b1;
           state_d = S_TM_BUF;
         end else if (lk_rsp_unexp_i) begin
@@ -632,6 +639,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           cur_d.wrid = wqe_q[63:0];
           cur_d.off = '0;
           cur_d.cap = chk_total;
+          room_d = chk_total;
           cur_d.sgi = '0;
           cur_d.sgo = '0;
           tab_we = 1'b1;
@@ -641,7 +649,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
       // Execute the packet into the held WQE.
       S_EXEC: begin
-        if (cur_q.bad || cur_q.cap < 35'(cur_q.off) + 35'(pay_del)) begin
+        if (cur_q.bad || room_q < 35'(pay_del_q)) begin
           cur_d.held = 1'b0;
           tab_we = 1'b1;
           err_d = 1'b1; err_qp_d = q_q;
@@ -696,13 +704,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       S_DONE: begin
         cur_d.epsn = cur_q.epsn + 24'd1;
         cur_d.nak_sent = 1'b0;
-        cur_d.off = cur_q.off + {19'd0, pay_del};
+        cur_d.off = cur_q.off + {19'd0, pay_del_q};
         cur_d.sgi = sge_i_q;
         cur_d.sgo = sge_off_q;
         c_status_d = (cur_q.kind == K_MATCHED && cur_q.rndv) ? WC_TM_RNDV_INCOMPLETE : WC_SUCCESS;
         if (is_last) begin
           c_go = 1'b1;
-          c_len_d = cur_q.off + {19'd0, pay_del};
+          c_len_d = cur_q.off + {19'd0, pay_del_q};
           c_imm_d = has_imm ? h_q.imm : 32'd0;
           cur_d.held = 1'b0;
           cur_d.msn = cur_q.msn + 24'd1;
@@ -811,6 +819,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cur_q <= cur_d;
     sge_i_q <= sge_i_d; sge_off_q <= sge_off_d; done_q <= done_d;
     wr_off_q <= wr_off_d; fl_srq_q <= fl_srq_d; skip_q <= skip_d;
+    pay_del_q <= pay_del_d; room_q <= room_d;
     t_kind_q <= t_kind_d; t_rndv_q <= t_rndv_d; t_tag_q <= t_tag_d; t_ctx_q <= t_ctx_d; t_handle_q <= t_handle_d;
     c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d; c_len_q <= c_len_d; c_imm_q <= c_imm_d;
     c_flags_q <= c_flags_d; c_qp_q <= c_qp_d; c_cq_q <= c_cq_d; c_handle_q <= c_handle_d; c_op_q <= c_op_d;
