@@ -167,6 +167,14 @@ BLOCKS = {
         params=dict(NUM_MR=64),
         ff_min=[("out_iova_o, out_len_o, out_idx_o", 64 + 32 + 3), ("total_o", 35),
                 ("walk index, valid/done/ok flags", 3 + 4)]),
+    # The WQE fetcher as the send/receive engines use it (one 128-byte WQE) and as the list-op
+    # engine does (batches of eight 64-byte ops).
+    "tmnic_wqe_fetch": dict(
+        params=dict(DATA_W=512, STRIDE=128, BATCH=1),
+        ff_min=[("the WQE", 1024), ("rd_addr_o, rd_len_o", 64 + 13)]),
+    "tmnic_wqe_fetch_b8": dict(
+        top="tmnic_wqe_fetch", params=dict(DATA_W=512, STRIDE=64, BATCH=8),
+        ff_min=[("rd_addr_o, rd_len_o", 64 + 13), ("n_o", 4)]),
     "tmnic_pi_tab": dict(
         params=dict(N=64),
         ff_min=[("table 64 x 16", 64 * 16), ("held doorbell {idx, pi}", 6 + 16)]),

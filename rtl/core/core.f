@@ -5,6 +5,7 @@ rtl/core/tmnic_ctx.sv
 rtl/core/tmnic_dma_rd.sv
 rtl/core/tmnic_dma_wr.sv
 rtl/core/tmnic_sge_chk.sv
+rtl/core/tmnic_wqe_fetch.sv
 rtl/core/tmnic_tx_gather.sv
 rtl/core/tmnic_sq_engine.sv
 rtl/core/tmnic_ack_gen.sv

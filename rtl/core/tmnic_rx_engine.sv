@@ -178,14 +178,14 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   typedef enum logic [4:0] {
     S_IDLE, S_LOAD, S_LOOKUP, S_FETCH, S_FETCH_WAIT, S_SGE, S_EXEC, S_STORE, S_SCATTER, S_SG_RD,
-    S_SCATTER_WAIT, S_DONE, S_OUT, S_DRAIN, S_FLUSH_WAIT, S_TMH, S_TM_WAIT, S_TM_BUF, S_TM_BUF2, S_RNR
+    S_SCATTER_WAIT, S_DONE, S_OUT, S_DRAIN, S_FLUSH_WAIT, S_FLUSH_CQE, S_TMH, S_TM_WAIT, S_TM_BUF, S_TM_BUF2, S_RNR
   } state_e;
 
   // ---------------------------------------------------------------- registers
   // Control (reset)
   state_e          state_q, state_d, after_q, after_d;
   logic            init_pend_q, init_pend_d;
-  logic            ack_valid_d, rd_valid_d, wr_valid_d, cqe_valid_d, lk_valid_d, tb_re_d, ev_valid_q, ev_valid_d;
+  logic            ack_valid_d, wr_valid_d, cqe_valid_d, lk_valid_d, tb_re_d, ev_valid_q, ev_valid_d;
   logic            err_d, drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d;
   logic            tm_exp_d, tm_unexp_d, tm_notag_d;
   logic [NUM_SRQ-1:0][15:0] srq_pi_q, srq_ci_q;
@@ -197,8 +197,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   roce_hdr_t       h_q;                      // header of the packet being handled (checked by the parser)
   /* verilator lint_on UNUSEDSIGNAL */
   logic            h_ld;
-  logic [1023:0]   wqe_q;
-  logic            wqe_tb_ld;                // load wqe_q with the tagged buffer as a one-SGE WQE
+  logic            wqe_tb_ld;                // the WQE is the tagged buffer as a one-SGE WQE (tb_sge_q)
+  logic            from_tb_q, from_tb_d;
+  logic [127:0]    tb_sge_q;
   logic [2:0]      sge_i_q, sge_i_d;
   logic [31:0]     sge_off_q, sge_off_d;     // offset in SGE sge_i_q during scatter
   logic [12:0]     done_q, done_d;           // packet bytes scattered so far
@@ -216,7 +217,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [H_W-1:0]  t_handle_q, t_handle_d;
   logic [31:0]     ack_aeth_d;
   logic [23:0]     ack_psn_d;
-  logic [63:0]     rd_addr_d, wr_addr_d, lk_tag_d;
+  logic [63:0]     wr_addr_d, lk_tag_d;
   logic [12:0]     wr_len_d;
   logic            lk_commit_miss_d;
   logic [H_W-1:0]  tb_raddr_d;
@@ -324,9 +325,30 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire srq_has_wqe = scfg.valid && srq_ci_q[sn] != srq_pi_q[sn];
 
   // SGE/MR protection check of the fetched WQE's scatter list (LOCAL_WRITE; shared block).
-  wire [7:0] w_nsge = wqe_q[WQE_NUM_SGE_OFF*8 +: 8];
+  // Receive WQEs come through tmnic_wqe_fetch (RQ or SRQ ring, one at a time; also the RQ flush),
+  // which holds the WQE until the next fetch; a matched tag's buffer stands in for it (from_tb_q).
+  logic           f_req, f_ready, f_last;
+  logic [63:0]    f_base;
+  logic [4:0]     f_log;
+  logic [15:0]    f_idx;
+  logic [WQE_STRIDE*8-1:0] f_wqe;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [1:0]     f_n;                        // (always one WQE)
+  /* verilator lint_on UNUSEDSIGNAL */
+  tmnic_wqe_fetch #(.DATA_W(DATA_W), .STRIDE(WQE_STRIDE), .BATCH(1)) u_fetch (
+    .clk_i, .rst_ni,
+    .req_valid_i(f_req), .req_ready_o(f_ready), .req_base_i(f_base), .req_log_i(f_log),
+    .req_idx_i(f_idx), .req_count_i(16'd1), .n_o(f_n),
+    .rd_addr_o, .rd_len_o, .rd_valid_o, .rd_ready_i,
+    .rsp_valid_i, .rsp_data_i, .rsp_off_i, .rsp_last_i,
+    .last_o(f_last), .sel_i(1'b0), .wqe_o(f_wqe));
+  wire [63:0] w_wrid = from_tb_q ? 64'd0 : f_wqe[WQE_WR_ID_OFF*8 +: 64];
+  wire [7:0] w_nsge = from_tb_q ? 8'd1 : f_wqe[WQE_NUM_SGE_OFF*8 +: 8];
   sge_t [NSGE-1:0]  w_sges;
-  always_comb for (int k = 0; k < int'(NSGE); k++) w_sges[k] = wqe_sge(wqe_q, 3'(k));
+  always_comb begin   // (the check reads only the first w_nsge entries)
+    for (int k = 0; k < int'(NSGE); k++) w_sges[k] = wqe_sge(f_wqe, 3'(k));
+    if (from_tb_q) w_sges[0] = sge_t'(tb_sge_q);
+  end
   tmnic_sge_chk #(.NUM_MR(NUM_MR), .NSGE(NSGE)) u_sgechk (
     .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(w_nsge), .pd_i(fl_srq_q ? scfg.pd : cfg.pd),
     .write_i(1'b1), .sge_i(w_sges), .mr_idx_o, .mr_rd_i,
@@ -422,7 +444,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     c_tag_d = c_tag_q; c_ctx_d = c_ctx_q;
     ack_valid_d = ack_valid_o && !ack_ready_i;
     ack_qp_d = ack_qp_o; ack_aeth_d = ack_aeth_o; ack_psn_d = ack_psn_o;
-    rd_valid_d = rd_valid_o && !rd_ready_i; rd_addr_d = rd_addr_o;
+    f_req = 1'b0; f_base = cfg.rq_base; f_log = 5'(cfg.rq_log); f_idx = cur_q.ci; from_tb_d = from_tb_q;
     wr_valid_d = wr_valid_o && !wr_ready_i; wr_addr_d = wr_addr_o; wr_len_d = wr_len_o;
     cqe_valid_d = cqe_valid_o && !cqe_ready_i;
     lk_valid_d = lk_valid_o && !lk_ready_i; lk_tag_d = lk_tag_o; lk_commit_miss_d = lk_commit_miss_o;
@@ -477,13 +499,15 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           after_d = S_IDLE;
           state_d = S_OUT;
         end else if (cfg.state == QPS_ERR && !has_srq && tab_rdata.ci != pi_rdata) begin
-          rd_valid_d = 1'b1;
-          rd_addr_d = cfg.rq_base + {41'd0, tab_rdata.ci & ((16'd1 << cfg.rq_log) - 16'd1), 7'd0};
+          f_req = 1'b1;                       // (the fetcher is idle outside S_FETCH_WAIT/S_FLUSH_WAIT)
+          f_idx = tab_rdata.ci;
+          from_tb_d = 1'b0;
           state_d = S_FLUSH_WAIT;
         end
       end
-      S_FLUSH_WAIT: if (rsp_valid_i && rsp_last_i) begin
-        c_wrid_d = wqe_q[63:0]; c_idx_d = cur_q.ci; c_status_d = WC_WR_FLUSH_ERR;
+      S_FLUSH_WAIT: if (f_last) state_d = S_FLUSH_CQE;
+      S_FLUSH_CQE: begin
+        c_wrid_d = w_wrid; c_idx_d = cur_q.ci; c_status_d = WC_WR_FLUSH_ERR;
         c_len_d = '0; c_imm_d = '0; c_flags_d = '0; c_qp_d = q_q;
         c_cq_d = cfg.recv_cq; c_op_d = WC_OP_RECV; c_tag_d = '0; c_ctx_d = '0; c_handle_d = '0;
         cqe_valid_d = 1'b1;
@@ -601,6 +625,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
       S_TM_BUF2: if (!tb_re_o) begin
         wqe_tb_ld = 1'b1;
+        from_tb_d = 1'b1;
         fl_srq_d = 1'b1;
         cur_d.idx = 16'(t_handle_q) - scfg.tag_base;   // completions carry the SRQ's own handle
         sge_i_d = '0;
@@ -610,20 +635,22 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
       // Take the next receive WQE (consumed now; completed at the last packet).
       S_FETCH: begin
-        rd_valid_d = 1'b1;
+        f_req = 1'b1;
+        from_tb_d = 1'b0;
         fl_srq_d = has_srq;
         if (has_srq) begin
-          rd_addr_d = scfg.base + {41'd0, srq_ci_q[sn] & ((16'd1 << scfg.log_size) - 16'd1), 7'd0};
+          f_base = scfg.base;
+          f_log = 5'(scfg.log_size);
+          f_idx = srq_ci_q[sn];
           cur_d.idx = srq_ci_q[sn];
         end else begin
-          rd_addr_d = cfg.rq_base + {41'd0, cur_q.ci & ((16'd1 << cfg.rq_log) - 16'd1), 7'd0};
           cur_d.idx = cur_q.ci;
           cur_d.ci = cur_q.ci + 16'd1;
         end
         tab_we = 1'b1;
         state_d = S_FETCH_WAIT;
       end
-      S_FETCH_WAIT: if (rsp_valid_i && rsp_last_i) begin
+      S_FETCH_WAIT: if (f_last) begin
         sge_i_d = '0;
         sge_start = 1'b1;
         state_d = S_SGE;
@@ -636,7 +663,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           cur_d.held = 1'b1;
           cur_d.kind = t_kind_q; cur_d.rndv = t_rndv_q; cur_d.msent = 1'b0;
           cur_d.tag = t_tag_q; cur_d.ctx = t_ctx_q;
-          cur_d.wrid = wqe_q[63:0];
+          cur_d.wrid = w_wrid;
           cur_d.off = '0;
           cur_d.cap = chk_total;
           room_d = chk_total;
@@ -778,7 +805,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       after_q <= S_IDLE;
       init_pend_q <= 1'b0;
       ack_valid_o <= 1'b0;
-      rd_valid_o <= 1'b0;
       wr_valid_o <= 1'b0;
       cqe_valid_o <= 1'b0;
       lk_valid_o <= 1'b0;
@@ -794,7 +820,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       after_q <= after_d;
       init_pend_q <= init_pend_d;
       ack_valid_o <= ack_valid_d;
-      rd_valid_o <= rd_valid_d;
       wr_valid_o <= wr_valid_d;
       cqe_valid_o <= cqe_valid_d;
       lk_valid_o <= lk_valid_d;
@@ -825,7 +850,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     c_flags_q <= c_flags_d; c_qp_q <= c_qp_d; c_cq_q <= c_cq_d; c_handle_q <= c_handle_d; c_op_q <= c_op_d;
     c_tag_q <= c_tag_d; c_ctx_q <= c_ctx_d;
     ack_qp_o <= ack_qp_d; ack_aeth_o <= ack_aeth_d; ack_psn_o <= ack_psn_d;
-    rd_addr_o <= rd_addr_d;
+    from_tb_q <= from_tb_d;
     wr_addr_o <= wr_addr_d; wr_len_o <= wr_len_d;
     lk_tag_o <= lk_tag_d; lk_commit_miss_o <= lk_commit_miss_d;
     tb_raddr_o <= tb_raddr_d;
@@ -833,20 +858,11 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     ev_qp_q <= ev_qp_d; ev_syn_q <= ev_syn_d; ev_msn_q <= ev_msn_d; ev_psn_q <= ev_psn_d;
     err_qp_o <= err_qp_d;
   end
-  assign rd_len_o = 13'(WQE_STRIDE);
 
   // Wide payload registers, loaded only when their data is valid.
   always_ff @(posedge clk_i) begin
     if (h_ld) h_q <= s_hdr_i;
-    if (rsp_valid_i) begin   // a WQE is two beats
-      if (rsp_off_i == 14'sd0) wqe_q[511:0] <= rsp_data_i;
-      else wqe_q[1023:512] <= rsp_data_i;
-    end
-    if (wqe_tb_ld) begin
-      wqe_q <= '0;
-      wqe_q[WQE_NUM_SGE_OFF*8 +: 8] <= 8'd1;
-      wqe_q[WQE_SGE_OFF*8 +: 128] <= tb_rdata_i;
-    end
+    if (wqe_tb_ld) tb_sge_q <= tb_rdata_i;
   end
 
   assign quiet_o = (state_q == S_IDLE) && !rd_valid_o && !wr_valid_o && !init_pend_q;
@@ -864,9 +880,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_rx_engine: QP init while another is pending");
   a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)
     else $error("tmnic_rx_engine: scheduler offer taken while not valid");
-  a_rd_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    rd_valid_o && !rd_ready_i |=> rd_valid_o && $stable(rd_addr_o))
-    else $error("tmnic_rx_engine: DMA read request changed before it was taken");
+  a_fetch_idle: assert property (@(posedge clk_i) disable iff (!chk_q) f_req |-> f_ready)
+    else $error("tmnic_rx_engine: WQE fetch requested while one is in flight");
   a_wr_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     wr_valid_o && !wr_ready_i |=> wr_valid_o && $stable(wr_addr_o) && $stable(wr_len_o))
     else $error("tmnic_rx_engine: DMA write request changed before it was taken");

@@ -148,7 +148,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [QP_W:0]   sw_q, sw_d;               // sweep: next word to read
   logic [63:0]     sw_min_q, sw_min_d;
   logic            errwait_q, errwait_d;
-  logic            rd_valid_d, cqe_valid_d, err_d;
+  logic            p_valid_q, p_valid_d, cqe_valid_d, err_d;
   logic            retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d, prot_err_d;
   // Payload (no reset)
   logic [QP_W-1:0] q_q, q_d, aq_q, aq_d, init_qp_q, init_qp_d, err_qp_d;
@@ -161,9 +161,8 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [63:0]     c_wrid_q, c_wrid_d;
   logic [15:0]     c_idx_q, c_idx_d;
   logic [7:0]      c_status_q, c_status_d;
-  logic [63:0]     rd_addr_d;
-  logic [12:0]     rd_len_d;
-  logic            rd_is_pay_d;
+  logic [63:0]     p_addr_q, p_addr_d;        // the payload read request (the fetcher has its own)
+  logic [12:0]     p_len_q, p_len_d;
   logic [2:0]      sge_i_q, sge_i_d;
   logic [31:0]     msg_len_q, msg_len_d, msg_off_q, msg_off_d;
   // Gather cursor: address and bytes left in SGE sge_i_q (registered, so that a payload read's
@@ -171,7 +170,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [63:0]     sge_addr_q, sge_addr_d;
   logic [31:0]     sge_left_q, sge_left_d;
   logic [12:0]     pkt_len_q, pkt_len_d, pkt_fill_q, pkt_fill_d, pkt_left_q, pkt_left_d;
-  logic [1023:0]   wqe_q;
   logic [63:0]     sge_iova_q [WQE_MAX_SGE];
   logic [31:0]     sge_len_q [WQE_MAX_SGE];
   logic            tab_cur;                   // the QP table write stores cur_d
@@ -203,6 +201,28 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_ram_sdp #(.WIDTH($bits(sq_out_t)), .DEPTH(NUM_QP * OUTS), .NO_COLLISION(1'b1)) u_otab (
     .clk_i, .we_i(o_we), .waddr_i(o_waddr), .wdata_i(o_wdata),
     .re_i(o_re), .raddr_i(o_raddr), .rdata_o(o_rdata));
+
+  // ---------------------------------------------------------------- WQE fetcher
+  // Send WQEs come through tmnic_wqe_fetch (one at a time); it holds the WQE until the next fetch.
+  // Its DMA read requests and the payload reads share the client port (never both pending).
+  logic           f_req, f_ready, f_rd_valid, f_last;
+  logic [63:0]    f_rd_addr;
+  logic [12:0]    f_rd_len;
+  logic [WQE_STRIDE*8-1:0] wqe_q;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [1:0]     f_n;                        // (always one WQE)
+  /* verilator lint_on UNUSEDSIGNAL */
+  tmnic_wqe_fetch #(.DATA_W(DATA_W), .STRIDE(WQE_STRIDE), .BATCH(1)) u_fetch (
+    .clk_i, .rst_ni,
+    .req_valid_i(f_req), .req_ready_o(f_ready), .req_base_i(qp_rd_i[0].sq_base), .req_log_i(5'(qp_rd_i[0].sq_log)),
+    .req_idx_i(cur_q.next), .req_count_i(16'd1), .n_o(f_n),
+    .rd_addr_o(f_rd_addr), .rd_len_o(f_rd_len), .rd_valid_o(f_rd_valid), .rd_ready_i,
+    .rsp_valid_i(rsp_wqe_valid_i), .rsp_data_i, .rsp_off_i, .rsp_last_i,
+    .last_o(f_last), .sel_i(1'b0), .wqe_o(wqe_q));
+  assign rd_valid_o = f_rd_valid || p_valid_q;
+  assign rd_addr_o = f_rd_valid ? f_rd_addr : p_addr_q;
+  assign rd_len_o = f_rd_valid ? f_rd_len : p_len_q;
+  assign rd_is_pay_o = !f_rd_valid;
 
   // ---------------------------------------------------------------- scheduler
   // Set ports: 0 this FSM, 1 doorbells, 2-3 kicks. A mark means "look at this QP": S_LOAD decides.
@@ -246,7 +266,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [31:0] w_imm = {wqe_q[WQE_IMM_OFF*8 +: 8], wqe_q[WQE_IMM_OFF*8+8 +: 8],
                        wqe_q[WQE_IMM_OFF*8+16 +: 8], wqe_q[WQE_IMM_OFF*8+24 +: 8]};
   wire [12:0] pmtu = 13'd1 << cfg.pmtu_log;
-  wire [15:0] sq_mask = (16'd1 << cfg.sq_log) - 16'd1;
 
   // SGE/MR protection check of the gather list (shared block): every SGE passes before any payload
   // DMA; each passing SGE's IOVA and length land in sge_iova_q/sge_len_q.
@@ -307,8 +326,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     q_d = q_q; aq_d = aq_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q; pi_d = pi_q;
     cur_d = cur_q; ac_d = ac_q; ack_aeth_d = ack_aeth_q; ack_psn_d = ack_psn_q;
     c_qp_d = c_qp_q; c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q;
-    rd_addr_d = rd_addr_o; rd_len_d = rd_len_o; rd_is_pay_d = rd_is_pay_o;
-    rd_valid_d = rd_valid_o && !rd_ready_i;
+    p_addr_d = p_addr_q; p_len_d = p_len_q;
+    p_valid_d = p_valid_q && !(rd_ready_i && !f_rd_valid);
+    f_req = 1'b0;
     cqe_valid_d = cqe_valid_o && !cqe_ready_i;
     err_d = 1'b0; err_qp_d = err_qp_o;
     sge_i_d = sge_i_q; msg_len_d = msg_len_q; msg_off_d = msg_off_q;
@@ -421,17 +441,14 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
 
       S_FETCH: begin
-        if (!rd_valid_o) begin
-          rd_valid_d = 1'b1;
-          rd_is_pay_d = 1'b0;
-          rd_addr_d = cfg.sq_base + {41'd0, cur_q.next & sq_mask, 7'd0};
-          rd_len_d = 13'(WQE_STRIDE);
+        if (!rd_valid_o && f_ready) begin
+          f_req = 1'b1;                       // WQE cur_q.next of the ring at sq_base
           state_d = S_FETCH_WAIT;
         end
       end
       // The SGE check starts with the WQE's last beat, beside S_CHECK's decisions (a WQE that does
       // not go to S_SGE ignores its result; the walk ends long before the next WQE arrives).
-      S_FETCH_WAIT: if (rsp_wqe_valid_i && rsp_last_i) begin
+      S_FETCH_WAIT: if (f_last) begin
         sge_start = 1'b1;
         state_d = S_CHECK;
       end
@@ -532,10 +549,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           sge_addr_d = sge_iova_q[sge_i_q + 3'd1];
           sge_left_d = sge_len_q[sge_i_q + 3'd1];
         end else if (!rd_valid_o && g_room) begin
-          rd_valid_d = 1'b1;
-          rd_is_pay_d = 1'b1;
-          rd_addr_d = sge_addr_q;
-          rd_len_d = chunk;
+          p_valid_d = 1'b1;
+          p_addr_d = sge_addr_q;
+          p_len_d = chunk;
           g_push = 1'b1;
           pkt_fill_d = pkt_fill_q + chunk;
           pkt_left_d = pkt_left_q - chunk;
@@ -697,7 +713,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       init_pend_q <= 1'b0;
       sw_q <= '0;
       errwait_q <= 1'b0;
-      rd_valid_o <= 1'b0;
+      p_valid_q <= 1'b0;
       cqe_valid_o <= 1'b0;
       err_o <= 1'b0;
       {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o, prot_err_o} <= '0;
@@ -710,7 +726,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       init_pend_q <= init_pend_d;
       sw_q <= sw_d;
       errwait_q <= errwait_d;
-      rd_valid_o <= rd_valid_d;
+      p_valid_q <= p_valid_d;
       cqe_valid_o <= cqe_valid_d;
       err_o <= err_d;
       {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o, prot_err_o} <= {retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d, prot_err_d};
@@ -723,7 +739,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cur_q <= cur_d; ac_q <= ac_d;
     ack_aeth_q <= ack_aeth_d; ack_psn_q <= ack_psn_d;
     c_qp_q <= c_qp_d; c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
-    rd_addr_o <= rd_addr_d; rd_len_o <= rd_len_d; rd_is_pay_o <= rd_is_pay_d;
+    p_addr_q <= p_addr_d; p_len_q <= p_len_d;
     err_qp_o <= err_qp_d;
     sw_min_q <= sw_min_d;
     sge_i_q <= sge_i_d;
@@ -732,12 +748,8 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     pkt_len_q <= pkt_len_d; pkt_fill_q <= pkt_fill_d; pkt_left_q <= pkt_left_d;
   end
 
-  // Wide payload registers, loaded only when their data is valid.
+  // The checked SGEs (distributed RAM), written as the check emits them.
   always_ff @(posedge clk_i) begin
-    if (rsp_wqe_valid_i) begin   // a WQE is two beats
-      if (rsp_off_i == 14'sd0) wqe_q[511:0] <= rsp_data_i;
-      else wqe_q[1023:512] <= rsp_data_i;
-    end
     if (chk_out_valid) begin
       sge_iova_q[chk_out_idx] <= chk_out_iova;
       sge_len_q[chk_out_idx] <= chk_out_len;

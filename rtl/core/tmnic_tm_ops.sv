@@ -99,10 +99,7 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [SRQ_W-1:0] s_q;            // SRQ being served
   logic abort_q;                    // that SRQ was reconfigured meanwhile: no completion, no index update
   logic clearing_q;                 // the engine operation in flight is a CLEAR
-  logic [511:0] buf_q [BATCH];      // the fetched op WQEs
-  logic [B_W:0] n_q;                // how many were fetched
-  logic [B_W:0] i_q;                // the one being executed
-  wire [511:0] op_q = buf_q[i_q[B_W-1:0]];
+  logic [B_W:0] i_q;                // the op of the batch being executed
   logic ok_q;
   logic [15:0] hw_cnt_q;
 
@@ -118,11 +115,6 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .rst_ni, .req_i(pend & {NUM_SRQ{state_q == S_IDLE && clr_q == '0}}),
     .ack_i(state_q == S_IDLE && clr_q == '0), .gnt_o(gnt), .idx_o(gnt_idx), .valid_o(gnt_valid));
 
-  // After an op: the next one of the batch, unless the batch is done or the SRQ was reconfigured.
-  function automatic state_e next_state();
-    next_state = (abort_q || i_q + 1'b1 >= n_q) ? S_IDLE : S_EXEC;
-  endfunction
-
   // Lowest SRQ waiting for a CLEAR
   logic [SRQ_W-1:0] clr_idx;
   always_comb begin
@@ -134,6 +126,25 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   /* verilator lint_off UNUSEDSIGNAL */  // the SRQ's receive-ring fields belong to the receive engine
   wire srq_cfg_t cfg = srq_rd_i;
   /* verilator lint_on UNUSEDSIGNAL */
+
+  // The op WQEs come through tmnic_wqe_fetch: up to BATCH posted ops in one read, never past the
+  // ring's end; it holds them (wf_n of them) until the next fetch, op i_q is op_q.
+  wire            wf_req = state_q == S_CFG && cfg.valid && cfg.tm && pi_q[s_q] != ci_q[s_q];
+  logic           wf_ready, wf_last;
+  logic [B_W:0]   wf_n;
+  logic [511:0]   op_q;
+  tmnic_wqe_fetch #(.DATA_W(DATA_W), .STRIDE(TM_OP_STRIDE), .BATCH(BATCH)) u_fetch (
+    .clk_i, .rst_ni,
+    .req_valid_i(wf_req), .req_ready_o(wf_ready), .req_base_i(cfg.ops_base), .req_log_i(5'(cfg.ops_log)),
+    .req_idx_i(ci_q[s_q]), .req_count_i(pi_q[s_q] - ci_q[s_q]), .n_o(wf_n),
+    .rd_addr_o, .rd_len_o, .rd_valid_o, .rd_ready_i,
+    .rsp_valid_i, .rsp_data_i, .rsp_off_i, .rsp_last_i,
+    .last_o(wf_last), .sel_i(i_q[B_W-1:0]), .wqe_o(op_q));
+
+  // After an op: the next one of the batch, unless the batch is done or the SRQ was reconfigured.
+  function automatic state_e next_state();
+    next_state = (abort_q || i_q + 1'b1 >= wf_n) ? S_IDLE : S_EXEC;
+  endfunction
 
   // Fields of the fetched op
   wire [63:0] f_wr_id = op_q[TMOP_WR_ID_OFF*8 +: 64];
@@ -165,12 +176,10 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       s_q <= '0;
       abort_q <= 1'b0;
       clearing_q <= 1'b0;
-      n_q <= '0;
       i_q <= '0;
       ok_q <= 1'b0;
       hw_cnt_q <= '0;
       clr_q <= '0;
-      rd_valid_o <= 1'b0; rd_addr_o <= '0; rd_len_o <= '0;
       eo_valid_o <= 1'b0; eo_code_o <= '0; eo_srq_o <= '0; eo_handle_o <= '0; eo_tag_o <= '0;
       eo_mask_o <= '0; eo_sw_cnt_vld_o <= 1'b0; eo_sw_cnt_o <= '0;
       tb_we_o <= 1'b0; tb_waddr_o <= '0; tb_wdata_o <= '0;
@@ -185,7 +194,6 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       tb_we_o <= 1'b0;
       sync_o <= 1'b0;
       if (tb_we_o) add_pend_o <= 1'b0;
-      if (rd_valid_o && rd_ready_i) rd_valid_o <= 1'b0;
       if (eo_valid_o && eo_ready_i) eo_valid_o <= 1'b0;
       if (db_valid_i && db_idx_i < 12'(NUM_SRQ)) pi_q[db_idx_i[SRQ_W-1:0]] <= db_pi_i;
 
@@ -212,25 +220,14 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           if (!cfg.valid || !cfg.tm) begin
             ci_q[s_q] <= pi_q[s_q];
             state_q <= S_IDLE;
+          end else if (!wf_req) begin
+            state_q <= S_IDLE;             // reconfigured in the cycle it was picked: nothing posted
           end else begin
-            // Up to BATCH posted ops, not wrapping around the ring's end.
-            logic [15:0] avail, to_end, n;
-            avail = pi_q[s_q] - ci_q[s_q];
-            to_end = (16'd1 << cfg.ops_log) - (ci_q[s_q] & ((16'd1 << cfg.ops_log) - 16'd1));
-            n = (avail < to_end) ? avail : to_end;
-            if (n > 16'(BATCH)) n = 16'(BATCH);
-            n_q <= (B_W + 1)'(n);
-            i_q <= '0;
-            rd_valid_o <= 1'b1;
-            rd_addr_o <= cfg.ops_base + {42'd0, ci_q[s_q] & ((16'd1 << cfg.ops_log) - 16'd1), 6'd0};
-            rd_len_o <= 13'(n) * 13'(TM_OP_STRIDE);
+            i_q <= '0;                     // (the fetch is requested in this state: wf_req)
             state_q <= S_FETCH;
           end
         end
-        S_FETCH: if (rsp_valid_i) begin
-          buf_q[rsp_off_i[6 +: B_W]] <= rsp_data_i;
-          if (rsp_last_i) state_q <= S_EXEC;
-        end
+        S_FETCH: if (wf_last) state_q <= S_EXEC;
         // Malformed operations (unknown opcode, handle outside the SRQ's range) fail without effect.
         S_EXEC: begin
           if (!f_known || (f_needs_handle && !f_handle_ok)) begin
@@ -304,6 +301,12 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign idle_o = (state_q == S_IDLE) && (pend == '0) && (clr_q == '0);
 
   // gnt is the one-hot form of gnt_idx; the address fields above op_q's SGE are reserved.
-  wire unused_ok = ^{gnt, f_global[31:H_W], op_q[511:(TMOP_SGE_OFF + 16) * 8], rsp_off_i[13:6+B_W],
-                     rsp_off_i[5:0]};
+  wire unused_ok = ^{gnt, f_global[31:H_W], op_q[511:(TMOP_SGE_OFF + 16) * 8]};
+
+`ifndef SYNTHESIS
+  logic chk_q;
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
+  a_fetch_idle: assert property (@(posedge clk_i) disable iff (!chk_q) wf_req |-> wf_ready)
+    else $error("tmnic_tm_ops: op fetch requested while one is in flight");
+`endif
 endmodule
