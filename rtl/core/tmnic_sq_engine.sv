@@ -156,6 +156,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [23:0]     init_psn_q, init_psn_d;
   sq_qp_t          cur_q, cur_d, ac_q, ac_d;
   logic [31:0]     ack_aeth_q, ack_aeth_d;
+  // An RNR NAK's wait: its length in cycles (table and multiplier) registered when the ACK is taken,
+  // its due time (a 64-bit sum) in S_ACK_RD, so S_ACK only compares it with the next wake-up.
+  logic [63:0]     rnr_cyc_q, rnr_cyc_d, rnr_due_q, rnr_due_d;
   logic [23:0]     ack_psn_q, ack_psn_d;
   logic [QP_W-1:0] c_qp_q, c_qp_d;
   logic [63:0]     c_wrid_q, c_wrid_d;
@@ -286,7 +289,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [12:0] chunk = (sge_left_q[31:13] == '0 && sge_left_q[12:0] < pkt_left_q) ? sge_left_q[12:0] : pkt_left_q;
   wire        last_pkt = (msg_len_q - msg_off_q) <= {19'd0, pmtu};
   wire        first_pkt = (msg_off_q == 32'd0);
-  wire [63:0] rnr_cycles = 64'(rnr_timer_us(ack_aeth_q[28:24])) * 64'(CLK_MHZ);
   wire        wake_due = now_i >= wake_q;
 
   always_comb begin
@@ -325,6 +327,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     wake_d = wake_q; init_pend_d = init_pend_q; sw_d = sw_q; sw_min_d = sw_min_q; errwait_d = errwait_q;
     q_d = q_q; aq_d = aq_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q; pi_d = pi_q;
     cur_d = cur_q; ac_d = ac_q; ack_aeth_d = ack_aeth_q; ack_psn_d = ack_psn_q;
+    rnr_cyc_d = rnr_cyc_q; rnr_due_d = now_i + 64'd1 + rnr_cyc_q;   // (used in the cycle after S_ACK_RD)
     c_qp_d = c_qp_q; c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q;
     p_addr_d = p_addr_q; p_len_d = p_len_q;
     p_valid_d = p_valid_q && !(rd_ready_i && !f_rd_valid);
@@ -610,7 +613,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
                 rewind = 1'b1;
                 if (ac_q.rnr_left != 3'd7) ac_d.rnr_left = ac_q.rnr_left - 3'd1;
                 ac_d.rnr_wait = 1'b1;
-                ac_d.rnr_due = now_i + rnr_cycles;
+                ac_d.rnr_due = rnr_due_q;
                 if (ac_d.rnr_due < wake_q) wake_d = ac_d.rnr_due;
               end
             end
@@ -689,6 +692,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     if (ack_ready_o && ack_valid_i) begin
       aq_d = ack_qp_i;
       ack_aeth_d = ack_aeth_i;
+      rnr_cyc_d = 64'(rnr_timer_us(ack_aeth_i[28:24])) * 64'(CLK_MHZ);
       ack_psn_d = ack_psn_i;
       tab_re = 1'b1;
       tab_raddr = ack_qp_i;
@@ -738,6 +742,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     pi_q <= pi_d;
     cur_q <= cur_d; ac_q <= ac_d;
     ack_aeth_q <= ack_aeth_d; ack_psn_q <= ack_psn_d;
+    rnr_cyc_q <= rnr_cyc_d; rnr_due_q <= rnr_due_d;
     c_qp_q <= c_qp_d; c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
     p_addr_q <= p_addr_d; p_len_q <= p_len_d;
     err_qp_o <= err_qp_d;
