@@ -132,6 +132,15 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
   end
 
   // ---------------------------------------------------------------- reads (two registered stages)
+  // The TM statistics (NUM_SRQ_P x NUM_TM_STATS words) are selected in TM_PARTS parts in stage 1.
+  localparam int unsigned TM_WORDS = NUM_SRQ_P * NUM_TM_STATS;
+  localparam int unsigned TM_PARTS = (TM_WORDS >= 64) ? 4 : 1;
+  localparam int unsigned TM_PW = TM_WORDS / TM_PARTS;            // words per part
+  localparam int unsigned TM_PI_W = (TM_PARTS > 1) ? $clog2(TM_PARTS) : 1;
+  localparam int unsigned TM_WI_W = $clog2(TM_PW);
+  if ((TM_PW & (TM_PW - 1)) != 0 || TM_PW < 2 || TM_PW * TM_PARTS != TM_WORDS) begin : g_chk_tmp
+    $fatal(1, "tmnic_axil_regs: the TM statistics must split into parts of a power-of-two word count");
+  end
   // Stage 1 (at the AR handshake) takes the addressed word of each group (argument, statistic,
   // tag-matching statistic, other register) into its own register, so the values are those of the
   // handshake cycle; stage 2 picks the group. No wide multiplexer sits between two stages, and one
@@ -140,7 +149,10 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
   logic  r1_q, r1_d;                     // stage 1 holds a read
   logic  rvalid_d;
   rgrp_e grp_q, grp_d;
-  logic [31:0] arg_q, arg_d, st_q, st_d, tm_q, tm_d, reg_q, reg_d, rdata_d;
+  logic [31:0] arg_q, arg_d, st_q, st_d, reg_q, reg_d, rdata_d;
+  logic [TM_PARTS-1:0][31:0] tm_q, tm_d;
+  logic [TM_PI_W-1:0] tmp_q, tmp_d;          // the part of the TM word read
+  logic [13:0] tm_w;                         // TM word index
   wire rd_go = s_axil_arvalid_i && !r1_q && !s_axil_rvalid_o;
   assign s_axil_arready_o = rd_go;
   assign s_axil_rresp_o = 2'b00;
@@ -148,7 +160,8 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
   wire [15:0] ra = {s_axil_araddr_i[15:2], 2'b00};
   always_comb begin
     r1_d = rd_go;
-    grp_d = grp_q; arg_d = arg_q; st_d = st_q; tm_d = tm_q; reg_d = reg_q;
+    grp_d = grp_q; arg_d = arg_q; st_d = st_q; tm_d = tm_q; tmp_d = tmp_q; reg_d = reg_q;
+    tm_w = 14'((ra - REG_TM_STATS0) >> 2);
     if (rd_go) begin
       if (ra >= REG_CMD_ARG0 && ra < REG_CMD) grp_d = G_ARG;
       else if (ra >= REG_STATS0 && ra < REG_STATS0 + 16'(4 * NUM_STATS)) grp_d = G_STAT;
@@ -156,7 +169,8 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
       else grp_d = G_REG;
       arg_d = cmd_args_o[arg_idx(ra)];
       st_d = (ra[7:2] < 6'(NUM_STATS)) ? stats_i[ra[7:2]] : 32'd0;
-      tm_d = tm_stats_i[(ra - REG_TM_STATS0) >> 2];
+      for (int p = 0; p < int'(TM_PARTS); p++) tm_d[p] = tm_stats_i[p * TM_PW + int'(tm_w[TM_WI_W-1:0])];
+      tmp_d = (TM_PARTS > 1) ? TM_PI_W'(tm_w >> TM_WI_W) : '0;
       unique case (ra)
         REG_ID:            reg_d = DEVICE_ID;
         REG_ABI_VERSION:   reg_d = ABI_VERSION;
@@ -188,7 +202,7 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
       unique case (grp_q)
         G_ARG:   rdata_d = arg_q;
         G_STAT:  rdata_d = st_q;
-        G_TMST:  rdata_d = tm_q;
+        G_TMST:  rdata_d = tm_q[tmp_q];
         default: rdata_d = reg_q;
       endcase
     end
@@ -204,7 +218,7 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
     end
   end
   always_ff @(posedge clk_i) begin
-    grp_q <= grp_d; arg_q <= arg_d; st_q <= st_d; tm_q <= tm_d; reg_q <= reg_d;
+    grp_q <= grp_d; arg_q <= arg_d; st_q <= st_d; tm_q <= tm_d; tmp_q <= tmp_d; reg_q <= reg_d;
     s_axil_rdata_o <= rdata_d;
   end
 
