@@ -63,14 +63,20 @@ module tmnic_wqe_fetch #(
   logic        rd_valid_d;
   logic [63:0] rd_addr_d;
   logic [12:0] rd_len_d;
-  logic [B_W:0] n_d;
-  logic [15:0] mask, slot, to_end, n16;
-  always_comb begin
-    mask = 16'((17'd1 << req_log_i) - 17'd1);
-    slot = req_idx_i & mask;
-    to_end = mask - slot + 16'd1;                // WQEs from the first one to the ring's end
-    n16 = (req_count_i < to_end) ? req_count_i : to_end;
-    if (n16 > 16'(BATCH)) n16 = 16'(BATCH);
+  logic [B_W:0] n_d, n_take;
+  // The fetch takes 1 + min(count - 1, WQEs after the first to the ring's end, BATCH - 1). Each
+  // term is clamped to BATCH - 1 first, so the comparison is B_W bits wide, not 16.
+  wire [15:0] mask = 16'((17'd1 << req_log_i) - 17'd1);
+  wire [15:0] slot = req_idx_i & mask;
+  if (BATCH == 1) begin : g_one
+    assign n_take = (B_W + 1)'(1);
+    wire unused_cnt = ^req_count_i;
+  end else begin : g_batch
+    wire [15:0] after = ~req_idx_i & mask;
+    wire [B_W-1:0] cm = (req_count_i[15:B_W] != '0) ? B_W'(BATCH - 1) : req_count_i[B_W-1:0] - 1'b1;
+    wire [B_W-1:0] am = (after[15:B_W] != '0) ? B_W'(BATCH - 1) : after[B_W-1:0];
+    wire [B_W-1:0] mn = (cm < am) ? cm : am;
+    assign n_take = {1'b0, mn} + 1'b1;
   end
   assign req_ready_o = !busy_q;
   wire take = req_valid_i && !busy_q;
@@ -87,8 +93,8 @@ module tmnic_wqe_fetch #(
       busy_d = 1'b1;
       rd_valid_d = 1'b1;
       rd_addr_d = req_base_i + ({48'd0, slot} << STRIDE_W);
-      rd_len_d = 13'(n16) << STRIDE_W;
-      n_d = (B_W + 1)'(n16);
+      rd_len_d = 13'(n_take) << STRIDE_W;
+      n_d = n_take;
     end
     if (fin) busy_d = 1'b0;
   end
@@ -110,14 +116,26 @@ module tmnic_wqe_fetch #(
 
   // ---------------------------------------------------------------- store
   // Beat k of the response is beat (k mod BEATS) of WQE k / BEATS. Written only by beats.
-  logic [WQE_W-1:0] mem_q [BATCH];
   wire [13:0] off = rsp_off_i;
-  wire [B_W-1:0] w_slot = (BATCH > 1) ? B_W'(off >> STRIDE_W) : '0;
   wire [BEAT_W-1:0] w_beat = (BEATS > 1) ? BEAT_W'(off >> LANE_W) : '0;
-  always_ff @(posedge clk_i) begin
-    if (busy_q && rsp_valid_i) mem_q[w_slot][w_beat * DATA_W +: DATA_W] <= rsp_data_i;
+  wire w_en = busy_q && rsp_valid_i;
+  if (BATCH == 1) begin : g_one_wqe
+    // One WQE: a plain register (the engines read its fields directly; an array element would be
+    // copied out at every use in the Verilated model).
+    logic [WQE_W-1:0] wqe_q;
+    always_ff @(posedge clk_i) begin
+      for (int b = 0; b < int'(BEATS); b++) if (w_en && int'(w_beat) == b) wqe_q[b * DATA_W +: DATA_W] <= rsp_data_i;
+    end
+    assign wqe_o = wqe_q;
+    wire unused_sel = ^sel_i;
+  end else begin : g_batch_store
+    logic [WQE_W-1:0] mem_q [BATCH];
+    wire [B_W-1:0] w_slot = B_W'(off >> STRIDE_W);
+    always_ff @(posedge clk_i) begin
+      if (w_en) mem_q[w_slot][w_beat * DATA_W +: DATA_W] <= rsp_data_i;
+    end
+    assign wqe_o = mem_q[sel_i];
   end
-  assign wqe_o = mem_q[(BATCH > 1) ? sel_i : '0];
 
   // Only the beat-and-WQE part of the offset is used; the lane part is zero (asserted).
   wire unused_ok = ^{off[LANE_W-1:0], off[13:LANE_W]};
