@@ -306,8 +306,9 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Values of the registered state used by the next-state logic.
   wire [QP_W-1:0] sw_k = QP_W'(sw_q - 1'b1);               // sweep: word examined this cycle
-  wire [31:0] npkts_raw = (msg_len_q + 32'(pmtu) - 32'd1) >> cfg.pmtu_log;
-  wire [23:0] npkts = (npkts_raw == 32'd0) ? 24'd1 : npkts_raw[23:0];  // packets of the message
+  // Packets of the message less one, floor((len - 1) / PMTU) (0 for an empty message): registered
+  // from the next message length, so S_START only adds it to the PSN.
+  logic [23:0] npk1_q, npk1_d;
   wire [1:0]  typ = ack_aeth_q[30:29];                       // AETH syndrome
   wire [4:0]  val = ack_aeth_q[28:24];
   wire [23:0] lim = (typ == AETH_TYPE_ACK) ? ack_psn_q : ack_psn_q - 24'd1;  // WQEs ending at or before: done
@@ -496,7 +497,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // its packets can rewind it.
       S_START: begin
         o_we = 1'b1;
-        o_wdata = '{wrid: w_wrid, first: cur_q.psn, last: cur_q.psn + npkts - 24'd1,
+        o_wdata = '{wrid: w_wrid, first: cur_q.psn, last: cur_q.psn + npk1_q,
                     sig: w_flags[WQE_FLAG_SIGNALED_BIT], err: '0};
         cur_d.next = cur_q.next + 16'd1;
         tab_we = 1'b1;
@@ -682,6 +683,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       state_d = S_ERRWAIT;
     end
     if (tab_cur) tab_wdata = cur_d;
+    npk1_d = (msg_len_d == 32'd0) ? 24'd0 : 24'((msg_len_d - 32'd1) >> cfg.pmtu_log);
     // The gather cursor starts at SGE 0 as the check emits it (sge_i_q is 0 from S_CHECK on).
     if (chk_out_valid && chk_out_idx == 3'd0) begin
       sge_addr_d = chk_out_iova;
@@ -743,6 +745,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cur_q <= cur_d; ac_q <= ac_d;
     ack_aeth_q <= ack_aeth_d; ack_psn_q <= ack_psn_d;
     rnr_cyc_q <= rnr_cyc_d; rnr_due_q <= rnr_due_d;
+    npk1_q <= npk1_d;
     c_qp_q <= c_qp_d; c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
     p_addr_q <= p_addr_d; p_len_q <= p_len_d;
     err_qp_o <= err_qp_d;
