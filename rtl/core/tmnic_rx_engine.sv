@@ -346,7 +346,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [7:0] w_nsge = from_tb_q ? 8'd1 : f_wqe[WQE_NUM_SGE_OFF*8 +: 8];
   sge_t [NSGE-1:0]  w_sges;
   always_comb begin   // (the check reads only the first w_nsge entries)
-    for (int k = 0; k < int'(NSGE); k++) w_sges[k] = wqe_sge(f_wqe, 3'(k));
+    for (int k = 0; k < int'(NSGE); k++) w_sges[k] = sge_t'(f_wqe[WQE_SGE_OFF*8 + 128*k +: 128]);
     if (from_tb_q) w_sges[0] = sge_t'(tb_sge_q);
   end
   tmnic_sge_chk #(.NUM_MR(NUM_MR), .NSGE(NSGE)) u_sgechk (

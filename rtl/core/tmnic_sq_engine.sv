@@ -278,7 +278,8 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [31:0]         chk_out_len;
   logic [34:0]         chk_total;
   sge_t [WQE_MAX_SGE-1:0] w_sges;
-  always_comb for (int k = 0; k < int'(WQE_MAX_SGE); k++) w_sges[k] = wqe_sge(wqe_q, 3'(k));
+  // (slices, not a function taking the whole WQE: the Verilated model would copy it per call)
+  always_comb for (int k = 0; k < int'(WQE_MAX_SGE); k++) w_sges[k] = sge_t'(wqe_q[WQE_SGE_OFF*8 + 128*k +: 128]);
   tmnic_sge_chk #(.NUM_MR(NUM_MR), .NSGE(WQE_MAX_SGE)) u_sgechk (
     .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(w_nsge), .pd_i(cfg.pd), .write_i(1'b0),
     .sge_i(w_sges), .mr_idx_o, .mr_rd_i,

@@ -76,11 +76,6 @@ package tmnic_pkg;
     logic [15:0] tm_hw_cnt;
   } cqe_req_t;
 
-  // SGE i of a WQE held as 1024 bits (WQE byte k at bits [8k+7:8k]).
-  function automatic sge_t wqe_sge(input wqe_t w, input logic [2:0] i);
-    wqe_sge = (32'(i) < WQE_MAX_SGE) ? w.sge[i] : '0;
-  endfunction
-
   // The protection check of an SGE against its MR (key, PD, bounds, access) lives in tmnic_sge_chk.
 
   // IO virtual address of a byte inside an MR.
