@@ -270,12 +270,16 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Set ports: 0 this FSM (own error, flush step), 1 RQ doorbells, 2-3 kicks (SET_QP, the send
   // engine's error). A mark means "look at this QP": S_LOAD decides whether there is a flush.
   logic            set_own;
+  // This FSM's own marks (errors, flush steps: rare) reach the scheduler one cycle later, so its
+  // packet decision does not run into the scheduler's set buffer in the same cycle.
+  logic            own_q;
+  logic [QP_W-1:0] own_qp_q;
   logic            sched_valid, sched_take, sched_pending;
   logic [QP_W-1:0] sched_idx;
   wire db_srq_ok = db_valid_i && db_srq_i && db_idx_i < 12'(NUM_SRQ);
   tmnic_qp_sched #(.N(NUM_QP), .NSET(4)) u_sched (
     .clk_i, .rst_ni,
-    .set_i({kick_i, db_rq_ok, set_own}), .set_idx_i({kick_qp_i, db_idx_i[QP_W-1:0], q_q}),
+    .set_i({kick_i, db_rq_ok, own_q}), .set_idx_i({kick_qp_i, db_idx_i[QP_W-1:0], own_qp_q}),
     .set_ready_o(db_ready_o),
     .valid_o(sched_valid), .idx_o(sched_idx), .take_i(sched_take), .pending_o(sched_pending));
 
@@ -419,7 +423,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .rd_en_i(wr_data_req_i), .rd_off_i(wr_data_off_i), .rd_data_o(wr_data_o), .done_i(wr_done_i),
     .idle_o(rb_idle));
   // Headers wait for a pending init and for QPs to flush.
-  assign s_hdr_ready_o = (state_q == S_IDLE) && !init_pend_q && !sched_valid;
+  assign s_hdr_ready_o = (state_q == S_IDLE) && !init_pend_q && !sched_valid && !own_q;
 
   // ---------------------------------------------------------------- next state
   logic       a_go;                    // an ACK/NAK for q_q (to the ACK generator)
@@ -788,7 +792,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ev_valid_d = 1'b1;
       ev_qp_d = q_q; ev_syn_d = a_syn; ev_msn_d = a_msn; ev_psn_d = a_psn;
     end
-    if (tab_we && !(state_q == S_IDLE)) tab_wdata = cur_d;
+    // The write data does not wait for the decision to write (only the enable does).
+    if (state_q != S_IDLE) tab_wdata = cur_d;
 
     if (init_rq_i) begin
       init_pend_d = 1'b1;
@@ -804,6 +809,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       state_q <= S_IDLE;
       after_q <= S_IDLE;
       init_pend_q <= 1'b0;
+      own_q <= 1'b0;
       ack_valid_o <= 1'b0;
       wr_valid_o <= 1'b0;
       cqe_valid_o <= 1'b0;
@@ -819,6 +825,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       state_q <= state_d;
       after_q <= after_d;
       init_pend_q <= init_pend_d;
+      own_q <= set_own;
       ack_valid_o <= ack_valid_d;
       wr_valid_o <= wr_valid_d;
       cqe_valid_o <= cqe_valid_d;
@@ -840,7 +847,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   always_ff @(posedge clk_i) begin
-    q_q <= q_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d;
+    q_q <= q_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d; own_qp_q <= q_q;
     cur_q <= cur_d;
     sge_i_q <= sge_i_d; sge_off_q <= sge_off_d; done_q <= done_d;
     wr_off_q <= wr_off_d; fl_srq_q <= fl_srq_d; skip_q <= skip_d;
@@ -866,7 +873,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   assign quiet_o = (state_q == S_IDLE) && !rd_valid_o && !wr_valid_o && !init_pend_q;
-  assign idle_o = (state_q == S_IDLE) && !sched_pending && !init_pend_q && !db_hold && !ev_valid_q &&
+  assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !db_hold && !ev_valid_q &&
                   !ack_valid_o && !cqe_valid_o && ag_idle && rb_idle;
   // Blocked lookups and misses with an empty SRQ are handled alike (RNR NAK), so "blocked" itself
   // is not needed.
