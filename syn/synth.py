@@ -171,7 +171,7 @@ BLOCKS = {
     # engine does (batches of eight 64-byte ops).
     "tmnic_wqe_fetch": dict(
         params=dict(DATA_W=512, STRIDE=128, BATCH=1),
-        ff_min=[("the WQE", 1024), ("rd_addr_o, rd_len_o", 64 + 13)]),
+        ff_min=[("the WQE", 1024), ("rd_addr_o (rd_len_o is a constant 128 at BATCH 1)", 64)]),
     "tmnic_wqe_fetch_b8": dict(
         top="tmnic_wqe_fetch", params=dict(DATA_W=512, STRIDE=64, BATCH=8),
         ff_min=[("rd_addr_o, rd_len_o", 64 + 13), ("n_o", 4)]),
