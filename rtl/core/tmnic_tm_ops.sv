@@ -90,18 +90,26 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Engine opcodes (tmnic_tm_engine)
   localparam logic [1:0] EO_ADD = 2'd0, EO_DEL = 2'd1, EO_SYNC = 2'd2, EO_CLEAR = 2'd3;
 
-  logic [15:0] pi_q [NUM_SRQ];
-  logic [15:0] ci_q [NUM_SRQ];
-  logic [NUM_SRQ-1:0] clr_q;        // engine entries of these SRQs must be cleared first
+  // Ring indices per SRQ (NUM_SRQ is small: flip-flops)
+  logic [NUM_SRQ-1:0][15:0] pi_q, pi_d, ci_q, ci_d;
+  logic [NUM_SRQ-1:0] clr_q, clr_d; // engine entries of these SRQs must be cleared first
 
   typedef enum logic [2:0] {S_IDLE, S_CFG, S_FETCH, S_EXEC, S_WAIT, S_CQE} state_e;
-  state_e state_q;
-  logic [SRQ_W-1:0] s_q;            // SRQ being served
-  logic abort_q;                    // that SRQ was reconfigured meanwhile: no completion, no index update
-  logic clearing_q;                 // the engine operation in flight is a CLEAR
-  logic [B_W:0] i_q;                // the op of the batch being executed
-  logic ok_q;
-  logic [15:0] hw_cnt_q;
+  state_e state_q, state_d;
+  logic [SRQ_W-1:0] s_q, s_d;       // SRQ being served
+  logic abort_q, abort_d;           // that SRQ was reconfigured meanwhile: no completion, no index update
+  logic clearing_q, clearing_d;     // the engine operation in flight is a CLEAR
+  logic [B_W:0] i_q, i_d;           // the op of the batch being executed
+  logic ok_q, ok_d;
+  logic [15:0] hw_cnt_q, hw_cnt_d;
+  // Next values of the registered outputs
+  logic eo_valid_d, eo_sw_cnt_vld_d, tb_we_d, add_pend_d, cqe_valid_d, sync_d;
+  logic [1:0] eo_code_d;
+  logic [SRQ_W-1:0] eo_srq_d, sync_srq_d;
+  logic [H_W-1:0] eo_handle_d, tb_waddr_d, add_pend_handle_d;
+  logic [63:0] eo_tag_d, eo_mask_d;
+  logic [15:0] eo_sw_cnt_d;
+  logic [127:0] tb_wdata_d;
 
   // Pending rings, served round-robin
   logic [NUM_SRQ-1:0] pend;
@@ -170,130 +178,153 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cqe_o.tm_hw_cnt = hw_cnt_q;
   end
 
+  // ---------------------------------------------------------------- next state
+  always_comb begin
+    state_d = state_q; s_d = s_q; abort_d = abort_q; clearing_d = clearing_q; i_d = i_q;
+    ok_d = ok_q; hw_cnt_d = hw_cnt_q; clr_d = clr_q; pi_d = pi_q; ci_d = ci_q;
+    eo_valid_d = eo_valid_o && !eo_ready_i;
+    eo_code_d = eo_code_o; eo_srq_d = eo_srq_o; eo_handle_d = eo_handle_o; eo_tag_d = eo_tag_o;
+    eo_mask_d = eo_mask_o; eo_sw_cnt_vld_d = eo_sw_cnt_vld_o; eo_sw_cnt_d = eo_sw_cnt_o;
+    tb_we_d = 1'b0; tb_waddr_d = tb_waddr_o; tb_wdata_d = tb_wdata_o;
+    add_pend_d = add_pend_o && !tb_we_o;      // an ADD's buffer is in the RAM the cycle after tb_we_o
+    add_pend_handle_d = add_pend_handle_o;
+    cqe_valid_d = cqe_valid_o;
+    sync_d = 1'b0; sync_srq_d = sync_srq_o;
+    if (db_valid_i && db_idx_i < 12'(NUM_SRQ)) pi_d[db_idx_i[SRQ_W-1:0]] = db_pi_i;
+
+    unique case (state_q)
+      S_IDLE: begin
+        abort_d = 1'b0;
+        if (clr_q != '0) begin
+          s_d = clr_idx;
+          clr_d[clr_idx] = 1'b0;
+          clearing_d = 1'b1;
+          eo_valid_d = 1'b1;
+          eo_code_d = EO_CLEAR;
+          eo_srq_d = clr_idx;
+          eo_sw_cnt_vld_d = 1'b0;
+          state_d = S_WAIT;
+        end else if (gnt_valid) begin
+          s_d = gnt_idx;
+          clearing_d = 1'b0;
+          state_d = S_CFG;
+        end
+      end
+      // Rings of SRQs that are not (valid) TM-SRQs are skipped whole.
+      S_CFG: begin
+        if (!cfg.valid || !cfg.tm) begin
+          ci_d[s_q] = pi_q[s_q];
+          state_d = S_IDLE;
+        end else if (!wf_req) begin
+          state_d = S_IDLE;                   // reconfigured in the cycle it was picked: nothing posted
+        end else begin
+          i_d = '0;                           // (the fetch is requested in this state: wf_req)
+          state_d = S_FETCH;
+        end
+      end
+      S_FETCH: if (wf_last) state_d = S_EXEC;
+      // Malformed operations (unknown opcode, handle outside the SRQ's range) fail without effect.
+      S_EXEC: begin
+        if (!f_known || (f_needs_handle && !f_handle_ok)) begin
+          ok_d = 1'b0;
+          hw_cnt_d = '0;
+          state_d = S_CQE;
+        end else begin
+          eo_valid_d = 1'b1;
+          eo_code_d = (f_op == TM_OP_ADD) ? EO_ADD : (f_op == TM_OP_DEL) ? EO_DEL : EO_SYNC;
+          eo_srq_d = s_q;
+          eo_handle_d = f_global[H_W-1:0];
+          eo_tag_d = op_q[TMOP_TAG_OFF*8 +: 64];
+          eo_mask_d = op_q[TMOP_MASK_OFF*8 +: 64];
+          eo_sw_cnt_vld_d = f_has_cnt;
+          eo_sw_cnt_d = f_sw_cnt;
+          if (f_op == TM_OP_ADD) begin
+            add_pend_d = 1'b1;
+            add_pend_handle_d = f_global[H_W-1:0];
+          end
+          if (f_has_cnt) begin
+            sync_d = 1'b1;
+            sync_srq_d = s_q;
+          end
+          state_d = S_WAIT;
+        end
+      end
+      S_WAIT: if (eo_rsp_valid_i) begin
+        ok_d = eo_rsp_ok_i;
+        hw_cnt_d = eo_rsp_hw_cnt_i;
+        // A successful ADD stays pending until its buffer is in the RAM (the cycle after tb_we_o).
+        if (!(eo_code_o == EO_ADD && eo_rsp_ok_i)) add_pend_d = 1'b0;
+        if (!clearing_q && eo_code_o == EO_ADD && eo_rsp_ok_i) begin
+          tb_we_d = 1'b1;
+          tb_waddr_d = eo_handle_o;
+          tb_wdata_d = op_q[TMOP_SGE_OFF*8 +: 128];
+        end
+        if (clearing_q) state_d = S_IDLE;
+        else if (f_signaled && !abort_q) begin
+          cqe_valid_d = 1'b1;
+          state_d = S_CQE;
+        end else begin
+          if (!abort_q) ci_d[s_q] = ci_q[s_q] + 16'd1;
+          state_d = next_state();
+          i_d = i_q + 1'b1;
+        end
+      end
+      S_CQE: begin
+        if (!cqe_valid_o && f_signaled && !abort_q) cqe_valid_d = 1'b1;   // malformed op path
+        else if (!cqe_valid_o || cqe_ready_i) begin
+          cqe_valid_d = 1'b0;
+          if (!abort_q) ci_d[s_q] = ci_q[s_q] + 16'd1;
+          state_d = next_state();
+          i_d = i_q + 1'b1;
+        end
+      end
+      default: state_d = S_IDLE;
+    endcase
+
+    // Reconfiguration wins over everything above for that SRQ.
+    if (srq_reset_i && srq_reset_idx_i < 16'(NUM_SRQ)) begin
+      pi_d[srq_reset_idx_i[SRQ_W-1:0]] = '0;
+      ci_d[srq_reset_idx_i[SRQ_W-1:0]] = '0;
+      clr_d[srq_reset_idx_i[SRQ_W-1:0]] = 1'b1;
+      if (state_q != S_IDLE && s_q == srq_reset_idx_i[SRQ_W-1:0]) abort_d = 1'b1;
+    end
+  end
+
+  // ---------------------------------------------------------------- registers
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q <= S_IDLE;
-      s_q <= '0;
       abort_q <= 1'b0;
       clearing_q <= 1'b0;
-      i_q <= '0;
-      ok_q <= 1'b0;
-      hw_cnt_q <= '0;
       clr_q <= '0;
-      eo_valid_o <= 1'b0; eo_code_o <= '0; eo_srq_o <= '0; eo_handle_o <= '0; eo_tag_o <= '0;
-      eo_mask_o <= '0; eo_sw_cnt_vld_o <= 1'b0; eo_sw_cnt_o <= '0;
-      tb_we_o <= 1'b0; tb_waddr_o <= '0; tb_wdata_o <= '0;
-      add_pend_o <= 1'b0; add_pend_handle_o <= '0;
-      cqe_valid_o <= 1'b0;
-      sync_o <= 1'b0; sync_srq_o <= '0;
-      for (int i = 0; i < NUM_SRQ; i++) begin
-        pi_q[i] <= '0;
-        ci_q[i] <= '0;
-      end
-    end else begin
+      pi_q <= '0;
+      ci_q <= '0;
+      eo_valid_o <= 1'b0;
       tb_we_o <= 1'b0;
+      add_pend_o <= 1'b0;
+      cqe_valid_o <= 1'b0;
       sync_o <= 1'b0;
-      if (tb_we_o) add_pend_o <= 1'b0;
-      if (eo_valid_o && eo_ready_i) eo_valid_o <= 1'b0;
-      if (db_valid_i && db_idx_i < 12'(NUM_SRQ)) pi_q[db_idx_i[SRQ_W-1:0]] <= db_pi_i;
-
-      unique case (state_q)
-        S_IDLE: begin
-          abort_q <= 1'b0;
-          if (clr_q != '0) begin
-            s_q <= clr_idx;
-            clr_q[clr_idx] <= 1'b0;
-            clearing_q <= 1'b1;
-            eo_valid_o <= 1'b1;
-            eo_code_o <= EO_CLEAR;
-            eo_srq_o <= clr_idx;
-            eo_sw_cnt_vld_o <= 1'b0;
-            state_q <= S_WAIT;
-          end else if (gnt_valid) begin
-            s_q <= gnt_idx;
-            clearing_q <= 1'b0;
-            state_q <= S_CFG;
-          end
-        end
-        // Rings of SRQs that are not (valid) TM-SRQs are skipped whole.
-        S_CFG: begin
-          if (!cfg.valid || !cfg.tm) begin
-            ci_q[s_q] <= pi_q[s_q];
-            state_q <= S_IDLE;
-          end else if (!wf_req) begin
-            state_q <= S_IDLE;             // reconfigured in the cycle it was picked: nothing posted
-          end else begin
-            i_q <= '0;                     // (the fetch is requested in this state: wf_req)
-            state_q <= S_FETCH;
-          end
-        end
-        S_FETCH: if (wf_last) state_q <= S_EXEC;
-        // Malformed operations (unknown opcode, handle outside the SRQ's range) fail without effect.
-        S_EXEC: begin
-          if (!f_known || (f_needs_handle && !f_handle_ok)) begin
-            ok_q <= 1'b0;
-            hw_cnt_q <= '0;
-            state_q <= S_CQE;
-          end else begin
-            eo_valid_o <= 1'b1;
-            eo_code_o <= (f_op == TM_OP_ADD) ? EO_ADD : (f_op == TM_OP_DEL) ? EO_DEL : EO_SYNC;
-            eo_srq_o <= s_q;
-            eo_handle_o <= f_global[H_W-1:0];
-            eo_tag_o <= op_q[TMOP_TAG_OFF*8 +: 64];
-            eo_mask_o <= op_q[TMOP_MASK_OFF*8 +: 64];
-            eo_sw_cnt_vld_o <= f_has_cnt;
-            eo_sw_cnt_o <= f_sw_cnt;
-            if (f_op == TM_OP_ADD) begin
-              add_pend_o <= 1'b1;
-              add_pend_handle_o <= f_global[H_W-1:0];
-            end
-            if (f_has_cnt) begin
-              sync_o <= 1'b1;
-              sync_srq_o <= s_q;
-            end
-            state_q <= S_WAIT;
-          end
-        end
-        S_WAIT: if (eo_rsp_valid_i) begin
-          ok_q <= eo_rsp_ok_i;
-          hw_cnt_q <= eo_rsp_hw_cnt_i;
-          // A successful ADD stays pending until its buffer is in the RAM (the cycle after tb_we_o).
-          if (!(eo_code_o == EO_ADD && eo_rsp_ok_i)) add_pend_o <= 1'b0;
-          if (!clearing_q && eo_code_o == EO_ADD && eo_rsp_ok_i) begin
-            tb_we_o <= 1'b1;
-            tb_waddr_o <= eo_handle_o;
-            tb_wdata_o <= op_q[TMOP_SGE_OFF*8 +: 128];
-          end
-          if (clearing_q) state_q <= S_IDLE;
-          else if (f_signaled && !abort_q) begin
-            cqe_valid_o <= 1'b1;
-            state_q <= S_CQE;
-          end else begin
-            if (!abort_q) ci_q[s_q] <= ci_q[s_q] + 16'd1;
-            state_q <= next_state();
-            i_q <= i_q + 1'b1;
-          end
-        end
-        S_CQE: begin
-          if (!cqe_valid_o && f_signaled && !abort_q) cqe_valid_o <= 1'b1;   // malformed op path
-          else if (!cqe_valid_o || cqe_ready_i) begin
-            cqe_valid_o <= 1'b0;
-            if (!abort_q) ci_q[s_q] <= ci_q[s_q] + 16'd1;
-            state_q <= next_state();
-            i_q <= i_q + 1'b1;
-          end
-        end
-        default: state_q <= S_IDLE;
-      endcase
-
-      // Reconfiguration wins over everything above for that SRQ.
-      if (srq_reset_i && srq_reset_idx_i < 16'(NUM_SRQ)) begin
-        pi_q[srq_reset_idx_i[SRQ_W-1:0]] <= '0;
-        ci_q[srq_reset_idx_i[SRQ_W-1:0]] <= '0;
-        clr_q[srq_reset_idx_i[SRQ_W-1:0]] <= 1'b1;
-        if (state_q != S_IDLE && s_q == srq_reset_idx_i[SRQ_W-1:0]) abort_q <= 1'b1;
-      end
+    end else begin
+      state_q <= state_d;
+      abort_q <= abort_d;
+      clearing_q <= clearing_d;
+      clr_q <= clr_d;
+      pi_q <= pi_d;
+      ci_q <= ci_d;
+      eo_valid_o <= eo_valid_d;
+      tb_we_o <= tb_we_d;
+      add_pend_o <= add_pend_d;
+      cqe_valid_o <= cqe_valid_d;
+      sync_o <= sync_d;
     end
+  end
+  always_ff @(posedge clk_i) begin
+    s_q <= s_d; i_q <= i_d; ok_q <= ok_d; hw_cnt_q <= hw_cnt_d;
+    eo_code_o <= eo_code_d; eo_srq_o <= eo_srq_d; eo_handle_o <= eo_handle_d; eo_tag_o <= eo_tag_d;
+    eo_mask_o <= eo_mask_d; eo_sw_cnt_vld_o <= eo_sw_cnt_vld_d; eo_sw_cnt_o <= eo_sw_cnt_d;
+    tb_waddr_o <= tb_waddr_d; tb_wdata_o <= tb_wdata_d;
+    add_pend_handle_o <= add_pend_handle_d;
+    sync_srq_o <= sync_srq_d;
   end
 
   assign quiet_o = (state_q == S_IDLE || state_q == S_EXEC || state_q == S_WAIT ||
