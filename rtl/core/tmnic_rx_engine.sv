@@ -206,8 +206,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [11:0]     wr_off_q, wr_off_d;       // packet offset of the DMA write request's first byte
   logic            fl_srq_q, fl_srq_d;       // the WQE being fetched is from the SRQ
   logic [4:0]      skip_q, skip_d;           // leading payload bytes not delivered (a matched EAGER's TMH)
-  // S_EXEC's capacity check from registers: payload bytes delivered from this packet, and the held
-  // WQE's room (total SGE bytes less the bytes already received), each set in the state before.
+  // S_EXEC's capacity check from registers: payload bytes delivered from this packet (pay_len less
+  // the skipped TMH) and the held WQE's room (cap - off), both registered from their next values.
   logic [12:0]     pay_del_q, pay_del_d;
   logic [34:0]     room_q, room_d;
   kind_e           t_kind_q, t_kind_d;       // classification of the first packet on a TM-SRQ
@@ -441,14 +441,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cur_d = cur_q;
     sge_i_d = sge_i_q; sge_off_d = sge_off_q; done_d = done_q;
     wr_off_d = wr_off_q; fl_srq_d = fl_srq_q; skip_d = skip_q;
-    pay_del_d = pay_del_q; room_d = room_q;
     t_kind_d = t_kind_q; t_rndv_d = t_rndv_q; t_tag_d = t_tag_q; t_ctx_d = t_ctx_q; t_handle_d = t_handle_q;
     c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q; c_len_d = c_len_q; c_imm_d = c_imm_q;
     c_flags_d = c_flags_q; c_qp_d = c_qp_q; c_cq_d = c_cq_q; c_handle_d = c_handle_q; c_op_d = c_op_q;
     c_tag_d = c_tag_q; c_ctx_d = c_ctx_q;
     ack_valid_d = ack_valid_o && !ack_ready_i;
     ack_qp_d = ack_qp_o; ack_aeth_d = ack_aeth_o; ack_psn_d = ack_psn_o;
-    f_req = 1'b0; f_base = cfg.rq_base; f_log = 5'(cfg.rq_log); f_idx = cur_q.ci; from_tb_d = from_tb_q;
+    f_req = 1'b0; f_base = cfg.rq_base; f_log = 5'(cfg.rq_log); f_idx = cur_q.ci;
     wr_valid_d = wr_valid_o && !wr_ready_i; wr_addr_d = wr_addr_o; wr_len_d = wr_len_o;
     cqe_valid_d = cqe_valid_o && !cqe_ready_i;
     lk_valid_d = lk_valid_o && !lk_ready_i; lk_tag_d = lk_tag_o; lk_commit_miss_d = lk_commit_miss_o;
@@ -505,7 +504,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end else if (cfg.state == QPS_ERR && !has_srq && tab_rdata.ci != pi_rdata) begin
           f_req = 1'b1;                       // (the fetcher is idle outside S_FETCH_WAIT/S_FLUSH_WAIT)
           f_idx = tab_rdata.ci;
-          from_tb_d = 1'b0;
           state_d = S_FLUSH_WAIT;
         end
       end
@@ -526,8 +524,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       S_LOOKUP: begin
         cur_d = tab_rdata;
         skip_d = '0;                          // only a matched first packet skips its TMH
-        pay_del_d = h_q.pay_len;
-        room_d = tab_rdata.cap - 35'(tab_rdata.off);
         ok = (h_q.dest_qp < 24'(NUM_QP)) && (h_q.dest_qp >= 24'(QPN_FIRST)) && (h_q.src_ip == cfg.dest_ip);
         state_d = S_DRAIN;
         after_d = S_DRAIN;
@@ -608,7 +604,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           t_kind_d = K_MATCHED;
           t_handle_d = lk_rsp_handle_i;
           skip_d = t_rndv_q ? 5'd0 : 5'(TMH_SIZE);
-          pay_del_d = t_rndv_q ? h_q.pay_len : h_q.pay_len - 13'(TMH_SIZE);
           tm_exp_d = 1'b1;
           state_d = S_TM_BUF;
         end else if (lk_rsp_unexp_i) begin
@@ -629,7 +624,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
       S_TM_BUF2: if (!tb_re_o) begin
         wqe_tb_ld = 1'b1;
-        from_tb_d = 1'b1;
         fl_srq_d = 1'b1;
         cur_d.idx = 16'(t_handle_q) - scfg.tag_base;   // completions carry the SRQ's own handle
         sge_i_d = '0;
@@ -640,7 +634,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // Take the next receive WQE (consumed now; completed at the last packet).
       S_FETCH: begin
         f_req = 1'b1;
-        from_tb_d = 1'b0;
         fl_srq_d = has_srq;
         if (has_srq) begin
           f_base = scfg.base;
@@ -670,7 +663,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           cur_d.wrid = w_wrid;
           cur_d.off = '0;
           cur_d.cap = chk_total;
-          room_d = chk_total;
           cur_d.sgi = '0;
           cur_d.sgo = '0;
           tab_we = 1'b1;
@@ -792,6 +784,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ev_valid_d = 1'b1;
       ev_qp_d = q_q; ev_syn_d = a_syn; ev_msn_d = a_msn; ev_psn_d = a_psn;
     end
+    pay_del_d = h_q.pay_len - {8'd0, skip_d};
+    room_d = cur_d.cap - 35'(cur_d.off);
+    from_tb_d = wqe_tb_ld || (from_tb_q && !f_req);   // a fetched WQE replaces the tag buffer
     // The write data does not wait for the decision to write (only the enable does).
     if (state_q != S_IDLE) tab_wdata = cur_d;
 
@@ -876,8 +871,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !db_hold && !ev_valid_q &&
                   !ack_valid_o && !cqe_valid_o && ag_idle && rb_idle;
   // Blocked lookups and misses with an empty SRQ are handled alike (RNR NAK), so "blocked" itself
-  // is not needed.
-  wire unused_ok = lk_rsp_blocked_i;
+  // is not needed. The fetcher is idle whenever this FSM requests (it waits for last_o; the
+  // fetcher asserts that a request is held until taken), so its ready is not needed either.
+  wire unused_ok = ^{lk_rsp_blocked_i, f_ready};
 
 `ifndef SYNTHESIS
   logic chk_q;
@@ -887,8 +883,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_rx_engine: QP init while another is pending");
   a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)
     else $error("tmnic_rx_engine: scheduler offer taken while not valid");
-  a_fetch_idle: assert property (@(posedge clk_i) disable iff (!chk_q) f_req |-> f_ready)
-    else $error("tmnic_rx_engine: WQE fetch requested while one is in flight");
   a_wr_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     wr_valid_o && !wr_ready_i |=> wr_valid_o && $stable(wr_addr_o) && $stable(wr_len_o))
     else $error("tmnic_rx_engine: DMA write request changed before it was taken");

@@ -145,8 +145,10 @@ module tmnic_wqe_fetch #(
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   a_count: assert property (@(posedge clk_i) disable iff (!chk_q) take |-> req_count_i != 16'd0)
     else $error("tmnic_wqe_fetch: request for no WQE");
-  a_req_busy: assert property (@(posedge clk_i) disable iff (!chk_q) req_valid_i && busy_q |-> 1'b0)
-    else $error("tmnic_wqe_fetch: request while a fetch is in flight");
+  a_req_hold: assert property (@(posedge clk_i) disable iff (!chk_q)
+    req_valid_i && !req_ready_o |=> req_valid_i && $stable(req_base_i) && $stable(req_log_i) &&
+                                    $stable(req_idx_i) && $stable(req_count_i))
+    else $error("tmnic_wqe_fetch: request dropped or changed before it was taken");
   a_rd_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     rd_valid_o && !rd_ready_i |=> rd_valid_o && $stable(rd_addr_o) && $stable(rd_len_o))
     else $error("tmnic_wqe_fetch: DMA read request changed before it was taken");
