@@ -32,5 +32,7 @@ endfunction()
 tmnic_read_filelist(TMNIC_RTL_PKGS ${TMNIC_RTL_DIR}/pkg/pkg.f)
 tmnic_read_filelist(TMNIC_TM_ENGINE_SOURCES ${TMNIC_RTL_DIR}/tm/tm_engine.f)
 tmnic_read_filelist(TMNIC_RTL_TOP_SOURCES ${TMNIC_RTL_DIR}/top/top.f)
-set(TMNIC_VERILATOR_ARGS -Wall ${TMNIC_RTL_DIR}/lint.vlt --assert -O3 --x-assign fast --x-initial fast
+# -fno-reloop: Verilator 5.006 may declare the loop variable of a rolled-up copy after its first use
+# (uncompilable C++ when an assertion samples a wide array, e.g. the context's QP read ports).
+set(TMNIC_VERILATOR_ARGS -Wall ${TMNIC_RTL_DIR}/lint.vlt --assert -O3 -fno-reloop --x-assign fast --x-initial fast
     -CFLAGS -O2 -Wno-fatal)

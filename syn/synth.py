@@ -121,20 +121,29 @@ BLOCKS = {
         params=dict(DATA_W=512, BUF_BYTES=16384, DESC_DEPTH=16),
         ff_min=[("frame buffer (tmnic_ram_sdp, 16 KiB)", 16384 * 8), ("i_data_q, c_data_q", 1024),
                 ("m_hdr_q (roce_hdr_t)", HDR), ("crc_q, icrc_q", 64)]),
-    # Per-QP state and the outstanding rings in tmnic_ram_sdp tables (the ring's error byte is left out
-    # of the bound: only three constant values are ever written to it).
-    "tmnic_sq_engine": dict(
-        params=dict(DATA_W=512, NUM_QP=64, NUM_MR=64, CLK_MHZ=250, NSLOT=8),
+    # The send queue: requester (per-QP word, producer indices, PSN and next copies in tmnic_ram_sdp
+    # tables) and completer (per-QP word, ci copy and the outstanding rings; the ring's error byte is
+    # left out of the bound: only a few constant values are ever written to it).
+    "tmnic_requester": dict(
+        params=dict(DATA_W=512, NUM_QP=64, NUM_MR=64, OUTS=16, NSLOT=8),
+        ff_min=[("QP table (qtab) 64 x {rnr_due 64, rnr_wait 1, dead 1, psn 24, next 16}", 64 * 106),
+                ("producer indices 64 x 16, PSN copy 64 x 24, next copy 64 x 16", 64 * 56),
+                ("wqe_q", 1024), ("txb_data_o", 512), ("wake_q", 64), ("sq_base_q", 64)]),
+    "tmnic_requester_q1024": dict(
+        top="tmnic_requester", params=dict(DATA_W=512, NUM_QP=1024, NUM_MR=64, OUTS=16, NSLOT=8),
+        ff_min=[("QP table (qtab) 1024 x 106", 1024 * 106),
+                ("producer indices 1024 x 16, PSN copy 1024 x 24, next copy 1024 x 16", 1024 * 56),
+                ("wqe_q", 1024), ("txb_data_o", 512), ("wake_q", 64), ("sq_base_q", 64)]),
+    "tmnic_completer": dict(
+        params=dict(NUM_QP=64, CLK_MHZ=250, OUTS=16),
         ff_min=[("ring (otab) 1024 x {wrid 64, first 24, last 24, sig 1}", 1024 * 113),
-                ("QP table (qtab) 64 x {rnr_due 64, rnr_wait 1, rnr_left 3, psn 24, ci 16, next 16}", 64 * 124),
-                ("producer indices 64 x 16, QUERY PSN copy 64 x 24", 64 * 40),
-                ("wqe_q", 1024), ("txb_data_o", 512), ("wake_q", 64)]),
-    "tmnic_sq_engine_q1024": dict(
-        top="tmnic_sq_engine", params=dict(DATA_W=512, NUM_QP=1024, NUM_MR=64, CLK_MHZ=250, NSLOT=8),
+                ("QP table (ctab) 64 x {rnr_left 3, ci 16}, ci copy 64 x 16", 64 * 35),
+                ("c_wrid_q, rnr_due_q, msg_o.rnr_due", 3 * 64)]),
+    "tmnic_completer_q1024": dict(
+        top="tmnic_completer", params=dict(NUM_QP=1024, CLK_MHZ=250, OUTS=16),
         ff_min=[("ring (otab) 16384 x {wrid 64, first 24, last 24, sig 1}", 16384 * 113),
-                ("QP table (qtab) 1024 x 124", 1024 * 124),
-                ("producer indices 1024 x 16, QUERY PSN copy 1024 x 24", 1024 * 40),
-                ("wqe_q", 1024), ("txb_data_o", 512), ("wake_q", 64)]),
+                ("QP table (ctab) 1024 x 19, ci copy 1024 x 16", 1024 * 35),
+                ("c_wrid_q, rnr_due_q, msg_o.rnr_due", 3 * 64)]),
     "tmnic_tx_gather": dict(
         params=dict(DATA_W=512, NSLOT=8),
         ff_min=[("header RAM 8 x roce_hdr_t", 8 * HDR), ("txb_data_o", 512), ("pkt_hdr_o", HDR)]),

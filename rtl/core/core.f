@@ -7,7 +7,8 @@ rtl/core/tmnic_dma_wr.sv
 rtl/core/tmnic_sge_chk.sv
 rtl/core/tmnic_wqe_fetch.sv
 rtl/core/tmnic_tx_gather.sv
-rtl/core/tmnic_sq_engine.sv
+rtl/core/tmnic_requester.sv
+rtl/core/tmnic_completer.sv
 rtl/core/tmnic_ack_gen.sv
 rtl/core/tmnic_rx_buf.sv
 rtl/core/tmnic_rx_engine.sv

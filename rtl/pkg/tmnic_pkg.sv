@@ -89,5 +89,27 @@ package tmnic_pkg;
     d = a - b;
     psn_ge = !d[23];
   endfunction
+  // Requester -> completer: one entry of a QP's outstanding-message ring (the completer's RAM).
+  typedef struct packed {
+    logic [63:0] wrid;
+    logic [23:0] first;       // PSNs of the message's first and last packets
+    logic [23:0] last;
+    logic        sig;         // signaled
+    logic [7:0]  err;         // nonzero: the WQE completes with this status, never by an ACK
+  } sq_out_t;
+
+  // Completer -> requester: what an ACK/NAK does to the sending side of a QP.
+  typedef enum logic {
+    SQ_MSG_REWIND,            // go back: next WQE idx, next PSN psn (after an RNR wait if rnr)
+    SQ_MSG_FAIL               // the QP failed: stop sending it
+  } sq_msg_kind_e;
+  typedef struct packed {
+    sq_msg_kind_e kind;
+    logic [15:0]  qp;         // (QP_W bits used)
+    logic [15:0]  idx;
+    logic [23:0]  psn;
+    logic         rnr;
+    logic [63:0]  rnr_due;    // cycle at which the RNR wait ends
+  } sq_msg_t;
 
 endpackage

@@ -131,9 +131,9 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .stats_i(stats), .tm_stats_i(tm_stats),
     .tm_place_i({16'(tm_spilled), 16'(tm_cam_used)}));
 
-  // Context read ports: QP 0..3 send engine, 4..6 receive engine; MR 0 send, 1 receive.
-  logic [6:0][QP_W-1:0] qp_rd_idx;
-  qp_cfg_t [6:0] qp_rd;
+  // Context read ports: QP 0 requester, 1..2 completer, 3..5 receive engine; MR 0 send, 1 receive.
+  logic [5:0][QP_W-1:0] qp_rd_idx;
+  qp_cfg_t [5:0] qp_rd;
   logic [1:0][$clog2(NUM_MR)-1:0] mr_rd_idx;
   mr_t [1:0] mr_rd;
   logic [$clog2(NUM_CQ)-1:0] cq_rd_idx;
@@ -148,7 +148,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [QP_W-1:0] err_sq_qp, err_rq_qp;
 
   tmnic_ctx #(.NUM_QP(NUM_QP), .NUM_CQ(NUM_CQ), .NUM_SRQ(NUM_SRQ), .NUM_MR(NUM_MR),
-              .TM_ENTRIES(TM_ENTRIES)) u_ctx (
+              .NQP_RD(6), .TM_ENTRIES(TM_ENTRIES)) u_ctx (
     .clk_i, .rst_ni,
     .cmd_valid_i(cmd_valid), .cmd_op_i(cmd_op), .cmd_idx_i(cmd_idx), .cmd_args_i(cmd_args),
     .cmd_err_o(cmd_err), .cmd_busy_o(cmd_busy),
@@ -217,6 +217,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign rd_valid[RD_SQ_PAY] = sq_rd_valid && sq_rd_is_pay;
 
   localparam int unsigned NSLOT = 8;          // 4 KiB TX slots: packets in preparation or waiting
+  localparam int unsigned SQ_OUTS = 16;       // messages sent and not yet completed, per QP
   logic txb_wr, txb_rd;
   logic [12+$clog2(NSLOT)-1:0] txb_wpos, txb_rpos;
   logic [DATA_W-1:0] txb_wdata, txb_rdata;
@@ -236,17 +237,28 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [31:0] ack_ev_aeth;
   logic [23:0] ack_ev_psn;
   logic st_retx, st_rx_rnr, st_rx_nak, st_rx_ack, st_sq_prot;
+  // Requester <-> completer
+  sq_msg_t sq_msg;
+  sq_out_t o_wdata;
+  logic sq_msg_valid, sq_msg_ready, sq_mark, o_we, nx_re, ci_re, lerr_valid, lerr_ready, ckick;
+  logic req_idle, comp_idle;
+  logic [QP_W-1:0] sq_mark_qp, nx_raddr, ci_raddr, lerr_qp, ckick_qp;
+  logic [QP_W+$clog2(SQ_OUTS)-1:0] o_waddr;
+  logic [15:0] nx_rdata, ci_rdata;
 
-  tmnic_sq_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .CLK_MHZ(CLK_MHZ),
-                    .NSLOT(NSLOT)) u_sq (
+  tmnic_requester #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .OUTS(SQ_OUTS), .NSLOT(NSLOT)) u_req (
     .clk_i, .rst_ni, .now_i,
-    .qp_idx_o(qp_rd_idx[3:0]), .qp_rd_i(qp_rd[3:0]), .mr_idx_o(mr_rd_idx[0]),
+    .qp_idx_o(qp_rd_idx[0]), .qp_rd_i(qp_rd[0]), .mr_idx_o(mr_rd_idx[0]),
     .mr_rd_i(mr_rd[0]), .local_mac_i(mac), .local_ip_i(ip),
     .kick_i({err_rq, qp_set}), .kick_qp_i({err_rq_qp, init_qp}),
     .init_sq_i(init_sq), .init_qp_i(init_qp), .init_psn_i(init_sq_psn),
     .db_valid_i(db_valid && db_type == 3'd0), .db_idx_i(db_idx), .db_pi_i(db_val[15:0]), .db_ready_o(sq_db_ready),
-    .ack_valid_i(ack_ev_valid), .ack_ready_o(ack_ev_ready), .ack_qp_i(ack_ev_qp), .ack_aeth_i(ack_ev_aeth),
-    .ack_psn_i(ack_ev_psn),
+    .msg_i(sq_msg), .msg_valid_i(sq_msg_valid), .msg_ready_o(sq_msg_ready), .mark_i(sq_mark), .mark_qp_i(sq_mark_qp),
+    .ci_re_o(ci_re), .ci_raddr_o(ci_raddr), .ci_rdata_i(ci_rdata),
+    .o_we_o(o_we), .o_waddr_o(o_waddr), .o_wdata_o(o_wdata),
+    .nx_re_i(nx_re), .nx_raddr_i(nx_raddr), .nx_rdata_o(nx_rdata),
+    .lerr_valid_o(lerr_valid), .lerr_ready_i(lerr_ready), .lerr_qp_o(lerr_qp),
+    .ckick_o(ckick), .ckick_qp_o(ckick_qp),
     .rd_addr_o(sq_rd_addr), .rd_len_o(sq_rd_len), .rd_valid_o(sq_rd_valid),
     .rd_ready_i(sq_rd_is_pay ? rd_ready[RD_SQ_PAY] : rd_ready[RD_SQ_WQE]), .rd_is_pay_o(sq_rd_is_pay),
     .rsp_wqe_valid_i(rsp_valid && rsp_client == 2'(RD_SQ_WQE)),
@@ -255,10 +267,25 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .txb_wr_o(txb_wr), .txb_pos_o(txb_wpos), .txb_data_o(txb_wdata), .txb_be_o(txb_be),
     .pkt_hdr_o(sq_pkt_hdr), .pkt_slot_o(sq_pkt_slot), .pkt_valid_o(sq_pkt_valid), .pkt_ready_i(sq_pkt_ready),
     .slot_free_i(slot_free),
+    .query_qp_i(query_qp), .query_psn_o(query_sq_psn),
+    .prot_err_o(st_sq_prot), .quiet_o(sq_quiet), .idle_o(req_idle), .wake_at_o(wake_at_o));
+
+  tmnic_completer #(.NUM_QP(NUM_QP), .CLK_MHZ(CLK_MHZ), .OUTS(SQ_OUTS)) u_comp (
+    .clk_i, .rst_ni, .now_i,
+    .qp_idx_o(qp_rd_idx[2:1]), .qp_rd_i(qp_rd[2:1]), .init_i(init_sq), .init_qp_i(init_qp),
+    .kick_i({ckick, err_rq, qp_set}), .kick_qp_i({ckick_qp, err_rq_qp, init_qp}),
+    .ack_valid_i(ack_ev_valid), .ack_ready_o(ack_ev_ready), .ack_qp_i(ack_ev_qp), .ack_aeth_i(ack_ev_aeth),
+    .ack_psn_i(ack_ev_psn),
+    .lerr_valid_i(lerr_valid), .lerr_ready_o(lerr_ready), .lerr_qp_i(lerr_qp),
+    .o_we_i(o_we), .o_waddr_i(o_waddr), .o_wdata_i(o_wdata),
+    .nx_re_o(nx_re), .nx_raddr_o(nx_raddr), .nx_rdata_i(nx_rdata),
+    .ci_re_i(ci_re), .ci_raddr_i(ci_raddr), .ci_rdata_o(ci_rdata),
+    .msg_o(sq_msg), .msg_valid_o(sq_msg_valid), .msg_ready_i(sq_msg_ready), .mark_o(sq_mark), .mark_qp_o(sq_mark_qp),
     .cqe_o(cqe[0]), .cqe_valid_o(cqe_valid[0]), .cqe_ready_i(cqe_ready[0]),
-    .err_o(err_sq), .err_qp_o(err_sq_qp), .query_qp_i(query_qp), .query_psn_o(query_sq_psn),
+    .err_o(err_sq), .err_qp_o(err_sq_qp),
     .retransmit_o(st_retx), .rx_rnr_o(st_rx_rnr), .rx_nak_o(st_rx_nak), .rx_ack_o(st_rx_ack),
-    .prot_err_o(st_sq_prot), .quiet_o(sq_quiet), .idle_o(sq_idle), .wake_at_o(wake_at_o));
+    .idle_o(comp_idle));
+  assign sq_idle = req_idle && comp_idle;
 
   logic [DATA_W-1:0] btx_tdata;
   logic [BYTES-1:0] btx_tkeep;
@@ -392,7 +419,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_rx_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .NUM_SRQ(NUM_SRQ),
                     .TM_ENTRIES(TM_ENTRIES)) u_rx (
     .clk_i, .rst_ni,
-    .qp_idx_o(qp_rd_idx[6:4]), .qp_rd_i(qp_rd[6:4]),
+    .qp_idx_o(qp_rd_idx[5:3]), .qp_rd_i(qp_rd[5:3]),
     .mr_idx_o(mr_rd_idx[1]), .mr_rd_i(mr_rd[1]), .srq_idx_o(srq_rd_idx), .srq_rd_i(srq_rd),
     .local_mac_i(mac), .local_ip_i(ip),
     .kick_i({err_sq, qp_set}), .kick_qp_i({err_sq_qp, init_qp}), .init_rq_i(init_rq), .init_qp_i(init_qp), .init_psn_i(init_rq_psn),

@@ -1,28 +1,29 @@
-// Requester (send) engine. Owns every QP's send-side state: producer index from the doorbell,
-// next WQE to send, oldest unacknowledged WQE, next PSN, RNR retry state. It
+// Requester: the send queue's sending side (rxe_req.c's role). Owns every QP's producer index from
+// the doorbell, next WQE to send, next PSN and RNR wait. It
 //   - takes the next QP with possible work from a ready-queue scheduler (tmnic_qp_sched): doorbells,
-//     QP commands, errors, ACKs, RNR timer expiries and the end of a message mark a QP,
-//   - fetches the WQE by DMA, checks every SGE against the MR table before any payload DMA
-//     (a bad lkey completes the WQE with LOC_PROT_ERR and moves the QP to ERR, no DMA at all),
+//     QP commands, the completer's marks, RNR timer expiries and the end of a message mark a QP,
+//   - fetches the WQE (tmnic_wqe_fetch), checks every SGE against the MR table before any payload
+//     DMA (tmnic_sge_chk; a bad lkey fails the WQE with LOC_PROT_ERR and the QP, no DMA at all),
+//   - puts each message into the completer's outstanding-message ring before its first packet,
 //   - cuts the message into PMTU packets and has each packet's payload gathered into a TX buffer slot
 //     (tmnic_tx_gather: DMA reads for SGEs, or the WQE's inline bytes),
-//   - processes ACK/NAK events from the receive engine at packet boundaries: completes WQEs,
-//     goes back to the oldest unacknowledged WQE after an RNR NAK (after the RNR timer) or a PSN
-//     sequence NAK, and fails the QP on other NAKs or when rnr_retry is exhausted,
-//   - flushes outstanding and newly posted WQEs with WR_FLUSH_ERR while the QP is in ERR.
+//   - applies the completer's messages at packet boundaries (go back to a WQE and PSN, after an RNR
+//     wait; stop a failed QP),
+//   - while the QP is in ERR, puts the WQEs it never sent into the ring as flushed entries: the
+//     completer (tmnic_completer) writes every send completion, in order.
+// The window: at most OUTS messages between the completer's ci (read from its copy when a QP is
+// picked up; a stale value only shrinks the window) and next.
 //
-// State in block RAM (tmnic_ram_sdp, registered reads): the per-QP context (qtab), the producer
-// indices written by doorbells (pitab), a copy of the PSNs for QUERY_QP, and the outstanding-message
-// ring of every QP (otab, NUM_QP x OUTS entries). This FSM is the only writer of qtab and otab and
-// writes through: the registered copy of the QP being sent (cur_q) and of the QP an ACK is for (ac_q)
-// are always equal to their table words, so a QP's word is read fresh whenever it is picked up.
+// State in block RAM (tmnic_ram_sdp, registered reads): the per-QP word (qtab), the producer
+// indices written by doorbells (pitab), copies of the PSN (QUERY_QP) and of next (the completer).
+// This FSM is the only writer and writes through: the registered copy of the QP being sent (cur_q)
+// always equals its table word, so a QP's word is read fresh whenever it is picked up.
 // RNR timers: a QP waiting for one is not sent; when the earliest due time (wake_q) passes, a sweep
 // reads every QP's word (one per cycle), ends the expired waits and computes the next wake_q.
-module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
+module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned NUM_QP = 64,
   parameter int unsigned NUM_MR = 64,
-  parameter int unsigned CLK_MHZ = 250,
   // Messages sent but not yet acknowledged, per QP (power of two).
   parameter int unsigned OUTS = 16,
   localparam int unsigned BYTES = DATA_W / 8,
@@ -38,11 +39,10 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic rst_ni,
   input  logic [63:0] now_i,            // cycle counter (timers)
 
-  // Context tables, read ports: 0 current QP, 1 ACK's QP, 2 QP being initialised, 3 QP of the
-  // completion being reported (registered reads: qp_rd_i one cycle after qp_idx_o); MR of the SGE
-  // being checked
-  output logic [3:0][QP_W-1:0]    qp_idx_o,
-  input  qp_cfg_t [3:0]           qp_rd_i,
+  // Context tables: configuration of the current QP (registered read: qp_rd_i one cycle after
+  // qp_idx_o); MR of the SGE being checked
+  output logic [QP_W-1:0]         qp_idx_o,
+  input  qp_cfg_t                 qp_rd_i,
   output logic [MR_W-1:0]         mr_idx_o,
   input  mr_t                     mr_rd_i,
   input  logic [47:0] local_mac_i,
@@ -57,12 +57,27 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [15:0] db_pi_i,
   output logic        db_ready_o,   // room for a doorbell next cycle (tmnic_qp_sched set_ready_o)
 
-  // ACK/NAK events from the receive engine
-  input  logic            ack_valid_i,
-  output logic            ack_ready_o,
-  input  logic [QP_W-1:0] ack_qp_i,
-  input  logic [31:0]     ack_aeth_i,
-  input  logic [23:0]     ack_psn_i,
+  // The completer (tmnic_completer): its messages, its marks, its copy of ci, the ring it owns, the
+  // copy of next it reads, local errors and flushed entries
+  input  sq_msg_t         msg_i,
+  input  logic            msg_valid_i,
+  output logic            msg_ready_o,       // the message is in the table (this cycle's write)
+  input  logic            mark_i,            // look at mark_qp_i (its window or state changed)
+  input  logic [QP_W-1:0] mark_qp_i,
+  output logic            ci_re_o,
+  output logic [QP_W-1:0] ci_raddr_o,
+  input  logic [15:0]     ci_rdata_i,
+  output logic                  o_we_o,
+  output logic [QP_W+OUT_W-1:0] o_waddr_o,
+  output sq_out_t               o_wdata_o,
+  input  logic            nx_re_i,
+  input  logic [QP_W-1:0] nx_raddr_i,
+  output logic [15:0]     nx_rdata_o,
+  output logic            lerr_valid_o,      // the current WQE failed locally: fail the QP
+  input  logic            lerr_ready_i,
+  output logic [QP_W-1:0] lerr_qp_o,
+  output logic            ckick_o,           // flushed entries were added to ckick_qp_o's ring
+  output logic [QP_W-1:0] ckick_qp_o,
 
   // DMA read: client port for WQEs and payload; shared response bus
   output logic [63:0]        rd_addr_o,
@@ -90,80 +105,53 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic      pkt_ready_i,
   input  logic [NSLOT-1:0] slot_free_i,
 
-  // Completions
-  output cqe_req_t cqe_o,
-  output logic     cqe_valid_o,
-  input  logic     cqe_ready_i,
-
-  output logic            err_o,         // move err_qp_o to ERR
-  output logic [QP_W-1:0] err_qp_o,
   input  logic [QP_W-1:0] query_qp_i,    // QUERY_QP: PSN of query_qp_i, one cycle later
   output logic [23:0]     query_psn_o,
 
-  output logic retransmit_o, output logic rx_rnr_o, output logic rx_nak_o, output logic rx_ack_o,
   output logic prot_err_o,
   output logic quiet_o,                  // no DMA in flight or about to be issued, no init pending
   output logic idle_o,                   // nothing to do until a doorbell, an ACK or wake_at_o
   output logic [63:0] wake_at_o          // earliest RNR timer expiry (all ones: none)
 );
-  if ((OUTS & (OUTS - 1)) != 0 || OUTS < 2) begin : g_chk
-    $fatal(1, "tmnic_sq_engine: OUTS must be a power of two >= 2");
+  if ((OUTS & (OUTS - 1)) != 0 || OUTS < 2 || OUTS > 32768) begin : g_chk
+    $fatal(1, "tmnic_requester: OUTS must be a power of two in 2..32768");
   end
-  if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4) begin : g_chk_qp
-    $fatal(1, "tmnic_sq_engine: NUM_QP must be a power of two >= 4");
+  if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4 || NUM_QP > 65536) begin : g_chk_qp
+    $fatal(1, "tmnic_requester: NUM_QP must be a power of two in 4..65536");
   end
   if (DATA_W != 512) begin : g_chk_w
-    $fatal(1, "tmnic_sq_engine: only DATA_W = 512 is implemented (one 64-byte beat per WQE half)");
+    $fatal(1, "tmnic_requester: only DATA_W = 512 is implemented (one 64-byte beat per WQE half)");
   end
 
-  // ---------------------------------------------------------------- table words
+  // ---------------------------------------------------------------- table word
   typedef struct packed {
     logic [63:0] rnr_due;     // cycle at which the RNR wait ends
     logic        rnr_wait;
-    logic [2:0]  rnr_left;    // RNR retries left (7: infinite)
+    logic        dead;        // failed (locally or by the completer): nothing more is sent
     logic [23:0] psn;         // PSN of the next new packet
-    logic [15:0] ci;          // oldest WQE not yet completed
     logic [15:0] next;        // next WQE to send
-  } sq_qp_t;
-  typedef struct packed {
-    logic [63:0] wrid;
-    logic [23:0] first;       // PSNs of the message's first and last packets
-    logic [23:0] last;
-    logic        sig;         // signaled
-    logic [7:0]  err;         // nonzero: the WQE failed locally with this status
-  } sq_out_t;
+  } rq_qp_t;
 
-  typedef enum logic [4:0] {
-    S_IDLE, S_SWEEP, S_LOAD, S_FLUSH, S_FLUSH_CQE, S_FETCH, S_FETCH_WAIT, S_CHECK, S_SGE, S_START,
-    S_PKT, S_INLINE, S_GATHER, S_FILLED, S_ACK_RD, S_ACK, S_CQE, S_ERRWAIT
+  typedef enum logic [3:0] {
+    S_IDLE, S_SWEEP, S_LOAD, S_MSG, S_FETCH, S_FETCH_WAIT, S_CHECK, S_SGE, S_START,
+    S_PKT, S_INLINE, S_GATHER, S_FILLED, S_LERR
   } state_e;
 
   // ---------------------------------------------------------------- registers
   // Control (reset)
   state_e          state_q, state_d, after_q, after_d;
-  logic            in_msg_q, in_msg_d;       // a message of q_q is being sent (ACKs between packets)
+  logic            in_msg_q, in_msg_d;       // a message of q_q is being sent (messages between packets)
   logic            flushing_q, flushing_d;
   logic [63:0]     wake_q, wake_d;
   logic            init_pend_q, init_pend_d;
   logic [QP_W:0]   sw_q, sw_d;               // sweep: next word to read
   logic [63:0]     sw_min_q, sw_min_d;
-  logic            errwait_q, errwait_d;
-  logic            p_valid_q, p_valid_d, cqe_valid_d, err_d;
-  logic            retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d, prot_err_d;
+  logic            p_valid_q, p_valid_d, lerr_valid_d, ckick_d, prot_err_d;
   // Payload (no reset)
-  logic [QP_W-1:0] q_q, q_d, aq_q, aq_d, init_qp_q, init_qp_d, err_qp_d;
-  logic [15:0]     pi_q, pi_d;
+  logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, lerr_qp_d;
+  logic [15:0]     pi_q, pi_d, ci_q, ci_d;
   logic [23:0]     init_psn_q, init_psn_d;
-  sq_qp_t          cur_q, cur_d, ac_q, ac_d;
-  logic [31:0]     ack_aeth_q, ack_aeth_d;
-  // An RNR NAK's wait: its length in cycles (table and multiplier) registered when the ACK is taken,
-  // its due time (a 64-bit sum) in S_ACK_RD, so S_ACK only compares it with the next wake-up.
-  logic [63:0]     rnr_cyc_q, rnr_cyc_d, rnr_due_q, rnr_due_d;
-  logic [23:0]     ack_psn_q, ack_psn_d;
-  logic [QP_W-1:0] c_qp_q, c_qp_d;
-  logic [63:0]     c_wrid_q, c_wrid_d;
-  logic [15:0]     c_idx_q, c_idx_d;
-  logic [7:0]      c_status_q, c_status_d;
+  rq_qp_t          cur_q, cur_d;
   logic [63:0]     p_addr_q, p_addr_d;        // the payload read request (the fetcher has its own)
   logic [12:0]     p_len_q, p_len_d;
   logic [2:0]      sge_i_q, sge_i_d;
@@ -180,14 +168,20 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // ---------------------------------------------------------------- tables
   logic tab_re, tab_we;
   logic [QP_W-1:0] tab_raddr, tab_waddr;
-  sq_qp_t tab_wdata, tab_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(sq_qp_t)), .DEPTH(NUM_QP), .NO_COLLISION(1'b1)) u_qtab (
+  rq_qp_t tab_wdata, tab_rdata;
+  tmnic_ram_sdp #(.WIDTH($bits(rq_qp_t)), .DEPTH(NUM_QP), .NO_COLLISION(1'b1)) u_qtab (
     .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata),
     .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(tab_rdata));
-  // QUERY_QP's copy of the PSNs (same writes, its own read port)
+  // Copies with their own read ports: the PSN for QUERY_QP, next for the completer (which must see
+  // the old word when it reads the one being written).
   tmnic_ram_sdp #(.WIDTH(24), .DEPTH(NUM_QP)) u_psntab (
     .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata.psn),
     .re_i(1'b1), .raddr_i(query_qp_i), .rdata_o(query_psn_o));
+  tmnic_ram_sdp #(.WIDTH(16), .DEPTH(NUM_QP), .READ_FIRST(1'b1)) u_nxtab (
+    .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata.next),
+    .re_i(nx_re_i), .raddr_i(nx_raddr_i), .rdata_o(nx_rdata_o));
+  assign ci_re_o = tab_re;
+  assign ci_raddr_o = tab_raddr;
 
   wire db_ok = db_valid_i && db_idx_i < 12'(NUM_QP);
   logic [15:0] pi_rdata;
@@ -198,12 +192,20 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .init_i(state_q == S_IDLE && init_pend_q), .init_idx_i(init_qp_q),
     .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(pi_rdata), .hold_o(db_hold));
 
-  logic o_re, o_we;
-  logic [QP_W+OUT_W-1:0] o_raddr, o_waddr;
-  sq_out_t o_wdata, o_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(sq_out_t)), .DEPTH(NUM_QP * OUTS), .NO_COLLISION(1'b1)) u_otab (
-    .clk_i, .we_i(o_we), .waddr_i(o_waddr), .wdata_i(o_wdata),
-    .re_i(o_re), .raddr_i(o_raddr), .rdata_o(o_rdata));
+  // Configuration of the current QP (the receive-side fields belong to the responder)
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire qp_cfg_t cfg = qp_rd_i;
+  /* verilator lint_on UNUSEDSIGNAL */
+  // The ring of the current QP, registered for the fetcher: the request is made at least a cycle
+  // after S_LOAD, and the fetch address starts at a register, not at the context RAM's output.
+  // (Verilator 5.006 also emits uncompilable code when the fetcher's assertions sample the
+  // context's whole read-port array.)
+  logic [63:0] sq_base_q;
+  logic [3:0]  sq_log_q;
+  always_ff @(posedge clk_i) begin
+    sq_base_q <= cfg.sq_base;
+    sq_log_q <= cfg.sq_log;
+  end
 
   // ---------------------------------------------------------------- WQE fetcher
   // Send WQEs come through tmnic_wqe_fetch (one at a time); it holds the WQE until the next fetch.
@@ -217,7 +219,7 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   /* verilator lint_on UNUSEDSIGNAL */
   tmnic_wqe_fetch #(.DATA_W(DATA_W), .STRIDE(WQE_STRIDE), .BATCH(1)) u_fetch (
     .clk_i, .rst_ni,
-    .req_valid_i(f_req), .req_ready_o(f_ready), .req_base_i(qp_rd_i[0].sq_base), .req_log_i(5'(qp_rd_i[0].sq_log)),
+    .req_valid_i(f_req), .req_ready_o(f_ready), .req_base_i(sq_base_q), .req_log_i(5'(sq_log_q)),
     .req_idx_i(cur_q.next), .req_count_i(16'd1), .n_o(f_n),
     .rd_addr_o(f_rd_addr), .rd_len_o(f_rd_len), .rd_valid_o(f_rd_valid), .rd_ready_i,
     .rsp_valid_i(rsp_wqe_valid_i), .rsp_data_i, .rsp_off_i, .rsp_last_i,
@@ -228,14 +230,15 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign rd_is_pay_o = !f_rd_valid;
 
   // ---------------------------------------------------------------- scheduler
-  // Set ports: 0 this FSM, 1 doorbells, 2-3 kicks. A mark means "look at this QP": S_LOAD decides.
+  // Set ports: 0 this FSM, 1 doorbells, 2-3 kicks, 4 the completer. A mark means "look at this QP":
+  // S_LOAD decides.
   logic            set_own;
   logic [QP_W-1:0] set_own_qp;
   logic            sched_valid, sched_take, sched_pending;
   logic [QP_W-1:0] sched_idx;
-  tmnic_qp_sched #(.N(NUM_QP), .NSET(4)) u_sched (
+  tmnic_qp_sched #(.N(NUM_QP), .NSET(5)) u_sched (
     .clk_i, .rst_ni,
-    .set_i({kick_i, db_ok, set_own}), .set_idx_i({kick_qp_i, db_idx_i[QP_W-1:0], set_own_qp}),
+    .set_i({mark_i, kick_i, db_ok, set_own}), .set_idx_i({mark_qp_i, kick_qp_i, db_idx_i[QP_W-1:0], set_own_qp}),
     .set_ready_o(db_ready_o),
     .valid_o(sched_valid), .idx_o(sched_idx), .take_i(sched_take), .pending_o(sched_pending));
 
@@ -256,10 +259,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .pkt_hdr_o, .pkt_slot_o, .pkt_valid_o, .pkt_ready_i, .slot_free_i, .idle_o(g_idle));
 
   // ---------------------------------------------------------------- current WQE and QP
-  // Configuration of the current QP (the receive-side fields belong to the receive engine).
-  /* verilator lint_off UNUSEDSIGNAL */
-  wire qp_cfg_t cfg = qp_rd_i[0];
-  /* verilator lint_on UNUSEDSIGNAL */
   wire [7:0]  w_op = wqe_q[WQE_OPCODE_OFF*8 +: 8];
   wire [7:0]  w_flags = wqe_q[WQE_FLAGS_OFF*8 +: 8];
   wire [7:0]  w_nsge = wqe_q[WQE_NUM_SGE_OFF*8 +: 8];
@@ -292,83 +291,71 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire        first_pkt = (msg_off_q == 32'd0);
   wire        wake_due = now_i >= wake_q;
 
-  always_comb begin
-    cqe_o = '0;
-    cqe_o.cq = qp_rd_i[3].send_cq;
-    cqe_o.wr_id = c_wrid_q;
-    cqe_o.qp_num = 24'(c_qp_q);
-    cqe_o.wqe_idx = c_idx_q;
-    cqe_o.opcode = WC_OP_SEND;
-    cqe_o.status = c_status_q;
-  end
-  // The context's QP ports are registered block-RAM reads: they get the next value of each index
-  // register, so qp_rd_i[k] belongs to the register's current value.
-  assign qp_idx_o = {c_qp_d, init_qp_d, aq_d, q_d};
+  // The context's QP port is a registered block-RAM read: it gets the next value of the index
+  // register, so qp_rd_i belongs to the register's current value.
+  assign qp_idx_o = q_d;
 
   // Values of the registered state used by the next-state logic.
   wire [QP_W-1:0] sw_k = QP_W'(sw_q - 1'b1);               // sweep: word examined this cycle
   // Packets of the message less one, floor((len - 1) / PMTU) (0 for an empty message): registered
   // from the next message length, so S_START only adds it to the PSN.
   logic [23:0] npk1_q, npk1_d;
-  wire [1:0]  typ = ack_aeth_q[30:29];                       // AETH syndrome
-  wire [4:0]  val = ack_aeth_q[28:24];
-  wire [23:0] lim = (typ == AETH_TYPE_ACK) ? ack_psn_q : ack_psn_q - 24'd1;  // WQEs ending at or before: done
-  wire        outstanding = (ac_q.ci != ac_q.next);
-  // The ACK is for the QP whose message is being sent (in_msg_q and q_q do not change while an ACK
-  // is processed): its changes go to cur_q as well.
-  wire        ack_on_cur = in_msg_q && aq_q == q_q;
+  wire         window = (tab_rdata.next - ci_rdata_i) < 16'(OUTS);   // (S_LOAD: words just read)
+  wire [QP_W-1:0] msg_qp = msg_i.qp[QP_W-1:0];
+  // The message is for the QP whose message is being sent (in_msg_q and q_q do not change while a
+  // message is applied): it goes to cur_q as well.
+  wire         msg_on_cur = in_msg_q && msg_qp == q_q;
 
   // ---------------------------------------------------------------- next state
-  logic       fail, rewind, abort;     // ACK decisions
-  logic [7:0] st;
+  logic       abort;
   logic [7:0] loc_err;                 // nonzero: the current WQE fails locally with this status
+  rq_qp_t     mw;                      // S_MSG: the message applied to the QP word
   always_comb begin
-    fail = 1'b0; rewind = 1'b0; abort = 1'b0; st = WC_GENERAL_ERR; loc_err = '0;
+    abort = 1'b0; loc_err = '0; mw = tab_rdata;
     // defaults: hold
     state_d = state_q; after_d = after_q; in_msg_d = in_msg_q; flushing_d = flushing_q;
-    wake_d = wake_q; init_pend_d = init_pend_q; sw_d = sw_q; sw_min_d = sw_min_q; errwait_d = errwait_q;
-    q_d = q_q; aq_d = aq_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q; pi_d = pi_q;
-    cur_d = cur_q; ac_d = ac_q; ack_aeth_d = ack_aeth_q; ack_psn_d = ack_psn_q;
-    rnr_cyc_d = rnr_cyc_q; rnr_due_d = now_i + 64'd1 + rnr_cyc_q;   // (used in the cycle after S_ACK_RD)
-    c_qp_d = c_qp_q; c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q;
+    wake_d = wake_q; init_pend_d = init_pend_q; sw_d = sw_q; sw_min_d = sw_min_q;
+    q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q; pi_d = pi_q; ci_d = ci_q;
+    cur_d = cur_q;
     p_addr_d = p_addr_q; p_len_d = p_len_q;
     p_valid_d = p_valid_q && !(rd_ready_i && !f_rd_valid);
     f_req = 1'b0;
-    cqe_valid_d = cqe_valid_o && !cqe_ready_i;
-    err_d = 1'b0; err_qp_d = err_qp_o;
+    lerr_valid_d = lerr_valid_o && !lerr_ready_i; lerr_qp_d = lerr_qp_o;
+    ckick_d = 1'b0;
+    msg_ready_o = 1'b0;
     sge_i_d = sge_i_q; msg_len_d = msg_len_q; msg_off_d = msg_off_q;
     sge_addr_d = sge_addr_q; sge_left_d = sge_left_q;
     pkt_len_d = pkt_len_q; pkt_fill_d = pkt_fill_q; pkt_left_d = pkt_left_q;
     sge_start = 1'b0;
-    {retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d, prot_err_d} = '0;
+    prot_err_d = 1'b0;
     tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; tab_wdata = '0;
     tab_cur = 1'b1;   // a table write stores cur_d (as it is after this block), unless a path says otherwise
-    o_re = 1'b0; o_raddr = {q_q, cur_q.ci[OUT_W-1:0]};
-    o_we = 1'b0; o_waddr = {q_q, cur_q.next[OUT_W-1:0]}; o_wdata = '0;
+    o_we_o = 1'b0; o_waddr_o = {q_q, cur_q.next[OUT_W-1:0]}; o_wdata_o = '0;
     set_own = 1'b0; set_own_qp = q_q;
     sched_take = 1'b0;
-    ack_ready_o = 1'b0;
     g_alloc = 1'b0; g_filled = 1'b0; g_push = 1'b0; g_inl = 1'b0; g_hdr = '0;
     g_push_pos = {g_slot, 12'd0} + TXB_POS_W'(pkt_fill_q);
     g_inl_pos = {g_slot, 12'd0} + ((pkt_fill_q == 13'd0) ? TXB_POS_W'(0) : TXB_POS_W'(64));
     g_inl_data = (pkt_fill_q == 13'd0) ? wqe_q[WQE_INLINE_DATA_OFF*8 +: 512] : {256'd0, wqe_q[1023:768]};
 
     unique case (state_q)
-      // Priorities: a pending init, expired RNR timers, an ACK, then the next marked QP.
+      // Priorities: a pending init, expired RNR timers, a completer message, then the next marked QP.
       S_IDLE: begin
         if (init_pend_q) begin
           tab_we = 1'b1;
           tab_cur = 1'b0;
           tab_waddr = init_qp_q;
-          tab_wdata = '{rnr_due: '0, rnr_wait: 1'b0, rnr_left: qp_rd_i[2].rnr_retry, psn: init_psn_q,
-                        ci: '0, next: '0};
+          tab_wdata = '{rnr_due: '0, rnr_wait: 1'b0, dead: 1'b0, psn: init_psn_q, next: '0};
           init_pend_d = 1'b0;
         end else if (wake_due) begin
           sw_d = '0;
           sw_min_d = '1;
           state_d = S_SWEEP;
-        end else if (ack_valid_i) begin
-          ack_ready_o = 1'b1;
+        end else if (msg_valid_i) begin
+          tab_re = 1'b1;
+          tab_raddr = msg_qp;
+          after_d = S_IDLE;
+          state_d = S_MSG;
         end else if (sched_valid) begin
           sched_take = 1'b1;
           q_d = sched_idx;
@@ -404,45 +391,51 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end
       end
 
-      // The taken QP's words are here: flush it, send its next WQE, or drop the mark.
+      // The message's QP word is here: apply it (a failed QP ignores rewinds), written this cycle.
+      S_MSG: begin
+        if (!tab_rdata.dead) begin
+          if (msg_i.kind == SQ_MSG_FAIL) begin
+            mw.dead = 1'b1;
+          end else begin
+            mw.next = msg_i.idx;
+            mw.psn = msg_i.psn;
+            if (msg_i.rnr) begin
+              mw.rnr_wait = 1'b1;
+              mw.rnr_due = msg_i.rnr_due;
+              if (msg_i.rnr_due < wake_q) wake_d = msg_i.rnr_due;
+            end
+          end
+        end
+        msg_ready_o = 1'b1;
+        tab_we = 1'b1;
+        tab_cur = 1'b0;
+        tab_waddr = msg_qp;
+        tab_wdata = mw;
+        set_own = 1'b1;
+        set_own_qp = msg_qp;
+        if (msg_on_cur) begin
+          cur_d = mw;
+          abort = 1'b1;               // a go-back or failure aborts the message being sent
+          in_msg_d = 1'b0;
+        end
+        state_d = (after_q == S_PKT && !abort) ? S_PKT : S_IDLE;
+      end
+
+      // The taken QP's words are here: send its next WQE, flush its unsent ones, or drop the mark.
       S_LOAD: begin
         cur_d = tab_rdata;
         pi_d = pi_rdata;
+        ci_d = ci_rdata_i;
         flushing_d = 1'b0;
-        if (cfg.state == QPS_ERR && tab_rdata.ci != pi_rdata) begin
+        if (cfg.state == QPS_ERR && tab_rdata.next != pi_rdata && window) begin
           flushing_d = 1'b1;
-          state_d = S_FLUSH;
-        end else if (cfg.state == QPS_RTS && !tab_rdata.rnr_wait && tab_rdata.next != pi_rdata &&
-                     (tab_rdata.next - tab_rdata.ci) < 16'(OUTS)) begin
+          state_d = S_FETCH;          // fetch for the wr_id; S_CHECK rings it as flushed
+        end else if (cfg.state == QPS_RTS && !tab_rdata.dead && !tab_rdata.rnr_wait &&
+                     tab_rdata.next != pi_rdata && window) begin
           state_d = S_FETCH;
         end else begin
           state_d = S_IDLE;
         end
-      end
-
-      // Flush: complete WQE ci with WR_FLUSH_ERR; outstanding ones from the ring, others fetched.
-      S_FLUSH: begin
-        if (cur_q.ci == pi_q || cfg.state != QPS_ERR) begin
-          cur_d.next = cur_q.ci;
-          tab_we = 1'b1;
-          state_d = S_IDLE;
-        end else if (cur_q.ci != cur_q.next) begin
-          o_re = 1'b1;
-          state_d = S_FLUSH_CQE;
-        end else begin
-          cur_d.next = cur_q.ci;
-          tab_we = 1'b1;
-          state_d = S_FETCH;  // fetch for the wr_id, then S_CHECK completes it as flushed
-        end
-      end
-      S_FLUSH_CQE: begin
-        c_qp_d = q_q; c_wrid_d = o_rdata.wrid; c_idx_d = cur_q.ci;
-        c_status_d = (o_rdata.err != 8'd0) ? o_rdata.err : WC_WR_FLUSH_ERR;
-        cqe_valid_d = 1'b1;
-        cur_d.ci = cur_q.ci + 16'd1;
-        tab_we = 1'b1;
-        after_d = S_FLUSH;
-        state_d = S_CQE;
       end
 
       S_FETCH: begin
@@ -462,13 +455,14 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         sge_i_d = '0;
         msg_len_d = w_inline ? w_inl : 32'd0;
         if (flushing_q) begin
-          c_qp_d = q_q; c_wrid_d = w_wrid; c_idx_d = cur_q.next; c_status_d = WC_WR_FLUSH_ERR;
-          cqe_valid_d = 1'b1;
-          cur_d.ci = cur_q.ci + 16'd1;
+          o_we_o = 1'b1;
+          o_wdata_o.wrid = w_wrid;
+          o_wdata_o.err = WC_WR_FLUSH_ERR;
           cur_d.next = cur_q.next + 16'd1;
           tab_we = 1'b1;
-          after_d = S_FLUSH;
-          state_d = S_CQE;
+          ckick_d = 1'b1;
+          set_own = 1'b1;
+          state_d = S_IDLE;
         end else if ((w_op != WQE_OP_SEND && w_op != WQE_OP_SEND_WITH_IMM) ||
                      w_nsge > 8'(WQE_MAX_SGE) || (w_inline && w_inl > 32'(WQE_MAX_INLINE))) begin
           // The driver validates these; a WQE that still breaks them fails the QP (reported by the
@@ -494,21 +488,24 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end
       end
 
-      // The message enters the outstanding ring before its first packet, so that a NAK for any of
+      // The message enters the completer's ring before its first packet, so that a NAK for any of
       // its packets can rewind it.
       S_START: begin
-        o_we = 1'b1;
-        o_wdata = '{wrid: w_wrid, first: cur_q.psn, last: cur_q.psn + npk1_q,
-                    sig: w_flags[WQE_FLAG_SIGNALED_BIT], err: '0};
+        o_we_o = 1'b1;
+        o_wdata_o = '{wrid: w_wrid, first: cur_q.psn, last: cur_q.psn + npk1_q,
+                      sig: w_flags[WQE_FLAG_SIGNALED_BIT], err: '0};
         cur_d.next = cur_q.next + 16'd1;
         tab_we = 1'b1;
         state_d = S_PKT;
       end
 
-      // Packet boundary: take ACKs first, then start the next packet when a slot is free.
+      // Packet boundary: take completer messages first, then start the next packet when a slot is free.
       S_PKT: begin
-        if (ack_valid_i) begin
-          ack_ready_o = 1'b1;
+        if (msg_valid_i) begin
+          tab_re = 1'b1;
+          tab_raddr = msg_qp;
+          after_d = S_PKT;
+          state_d = S_MSG;
         end else if (cfg.state != QPS_RTS) begin
           in_msg_d = 1'b0;           // QP left RTS (ERR): the flush takes over
           set_own = 1'b1;
@@ -580,108 +577,24 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end
       end
 
-      // The ACK's QP word is here; read the ring entry of its oldest outstanding WQE.
-      S_ACK_RD: begin
-        ac_d = tab_rdata;
-        o_re = 1'b1;
-        o_raddr = {aq_q, tab_rdata.ci[OUT_W-1:0]};
-        state_d = S_ACK;
-      end
-
-      // One ACK/NAK event: complete covered WQEs one per cycle, then act on the syndrome.
-      S_ACK: begin
-        tab_waddr = aq_q;
-        if (outstanding && psn_ge(lim, o_rdata.last)) begin
-          ac_d.ci = ac_q.ci + 16'd1;
-          ac_d.rnr_left = qp_rd_i[1].rnr_retry;
-          tab_we = 1'b1;
-          o_re = 1'b1;
-          o_raddr = {aq_q, ac_d.ci[OUT_W-1:0]};
-          if (o_rdata.sig) begin
-            c_qp_d = aq_q; c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_status_d = WC_SUCCESS;
-            cqe_valid_d = 1'b1;
-            after_d = S_ACK;
-            state_d = S_CQE;
-          end
-        end else begin
-          unique case (typ)
-            AETH_TYPE_ACK: rx_ack_d = 1'b1;
-            AETH_TYPE_RNR_NAK: begin
-              rx_rnr_d = 1'b1;
-              if (outstanding && ac_q.rnr_left == 3'd0) begin
-                fail = 1'b1;
-                st = WC_RNR_RETRY_EXC_ERR;
-              end else if (outstanding) begin
-                rewind = 1'b1;
-                if (ac_q.rnr_left != 3'd7) ac_d.rnr_left = ac_q.rnr_left - 3'd1;
-                ac_d.rnr_wait = 1'b1;
-                ac_d.rnr_due = rnr_due_q;
-                if (ac_d.rnr_due < wake_q) wake_d = ac_d.rnr_due;
-              end
-            end
-            AETH_TYPE_NAK: begin
-              rx_nak_d = 1'b1;
-              if (outstanding && val == NAK_PSN_SEQ_ERR) begin
-                rewind = 1'b1;    // PSN sequence error: go back N
-              end else if (outstanding) begin
-                fail = 1'b1;
-                st = (val == NAK_INV_REQ) ? WC_REM_INV_REQ_ERR : (val == NAK_REM_ACCESS_ERR) ? WC_REM_ACCESS_ERR :
-                     WC_REM_OP_ERR;
-              end
-            end
-            default: ;            // reserved syndrome: ignored
-          endcase
-          if (rewind) begin
-            ac_d.next = ac_q.ci;
-            ac_d.psn = o_rdata.first;
-            retransmit_d = 1'b1;
-          end
-          if (fail) begin
-            ac_d.ci = ac_q.ci + 16'd1;
-            err_d = 1'b1;
-            err_qp_d = aq_q;
-            c_qp_d = aq_q; c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_status_d = st;
-            cqe_valid_d = 1'b1;
-          end
-          tab_we = 1'b1;
-          set_own = 1'b1;
-          set_own_qp = aq_q;
-          // A go-back or failure on the QP being sent aborts its current message.
-          abort = ack_on_cur && (rewind || fail);
-          if (abort) in_msg_d = 1'b0;
-          after_d = (in_msg_q && !abort) ? S_PKT : S_IDLE;
-          state_d = fail ? S_CQE : after_d;
-        end
-        tab_cur = 1'b0;
-        tab_wdata = ac_d;
-        if (ack_on_cur) cur_d = ac_d;
-      end
-
-      S_CQE: if (!cqe_valid_o || cqe_ready_i) state_d = after_q;
-
-      // The context takes two cycles to show ERR: do not look at the QP before it does.
-      S_ERRWAIT: begin
-        errwait_d = !errwait_q;
-        if (errwait_q) begin
-          set_own = 1'b1;
-          state_d = S_IDLE;
-        end
-      end
+      // The completer has to take the local error before anything else of this QP happens.
+      S_LERR: if (!lerr_valid_o || lerr_ready_i) state_d = S_IDLE;
 
       default: state_d = S_IDLE;
     endcase
-    // A WQE that fails locally (bad WQE, protection) fails the QP; the flush reports it with its
-    // error in ring order, after any earlier outstanding WQE, so every WR completes once and in order.
+    // A WQE that fails locally (bad WQE, protection) fails the QP; it goes into the ring with its
+    // error, so the completer's flush reports it in order, after any earlier outstanding WQE.
     if (loc_err != 8'd0) begin
       in_msg_d = 1'b0;
-      o_we = 1'b1;
-      o_wdata.wrid = w_wrid;
-      o_wdata.err = loc_err;
+      o_we_o = 1'b1;
+      o_wdata_o.wrid = w_wrid;
+      o_wdata_o.err = loc_err;
       cur_d.next = cur_q.next + 16'd1;
+      cur_d.dead = 1'b1;
       tab_we = 1'b1;
-      err_d = 1'b1;
-      err_qp_d = q_q;
-      state_d = S_ERRWAIT;
+      lerr_valid_d = 1'b1;
+      lerr_qp_d = q_q;
+      state_d = S_LERR;
     end
     if (tab_cur) tab_wdata = cur_d;
     npk1_d = (msg_len_d == 32'd0) ? 24'd0 : 24'((msg_len_d - 32'd1) >> cfg.pmtu_log);
@@ -689,17 +602,6 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     if (chk_out_valid && chk_out_idx == 3'd0) begin
       sge_addr_d = chk_out_iova;
       sge_left_d = chk_out_len;
-    end
-
-    // The ACK channel: latched when taken; its QP word is read at once.
-    if (ack_ready_o && ack_valid_i) begin
-      aq_d = ack_qp_i;
-      ack_aeth_d = ack_aeth_i;
-      rnr_cyc_d = 64'(rnr_timer_us(ack_aeth_i[28:24])) * 64'(CLK_MHZ);
-      ack_psn_d = ack_psn_i;
-      tab_re = 1'b1;
-      tab_raddr = ack_qp_i;
-      state_d = S_ACK_RD;
     end
     if (init_sq_i) begin
       init_pend_d = 1'b1;
@@ -719,11 +621,10 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       wake_q <= '1;
       init_pend_q <= 1'b0;
       sw_q <= '0;
-      errwait_q <= 1'b0;
       p_valid_q <= 1'b0;
-      cqe_valid_o <= 1'b0;
-      err_o <= 1'b0;
-      {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o, prot_err_o} <= '0;
+      lerr_valid_o <= 1'b0;
+      ckick_o <= 1'b0;
+      prot_err_o <= 1'b0;
     end else begin
       state_q <= state_d;
       after_q <= after_d;
@@ -732,24 +633,20 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       wake_q <= wake_d;
       init_pend_q <= init_pend_d;
       sw_q <= sw_d;
-      errwait_q <= errwait_d;
       p_valid_q <= p_valid_d;
-      cqe_valid_o <= cqe_valid_d;
-      err_o <= err_d;
-      {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o, prot_err_o} <= {retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d, prot_err_d};
+      lerr_valid_o <= lerr_valid_d;
+      ckick_o <= ckick_d;
+      prot_err_o <= prot_err_d;
     end
   end
 
   always_ff @(posedge clk_i) begin
-    q_q <= q_d; aq_q <= aq_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d;
-    pi_q <= pi_d;
-    cur_q <= cur_d; ac_q <= ac_d;
-    ack_aeth_q <= ack_aeth_d; ack_psn_q <= ack_psn_d;
-    rnr_cyc_q <= rnr_cyc_d; rnr_due_q <= rnr_due_d;
+    q_q <= q_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d;
+    pi_q <= pi_d; ci_q <= ci_d;
+    cur_q <= cur_d;
     npk1_q <= npk1_d;
-    c_qp_q <= c_qp_d; c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
     p_addr_q <= p_addr_d; p_len_q <= p_len_d;
-    err_qp_o <= err_qp_d;
+    lerr_qp_o <= lerr_qp_d; ckick_qp_o <= q_q;
     sw_min_q <= sw_min_d;
     sge_i_q <= sge_i_d;
     msg_len_q <= msg_len_d; msg_off_q <= msg_off_d;
@@ -767,28 +664,33 @@ module tmnic_sq_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   assign quiet_o = (state_q == S_IDLE || state_q == S_SWEEP) && !rd_valid_o && g_empty && !init_pend_q;
   assign idle_o = (state_q == S_IDLE) && !sched_pending && !init_pend_q && !db_hold && !wake_due &&
-                  !rd_valid_o && !cqe_valid_o && g_idle;
+                  !rd_valid_o && !lerr_valid_o && !ckick_o && g_idle;
   assign wake_at_o = wake_q;
 
 `ifndef SYNTHESIS
   logic chk_q;
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
-  // (u_qtab and u_otab assert themselves that a word is never read while written: NO_COLLISION)
+  // (u_qtab asserts itself that a word is never read while written: NO_COLLISION)
   a_init_twice: assert property (@(posedge clk_i) disable iff (!chk_q) !(init_sq_i && init_pend_q))
-    else $error("tmnic_sq_engine: QP init while another is pending");
-  a_alias: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_ACK_RD && ack_on_cur |-> tab_rdata == cur_q)
-    else $error("tmnic_sq_engine: the current QP's registers differ from its table word");
+    else $error("tmnic_requester: QP init while another is pending");
+  a_alias: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_MSG && msg_on_cur |-> tab_rdata == cur_q)
+    else $error("tmnic_requester: the current QP's registers differ from its table word");
   a_rd_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     rd_valid_o && !rd_ready_i |=> rd_valid_o && $stable(rd_addr_o) && $stable(rd_len_o) && $stable(rd_is_pay_o))
-    else $error("tmnic_sq_engine: DMA read request changed before it was taken");
-  a_cqe_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    cqe_valid_o && !cqe_ready_i |=> cqe_valid_o && $stable(c_wrid_q) && $stable(c_status_q) && $stable(c_qp_q))
-    else $error("tmnic_sq_engine: completion changed before it was taken");
-  a_ack_take: assert property (@(posedge clk_i) disable iff (!chk_q)
-    ack_valid_i && ack_ready_o |=> state_q == S_ACK_RD) else $error("tmnic_sq_engine: ACK taken but not processed");
+    else $error("tmnic_requester: DMA read request changed before it was taken");
+  a_lerr_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    lerr_valid_o && !lerr_ready_i |=> lerr_valid_o && $stable(lerr_qp_o))
+    else $error("tmnic_requester: local error changed before it was taken");
+  a_msg_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    msg_valid_i && !msg_ready_o |=> msg_valid_i && $stable(msg_i))
+    else $error("tmnic_requester: completer message changed before it was taken");
+  a_msg_take: assert property (@(posedge clk_i) disable iff (!chk_q) msg_ready_o |-> msg_valid_i)
+    else $error("tmnic_requester: message taken while none is offered");
   a_window: assert property (@(posedge clk_i) disable iff (!chk_q)
-    state_q == S_START |-> (cur_q.next - cur_q.ci) < 16'(OUTS)) else $error("tmnic_sq_engine: outstanding ring overrun");
+    o_we_o |-> (cur_q.next - ci_q) < 16'(OUTS)) else $error("tmnic_requester: outstanding ring overrun");
   a_sgechk_start: assert property (@(posedge clk_i) disable iff (!chk_q)
-    !sge_start || chk_idle) else $error("tmnic_sq_engine: SGE check started while one runs");
+    !sge_start || chk_idle) else $error("tmnic_requester: SGE check started while one runs");
+  a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)
+    else $error("tmnic_requester: scheduler offer taken while not valid");
 `endif
 endmodule

@@ -1,0 +1,398 @@
+// Completer: the send queue's completion side (rxe_comp.c's role). Owns every QP's oldest
+// uncompleted WQE (ci), its RNR retry budget and the outstanding-message ring the requester fills.
+//   - ACK/NAK events from the responder: WQEs whose last PSN the ACK covers complete (a CQE when
+//     signaled), one per cycle; an RNR NAK or a PSN-sequence NAK sends the requester back to the
+//     oldest outstanding WQE (a REWIND message, with the RNR wait's end for an RNR NAK); other NAKs
+//     and an exhausted RNR budget complete the WQE with its error, fail the QP and stop the
+//     requester (a FAIL message).
+//   - A local error of the requester (bad WQE, protection) fails the QP; the WQE itself sits in the
+//     ring with its error status and completes in order, when the flush reaches it.
+//   - Flush: while the QP is in ERR, every ring entry from ci to the requester's next completes
+//     with its own error status or WR_FLUSH_ERR. The requester puts WQEs it never sent into the ring
+//     (as flushed entries), so this block alone writes the send queue's completions, in order.
+//   - It is the send side's only source of QP errors (err_o, at least 3 cycles apart), and marks
+//     QPs for the requester whenever a QP's window or state may have changed.
+//
+// Tables (tmnic_ram_sdp, registered reads): the completer's QP words (ctab), a copy of ci that the
+// requester reads for its window check (stale reads only shrink the window) and the ring
+// (NUM_QP x OUTS entries, written by the requester at its next, read here at ci). The requester's
+// next comes through its own copy (nx_*), read with the QP word. A message to the requester is held
+// until the requester has written it into its table (msg_ready_i); no ACK or flush is processed
+// meanwhile, so ci <= next always holds.
+module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
+  parameter int unsigned NUM_QP = 64,
+  parameter int unsigned CLK_MHZ = 250,
+  parameter int unsigned OUTS = 16,           // ring entries per QP (power of two)
+  localparam int unsigned QP_W = $clog2(NUM_QP),
+  localparam int unsigned OUT_W = $clog2(OUTS)
+) (
+  input  logic clk_i,
+  input  logic rst_ni,
+  input  logic [63:0] now_i,
+
+  // Context read ports (registered: qp_rd_i[k] one cycle after qp_idx_o[k]): 0 the QP being
+  // processed, 1 the QP being initialised.
+  output logic [1:0][QP_W-1:0]    qp_idx_o,
+  input  qp_cfg_t [1:0]           qp_rd_i,
+  input  logic                    init_i,       // a QP's send queue starts (RTS)
+  input  logic [QP_W-1:0]         init_qp_i,
+  input  logic [2:0]              kick_i,       // look at QP kick_qp_i[k]: state changes, flushed entries
+  input  logic [2:0][QP_W-1:0]    kick_qp_i,
+
+  // ACK/NAK events from the responder
+  input  logic            ack_valid_i,
+  output logic            ack_ready_o,
+  input  logic [QP_W-1:0] ack_qp_i,
+  input  logic [31:0]     ack_aeth_i,
+  input  logic [23:0]     ack_psn_i,
+
+  // The requester: local errors, ring writes, its next WQE (copy, registered read, old word on a
+  // same-cycle write), messages, marks
+  input  logic            lerr_valid_i,
+  output logic            lerr_ready_o,
+  input  logic [QP_W-1:0] lerr_qp_i,
+  input  logic                   o_we_i,
+  input  logic [QP_W+OUT_W-1:0]  o_waddr_i,
+  input  sq_out_t                o_wdata_i,
+  output logic            nx_re_o,
+  output logic [QP_W-1:0] nx_raddr_o,
+  input  logic [15:0]     nx_rdata_i,
+  input  logic            ci_re_i,            // the requester's read of ci (registered, old word on
+  input  logic [QP_W-1:0] ci_raddr_i,         // a same-cycle write)
+  output logic [15:0]     ci_rdata_o,
+  output sq_msg_t         msg_o,
+  output logic            msg_valid_o,
+  input  logic            msg_ready_i,        // the requester's table holds the message
+  output logic            mark_o,             // the requester should look at mark_qp_o
+  output logic [QP_W-1:0] mark_qp_o,
+
+  output cqe_req_t cqe_o,
+  output logic     cqe_valid_o,
+  input  logic     cqe_ready_i,
+  output logic            err_o,              // move err_qp_o to ERR
+  output logic [QP_W-1:0] err_qp_o,
+
+  output logic retransmit_o, output logic rx_rnr_o, output logic rx_nak_o, output logic rx_ack_o,
+  output logic idle_o
+);
+  if ((OUTS & (OUTS - 1)) != 0 || OUTS < 2 || OUTS > 32768) begin : g_chk
+    $fatal(1, "tmnic_completer: OUTS must be a power of two in 2..32768");
+  end
+  if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4 || NUM_QP > 65536) begin : g_chk_qp
+    $fatal(1, "tmnic_completer: NUM_QP must be a power of two in 4..65536");
+  end
+
+  typedef struct packed {
+    logic [2:0]  rnr_left;    // RNR retries left (7: infinite)
+    logic [15:0] ci;          // oldest WQE not yet completed
+  } cp_qp_t;
+
+  typedef enum logic [2:0] {
+    S_IDLE, S_ACK_RD, S_ACK, S_LOAD, S_FLUSH, S_FLUSH_CQE, S_CQE, S_ERRWAIT
+  } state_e;
+
+  // Control (reset)
+  state_e   state_q, state_d, after_q, after_d;
+  logic     init_pend_q, init_pend_d, errwait_q, errwait_d;
+  logic     msg_valid_d, cqe_valid_d, err_d, mark_d, own_q, own_d;
+  logic     retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d;
+  // Payload (no reset)
+  logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, err_qp_d, mark_qp_d;
+  cp_qp_t          ac_q, ac_d;
+  logic [15:0]     nx_q, nx_d;                // the requester's next, read with the QP word
+  logic [31:0]     aeth_q, aeth_d;
+  logic [23:0]     apsn_q, apsn_d;
+  // An RNR NAK's wait: its length in cycles registered when the ACK is taken, its end (a 64-bit
+  // sum) in S_ACK_RD.
+  logic [63:0]     rnr_cyc_q, rnr_cyc_d, rnr_due_q, rnr_due_d;
+  logic [63:0]     c_wrid_q, c_wrid_d;
+  logic [15:0]     c_idx_q, c_idx_d;
+  logic [7:0]      c_status_q, c_status_d;
+  sq_msg_t         msg_d;
+
+  // ---------------------------------------------------------------- tables
+  logic tab_re, tab_we;
+  logic [QP_W-1:0] tab_raddr;
+  cp_qp_t tab_wdata, tab_rdata;
+  logic [QP_W-1:0] tab_waddr;
+  tmnic_ram_sdp #(.WIDTH($bits(cp_qp_t)), .DEPTH(NUM_QP), .NO_COLLISION(1'b1)) u_ctab (
+    .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata),
+    .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(tab_rdata));
+  tmnic_ram_sdp #(.WIDTH(16), .DEPTH(NUM_QP), .READ_FIRST(1'b1)) u_citab (
+    .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata.ci),
+    .re_i(ci_re_i), .raddr_i(ci_raddr_i), .rdata_o(ci_rdata_o));
+  assign nx_re_o = tab_re;
+  assign nx_raddr_o = tab_raddr;
+
+  // The ring: a word read at ci is used only while ci != next, and the requester writes only at
+  // its next (never a full window ahead), so a read that collides with a write is never used.
+  logic o_re;
+  logic [QP_W+OUT_W-1:0] o_raddr;
+  sq_out_t o_rdata;
+  tmnic_ram_sdp #(.WIDTH($bits(sq_out_t)), .DEPTH(NUM_QP * OUTS), .READ_FIRST(1'b0)) u_otab (
+    .clk_i, .we_i(o_we_i), .waddr_i(o_waddr_i), .wdata_i(o_wdata_i),
+    .re_i(o_re), .raddr_i(o_raddr), .rdata_o(o_rdata));
+
+  // ---------------------------------------------------------------- scheduler
+  // Set ports: 0 own (after a failure), 1-3 kicks. A mark means "flush this QP if it is in ERR".
+  logic            sched_valid, sched_take, sched_pending;
+  logic [QP_W-1:0] sched_idx;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic            sched_set_ready;           // (sources are rate-limited by construction)
+  /* verilator lint_on UNUSEDSIGNAL */
+  tmnic_qp_sched #(.N(NUM_QP), .NSET(4)) u_sched (
+    .clk_i, .rst_ni,
+    .set_i({kick_i, own_q}), .set_idx_i({kick_qp_i, q_q}), .set_ready_o(sched_set_ready),
+    .valid_o(sched_valid), .idx_o(sched_idx), .take_i(sched_take), .pending_o(sched_pending));
+
+  // ---------------------------------------------------------------- decisions
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire qp_cfg_t cfg = qp_rd_i[0];             // (state, send CQ and RNR budget are used)
+  wire qp_cfg_t icfg = qp_rd_i[1];
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign qp_idx_o = {init_qp_d, q_d};
+  wire [1:0]  typ = aeth_q[30:29];            // AETH syndrome
+  wire [4:0]  val = aeth_q[28:24];
+  wire [23:0] lim = (typ == AETH_TYPE_ACK) ? apsn_q : apsn_q - 24'd1;  // messages ending at or before: done
+  // An entry with an error status is never completed by an ACK (its WQE was never sent).
+  wire        live = (ac_q.ci != nx_q) && (o_rdata.err == 8'd0);
+
+  always_comb begin
+    cqe_o = '0;
+    cqe_o.cq = cfg.send_cq;
+    cqe_o.wr_id = c_wrid_q;
+    cqe_o.qp_num = 24'(q_q);
+    cqe_o.wqe_idx = c_idx_q;
+    cqe_o.opcode = WC_OP_SEND;
+    cqe_o.status = c_status_q;
+  end
+
+  logic       fail, rewind, tab_init;
+  logic [7:0] st;
+  always_comb begin
+    fail = 1'b0; rewind = 1'b0; st = WC_GENERAL_ERR;
+    state_d = state_q; after_d = after_q;
+    init_pend_d = init_pend_q || init_i;
+    init_qp_d = init_i ? init_qp_i : init_qp_q;
+    errwait_d = errwait_q;
+    q_d = q_q; ac_d = ac_q; nx_d = nx_q; aeth_d = aeth_q; apsn_d = apsn_q;
+    rnr_cyc_d = rnr_cyc_q; rnr_due_d = now_i + 64'd1 + rnr_cyc_q;  // (used in the cycle after S_ACK_RD)
+    c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q;
+    msg_valid_d = msg_valid_o && !msg_ready_i; msg_d = msg_o;
+    cqe_valid_d = cqe_valid_o && !cqe_ready_i;
+    err_d = 1'b0; err_qp_d = err_qp_o;
+    mark_d = 1'b0; mark_qp_d = q_q; own_d = 1'b0;
+    {retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d} = '0;
+    ack_ready_o = 1'b0; lerr_ready_o = 1'b0; sched_take = 1'b0;
+    tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; tab_init = 1'b0;
+    o_re = 1'b0; o_raddr = {q_q, ac_q.ci[OUT_W-1:0]};
+
+    unique case (state_q)
+      // Priorities: a pending init, a local error, then (with no message waiting) an ACK, then the
+      // next marked QP. A local error does not wait for the message: the requester may be waiting
+      // for this block to take it before it takes the message.
+      S_IDLE: begin
+        if (init_pend_q) begin
+          tab_we = 1'b1;
+          tab_waddr = init_qp_q;
+          tab_init = 1'b1;
+          init_pend_d = init_i;
+        end else if (lerr_valid_i) begin
+          lerr_ready_o = 1'b1;
+          q_d = lerr_qp_i;
+          err_d = 1'b1;
+          err_qp_d = lerr_qp_i;
+          state_d = S_ERRWAIT;
+        end else if (!msg_valid_o && ack_valid_i) begin
+          ack_ready_o = 1'b1;
+          q_d = ack_qp_i;
+          aeth_d = ack_aeth_i;
+          apsn_d = ack_psn_i;
+          rnr_cyc_d = 64'(rnr_timer_us(ack_aeth_i[28:24])) * 64'(CLK_MHZ);
+          tab_re = 1'b1;
+          tab_raddr = ack_qp_i;
+          state_d = S_ACK_RD;
+        end else if (!msg_valid_o && sched_valid) begin
+          sched_take = 1'b1;
+          q_d = sched_idx;
+          tab_re = 1'b1;
+          tab_raddr = sched_idx;
+          state_d = S_LOAD;
+        end
+      end
+
+      // The ACK's QP word and the requester's next are here; read the oldest outstanding entry.
+      S_ACK_RD: begin
+        ac_d = tab_rdata;
+        nx_d = nx_rdata_i;
+        o_re = 1'b1;
+        o_raddr = {q_q, tab_rdata.ci[OUT_W-1:0]};
+        state_d = S_ACK;
+      end
+
+      // One ACK/NAK event: complete covered messages one per cycle, then act on the syndrome.
+      S_ACK: begin
+        if (live && psn_ge(lim, o_rdata.last)) begin
+          ac_d.ci = ac_q.ci + 16'd1;
+          ac_d.rnr_left = cfg.rnr_retry;
+          tab_we = 1'b1;
+          o_re = 1'b1;
+          o_raddr = {q_q, ac_d.ci[OUT_W-1:0]};
+          if (o_rdata.sig) begin
+            c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_status_d = WC_SUCCESS;
+            cqe_valid_d = 1'b1;
+            after_d = S_ACK;
+            state_d = S_CQE;
+          end
+        end else begin
+          unique case (typ)
+            AETH_TYPE_ACK: rx_ack_d = 1'b1;
+            AETH_TYPE_RNR_NAK: begin
+              rx_rnr_d = 1'b1;
+              if (live && ac_q.rnr_left == 3'd0) begin
+                fail = 1'b1;
+                st = WC_RNR_RETRY_EXC_ERR;
+              end else if (live) begin
+                rewind = 1'b1;
+                if (ac_q.rnr_left != 3'd7) ac_d.rnr_left = ac_q.rnr_left - 3'd1;
+              end
+            end
+            AETH_TYPE_NAK: begin
+              rx_nak_d = 1'b1;
+              if (live && val == NAK_PSN_SEQ_ERR) begin
+                rewind = 1'b1;    // PSN sequence error: go back N
+              end else if (live) begin
+                fail = 1'b1;
+                st = (val == NAK_INV_REQ) ? WC_REM_INV_REQ_ERR : (val == NAK_REM_ACCESS_ERR) ? WC_REM_ACCESS_ERR :
+                     WC_REM_OP_ERR;
+              end
+            end
+            default: ;            // reserved syndrome: ignored
+          endcase
+          msg_d = '{kind: fail ? SQ_MSG_FAIL : SQ_MSG_REWIND, qp: 16'(q_q), idx: ac_q.ci, psn: o_rdata.first,
+                    rnr: typ == AETH_TYPE_RNR_NAK, rnr_due: rnr_due_q};
+          msg_valid_d = rewind || fail;
+          retransmit_d = rewind;
+          if (fail) begin
+            ac_d.ci = ac_q.ci + 16'd1;
+            err_d = 1'b1;
+            err_qp_d = q_q;
+            c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_status_d = st;
+            cqe_valid_d = 1'b1;
+            after_d = S_ERRWAIT;
+            state_d = S_CQE;
+          end else begin
+            mark_d = !rewind;     // (after a rewind the requester looks at the QP itself)
+            state_d = S_IDLE;
+          end
+          tab_we = 1'b1;
+        end
+      end
+
+      // A marked QP: flush it if it is in ERR and has entries.
+      S_LOAD: begin
+        ac_d = tab_rdata;
+        nx_d = nx_rdata_i;
+        if (cfg.state == QPS_ERR && tab_rdata.ci != nx_rdata_i) begin
+          o_re = 1'b1;
+          o_raddr = {q_q, tab_rdata.ci[OUT_W-1:0]};
+          state_d = S_FLUSH_CQE;
+        end else begin
+          state_d = S_IDLE;
+        end
+      end
+      S_FLUSH: begin
+        if (ac_q.ci == nx_q || cfg.state != QPS_ERR) begin
+          mark_d = 1'b1;          // the window is open again
+          state_d = S_IDLE;
+        end else begin
+          o_re = 1'b1;
+          state_d = S_FLUSH_CQE;
+        end
+      end
+      S_FLUSH_CQE: begin
+        c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci;
+        c_status_d = (o_rdata.err != 8'd0) ? o_rdata.err : WC_WR_FLUSH_ERR;
+        cqe_valid_d = 1'b1;
+        ac_d.ci = ac_q.ci + 16'd1;
+        tab_we = 1'b1;
+        after_d = S_FLUSH;
+        state_d = S_CQE;
+      end
+
+      S_CQE: if (!cqe_valid_o || cqe_ready_i) state_d = after_q;
+
+      // The context takes two cycles to show ERR: then flush the QP and have the requester look.
+      S_ERRWAIT: begin
+        errwait_d = !errwait_q;
+        if (errwait_q) begin
+          own_d = 1'b1;
+          mark_d = 1'b1;
+          state_d = S_IDLE;
+        end
+      end
+
+      default: state_d = S_IDLE;
+    endcase
+    // The table write stores ac_d as it is after the case (the current QP's word), or an init.
+    tab_wdata = tab_init ? '{rnr_left: icfg.rnr_retry, ci: '0} : ac_d;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q <= S_IDLE;
+      after_q <= S_IDLE;
+      init_pend_q <= 1'b0;
+      errwait_q <= 1'b0;
+      msg_valid_o <= 1'b0;
+      cqe_valid_o <= 1'b0;
+      err_o <= 1'b0;
+      mark_o <= 1'b0;
+      own_q <= 1'b0;
+      {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o} <= '0;
+    end else begin
+      state_q <= state_d;
+      after_q <= after_d;
+      init_pend_q <= init_pend_d;
+      errwait_q <= errwait_d;
+      msg_valid_o <= msg_valid_d;
+      cqe_valid_o <= cqe_valid_d;
+      err_o <= err_d;
+      mark_o <= mark_d;
+      own_q <= own_d;
+      {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o} <= {retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d};
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    q_q <= q_d; init_qp_q <= init_qp_d; ac_q <= ac_d; nx_q <= nx_d;
+    aeth_q <= aeth_d; apsn_q <= apsn_d; rnr_cyc_q <= rnr_cyc_d; rnr_due_q <= rnr_due_d;
+    c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
+    msg_o <= msg_d; err_qp_o <= err_qp_d; mark_qp_o <= mark_qp_d;
+  end
+
+  assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !msg_valid_o &&
+                  !cqe_valid_o && !mark_o;
+
+`ifndef SYNTHESIS
+  logic chk_q;
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
+  a_init_twice: assert property (@(posedge clk_i) disable iff (!chk_q) !(init_i && init_pend_q))
+    else $error("tmnic_completer: QP init while another is pending");
+  a_ci_le_next: assert property (@(posedge clk_i) disable iff (!chk_q)
+    state_q == S_ACK && live |-> (nx_q - ac_q.ci) <= 16'(OUTS))
+    else $error("tmnic_completer: more outstanding messages than ring entries");
+  a_msg_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    msg_valid_o && !msg_ready_i |=> msg_valid_o && $stable(msg_o)) else $error("tmnic_completer: message changed before it was taken");
+  a_msg_once: assert property (@(posedge clk_i) disable iff (!chk_q) !(msg_valid_d && msg_valid_o && msg_ready_i))
+    else $error("tmnic_completer: a second message in the cycle the first is taken");
+  a_cqe_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    cqe_valid_o && !cqe_ready_i |=> cqe_valid_o && $stable(c_wrid_q) && $stable(c_status_q) && $stable(c_idx_q) &&
+    $stable(q_q)) else $error("tmnic_completer: completion changed before it was taken");
+  a_ack_take: assert property (@(posedge clk_i) disable iff (!chk_q)
+    ack_valid_i && ack_ready_o |=> state_q == S_ACK_RD) else $error("tmnic_completer: ACK taken but not processed");
+  a_err_spacing: assert property (@(posedge clk_i) disable iff (!chk_q) err_o |-> !$past(err_o, 1) && !$past(err_o, 2))
+    else $error("tmnic_completer: QP errors less than 3 cycles apart");
+  a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)
+    else $error("tmnic_completer: scheduler offer taken while not valid");
+`endif
+endmodule

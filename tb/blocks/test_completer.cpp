@@ -1,0 +1,620 @@
+// tmnic_completer against a model of its contract (the RTL header comment and the IBA requester
+// rules it implements). The bench plays the requester (ring writes at its next, window checked
+// through the completer's ci copy, local errors, flushed entries with a kick, messages applied when
+// taken), the responder (ACK/NAK events), the context (registered QP-configuration reads, ERR one
+// cycle after err_o, commands that move a QP to ERR with a kick, inits) and the CQ writer
+// (back-pressure).
+// Model: an ACK/NAK takes effect when it is taken, against the requester's next as the completer
+// reads it (the old word in the take cycle): entries from ci whose last PSN the ACK covers complete
+// in order (a CQE when signaled; never an entry with an error status); then, with the next entry
+// live, an RNR NAK rewinds (REWIND message with the entry's first PSN and the RNR wait's end, the
+// budget less one unless infinite) or fails with RNR_RETRY_EXC_ERR when the budget is spent; a
+// PSN-sequence NAK rewinds; other NAKs fail with the IBA's status; a failure completes the entry
+// with its error, raises err_o and sends a FAIL message. A local error raises err_o. While the QP is
+// in ERR, every entry from ci to next completes, with its error status or WR_FLUSH_ERR.
+// Checked: every CQE (QP, CQ, wr_id, index, status, opcode) in per-QP order, no CQE missing or
+// extra; messages (kind, QP, index, PSN, RNR wait within [take + timer, take + timer + 4]); err_o
+// pulses (QP, order); a mark for the QP after each ACK that neither rewinds nor fails and after each
+// failure; statistics pulses per ACK; the ci copy when idle; idle_o after a drain; every QP in
+// ERR flushed to its next.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "Vtmnic_completer.h"
+#include "blk_common.hpp"
+#include "tmnic/hwif.h"
+#include "tmnic/wire.h"
+
+#ifndef TB_NUM_QP
+#define TB_NUM_QP 64
+#endif
+#ifndef TB_OUTS
+#define TB_OUTS 16
+#endif
+
+using namespace tmnic::blk;
+namespace wire = tmnic::wire;
+namespace st = tmnic::hwif::wc_status;
+
+namespace {
+
+constexpr unsigned kNumQp = TB_NUM_QP, kOuts = TB_OUTS, kClkMhz = 250;
+constexpr unsigned kQpW = 31 - static_cast<unsigned>(__builtin_clz(kNumQp));
+constexpr uint32_t kM24 = 0xFFFFFF;
+
+// ---- qp_cfg_t (tmnic_pkg.sv), most significant field first (as test_ack_gen.cpp) ---------------
+enum CfgField {
+  kCfState, kCfPd, kCfSendCq, kCfRecvCq, kCfSrq, kCfSqBase, kCfSqLog, kCfRqBase, kCfRqLog, kCfPmtuLog,
+  kCfDestQpn, kCfDestIp, kCfDmac, kCfMinRnr, kCfRnrRetry, kCfRetryCnt, kCfTimeout, kNumCfgFields
+};
+constexpr unsigned kCfgWidth[kNumCfgFields] = {3, 16, 16, 16, 16, 64, 4, 64, 4, 4, 24, 32, 48, 5, 3, 3, 5};
+constexpr unsigned cfg_lsb(unsigned f) {
+  unsigned l = 0;
+  for (unsigned i = f + 1; i < kNumCfgFields; ++i) l += kCfgWidth[i];
+  return l;
+}
+constexpr unsigned kCfgBits = cfg_lsb(0) + kCfgWidth[0];
+static_assert(kCfgBits == 327, "qp_cfg_t is 327 bits");
+constexpr unsigned kCfgWords = (kCfgBits + 31) / 32;
+constexpr uint32_t kRts = static_cast<uint32_t>(tmnic::hwif::QpState::RTS);
+constexpr uint32_t kErr = static_cast<uint32_t>(tmnic::hwif::QpState::ERR);
+
+// ---- sq_out_t {wrid 64, first 24, last 24, sig 1, err 8} and sq_msg_t {kind 1, qp 16, idx 16, psn
+// 24, rnr 1, rnr_due 64} (tmnic_pkg.sv), first field in the MSBs -------------------------------------
+constexpr unsigned kOutBits = 121, kMsgBits = 122;
+static_assert(sizeof(Vtmnic_completer::o_wdata_i) == 4 * ((kOutBits + 31) / 32), "o_wdata_i is not an sq_out_t");
+static_assert(sizeof(Vtmnic_completer::msg_o) == 4 * ((kMsgBits + 31) / 32), "msg_o is not an sq_msg_t");
+// cqe_req_t (tmnic_pkg.sv): 384 bits; the fields the completer sets, by LSB.
+constexpr unsigned kCqeCq = 368, kCqeWrid = 304, kCqeQp = 216, kCqeIdx = 144, kCqeOp = 136, kCqeStatus = 128;
+static_assert(sizeof(Vtmnic_completer::cqe_o) == 48, "cqe_o is not a cqe_req_t");
+
+struct Entry {
+  uint64_t wrid = 0;
+  uint32_t first = 0, last = 0;
+  bool sig = false;
+  uint8_t err = 0;
+};
+struct Cqe {
+  uint64_t wrid;
+  uint16_t idx;
+  uint8_t status;
+};
+struct Msg {
+  bool fail;
+  unsigned qp;
+  uint16_t idx;
+  uint32_t psn;
+  bool rnr;
+  uint64_t due_lo, due_hi;  // the RNR wait's end: at least due_lo, at most now + due_hi when sent
+};
+struct Qp {
+  std::array<uint32_t, kCfgWords> cfg{};
+  std::array<Entry, kOuts> ring{};
+  uint16_t ci = 0, next = 0;  // completer's ci (model), requester's next
+  uint32_t psn = 0;           // requester's next PSN
+  uint8_t rnr_left = 0;
+  unsigned rnr_run = 0;       // RNR NAKs in a row with an infinite budget
+  bool dead = false;
+  std::deque<Cqe> exp;        // CQEs of ACK events, in order
+  uint32_t state() const { return static_cast<uint32_t>(get_bits(cfg.data(), cfg_lsb(kCfState), 3)); }
+  void set_state(uint32_t s) { set_bits(cfg.data(), cfg_lsb(kCfState), 3, s); }
+  uint8_t rnr_retry() const { return static_cast<uint8_t>(get_bits(cfg.data(), cfg_lsb(kCfRnrRetry), 3)); }
+  uint16_t send_cq() const { return static_cast<uint16_t>(get_bits(cfg.data(), cfg_lsb(kCfSendCq), 16)); }
+};
+
+bool psn_ge(uint32_t a, uint32_t b) { return (((a - b) & kM24) >> 23) == 0; }
+
+std::vector<std::string> coverage_points() {
+  return {"ack_signaled", "ack_unsignaled", "ack_several", "ack_nothing_live", "ack_stops_at_err_entry",
+          "rnr_rewind", "rnr_infinite", "rnr_infinite_8_in_a_row", "rnr_exhausted", "seq_rewind", "nak_inv_req", "nak_rem_access",
+          "nak_rem_op", "nak_inv_rd_req", "reserved_syndrome", "local_error", "flush_err_entry",
+          "flush_flushed_entry", "flush_outstanding_entry", "cmd_err_kick", "msg_back_pressure",
+          "cqe_back_pressure", "window_full", "reinit", "ring_wrap", "psn_wrap", "ack_waits_for_msg",
+          "write_while_msg_pending", "mark_after_ack", "mark_after_err"};
+}
+
+struct Knobs {
+  const char* name;
+  double ack, lerr, cmd_err, send, cqe_ready, msg_ready, rnr;  // rnr: share of RNR NAKs forced
+};
+
+class CompBench {
+ public:
+  CompBench(uint64_t seed, Coverage& cov)
+      : ctx_(std::make_unique<VerilatedContext>()), top_(std::make_unique<Vtmnic_completer>(ctx_.get())),
+        rng_(seed), cov_(cov), q_(kNumQp) {
+    for (auto& h : hot_) h = static_cast<unsigned>(urand(rng_, 0, kNumQp - 1));
+    for (unsigned i = 0; i < kNumQp; ++i) {
+      Qp& p = q_[i];
+      for (auto& w : p.cfg) w = static_cast<uint32_t>(rng_());
+      p.cfg[kCfgWords - 1] &= (1u << (kCfgBits % 32)) - 1;
+      p.set_state(kRts);
+      // PSNs start anywhere, near the 24-bit wrap for some
+      p.psn = chance(rng_, 0.3) ? (kM24 - static_cast<uint32_t>(urand(rng_, 0, 40))) : static_cast<uint32_t>(rng_()) & kM24;
+      p.rnr_left = p.rnr_retry();
+    }
+    // One hot QP retries RNR NAKs forever, one never (rnr_retry 7 and 0).
+    set_bits(q_[hot_[0]].cfg.data(), cfg_lsb(kCfRnrRetry), 3, 7);
+    q_[hot_[0]].rnr_left = 7;
+    if (hot_[1] != hot_[0]) {
+      set_bits(q_[hot_[1]].cfg.data(), cfg_lsb(kCfRnrRetry), 3, 0);
+      q_[hot_[1]].rnr_left = 0;
+    }
+    top_->clk_i = 0;
+    top_->rst_ni = 0;
+    top_->eval();
+    for (int i = 0; i < 3; ++i) tick();
+    top_->rst_ni = 1;
+    top_->eval();
+    // Every QP's completer word starts at an init (the context's reset leaves them undefined).
+    for (unsigned i = 0; i < kNumQp && !failed(); ++i) {
+      init_ = true;
+      init_qp_ = i;
+      step(nullptr);
+      while (!top_->idle_o && !failed()) step(nullptr);
+    }
+  }
+  ~CompBench() { top_->final(); }
+
+  bool failed() const { return errors_ != 0; }
+  uint64_t cycles() const { return cycles_; }
+  uint64_t cqes() const { return cqes_; }
+
+  void run(const Knobs& k, uint64_t n) {
+    for (uint64_t i = 0; i < n && !failed(); ++i) step(&k);
+  }
+
+  // No new work: finish flushes (ERR QPs get their remaining posted WQEs as flushed entries), take
+  // every message and CQE, then check the end state.
+  void drain() {
+    for (unsigned i = 0; i < 20000 + 200 * kNumQp && !failed(); ++i) {
+      step(nullptr);
+      bool flushes_left = false;
+      for (unsigned i = 0; i < kNumQp; ++i) flushes_left |= q_[i].state() == kErr && flush_left_[i] != 0;
+      if (top_->idle_o && !ack_held_ && !lerr_held_ && !write_pending() && !flushes_left && quiet_ > 3) break;
+    }
+    if (!top_->idle_o) {
+      std::string why;
+      for (unsigned i = 0; i < kNumQp; ++i)
+        if (q_[i].state() == kErr && (flush_left_[i] || q_[i].ci != q_[i].next))
+          why += " QP" + std::to_string(i) + ":ci" + std::to_string(q_[i].ci) + "/next" + std::to_string(q_[i].next) +
+                 "/left" + std::to_string(flush_left_[i]);
+      fail("not idle after the drain: cqe " + std::to_string(top_->cqe_valid_o) + " msg " +
+           std::to_string(top_->msg_valid_o) + " lerr " + std::to_string(lerr_held_) + " ack " +
+           std::to_string(ack_held_) + why);
+    }
+    for (unsigned i = 0; i < kNumQp; ++i) {
+      const Qp& p = q_[i];
+      if (!p.exp.empty()) fail("QP " + std::to_string(i) + ": " + std::to_string(p.exp.size()) + " CQEs never written");
+      if (p.state() == kErr && p.ci != p.next)
+        fail("QP " + std::to_string(i) + " in ERR not flushed: ci " + std::to_string(p.ci) + " next " + std::to_string(p.next));
+    }
+    if (!err_exp_.empty()) fail("err_o for QP " + std::to_string(err_exp_.front()) + " never raised");
+    if (msg_exp_) fail("message never sent");
+    for (unsigned i = 0; i < kNumQp; ++i)
+      if (mark_exp_[i]) fail("no mark for QP " + std::to_string(i));
+    if (st_ack_ != m_ack_ || st_rnr_ != m_rnr_ || st_nak_ != m_nak_ || st_retx_ != m_retx_)
+      fail("statistics: ack/rnr/nak/retransmit " + std::to_string(st_ack_) + "/" + std::to_string(st_rnr_) + "/" +
+           std::to_string(st_nak_) + "/" + std::to_string(st_retx_) + ", model " + std::to_string(m_ack_) + "/" +
+           std::to_string(m_rnr_) + "/" + std::to_string(m_nak_) + "/" + std::to_string(m_retx_));
+    // Quiet QPs in ERR or with nothing live start over (the context's SET_QP to RTS).
+    for (unsigned i = 0; i < kNumQp && !failed(); ++i) {
+      Qp& p = q_[i];
+      if (p.state() == kErr || chance(rng_, 0.1)) {
+        p.set_state(kRts);
+        p.dead = false;
+        p.ci = p.next = 0;
+        p.rnr_left = p.rnr_retry();
+        init_ = true;
+        init_qp_ = i;
+        cov_.hit("reinit");
+        step(nullptr);
+        while (!top_->idle_o && !failed()) step(nullptr);
+      }
+    }
+  }
+
+ private:
+  void fail(const std::string& m) {
+    if (!errors_) ADD_FAILURE() << "cycle " << cycles_ << ": " << m;
+    ++errors_;
+  }
+  void tick() {
+    // Registered reads of the context's QP ports.
+    const uint64_t idx = top_->qp_idx_o;
+    for (unsigned k = 0; k < 2; ++k) rd_qp_[k] = static_cast<unsigned>((idx >> (kQpW * k)) & (kNumQp - 1));
+    top_->clk_i = 1;
+    top_->eval();
+    top_->clk_i = 0;
+    ctx_->timeInc(1);
+  }
+
+  unsigned pick_qp() {
+    if (chance(rng_, 0.6)) return hot_[urand(rng_, 0, hot_.size() - 1)];
+    return static_cast<unsigned>(urand(rng_, 0, kNumQp - 1));
+  }
+  bool write_pending() const { return wr_q_ >= 0; }
+  uint16_t live(const Qp& p) const { return static_cast<uint16_t>(p.next - p.ci); }
+
+  // A random ACK/NAK for QP i: mostly PSNs of its live messages.
+  void new_ack(unsigned i, double rnr) {
+    const Qp& p = q_[i];
+    const uint16_t n = live(p);
+    uint32_t psn = static_cast<uint32_t>(rng_()) & kM24;
+    if (n && chance(rng_, 0.9)) {
+      const Entry& e = p.ring[(p.ci + urand(rng_, 0, n - 1)) % kOuts];
+      psn = chance(rng_, 0.6) ? e.last : chance(rng_, 0.5) ? e.first : ((e.last + 1) & kM24);
+    } else if (chance(rng_, 0.5)) {
+      psn = p.psn;
+    }
+    const unsigned r = chance(rng_, rnr) ? 60 : static_cast<unsigned>(urand(rng_, 0, 99));
+    uint8_t syn;
+    if (r < 50) syn = wire::aeth_syndrome(wire::kAethTypeAck, static_cast<uint8_t>(urand(rng_, 0, 31)));
+    else if (r < 68) syn = wire::aeth_syndrome(wire::kAethTypeRnrNak, static_cast<uint8_t>(urand(rng_, 0, 31)));
+    else if (r < 84) syn = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakPsnSeqErr);
+    else if (r < 97) syn = wire::aeth_syndrome(wire::kAethTypeNak, static_cast<uint8_t>(urand(rng_, 1, 6)));
+    else syn = wire::aeth_syndrome(2, static_cast<uint8_t>(urand(rng_, 0, 31)));  // reserved type
+    ack_held_ = true;
+    ack_qp_ = i;
+    ack_aeth_ = (static_cast<uint32_t>(syn) << 24) | (static_cast<uint32_t>(rng_()) & kM24);
+    ack_psn_ = psn;
+  }
+
+  // The ACK's effect, at its take (next as the completer reads it: before this cycle's write).
+  void take_ack(uint64_t now) {
+    Qp& p = q_[ack_qp_];
+    const uint8_t syn = static_cast<uint8_t>(ack_aeth_ >> 24);
+    const uint8_t typ = wire::aeth_type(syn), val = wire::aeth_value(syn);
+    const uint32_t lim = typ == wire::kAethTypeAck ? ack_psn_ : ((ack_psn_ - 1) & kM24);
+    unsigned done = 0;
+    while (p.ci != p.next && p.ring[p.ci % kOuts].err == 0 && psn_ge(lim, p.ring[p.ci % kOuts].last)) {
+      const Entry& e = p.ring[p.ci % kOuts];
+      if (e.sig) p.exp.push_back({e.wrid, p.ci, st::SUCCESS});
+      cov_.hit(e.sig ? "ack_signaled" : "ack_unsignaled");
+      if (p.ci % kOuts == kOuts - 1) cov_.hit("ring_wrap");
+      if (e.first > e.last) cov_.hit("psn_wrap");
+      ++p.ci;
+      p.rnr_left = p.rnr_retry();
+      p.rnr_run = 0;
+      ++done;
+    }
+    if (done > 1) cov_.hit("ack_several");
+    const bool is_live = p.ci != p.next && p.ring[p.ci % kOuts].err == 0;
+    if (!is_live) cov_.hit(p.ci != p.next ? "ack_stops_at_err_entry" : "ack_nothing_live");
+    bool rewind = false, fail = false;
+    uint8_t status = st::GENERAL_ERR;
+    if (typ == wire::kAethTypeAck) {
+      ++m_ack_;
+    } else if (typ == wire::kAethTypeRnrNak) {
+      ++m_rnr_;
+      if (is_live && p.rnr_left == 0) {
+        fail = true;
+        status = st::RNR_RETRY_EXC_ERR;
+        cov_.hit("rnr_exhausted");
+      } else if (is_live) {
+        rewind = true;
+        cov_.hit(p.rnr_left == 7 ? "rnr_infinite" : "rnr_rewind");
+        if (p.rnr_left != 7) --p.rnr_left;
+        if (p.rnr_left == 7 && ++p.rnr_run == 8) cov_.hit("rnr_infinite_8_in_a_row");
+      }
+    } else if (typ == wire::kAethTypeNak) {
+      ++m_nak_;
+      if (is_live && val == wire::kNakPsnSeqErr) {
+        rewind = true;
+        cov_.hit("seq_rewind");
+      } else if (is_live) {
+        fail = true;
+        status = val == wire::kNakInvReq ? st::REM_INV_REQ_ERR : val == wire::kNakRemAccessErr ? st::REM_ACCESS_ERR
+                                                                                             : st::REM_OP_ERR;
+        cov_.hit(val == wire::kNakInvReq ? "nak_inv_req" : val == wire::kNakRemAccessErr ? "nak_rem_access"
+                 : val == wire::kNakRemOpErr ? "nak_rem_op" : "nak_inv_rd_req");
+      }
+    } else {
+      cov_.hit("reserved_syndrome");
+    }
+    const Entry& h = p.ring[p.ci % kOuts];
+    if (rewind || fail) {
+      const uint64_t cyc = uint64_t(wire::kRnrTimerUs[val]) * kClkMhz;
+      msg_exp_ = true;
+      msg_ = {fail, ack_qp_, p.ci, h.first, typ == wire::kAethTypeRnrNak, now + cyc, cyc + 2};
+    }
+    if (rewind) ++m_retx_;
+    if (fail) {
+      p.exp.push_back({h.wrid, p.ci, status});
+      ++p.ci;
+      err_exp_.push_back(ack_qp_);
+    }
+    if (!rewind) mark_exp_[ack_qp_] = true;  // (after a failure: when the QP is in ERR)
+    ack_held_ = false;
+  }
+
+  void check_cqe() {
+    const uint32_t* w = top_->cqe_o.data();
+    const unsigned qp = static_cast<unsigned>(get_bits(w, kCqeQp, 24));
+    if (qp >= kNumQp) return fail("CQE for QP " + std::to_string(qp));
+    Qp& p = q_[qp];
+    const uint64_t wrid = get_bits(w, kCqeWrid, 64);
+    const uint16_t idx = static_cast<uint16_t>(get_bits(w, kCqeIdx, 16));
+    const uint8_t status = static_cast<uint8_t>(get_bits(w, kCqeStatus, 8));
+    if (get_bits(w, kCqeCq, 16) != p.send_cq()) fail("CQE of QP " + std::to_string(qp) + ": wrong CQ");
+    if (get_bits(w, kCqeOp, 8) != tmnic::hwif::wc_op::SEND) fail("CQE opcode not SEND");
+    Cqe e;
+    if (!p.exp.empty()) {
+      e = p.exp.front();
+      p.exp.pop_front();
+    } else {
+      // A flush: the QP is in ERR, the entry at ci completes with its error or WR_FLUSH_ERR.
+      if (p.state() != kErr)
+        return fail("unexpected CQE for QP " + std::to_string(qp) + " (not in ERR): idx " + std::to_string(idx) +
+                    " status " + std::to_string(status) + "; model ci " + std::to_string(p.ci) + " next " +
+                    std::to_string(p.next));
+      if (p.ci == p.next) return fail("flush CQE for QP " + std::to_string(qp) + " beyond its next");
+      const Entry& h = p.ring[p.ci % kOuts];
+      e = {h.wrid, p.ci, h.err ? h.err : st::WR_FLUSH_ERR};
+      cov_.hit(h.err == st::WR_FLUSH_ERR ? "flush_flushed_entry" : h.err ? "flush_err_entry" : "flush_outstanding_entry");
+      ++p.ci;
+    }
+    if (wrid != e.wrid || idx != e.idx || status != e.status)
+      fail("CQE of QP " + std::to_string(qp) + ": wr_id " + std::to_string(wrid) + " idx " + std::to_string(idx) +
+           " status " + std::to_string(status) + ", model: wr_id " + std::to_string(e.wrid) + " idx " +
+           std::to_string(e.idx) + " status " + std::to_string(e.status));
+    ++cqes_;
+  }
+
+  void check_msg() {
+    const uint32_t* w = top_->msg_o.data();
+    const bool fail_kind = get_bits(w, 121, 1) != 0;
+    const unsigned qp = static_cast<unsigned>(get_bits(w, 105, 16));
+    const uint16_t idx = static_cast<uint16_t>(get_bits(w, 89, 16));
+    const uint32_t psn = static_cast<uint32_t>(get_bits(w, 65, 24));
+    const bool rnr = get_bits(w, 64, 1) != 0;
+    const uint64_t due = get_bits(w, 0, 64);
+    if (!msg_exp_) return fail("unexpected message for QP " + std::to_string(qp));
+    if (fail_kind != msg_.fail || qp != msg_.qp) return fail("message kind/QP differs from the model");
+    if (!msg_.fail) {
+      if (idx != msg_.idx || psn != msg_.psn) fail("REWIND to " + std::to_string(idx) + "/" + std::to_string(psn) +
+                                                   ", model " + std::to_string(msg_.idx) + "/" + std::to_string(msg_.psn));
+      if (rnr != msg_.rnr) fail("REWIND's RNR flag differs from the model");
+      // The wait starts when the NAK is acted on: after the take, before the message is out.
+      const uint64_t hi = cycles_ + 1000 + msg_.due_hi;
+      if (rnr && (due < msg_.due_lo || due > hi))
+        fail("RNR wait ends at " + std::to_string(due) + ", not in [" + std::to_string(msg_.due_lo) + ", " +
+             std::to_string(hi) + "]");
+    }
+  }
+
+  void step(const Knobs* k) {
+    const uint64_t now = cycles_ + 1000;
+    // ---------------- inputs
+    // The context applies an err_o one cycle after it (state visible to the next read).
+    if (err_apply_ >= 0) {
+      q_[err_apply_].set_state(kErr);
+      err_apply_ = -1;
+    }
+    uint8_t kick = 0;
+    unsigned kick_qp[3] = {0, 0, 0};
+    // Requester: a ring write whose window was checked through the ci copy read last cycle.
+    top_->o_we_i = 0;
+    if (wr_q_ >= 0) {
+      Qp& p = q_[wr_q_];
+      const uint16_t ci_seen = top_->ci_rdata_o;
+      if (static_cast<uint16_t>(p.next - ci_seen) >= kOuts) {
+        cov_.hit("window_full");
+      } else {
+        Entry e;
+        e.wrid = rng_();
+        e.err = wr_kind_;
+        if (wr_kind_ == 0) {
+          const uint32_t n = static_cast<uint32_t>(urand(rng_, 1, 4));
+          e.first = p.psn;
+          e.last = (p.psn + n - 1) & kM24;
+          e.sig = chance(rng_, 0.7);
+          p.psn = (p.psn + n) & kM24;
+        }
+        if (msg_exp_ && msg_.qp == static_cast<unsigned>(wr_q_)) cov_.hit("write_while_msg_pending");
+        p.ring[p.next % kOuts] = e;
+        top_->o_we_i = 1;
+        top_->o_waddr_i = (static_cast<uint32_t>(wr_q_) << (31 - __builtin_clz(kOuts))) | (p.next % kOuts);
+        uint32_t* ow = top_->o_wdata_i.data();
+        set_bits(ow, 57, 64, e.wrid);
+        set_bits(ow, 33, 24, e.first);
+        set_bits(ow, 9, 24, e.last);
+        set_bits(ow, 8, 1, e.sig);
+        set_bits(ow, 0, 8, e.err);
+        wr_applied_ = wr_q_;
+        if (wr_kind_ != 0 && wr_kind_ != st::WR_FLUSH_ERR) {  // local error: dead, then the completer is told
+          p.dead = true;
+          lerr_held_ = true;
+          lerr_qp_ = static_cast<unsigned>(wr_q_);
+          cov_.hit("local_error");
+        }
+        if (wr_kind_ == st::WR_FLUSH_ERR) {
+          kick |= 4;
+          kick_qp[2] = static_cast<unsigned>(wr_q_);
+        }
+      }
+      wr_q_ = -1;
+    }
+    // Requester: next write (read ci now, write next cycle).
+    top_->ci_re_i = 0;
+    const bool busy_wr = top_->o_we_i;
+    if (!busy_wr && !lerr_held_) {
+      unsigned i = pick_qp();
+      if (!k) {  // draining: the requester flushes its QPs in ERR one after the other
+        for (unsigned n = 0; n < kNumQp && !(q_[rr_].state() == kErr && flush_left_[rr_]); ++n) rr_ = (rr_ + 1) % kNumQp;
+        i = rr_;
+      }
+      Qp& p = q_[i];
+      if (k && p.state() == kRts && !p.dead && chance(rng_, k->send)) {
+        wr_q_ = static_cast<int>(i);
+        wr_kind_ = chance(rng_, k->lerr) ? (chance(rng_, 0.5) ? st::LOC_PROT_ERR : st::LOC_QP_OP_ERR) : 0;
+      } else if (p.state() == kErr && chance(rng_, 0.5) && static_cast<uint16_t>(p.next - p.ci) < kOuts && flush_left_[i]) {
+        --flush_left_[i];
+        wr_q_ = static_cast<int>(i);
+        wr_kind_ = st::WR_FLUSH_ERR;
+      }
+      if (wr_q_ >= 0) {
+        top_->ci_re_i = 1;
+        top_->ci_raddr_i = static_cast<unsigned>(wr_q_);
+      } else {
+        top_->ci_re_i = 1;
+        top_->ci_raddr_i = i;
+      }
+    }
+    // Responder: an ACK/NAK, held until taken.
+    if (!ack_held_ && k && chance(rng_, k->ack)) new_ack(pick_qp(), k->rnr);
+    top_->ack_valid_i = ack_held_;
+    top_->ack_qp_i = ack_qp_;
+    top_->ack_aeth_i = ack_aeth_;
+    top_->ack_psn_i = ack_psn_;
+    top_->lerr_valid_i = lerr_held_;
+    top_->lerr_qp_i = lerr_qp_;
+    // Context: a command moves a QP to ERR, with its kick.
+    if (k && !(kick & 3) && chance(rng_, k->cmd_err)) {
+      const unsigned i = pick_qp();
+      if (q_[i].state() == kRts) {
+        q_[i].set_state(kErr);
+        const bool rq = chance(rng_, 0.5);
+        kick |= rq ? 2 : 1;
+        kick_qp[rq ? 1 : 0] = i;
+        flush_left_[i] = static_cast<unsigned>(urand(rng_, 0, 2 * kOuts));
+        cov_.hit("cmd_err_kick");
+      }
+    }
+    top_->kick_i = kick;
+    top_->kick_qp_i = kick_qp[0] | (kick_qp[1] << kQpW) | (static_cast<uint64_t>(kick_qp[2]) << (2 * kQpW));
+    top_->init_i = init_;
+    top_->init_qp_i = init_qp_;
+    if (init_) idle_run_ = 0;  // (the model's ci is already the init's)
+    init_ = false;
+    top_->cqe_ready_i = k ? chance(rng_, k->cqe_ready) : chance(rng_, 0.7);
+    top_->msg_ready_i = k ? chance(rng_, k->msg_ready) : chance(rng_, 0.7);
+    top_->now_i = now;
+    for (unsigned kk = 0; kk < 2; ++kk)
+      for (unsigned j = 0; j < kCfgWords; ++j)
+        set_bits(top_->qp_rd_i.data(), kCfgBits * kk + 32 * j, std::min(32u, kCfgBits - 32 * j), q_[rd_qp_[kk]].cfg[j]);
+    top_->nx_rdata_i = nx_data_;
+    top_->eval();
+
+    // ---------------- outputs and handshakes of this cycle
+    // The requester's next copy is read before this cycle's writes (read-first).
+    if (top_->nx_re_o) nx_data_ = q_[top_->nx_raddr_o & (kNumQp - 1)].next;
+    if (ci_chk_prev_ >= 0 && idle_run_ >= 2 && top_->idle_o && top_->ci_rdata_o != q_[ci_chk_prev_].ci)
+      fail("ci copy of QP " + std::to_string(ci_chk_prev_) + ": " + std::to_string(top_->ci_rdata_o) + ", model " +
+           std::to_string(q_[ci_chk_prev_].ci));
+    if (top_->cqe_valid_o) {
+      if (top_->cqe_ready_i) check_cqe();
+      else cov_.hit("cqe_back_pressure");
+    }
+    if (top_->msg_valid_o) {
+      if (!msg_seen_) {
+        check_msg();
+        msg_seen_ = true;
+      }
+      if (top_->msg_ready_i) {
+        Qp& p = q_[msg_.qp];
+        if (msg_.fail) p.dead = true;
+        else if (!p.dead) {
+          p.next = msg_.idx;
+          p.psn = msg_.psn;
+        }
+        msg_exp_ = false;
+        msg_seen_ = false;
+      } else {
+        cov_.hit("msg_back_pressure");
+      }
+    }
+    if (top_->err_o) {
+      if (err_exp_.empty() || err_exp_.front() != top_->err_qp_o) {
+        fail("err_o for QP " + std::to_string(top_->err_qp_o) + " not expected");
+      } else {
+        err_exp_.pop_front();
+        err_apply_ = static_cast<int>(top_->err_qp_o);
+        flush_left_[top_->err_qp_o] = static_cast<unsigned>(urand(rng_, 0, 2 * kOuts));
+        mark_exp_[top_->err_qp_o] = true;
+      }
+    }
+    if (top_->mark_o) {
+      const unsigned m = top_->mark_qp_o;
+      if (mark_exp_[m]) cov_.hit(q_[m].state() == kErr ? "mark_after_err" : "mark_after_ack");
+      mark_exp_[m] = false;
+    }
+    st_ack_ += top_->rx_ack_o;
+    st_rnr_ += top_->rx_rnr_o;
+    st_nak_ += top_->rx_nak_o;
+    st_retx_ += top_->retransmit_o;
+    if (ack_held_ && msg_exp_) cov_.hit("ack_waits_for_msg");
+    if (ack_held_ && top_->ack_ready_o) take_ack(now);
+    if (lerr_held_ && top_->lerr_ready_o) {
+      err_exp_.push_back(lerr_qp_);
+      lerr_held_ = false;
+    }
+    if (top_->o_we_i) q_[wr_applied_].next++;
+    ci_chk_prev_ = top_->ci_re_i ? static_cast<int>(top_->ci_raddr_i) : -1;
+    idle_run_ = top_->idle_o ? idle_run_ + 1 : 0;
+    quiet_ = (!top_->cqe_valid_o && !top_->msg_valid_o && !top_->mark_o) ? quiet_ + 1 : 0;
+    tick();
+    ++cycles_;
+  }
+
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<Vtmnic_completer> top_;
+  std::mt19937_64 rng_;
+  Coverage& cov_;
+  std::vector<Qp> q_;
+  std::array<unsigned, 6> hot_{};
+  std::array<unsigned, kNumQp> flush_left_{};
+  std::array<bool, kNumQp> mark_exp_{};
+  std::deque<unsigned> err_exp_;
+  unsigned rd_qp_[2] = {0, 0};
+  uint16_t nx_data_ = 0;
+  bool init_ = false;
+  unsigned init_qp_ = 0;
+  bool ack_held_ = false, lerr_held_ = false, msg_exp_ = false, msg_seen_ = false;
+  unsigned ack_qp_ = 0, lerr_qp_ = 0;
+  uint32_t ack_aeth_ = 0, ack_psn_ = 0;
+  Msg msg_{};
+  int wr_q_ = -1, wr_applied_ = -1, err_apply_ = -1, ci_chk_prev_ = -1;
+  uint8_t wr_kind_ = 0;
+  unsigned idle_run_ = 0, quiet_ = 0, rr_ = 0;
+  uint64_t m_ack_ = 0, m_rnr_ = 0, m_nak_ = 0, m_retx_ = 0, st_ack_ = 0, st_rnr_ = 0, st_nak_ = 0, st_retx_ = 0;
+  uint64_t cycles_ = 0, cqes_ = 0, errors_ = 0;
+};
+
+TEST(Completer, RandomTrafficAgainstModel) {
+  Coverage cov(coverage_points());
+  const Knobs mixes[] = {
+      // name           ack   lerr   cmd_err  send  cqe_ready msg_ready rnr
+      {"steady",        0.3,  0.002, 0.0005,  0.5,  0.9,      0.8,      0.0},
+      {"back_pressure", 0.5,  0.004, 0.001,   0.6,  0.2,      0.2,      0.0},
+      {"errors",        0.4,  0.02,  0.005,   0.5,  0.7,      0.5,      0.0},
+      {"acks_only",     0.9,  0.0,   0.0,     0.2,  1.0,      1.0,      0.0},
+      {"rnr_storm",     0.6,  0.0,   0.0,     0.3,  0.9,      0.9,      0.9},
+  };
+  Stopwatch sw;
+  uint64_t cyc = 0, cqes = 0;
+  for (uint64_t seed : seeds({1, 2, 3})) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    CompBench b(seed, cov);
+    for (int round = 0; round < 3 && !b.failed(); ++round)
+      for (const Knobs& k : mixes) {
+        SCOPED_TRACE(k.name);
+        b.run(k, 20000);
+        if (!b.failed()) b.drain();
+        if (b.failed()) break;
+      }
+    ASSERT_FALSE(b.failed());
+    cyc += b.cycles();
+    cqes += b.cqes();
+  }
+  report_speed("completer", "busy", cyc, sw.seconds());
+  std::printf("[completer] NUM_QP=%u OUTS=%u: %llu CQEs\n", kNumQp, kOuts, (unsigned long long)cqes);
+  cov.report("completer");
+}
+
+}  // namespace
