@@ -231,14 +231,15 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // ---------------------------------------------------------------- scheduler
   // Set ports: 0 this FSM, 1 doorbells, 2-3 kicks, 4 the completer. A mark means "look at this QP":
-  // S_LOAD decides.
-  logic            set_own;
-  logic [QP_W-1:0] set_own_qp;
+  // S_LOAD decides. This FSM's own marks are registered (own_q): the sweep's decision (a 64-bit
+  // compare on a table word) does not reach into the scheduler's set buffer in the same cycle.
+  logic            set_own, own_q;
+  logic [QP_W-1:0] set_own_qp, own_qp_q;
   logic            sched_valid, sched_take, sched_pending;
   logic [QP_W-1:0] sched_idx;
   tmnic_qp_sched #(.N(NUM_QP), .NSET(5)) u_sched (
     .clk_i, .rst_ni,
-    .set_i({mark_i, kick_i, db_ok, set_own}), .set_idx_i({mark_qp_i, kick_qp_i, db_idx_i[QP_W-1:0], set_own_qp}),
+    .set_i({mark_i, kick_i, db_ok, own_q}), .set_idx_i({mark_qp_i, kick_qp_i, db_idx_i[QP_W-1:0], own_qp_q}),
     .set_ready_o(db_ready_o),
     .valid_o(sched_valid), .idx_o(sched_idx), .take_i(sched_take), .pending_o(sched_pending));
 
@@ -625,6 +626,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       lerr_valid_o <= 1'b0;
       ckick_o <= 1'b0;
       prot_err_o <= 1'b0;
+      own_q <= 1'b0;
     end else begin
       state_q <= state_d;
       after_q <= after_d;
@@ -637,6 +639,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       lerr_valid_o <= lerr_valid_d;
       ckick_o <= ckick_d;
       prot_err_o <= prot_err_d;
+      own_q <= set_own;
     end
   end
 
@@ -646,7 +649,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cur_q <= cur_d;
     npk1_q <= npk1_d;
     p_addr_q <= p_addr_d; p_len_q <= p_len_d;
-    lerr_qp_o <= lerr_qp_d; ckick_qp_o <= q_q;
+    lerr_qp_o <= lerr_qp_d; ckick_qp_o <= q_q; own_qp_q <= set_own_qp;
     sw_min_q <= sw_min_d;
     sge_i_q <= sge_i_d;
     msg_len_q <= msg_len_d; msg_off_q <= msg_off_d;
@@ -663,7 +666,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   assign quiet_o = (state_q == S_IDLE || state_q == S_SWEEP) && !rd_valid_o && g_empty && !init_pend_q;
-  assign idle_o = (state_q == S_IDLE) && !sched_pending && !init_pend_q && !db_hold && !wake_due &&
+  assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !db_hold && !wake_due &&
                   !rd_valid_o && !lerr_valid_o && !ckick_o && g_idle;
   assign wake_at_o = wake_q;
 
