@@ -24,7 +24,9 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned CLK_MHZ = 250,
   parameter int unsigned OUTS = 16,           // ring entries per QP (power of two)
   localparam int unsigned QP_W = $clog2(NUM_QP),
-  localparam int unsigned OUT_W = $clog2(OUTS)
+  localparam int unsigned OUT_W = $clog2(OUTS),
+  // The outstanding rings one bit per RAM (see u_otab); from 16K entries unless set otherwise.
+  parameter bit RING_SLICED = (NUM_QP * OUTS >= 16384)
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -129,9 +131,20 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic o_re;
   logic [QP_W+OUT_W-1:0] o_raddr;
   sq_out_t o_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(sq_out_t)), .DEPTH(NUM_QP * OUTS), .READ_FIRST(1'b0)) u_otab (
-    .clk_i, .we_i(o_we_i), .waddr_i(o_waddr_i), .wdata_i(o_wdata_i),
-    .re_i(o_re), .raddr_i(o_raddr), .rdata_o(o_rdata));
+  // From 16K entries (1024 QPs x 16) the ring is stored one bit per RAM: a 16K x 1 block RAM
+  // (DP16KD, RAMB18 in x1 mode) then holds a whole bit column, where a word-wide RAM would be
+  // cascaded by depth over dozens of block RAMs with a read multiplexer per bit in front of them.
+  if (RING_SLICED) begin : g_otab_sliced
+    for (genvar b = 0; b < $bits(sq_out_t); b++) begin : g_bit
+      tmnic_ram_sdp #(.WIDTH(1), .DEPTH(NUM_QP * OUTS), .READ_FIRST(1'b0)) u_otab (
+        .clk_i, .we_i(o_we_i), .waddr_i(o_waddr_i), .wdata_i(o_wdata_i[b]),
+        .re_i(o_re), .raddr_i(o_raddr), .rdata_o(o_rdata[b]));
+    end
+  end else begin : g_otab
+    tmnic_ram_sdp #(.WIDTH($bits(sq_out_t)), .DEPTH(NUM_QP * OUTS), .READ_FIRST(1'b0)) u_otab (
+      .clk_i, .we_i(o_we_i), .waddr_i(o_waddr_i), .wdata_i(o_wdata_i),
+      .re_i(o_re), .raddr_i(o_raddr), .rdata_o(o_rdata));
+  end
 
   // ---------------------------------------------------------------- scheduler
   // Set ports: 0 own (after a failure), 1-3 kicks. A mark means "flush this QP if it is in ERR".
