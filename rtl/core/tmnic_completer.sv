@@ -75,6 +75,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic [QP_W-1:0] err_qp_o,
 
   output logic retransmit_o, output logic rx_rnr_o, output logic rx_nak_o, output logic rx_ack_o,
+  output logic quiet_o,               // no QP init pending (a command stays busy until then)
   output logic idle_o
 );
   if ((OUTS & (OUTS - 1)) != 0 || OUTS < 2 || OUTS > 32768) begin : g_chk
@@ -89,8 +90,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     logic [15:0] ci;          // oldest WQE not yet completed
   } cp_qp_t;
 
-  typedef enum logic [2:0] {
-    S_IDLE, S_ACK_RD, S_ACK, S_LOAD, S_FLUSH, S_FLUSH_CQE, S_CQE, S_ERRWAIT
+  typedef enum logic [3:0] {
+    S_IDLE, S_ACK_RD, S_ACK_W, S_ACK, S_LOAD, S_FLUSH, S_FLUSH_W, S_FLUSH_CQE, S_CQE, S_ERRWAIT
   } state_e;
 
   // Control (reset)
@@ -128,8 +129,11 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // The ring: a word read at ci is used only while ci != next, and the requester writes only at
   // its next (never a full window ahead), so a read that collides with a write is never used.
-  logic o_re;
-  logic [QP_W+OUT_W-1:0] o_raddr;
+  // Ring reads are requested one cycle ahead and reach the RAM from registers (o_re_q, o_raddr_q):
+  // at 1024 QPs the ring is 121 block RAMs spread over the die, and its address must not come
+  // through the FSM's decision logic. The ACK loop therefore requests the entry after the next one.
+  logic o_re, o_re_q;
+  logic [QP_W+OUT_W-1:0] o_raddr, o_raddr_q;
   sq_out_t o_rdata;
   // From 16K entries (1024 QPs x 16) the ring is stored one bit per RAM: a 16K x 1 block RAM
   // (DP16KD, RAMB18 in x1 mode) then holds a whole bit column, where a word-wide RAM would be
@@ -138,12 +142,12 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     for (genvar b = 0; b < $bits(sq_out_t); b++) begin : g_bit
       tmnic_ram_sdp #(.WIDTH(1), .DEPTH(NUM_QP * OUTS), .READ_FIRST(1'b0)) u_otab (
         .clk_i, .we_i(o_we_i), .waddr_i(o_waddr_i), .wdata_i(o_wdata_i[b]),
-        .re_i(o_re), .raddr_i(o_raddr), .rdata_o(o_rdata[b]));
+        .re_i(o_re_q), .raddr_i(o_raddr_q), .rdata_o(o_rdata[b]));
     end
   end else begin : g_otab
     tmnic_ram_sdp #(.WIDTH($bits(sq_out_t)), .DEPTH(NUM_QP * OUTS), .READ_FIRST(1'b0)) u_otab (
       .clk_i, .we_i(o_we_i), .waddr_i(o_waddr_i), .wdata_i(o_wdata_i),
-      .re_i(o_re), .raddr_i(o_raddr), .rdata_o(o_rdata));
+      .re_i(o_re_q), .raddr_i(o_raddr_q), .rdata_o(o_rdata));
   end
 
   // ---------------------------------------------------------------- scheduler
@@ -240,17 +244,22 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         nx_d = nx_rdata_i;
         o_re = 1'b1;
         o_raddr = {q_q, tab_rdata.ci[OUT_W-1:0]};
+        state_d = S_ACK_W;
+      end
+      S_ACK_W: begin
+        o_re = 1'b1;
+        o_raddr = {q_q, ac_q.ci[OUT_W-1:0] + 1'b1};
         state_d = S_ACK;
       end
 
-      // One ACK/NAK event: complete covered messages one per cycle, then act on the syndrome.
+      // One ACK/NAK event: complete covered messages one per cycle, then act on the syndrome. The
+      // entry after ci arrives now if this one completes (requested last cycle); the one after it
+      // is requested below, except when a CQE goes out first (the RAM then holds its word).
       S_ACK: begin
         if (live && psn_ge(lim, o_rdata.last)) begin
           ac_d.ci = ac_q.ci + 16'd1;
           ac_d.rnr_left = cfg.rnr_retry;
           tab_we = 1'b1;
-          o_re = 1'b1;
-          o_raddr = {q_q, ac_d.ci[OUT_W-1:0]};
           if (o_rdata.sig) begin
             c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_status_d = WC_SUCCESS;
             cqe_valid_d = 1'b1;
@@ -300,6 +309,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           end
           tab_we = 1'b1;
         end
+        o_re = !(state_d == S_CQE && after_d == S_ACK);
+        o_raddr = {q_q, ac_d.ci[OUT_W-1:0] + 1'b1};
       end
 
       // A marked QP: flush it if it is in ERR and has entries.
@@ -309,7 +320,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         if (cfg.state == QPS_ERR && tab_rdata.ci != nx_rdata_i) begin
           o_re = 1'b1;
           o_raddr = {q_q, tab_rdata.ci[OUT_W-1:0]};
-          state_d = S_FLUSH_CQE;
+          state_d = S_FLUSH_W;
         end else begin
           state_d = S_IDLE;
         end
@@ -320,9 +331,10 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           state_d = S_IDLE;
         end else begin
           o_re = 1'b1;
-          state_d = S_FLUSH_CQE;
+          state_d = S_FLUSH_W;
         end
       end
+      S_FLUSH_W: state_d = S_FLUSH_CQE;
       S_FLUSH_CQE: begin
         c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci;
         c_status_d = (o_rdata.err != 8'd0) ? o_rdata.err : WC_WR_FLUSH_ERR;
@@ -333,7 +345,12 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         state_d = S_CQE;
       end
 
-      S_CQE: if (!cqe_valid_o || cqe_ready_i) state_d = after_q;
+      // Back to the ACK loop: its word is held in the RAM; request the one after it.
+      S_CQE: if (!cqe_valid_o || cqe_ready_i) begin
+        state_d = after_q;
+        o_re = after_q == S_ACK;
+        o_raddr = {q_q, ac_q.ci[OUT_W-1:0] + 1'b1};
+      end
 
       // The context takes two cycles to show ERR: then flush the QP and have the requester look.
       S_ERRWAIT: begin
@@ -359,6 +376,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       errwait_q <= 1'b0;
       msg_valid_o <= 1'b0;
       cqe_valid_o <= 1'b0;
+      o_re_q <= 1'b0;
       err_o <= 1'b0;
       mark_o <= 1'b0;
       own_q <= 1'b0;
@@ -370,6 +388,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       errwait_q <= errwait_d;
       msg_valid_o <= msg_valid_d;
       cqe_valid_o <= cqe_valid_d;
+      o_re_q <= o_re;
       err_o <= err_d;
       mark_o <= mark_d;
       own_q <= own_d;
@@ -380,9 +399,10 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     q_q <= q_d; init_qp_q <= init_qp_d; ac_q <= ac_d; nx_q <= nx_d;
     aeth_q <= aeth_d; apsn_q <= apsn_d; rnr_cyc_q <= rnr_cyc_d; rnr_due_q <= rnr_due_d;
     c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
-    msg_o <= msg_d; err_qp_o <= err_qp_d; mark_qp_o <= mark_qp_d;
+    msg_o <= msg_d; err_qp_o <= err_qp_d; mark_qp_o <= mark_qp_d; o_raddr_q <= o_raddr;
   end
 
+  assign quiet_o = !init_pend_q;
   assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !msg_valid_o &&
                   !cqe_valid_o && !mark_o;
 

@@ -554,6 +554,10 @@ class CompBench {
       err_exp_.push_back(lerr_qp_);
       lerr_held_ = false;
     }
+    // quiet_o: low from the cycle after an init until it is applied; high whenever idle.
+    if (init_prev_ && top_->quiet_o) fail("quiet_o high in the cycle after an init");
+    if (top_->idle_o && !top_->quiet_o) fail("quiet_o low while idle");
+    init_prev_ = top_->init_i;
     if (top_->o_we_i) q_[wr_applied_].next++;
     ci_chk_prev_ = top_->ci_re_i ? static_cast<int>(top_->ci_raddr_i) : -1;
     idle_run_ = top_->idle_o ? idle_run_ + 1 : 0;
@@ -573,7 +577,7 @@ class CompBench {
   std::deque<unsigned> err_exp_;
   unsigned rd_qp_[2] = {0, 0};
   uint16_t nx_data_ = 0;
-  bool init_ = false;
+  bool init_ = false, init_prev_ = false;
   unsigned init_qp_ = 0;
   bool ack_held_ = false, lerr_held_ = false, msg_exp_ = false, msg_seen_ = false;
   unsigned ack_qp_ = 0, lerr_qp_ = 0;
