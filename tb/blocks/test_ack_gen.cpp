@@ -31,6 +31,7 @@
 
 #include "Vtmnic_ack_gen.h"
 #include "blk_common.hpp"
+#include "qp_cfg.hpp"
 #include "tmnic/wire.h"
 
 #ifndef TB_NUM_QP
@@ -67,22 +68,7 @@ bool replaces(uint8_t pending, uint8_t incoming) {
   return !(n == kSeq && p != kAck);
 }
 
-// ---- qp_cfg_t (tmnic_pkg, rtl/pkg/tmnic_pkg.sv): not in a generated header, so its field list is
-// repeated here, most significant first, and the bench fills all 327 bits at random: a wrong offset
-// of dest_qpn/dest_ip/dmac (the fields the block uses) shows up as a header mismatch.
-enum CfgField {
-  kCfState, kCfPd, kCfSendCq, kCfRecvCq, kCfSrq, kCfSqBase, kCfSqLog, kCfRqBase, kCfRqLog, kCfPmtuLog,
-  kCfDestQpn, kCfDestIp, kCfDmac, kCfMinRnr, kCfRnrRetry, kCfRetryCnt, kCfTimeout, kNumCfgFields
-};
-constexpr unsigned kCfgWidth[kNumCfgFields] = {3, 16, 16, 16, 16, 64, 4, 64, 4, 4, 24, 32, 48, 5, 3, 3, 5};
-constexpr unsigned cfg_lsb(unsigned f) {
-  unsigned l = 0;
-  for (unsigned i = f + 1; i < kNumCfgFields; ++i) l += kCfgWidth[i];
-  return l;
-}
-constexpr unsigned kQpCfgBits = cfg_lsb(0) + kCfgWidth[0];
-static_assert(kQpCfgBits == 327, "qp_cfg_t is 327 bits (tmnic_pkg.sv; test_ctx.cpp kQpBits)");
-constexpr unsigned kQpCfgWords = (kQpCfgBits + 31) / 32;
+// ---- qp_cfg_t: field list in qp_cfg.hpp; the bench fills all its bits at random.
 static_assert(sizeof(Vtmnic_ack_gen::cfg_i) == 4 * kQpCfgWords, "cfg_i is not a qp_cfg_t");
 
 constexpr unsigned kHdrWords = wire::kRoceHdrWords;

@@ -27,6 +27,7 @@
 
 #include "Vtmnic_completer.h"
 #include "blk_common.hpp"
+#include "qp_cfg.hpp"
 #include "tmnic/hwif.h"
 #include "tmnic/wire.h"
 
@@ -47,20 +48,9 @@ constexpr unsigned kNumQp = TB_NUM_QP, kOuts = TB_OUTS, kClkMhz = 250;
 constexpr unsigned kQpW = 31 - static_cast<unsigned>(__builtin_clz(kNumQp));
 constexpr uint32_t kM24 = 0xFFFFFF;
 
-// ---- qp_cfg_t (tmnic_pkg.sv), most significant field first (as test_ack_gen.cpp) ---------------
-enum CfgField {
-  kCfState, kCfPd, kCfSendCq, kCfRecvCq, kCfSrq, kCfSqBase, kCfSqLog, kCfRqBase, kCfRqLog, kCfPmtuLog,
-  kCfDestQpn, kCfDestIp, kCfDmac, kCfMinRnr, kCfRnrRetry, kCfRetryCnt, kCfTimeout, kNumCfgFields
-};
-constexpr unsigned kCfgWidth[kNumCfgFields] = {3, 16, 16, 16, 16, 64, 4, 64, 4, 4, 24, 32, 48, 5, 3, 3, 5};
-constexpr unsigned cfg_lsb(unsigned f) {
-  unsigned l = 0;
-  for (unsigned i = f + 1; i < kNumCfgFields; ++i) l += kCfgWidth[i];
-  return l;
-}
-constexpr unsigned kCfgBits = cfg_lsb(0) + kCfgWidth[0];
-static_assert(kCfgBits == 327, "qp_cfg_t is 327 bits");
-constexpr unsigned kCfgWords = (kCfgBits + 31) / 32;
+// ---- qp_cfg_t: field list in qp_cfg.hpp ----------------------------------------------------------
+constexpr unsigned kCfgBits = kQpCfgBits, kCfgWords = kQpCfgWords;
+static_assert(sizeof(Vtmnic_completer::qp_rd_i) == 4 * ((2 * kCfgBits + 31) / 32), "qp_rd_i is not 2 x qp_cfg_t");
 constexpr uint32_t kRts = static_cast<uint32_t>(tmnic::hwif::QpState::RTS);
 constexpr uint32_t kErr = static_cast<uint32_t>(tmnic::hwif::QpState::ERR);
 
