@@ -103,6 +103,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, err_qp_d, mark_qp_d;
   cp_qp_t          ac_q, ac_d;
   logic [15:0]     nx_q, nx_d;                // the requester's next, read with the QP word
+  logic [15:0]     ci0_q, ci0_d;              // ci when the ACK event began
   logic [31:0]     aeth_q, aeth_d;
   logic [23:0]     apsn_q, apsn_d;
   // An RNR NAK's wait: its length in cycles registered when the ACK is taken, its end (a 64-bit
@@ -192,7 +193,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     init_pend_d = init_pend_q || init_i;
     init_qp_d = init_i ? init_qp_i : init_qp_q;
     errwait_d = errwait_q;
-    q_d = q_q; ac_d = ac_q; nx_d = nx_q; aeth_d = aeth_q; apsn_d = apsn_q;
+    q_d = q_q; ac_d = ac_q; nx_d = nx_q; ci0_d = ci0_q; aeth_d = aeth_q; apsn_d = apsn_q;
     rnr_cyc_d = rnr_cyc_q; rnr_due_d = now_i + 64'd1 + rnr_cyc_q;  // (used in the cycle after S_ACK_RD)
     c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q;
     msg_valid_d = msg_valid_o && !msg_ready_i; msg_d = msg_o;
@@ -241,6 +242,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // The ACK's QP word and the requester's next are here; read the oldest outstanding entry.
       S_ACK_RD: begin
         ac_d = tab_rdata;
+        ci0_d = tab_rdata.ci;
         nx_d = nx_rdata_i;
         o_re = 1'b1;
         o_raddr = {q_q, tab_rdata.ci[OUT_W-1:0]};
@@ -304,7 +306,9 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             after_d = S_ERRWAIT;
             state_d = S_CQE;
           end else begin
-            mark_d = !rewind;     // (after a rewind the requester looks at the QP itself)
+            // The requester looks again only if its window opened (after a rewind it looks at
+            // the QP itself; an ACK that completed nothing changes nothing for it).
+            mark_d = !rewind && ac_q.ci != ci0_q;
             state_d = S_IDLE;
           end
           tab_we = 1'b1;
@@ -396,7 +400,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end
   end
   always_ff @(posedge clk_i) begin
-    q_q <= q_d; init_qp_q <= init_qp_d; ac_q <= ac_d; nx_q <= nx_d;
+    q_q <= q_d; init_qp_q <= init_qp_d; ac_q <= ac_d; nx_q <= nx_d; ci0_q <= ci0_d;
     aeth_q <= aeth_d; apsn_q <= apsn_d; rnr_cyc_q <= rnr_cyc_d; rnr_due_q <= rnr_due_d;
     c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
     msg_o <= msg_d; err_qp_o <= err_qp_d; mark_qp_o <= mark_qp_d; o_raddr_q <= o_raddr;

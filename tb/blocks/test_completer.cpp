@@ -14,8 +14,8 @@
 // in ERR, every entry from ci to next completes, with its error status or WR_FLUSH_ERR.
 // Checked: every CQE (QP, CQ, wr_id, index, status, opcode) in per-QP order, no CQE missing or
 // extra; messages (kind, QP, index, PSN, RNR wait within [take + timer, take + timer + 4]); err_o
-// pulses (QP, order); a mark for the QP after each ACK that neither rewinds nor fails and after each
-// failure; statistics pulses per ACK; the ci copy when idle; idle_o after a drain; every QP in
+// pulses (QP, order); a mark for the QP after each ACK that completes something and neither
+// rewinds nor fails, and after each failure; statistics pulses per ACK; the ci copy when idle; idle_o after a drain; every QP in
 // ERR flushed to its next.
 #include <gtest/gtest.h>
 
@@ -166,7 +166,11 @@ class CompBench {
       step(nullptr);
       bool flushes_left = false;
       for (unsigned i = 0; i < kNumQp; ++i) flushes_left |= q_[i].state() == kErr && flush_left_[i] != 0;
-      if (top_->idle_o && !ack_held_ && !lerr_held_ && !write_pending() && !flushes_left && quiet_ > 3) break;
+      // Idle through this step and the one before (so the last event's registered pulses are
+      // counted), and the next cycle idle too; idle_o does not cover an event taken in this cycle.
+      if (top_->idle_o && idle_run_ >= 2 && !taken_now_ && !ack_held_ && !lerr_held_ && !write_pending() &&
+          !flushes_left && quiet_ > 3)
+        break;
     }
     if (!top_->idle_o) {
       std::string why;
@@ -319,7 +323,8 @@ class CompBench {
       ++p.ci;
       err_exp_.push_back(ack_qp_);
     }
-    if (!rewind) mark_exp_[ack_qp_] = true;  // (after a failure: when the QP is in ERR)
+    // A mark when the window opened (no rewind), or after a failure (when the QP is in ERR).
+    if (fail || (!rewind && done > 0)) mark_exp_[ack_qp_] = true;
     ack_held_ = false;
   }
 
@@ -539,6 +544,7 @@ class CompBench {
     st_nak_ += top_->rx_nak_o;
     st_retx_ += top_->retransmit_o;
     if (ack_held_ && msg_exp_) cov_.hit("ack_waits_for_msg");
+    taken_now_ = (ack_held_ && top_->ack_ready_o) || (lerr_held_ && top_->lerr_ready_o);
     if (ack_held_ && top_->ack_ready_o) take_ack(now);
     if (lerr_held_ && top_->lerr_ready_o) {
       err_exp_.push_back(lerr_qp_);
@@ -569,7 +575,7 @@ class CompBench {
   uint16_t nx_data_ = 0;
   bool init_ = false, init_prev_ = false;
   unsigned init_qp_ = 0;
-  bool ack_held_ = false, lerr_held_ = false, msg_exp_ = false, msg_seen_ = false;
+  bool ack_held_ = false, lerr_held_ = false, msg_exp_ = false, msg_seen_ = false, taken_now_ = false;
   unsigned ack_qp_ = 0, lerr_qp_ = 0;
   uint32_t ack_aeth_ = 0, ack_psn_ = 0;
   Msg msg_{};
