@@ -138,12 +138,12 @@ BLOCKS = {
         params=dict(NUM_QP=64, CLK_MHZ=250, OUTS=16),
         ff_min=[("ring (otab) 1024 x {wrid 64, first 24, last 24, sig 1}", 1024 * 113),
                 ("QP table (ctab) 64 x {rnr_left 3, ci 16}, ci copy 64 x 16", 64 * 35),
-                ("c_wrid_q, rnr_due_q, msg_o.rnr_due", 3 * 64)]),
+                ("c_wrid_q, rnr_cyc_q, msg_o.rnr_due", 3 * 64)]),
     "tmnic_completer_q1024": dict(
         top="tmnic_completer", params=dict(NUM_QP=1024, CLK_MHZ=250, OUTS=16),
         ff_min=[("ring (otab) 16384 x {wrid 64, first 24, last 24, sig 1}", 16384 * 113),
                 ("QP table (ctab) 1024 x 19, ci copy 1024 x 16", 1024 * 35),
-                ("c_wrid_q, rnr_due_q, msg_o.rnr_due", 3 * 64)]),
+                ("c_wrid_q, rnr_cyc_q, msg_o.rnr_due", 3 * 64)]),
     "tmnic_tx_gather": dict(
         params=dict(DATA_W=512, NSLOT=8),
         ff_min=[("header RAM 8 x roce_hdr_t", 8 * HDR), ("txb_data_o", 512), ("pkt_hdr_o", HDR)]),

@@ -106,9 +106,9 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [15:0]     ci0_q, ci0_d;              // ci when the ACK event began
   logic [31:0]     aeth_q, aeth_d;
   logic [23:0]     apsn_q, apsn_d;
-  // An RNR NAK's wait: its length in cycles registered when the ACK is taken, its end (a 64-bit
-  // sum) in S_ACK_RD.
-  logic [63:0]     rnr_cyc_q, rnr_cyc_d, rnr_due_q, rnr_due_d;
+  // An RNR NAK's wait: its length in cycles registered when the ACK is taken; its end is summed
+  // only in the cycle that sends the REWIND (not a 64-bit add on every simulated cycle).
+  logic [63:0]     rnr_cyc_q, rnr_cyc_d;
   logic [63:0]     c_wrid_q, c_wrid_d;
   logic [15:0]     c_idx_q, c_idx_d;
   logic [7:0]      c_status_q, c_status_d;
@@ -194,7 +194,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     init_qp_d = init_i ? init_qp_i : init_qp_q;
     errwait_d = errwait_q;
     q_d = q_q; ac_d = ac_q; nx_d = nx_q; ci0_d = ci0_q; aeth_d = aeth_q; apsn_d = apsn_q;
-    rnr_cyc_d = rnr_cyc_q; rnr_due_d = now_i + 64'd1 + rnr_cyc_q;  // (used in the cycle after S_ACK_RD)
+    rnr_cyc_d = rnr_cyc_q;
     c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q;
     msg_valid_d = msg_valid_o && !msg_ready_i; msg_d = msg_o;
     cqe_valid_d = cqe_valid_o && !cqe_ready_i;
@@ -294,7 +294,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             default: ;            // reserved syndrome: ignored
           endcase
           msg_d = '{kind: fail ? SQ_MSG_FAIL : SQ_MSG_REWIND, qp: 16'(q_q), idx: ac_q.ci, psn: o_rdata.first,
-                    rnr: typ == AETH_TYPE_RNR_NAK, rnr_due: rnr_due_q};
+                    rnr: typ == AETH_TYPE_RNR_NAK, rnr_due: now_i + rnr_cyc_q};
           msg_valid_d = rewind || fail;
           retransmit_d = rewind;
           if (fail) begin
@@ -401,7 +401,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
   always_ff @(posedge clk_i) begin
     q_q <= q_d; init_qp_q <= init_qp_d; ac_q <= ac_d; nx_q <= nx_d; ci0_q <= ci0_d;
-    aeth_q <= aeth_d; apsn_q <= apsn_d; rnr_cyc_q <= rnr_cyc_d; rnr_due_q <= rnr_due_d;
+    aeth_q <= aeth_d; apsn_q <= apsn_d; rnr_cyc_q <= rnr_cyc_d;
     c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
     msg_o <= msg_d; err_qp_o <= err_qp_d; mark_qp_o <= mark_qp_d; o_raddr_q <= o_raddr;
   end
