@@ -187,6 +187,19 @@ BLOCKS = {
     "tmnic_pi_tab": dict(
         params=dict(N=64),
         ff_min=[("table 64 x 16", 64 * 16), ("held doorbell {idx, pi}", 6 + 16)]),
+    # The responder's scatter (SGE table NUM_CTX x 8 of {iova 64, len 32} in tmnic_ram_sdp) at 64
+    # and 1024 QPs, and its TM classification.
+    "tmnic_scatter": dict(
+        params=dict(NUM_CTX=64, SLOTS=8, LEN_W=13),
+        ff_min=[("SGE table 64 x 8 x 96 (RAM)", 64 * 8 * 96),
+                ("wr_addr_o, wr_len_o, wr_off_o, cursor sgo_q", 64 + 13 + 12 + 32)]),
+    "tmnic_scatter_c1024": dict(
+        top="tmnic_scatter", params=dict(NUM_CTX=1024, SLOTS=8, LEN_W=13),
+        ff_min=[("SGE table 1024 x 8 x 96 (RAM)", 1024 * 8 * 96),
+                ("wr_addr_o, wr_len_o, wr_off_o, cursor sgo_q", 64 + 13 + 12 + 32)]),
+    "tmnic_tm_classify": dict(
+        params=dict(TM_ENTRIES=1024, NUM_SRQ=16, LEN_W=13),
+        ff_min=[("tag_o, ctx_o, handle_o", 64 + 32 + 10), ("kind_o, rndv_o, rnr_o, lk_commit_miss_o", 5)]),
     "tmnic_ack_gen": dict(
         params=dict(NUM_QP=64),
         ff_min=[("QP words 64 x {pend, syn, msn, psn}", 64 * 57), ("QP FIFO 64 x 6", 64 * 6),

@@ -11,6 +11,8 @@ rtl/core/tmnic_requester.sv
 rtl/core/tmnic_completer.sv
 rtl/core/tmnic_ack_gen.sv
 rtl/core/tmnic_rx_buf.sv
+rtl/core/tmnic_scatter.sv
+rtl/core/tmnic_tm_classify.sv
 rtl/core/tmnic_rx_engine.sv
 rtl/core/tmnic_tx_sched.sv
 rtl/core/tmnic_cq_writer.sv

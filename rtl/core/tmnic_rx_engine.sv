@@ -5,19 +5,19 @@
 //     executed; a gap is NAKed once), checks the opcode sequence, takes a receive WQE from the
 //     SRQ or the QP's receive queue at the first packet (none: RNR NAK, packet dropped), checks the
 //     WQE's SGEs against the MR table (LOCAL_WRITE) before any DMA, scatters the payload from the
-//     RX buffer (tmnic_rx_buf, which stores the next packet meanwhile) by DMA writes, then
+//     RX buffer (tmnic_rx_buf, which stores the next packet meanwhile) by DMA writes (tmnic_scatter), then
 //     completes the WQE on the last packet and ACKs when asked. Errors: LOC_LEN_ERR (buffer too small) with NAK invalid request, LOC_PROT_ERR
 //     (bad SGE) with NAK remote operational error; both move the QP to ERR.
 // It also flushes the receive queue (and a WQE held mid-message) of QPs in ERR.
-// On a TM-SRQ the first packet's TMH decides (docs/tag-matching.md): EAGER/RNDV are looked up in the
-// matching engine; a hit lands in the tagged buffer (EAGER without its TMH; RNDV whole, completed as
+// On a TM-SRQ the first packet's TMH decides (docs/tag-matching.md; tmnic_tm_classify): EAGER/RNDV
+// are looked up in the matching engine; a hit lands in the tagged buffer (EAGER without its TMH; RNDV whole, completed as
 // TM_RNDV_INCOMPLETE because rendezvous is not offloaded), a miss is an unexpected message for the
 // next SRQ buffer; NO_TAG, FIN, reserved opcodes and tagged messages shorter than a TMH go whole to
 // an SRQ buffer as TM_NO_TAG. Every TM completion goes to the SRQ's CQ.
 // State in block RAM (tmnic_ram_sdp, registered reads, this FSM the only writer, written through):
-// a per-QP word (PSN, MSN, RQ consumer index, the held message with its scatter cursor), the
-// checked SGEs of the held message (NUM_QP x 8), the RQ producer indices (doorbells) and a PSN copy
-// for QUERY_QP. The per-SRQ counters are flip-flops (NUM_SRQ is small). QPs to flush are found by
+// a per-QP word (PSN, MSN, RQ consumer index, the held message with its scatter cursor), the RQ
+// producer indices (doorbells) and a PSN copy for QUERY_QP; the checked SGEs of the held messages
+// (NUM_QP x 8) are tmnic_scatter's. The per-SRQ counters are flip-flops (NUM_SRQ is small). QPs to flush are found by
 // tmnic_qp_sched (marked by doorbells, SET_QP, either engine's error and the flush itself); ACKs and
 // NAKs go out through tmnic_ack_gen.
 module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
@@ -150,8 +150,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   // ---------------------------------------------------------------- table words
-  // Tag matching of the held message: plain receive, matched, unexpected, untagged
-  typedef enum logic [1:0] {K_PLAIN, K_MATCHED, K_UNEXP, K_NOTAG} kind_e;
   typedef struct packed {
     logic [23:0] epsn;        // expected PSN
     logic [23:0] msn;
@@ -161,7 +159,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     logic [63:0] wrid;        // the held message: WQE id and index,
     logic [15:0] idx;
     logic        bad;         //   an SGE failed the protection check (or too many SGEs),
-    kind_e       kind;        //   TM kind, rendezvous, MATCH completion already written, TMH fields,
+    rx_kind_e    kind;        //   TM kind, rendezvous, MATCH completion already written, TMH fields,
     logic        rndv;
     logic        msent;
     logic [63:0] tag;
@@ -171,23 +169,17 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     logic [2:0]  sgi;         //   scatter cursor: SGE and offset in it of message byte off
     logic [31:0] sgo;
   } rq_qp_t;
-  typedef struct packed {
-    logic [63:0] iova;
-    logic [31:0] len;
-  } rq_sge_t;
-
   typedef enum logic [4:0] {
-    S_IDLE, S_LOAD, S_LOOKUP, S_FETCH, S_FETCH_WAIT, S_SGE, S_EXEC, S_STORE, S_SCATTER, S_SG_RD,
-    S_SCATTER_WAIT, S_DONE, S_OUT, S_DRAIN, S_FLUSH_WAIT, S_FLUSH_CQE, S_TMH, S_TM_WAIT, S_TM_BUF, S_TM_BUF2, S_RNR
+    S_IDLE, S_LOAD, S_LOOKUP, S_FETCH, S_FETCH_WAIT, S_SGE, S_EXEC, S_STORE, S_SCATTER,
+    S_DONE, S_OUT, S_DRAIN, S_FLUSH_WAIT, S_FLUSH_CQE, S_TM, S_RNR
   } state_e;
 
   // ---------------------------------------------------------------- registers
   // Control (reset)
   state_e          state_q, state_d, after_q, after_d;
   logic            init_pend_q, init_pend_d;
-  logic            ack_valid_d, wr_valid_d, cqe_valid_d, lk_valid_d, tb_re_d, ev_valid_q, ev_valid_d;
+  logic            ack_valid_d, cqe_valid_d, ev_valid_q, ev_valid_d;
   logic            err_d, drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d;
-  logic            tm_exp_d, tm_unexp_d, tm_notag_d;
   logic [NUM_SRQ-1:0][15:0] srq_pi_q, srq_ci_q;
   // Payload (no reset)
   logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, err_qp_d, ack_qp_d;
@@ -200,10 +192,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic            wqe_tb_ld;                // the WQE is the tagged buffer as a one-SGE WQE (tb_sge_q)
   logic            from_tb_q, from_tb_d;
   logic [127:0]    tb_sge_q;
-  logic [2:0]      sge_i_q, sge_i_d;
-  logic [31:0]     sge_off_q, sge_off_d;     // offset in SGE sge_i_q during scatter
-  logic [12:0]     done_q, done_d;           // packet bytes scattered so far
-  logic [11:0]     wr_off_q, wr_off_d;       // packet offset of the DMA write request's first byte
   logic            fl_srq_q, fl_srq_d;       // the WQE being fetched is from the SRQ
   logic [4:0]      skip_q, skip_d;           // leading payload bytes not delivered (a matched EAGER's TMH)
   // S_EXEC's capacity check from registers: payload bytes delivered from this packet (pay_len less
@@ -211,27 +199,15 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // inputs (one expression after the case, from cur_d, cost the placed block 15 MHz: 84.0 vs 99.2).
   logic [12:0]     pay_del_q, pay_del_d;
   logic [34:0]     room_q, room_d;
-  kind_e           t_kind_q, t_kind_d;       // classification of the first packet on a TM-SRQ
+  rx_kind_e        t_kind_q, t_kind_d;       // classification of a first packet (tmnic_tm_classify on a TM-SRQ)
   logic            t_rndv_q, t_rndv_d;
-  logic [63:0]     t_tag_q, t_tag_d;
-  logic [31:0]     t_ctx_q, t_ctx_d;
-  logic [H_W-1:0]  t_handle_q, t_handle_d;
   logic [31:0]     ack_aeth_d;
   logic [23:0]     ack_psn_d;
-  logic [63:0]     wr_addr_d, lk_tag_d;
-  logic [12:0]     wr_len_d;
-  logic            lk_commit_miss_d;
-  logic [H_W-1:0]  tb_raddr_d;
-  logic [SRQ_W-1:0] tm_srq_d;
   logic [QP_W-1:0] ev_qp_q, ev_qp_d;         // event to the ACK generator
   logic [7:0]      ev_syn_q, ev_syn_d;
   logic [23:0]     ev_msn_q, ev_msn_d, ev_psn_q, ev_psn_d;
   // The completion being reported
-  logic [63:0]     c_wrid_q, c_wrid_d, c_tag_q, c_tag_d;
-  logic [15:0]     c_idx_q, c_idx_d, c_cq_q, c_cq_d, c_handle_q, c_handle_d;
-  logic [7:0]      c_status_q, c_status_d, c_op_q, c_op_d;
-  logic [31:0]     c_len_q, c_len_d, c_imm_q, c_imm_d, c_flags_q, c_flags_d, c_ctx_q, c_ctx_d;
-  logic [QP_W-1:0] c_qp_q, c_qp_d;
+  cqe_req_t        c_q, c_d;                 // (src_qp comes from the QP's configuration)
 
   // ---------------------------------------------------------------- tables
   logic tab_re, tab_we;
@@ -260,12 +236,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [63:0]      chk_out_iova;
   logic [31:0]      chk_out_len;
   logic [34:0]      chk_total;
-  logic sg_re, sg_we;
-  logic [QP_W+2:0] sg_raddr;
-  rq_sge_t sg_wdata, sg_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(rq_sge_t)), .DEPTH(NUM_QP * 8), .NO_COLLISION(1'b1)) u_sgtab (   // 8 slots: {QP, 3-bit SGE}
-    .clk_i, .we_i(sg_we), .waddr_i({q_q, chk_out_idx}), .wdata_i(sg_wdata),
-    .re_i(sg_re), .raddr_i(sg_raddr), .rdata_o(sg_rdata));
 
   // ---------------------------------------------------------------- flush scheduler
   // Set ports: 0 this FSM (own error, flush step), 1 RQ doorbells, 2-3 kicks (SET_QP, the send
@@ -317,17 +287,25 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // before it are released.
   logic         rb_beg, rb_full, rb_release, rb_idle;
   logic [127:0] rb_first;
-  // TMH in the first payload bytes: opcode, app_ctx (BE32), tag (BE64)
-  wire [7:0] tmh_op = rb_first[7:0];
-  logic [31:0] tmh_ctx;
-  logic [63:0] tmh_tag;
-  always_comb begin
-    for (int i = 0; i < 4; i++) tmh_ctx[8*i +: 8] = rb_first[(7 - i)*8 +: 8];
-    for (int i = 0; i < 8; i++) tmh_tag[8*i +: 8] = rb_first[(15 - i)*8 +: 8];
-  end
-  wire tmh_tagged = (tmh_op == TMH_EAGER || tmh_op == TMH_RNDV) && h_q.pay_len >= 13'(TMH_SIZE);
   wire is_tm = has_srq && scfg.valid && scfg.tm;
   wire srq_has_wqe = scfg.valid && srq_ci_q[sn] != srq_pi_q[sn];
+
+  // A first packet on a TM-SRQ: its TMH, the tag lookup and the matched buffer's entry.
+  logic           tc_start, tc_done, tc_rnr, tc_rndv;
+  rx_kind_e       tc_kind;
+  logic [63:0]    tc_tag;
+  logic [31:0]    tc_ctx;
+  logic [H_W-1:0] tc_handle;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic           tc_idle;                    // (assertion)
+  /* verilator lint_on UNUSEDSIGNAL */
+  tmnic_tm_classify #(.TM_ENTRIES(TM_ENTRIES), .NUM_SRQ(NUM_SRQ), .LEN_W(13)) u_classify (
+    .clk_i, .rst_ni, .start_i(tc_start), .idle_o(tc_idle), .srq_i(sn), .pay_len_i(h_q.pay_len),
+    .has_wqe_i(srq_has_wqe), .head_beg_i(rb_beg), .head_first_i(rb_first),
+    .lk_valid_o, .lk_ready_i, .lk_tag_o, .lk_commit_miss_o, .lk_rsp_valid_i, .lk_rsp_hit_i, .lk_rsp_handle_i,
+    .lk_rsp_unexp_i, .add_pend_i, .add_pend_handle_i, .tb_re_o, .tb_raddr_o,
+    .done_o(tc_done), .rnr_o(tc_rnr), .kind_o(tc_kind), .rndv_o(tc_rndv), .tag_o(tc_tag), .ctx_o(tc_ctx),
+    .handle_o(tc_handle), .tm_exp_o, .tm_unexp_o, .tm_notag_o, .tm_srq_o);
 
   // SGE/MR protection check of the fetched WQE's scatter list (LOCAL_WRITE; shared block).
   // Receive WQEs come through tmnic_wqe_fetch (RQ or SRQ ring, one at a time; also the RQ flush),
@@ -360,10 +338,20 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .out_valid_o(chk_out_valid), .out_idx_o(chk_out_idx), .out_iova_o(chk_out_iova), .out_len_o(chk_out_len),
     .done_o(chk_done), .ok_o(chk_ok), .total_o(chk_total));
 
-  // Scatter geometry: the next piece of the packet inside the held WQE's SGE sge_i_q (sg_rdata).
-  wire [31:0] pkt_left = {19'd0, h_q.pay_len - done_q};
-  wire [31:0] sge_left = sg_rdata.len - sge_off_q;
-  wire [31:0] piece = (sge_left < pkt_left) ? sge_left : pkt_left;
+  // Scatter of the packet's delivered bytes into the held WQE's checked SGEs (kept per QP, eight
+  // slots: the checker writes each passing SGE there), from the QP's cursor; the DMA write requests
+  // are the scatter block's registers.
+  logic        sc_start, sc_idle, sc_last;
+  logic [11:0] sc_off;
+  logic [2:0]  sc_sgi;
+  logic [31:0] sc_sgo;
+  tmnic_scatter #(.NUM_CTX(NUM_QP), .SLOTS(8), .LEN_W(13)) u_scatter (
+    .clk_i, .rst_ni,
+    .sg_we_i(chk_out_valid), .sg_waddr_i({q_q, chk_out_idx}), .sg_iova_i(chk_out_iova), .sg_len_i(chk_out_len),
+    .start_i(sc_start), .idle_o(sc_idle), .ctx_i(q_q), .sgi_i(cur_q.sgi), .sgo_i(cur_q.sgo),
+    .skip_i({8'd0, skip_q}), .len_i(h_q.pay_len), .avail_i(rb_full),
+    .wr_valid_o, .wr_ready_i, .wr_addr_o, .wr_len_o, .wr_off_o(sc_off), .wr_last_o(sc_last),
+    .sgi_o(sc_sgi), .sgo_o(sc_sgo));
 
   // Completion fields that depend on the held message's kind: CQ, opcode, TM fields, flags
   // (DATA_VALID and, unless already sent, MATCH on the completion that ends a matched message).
@@ -378,36 +366,25 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   /* verilator lint_off UNUSEDSIGNAL */
   function automatic ckind_t c_kind(input rq_qp_t m, input logic [15:0] rcq, input logic [15:0] scq);
     ckind_t k;
-    k.cq = (m.kind == K_PLAIN) ? rcq : scq;
-    k.op = (m.kind == K_PLAIN) ? WC_OP_RECV : (m.kind == K_NOTAG) ? WC_OP_TM_NO_TAG : WC_OP_TM_RECV;
-    k.tag = (m.kind == K_MATCHED) ? m.tag : 64'd0;
-    k.ctx = (m.kind == K_MATCHED) ? m.ctx : 32'd0;
-    k.handle = (m.kind == K_MATCHED) ? m.idx : 16'd0;
-    k.end_flags = (m.kind != K_MATCHED) ? 32'd0 :
+    k.cq = (m.kind == RXK_PLAIN) ? rcq : scq;
+    k.op = (m.kind == RXK_PLAIN) ? WC_OP_RECV : (m.kind == RXK_NOTAG) ? WC_OP_TM_NO_TAG : WC_OP_TM_RECV;
+    k.tag = (m.kind == RXK_MATCHED) ? m.tag : 64'd0;
+    k.ctx = (m.kind == RXK_MATCHED) ? m.ctx : 32'd0;
+    k.handle = (m.kind == RXK_MATCHED) ? m.idx : 16'd0;
+    k.end_flags = (m.kind != RXK_MATCHED) ? 32'd0 :
                   (m.msent ? WC_FLAG_TM_DATA_VALID : (WC_FLAG_TM_DATA_VALID | WC_FLAG_TM_MATCH));
     c_kind = k;
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 
   always_comb begin
-    cqe_o = '0;
-    cqe_o.cq = c_cq_q;
-    cqe_o.wr_id = c_wrid_q;
-    cqe_o.byte_len = c_len_q;
-    cqe_o.imm = c_imm_q;
-    cqe_o.qp_num = 24'(c_qp_q);
+    cqe_o = c_q;
     cqe_o.src_qp = qp_rd_i[2].dest_qpn;
-    cqe_o.wc_flags = c_flags_q;
-    cqe_o.wqe_idx = c_idx_q;
-    cqe_o.opcode = c_op_q;
-    cqe_o.status = c_status_q;
-    cqe_o.tm_tag = c_tag_q;
-    cqe_o.tm_app_ctx = c_ctx_q;
-    cqe_o.tm_handle = c_handle_q;
+    cqe_o.tm_hw_cnt = '0;
   end
   // Registered QP reads (tmnic_ctx): the next value of each index register; the ACK generator
   // gives its own next index.
-  assign qp_idx_o = {c_qp_d, ag_qp, q_d};
+  assign qp_idx_o = {c_d.qp_num[QP_W-1:0], ag_qp, q_d};
 
   // RX buffer: two 4 KiB packet slots, so that the next packet's payload is stored while this one
   // is scattered; the scatter's DMA write requests pull from it (three-cycle reads, the byte shift
@@ -420,7 +397,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .s_tdata_i(s_pay_tdata_i), .s_tkeep_i(s_pay_tkeep_i), .s_tlast_i(s_pay_tlast_i),
     .s_tvalid_i(s_pay_tvalid_i), .s_tready_o(s_pay_tready_o),
     .head_beg_o(rb_beg), .head_full_o(rb_full), .head_first_o(rb_first), .release_i(rb_release),
-    .acc_i(wr_valid_o && wr_ready_i), .acc_off_i(wr_off_q),
+    .acc_i(wr_valid_o && wr_ready_i), .acc_off_i(sc_off),
     .rd_en_i(wr_data_req_i), .rd_off_i(wr_data_off_i), .rd_data_o(wr_data_o), .done_i(wr_done_i),
     .idle_o(rb_idle));
   // Headers wait for a pending init and for QPs to flush.
@@ -431,39 +408,31 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [7:0] a_syn;
   logic [23:0] a_msn, a_psn;
   logic       c_go;                    // raise the completion of the held message (cur_d, kind fields)
+  logic       fetch_go;                // take the next receive WQE (consumed now; completed at the last packet)
   ckind_t     ck;
   logic       ok;                      // S_LOOKUP: the packet is for a QP that exists, from its peer
   always_comb begin
-    a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0; c_go = 1'b0;
+    a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0; c_go = 1'b0; fetch_go = 1'b0;
     ok = 1'b0; ck = '0;
     // defaults: hold
     state_d = state_q; after_d = after_q; init_pend_d = init_pend_q;
     q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q;
     cur_d = cur_q;
-    sge_i_d = sge_i_q; sge_off_d = sge_off_q; done_d = done_q;
-    wr_off_d = wr_off_q; fl_srq_d = fl_srq_q; skip_d = skip_q;
+    fl_srq_d = fl_srq_q; skip_d = skip_q;
     pay_del_d = pay_del_q; room_d = room_q;
-    t_kind_d = t_kind_q; t_rndv_d = t_rndv_q; t_tag_d = t_tag_q; t_ctx_d = t_ctx_q; t_handle_d = t_handle_q;
-    c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q; c_len_d = c_len_q; c_imm_d = c_imm_q;
-    c_flags_d = c_flags_q; c_qp_d = c_qp_q; c_cq_d = c_cq_q; c_handle_d = c_handle_q; c_op_d = c_op_q;
-    c_tag_d = c_tag_q; c_ctx_d = c_ctx_q;
+    t_kind_d = t_kind_q; t_rndv_d = t_rndv_q;
+    c_d = c_q;
     ack_valid_d = ack_valid_o && !ack_ready_i;
     ack_qp_d = ack_qp_o; ack_aeth_d = ack_aeth_o; ack_psn_d = ack_psn_o;
     f_req = 1'b0; f_base = cfg.rq_base; f_log = 5'(cfg.rq_log); f_idx = cur_q.ci;
-    wr_valid_d = wr_valid_o && !wr_ready_i; wr_addr_d = wr_addr_o; wr_len_d = wr_len_o;
     cqe_valid_d = cqe_valid_o && !cqe_ready_i;
-    lk_valid_d = lk_valid_o && !lk_ready_i; lk_tag_d = lk_tag_o; lk_commit_miss_d = lk_commit_miss_o;
-    tb_re_d = 1'b0; tb_raddr_d = tb_raddr_o;
     ev_valid_d = ev_valid_q && !ev_ready;
     ev_qp_d = ev_qp_q; ev_syn_d = ev_syn_q; ev_msn_d = ev_msn_q; ev_psn_d = ev_psn_q;
     err_d = 1'b0; err_qp_d = err_qp_o;
     {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d} = '0;
-    {tm_exp_d, tm_unexp_d, tm_notag_d} = '0; tm_srq_d = tm_srq_o;
     h_ld = 1'b0; wqe_tb_ld = 1'b0;
     tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; tab_wdata = '0;
-    sg_re = 1'b0; sg_raddr = {q_q, cur_q.sgi};
-    sg_we = chk_out_valid; sg_wdata = '{iova: chk_out_iova, len: chk_out_len};
-    sge_start = 1'b0;
+    sge_start = 1'b0; sc_start = 1'b0; tc_start = 1'b0;
     set_own = 1'b0; sched_take = 1'b0;
 
     unique case (state_q)
@@ -498,8 +467,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           cur_d.held = 1'b0;
           tab_we = 1'b1;
           c_go = 1'b1;
-          c_status_d = WC_WR_FLUSH_ERR;
-          c_len_d = '0; c_imm_d = '0;
+          c_d.status = WC_WR_FLUSH_ERR;
+          c_d.byte_len = '0; c_d.imm = '0;
           set_own = 1'b1;
           after_d = S_IDLE;
           state_d = S_OUT;
@@ -511,9 +480,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
       S_FLUSH_WAIT: if (f_last) state_d = S_FLUSH_CQE;
       S_FLUSH_CQE: begin
-        c_wrid_d = w_wrid; c_idx_d = cur_q.ci; c_status_d = WC_WR_FLUSH_ERR;
-        c_len_d = '0; c_imm_d = '0; c_flags_d = '0; c_qp_d = q_q;
-        c_cq_d = cfg.recv_cq; c_op_d = WC_OP_RECV; c_tag_d = '0; c_ctx_d = '0; c_handle_d = '0;
+        c_d = '0;
+        c_d.wr_id = w_wrid; c_d.wqe_idx = cur_q.ci; c_d.status = WC_WR_FLUSH_ERR; c_d.qp_num = 24'(q_q);
+        c_d.cq = cfg.recv_cq; c_d.opcode = WC_OP_RECV;
         cqe_valid_d = 1'b1;
         cur_d.ci = cur_q.ci + 16'd1;
         tab_we = 1'b1;
@@ -565,9 +534,12 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           set_own = 1'b1;
           state_d = S_OUT;
         end else if (is_first) begin
-          t_kind_d = K_PLAIN;
+          t_kind_d = RXK_PLAIN;
           t_rndv_d = 1'b0;
-          if (is_tm) state_d = S_TMH;
+          if (is_tm) begin
+            tc_start = 1'b1;
+            state_d = S_TM;
+          end
           else if (has_srq ? !srq_has_wqe : (tab_rdata.ci == pi_rdata)) state_d = S_RNR;
           else state_d = S_FETCH;
         end else begin
@@ -583,77 +555,29 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         state_d = S_OUT;
       end
 
-      // TM-SRQ: classify by the TMH in the first payload bytes (as soon as they are stored).
-      S_TMH: begin
-        if (h_q.pay_len == 13'd0 || (rb_beg && !tmh_tagged)) begin
-          t_kind_d = K_NOTAG;
-          state_d = srq_has_wqe ? S_FETCH : S_RNR;
-          if (srq_has_wqe) begin
-            tm_notag_d = 1'b1;
-            tm_srq_d = sn;
-          end
-        end else if (rb_beg) begin
-          t_tag_d = tmh_tag;
-          t_ctx_d = tmh_ctx;
-          t_rndv_d = (tmh_op == TMH_RNDV);
-          lk_valid_d = 1'b1;
-          lk_tag_d = tmh_tag;
-          lk_commit_miss_d = srq_has_wqe;
-          state_d = S_TM_WAIT;
-        end
-      end
-      S_TM_WAIT: if (lk_rsp_valid_i) begin
-        tm_srq_d = sn;
-        if (lk_rsp_hit_i) begin
-          t_kind_d = K_MATCHED;
-          t_handle_d = lk_rsp_handle_i;
-          skip_d = t_rndv_q ? 5'd0 : 5'(TMH_SIZE);
-          pay_del_d = t_rndv_q ? h_q.pay_len : h_q.pay_len - 13'(TMH_SIZE);
-          tm_exp_d = 1'b1;
-          state_d = S_TM_BUF;
-        end else if (lk_rsp_unexp_i) begin
-          t_kind_d = K_UNEXP;
-          tm_unexp_d = 1'b1;
-          state_d = S_FETCH;
-        end else begin
-          // Blocked (counters too far apart) or a miss while the SRQ is empty: nothing was
-          // consumed or counted, RNR NAK and the message comes again.
+      // TM-SRQ: classified (tmnic_tm_classify). A matched tag's buffer, as a one-SGE WQE, goes
+      // through the usual SGE protection check; it is read from the buffer RAM in this cycle.
+      S_TM: if (tc_done) begin
+        t_kind_d = tc_kind;
+        t_rndv_d = tc_rndv;
+        if (tc_rnr) begin
           state_d = S_RNR;
+        end else if (tc_kind == RXK_MATCHED) begin
+          skip_d = tc_rndv ? 5'd0 : 5'(TMH_SIZE);    // an EAGER's TMH is not delivered
+          pay_del_d = tc_rndv ? h_q.pay_len : h_q.pay_len - 13'(TMH_SIZE);
+          wqe_tb_ld = 1'b1;
+          fl_srq_d = 1'b1;
+          cur_d.idx = 16'(tc_handle) - scfg.tag_base;   // completions carry the SRQ's own handle
+          sge_start = 1'b1;
+          state_d = S_SGE;
+        end else begin
+          fetch_go = 1'b1;                          // unexpected or untagged: the next SRQ WQE
         end
-      end
-      // The tagged buffer, as a one-SGE WQE, goes through the usual SGE protection check.
-      S_TM_BUF: if (!(add_pend_i && add_pend_handle_i == t_handle_q)) begin
-        tb_re_d = 1'b1;
-        tb_raddr_d = t_handle_q;
-        state_d = S_TM_BUF2;
-      end
-      S_TM_BUF2: if (!tb_re_o) begin
-        wqe_tb_ld = 1'b1;
-        fl_srq_d = 1'b1;
-        cur_d.idx = 16'(t_handle_q) - scfg.tag_base;   // completions carry the SRQ's own handle
-        sge_i_d = '0;
-        sge_start = 1'b1;
-        state_d = S_SGE;
       end
 
       // Take the next receive WQE (consumed now; completed at the last packet).
-      S_FETCH: begin
-        f_req = 1'b1;
-        fl_srq_d = has_srq;
-        if (has_srq) begin
-          f_base = scfg.base;
-          f_log = 5'(scfg.log_size);
-          f_idx = srq_ci_q[sn];
-          cur_d.idx = srq_ci_q[sn];
-        end else begin
-          cur_d.idx = cur_q.ci;
-          cur_d.ci = cur_q.ci + 16'd1;
-        end
-        tab_we = 1'b1;
-        state_d = S_FETCH_WAIT;
-      end
+      S_FETCH: fetch_go = 1'b1;
       S_FETCH_WAIT: if (f_last) begin
-        sge_i_d = '0;
         sge_start = 1'b1;
         state_d = S_SGE;
       end
@@ -664,7 +588,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           cur_d.bad = !chk_ok;
           cur_d.held = 1'b1;
           cur_d.kind = t_kind_q; cur_d.rndv = t_rndv_q; cur_d.msent = 1'b0;
-          cur_d.tag = t_tag_q; cur_d.ctx = t_ctx_q;
+          cur_d.tag = tc_tag; cur_d.ctx = tc_ctx;   // (used for RXK_MATCHED only)
           cur_d.wrid = w_wrid;
           cur_d.off = '0;
           cur_d.cap = chk_total;
@@ -685,69 +609,50 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           set_own = 1'b1;
           prot_err_d = cur_q.bad;
           c_go = 1'b1;
-          c_status_d = cur_q.bad ? WC_LOC_PROT_ERR : WC_LOC_LEN_ERR;
-          c_len_d = '0; c_imm_d = '0;
+          c_d.status = cur_q.bad ? WC_LOC_PROT_ERR : WC_LOC_LEN_ERR;
+          c_d.byte_len = '0; c_d.imm = '0;
           a_go = 1'b1; a_syn = cur_q.bad ? AETH_SYN_NAK_REM_OP_ERR : AETH_SYN_NAK_INV_REQ;
           a_msn = cur_q.msn; a_psn = h_q.psn;
           tx_nak_d = 1'b1;
           after_d = S_DRAIN;
           state_d = S_OUT;
+        end else if (pay_del_q != 13'd0) begin
+          sc_start = 1'b1;                    // (it waits for the payload to be stored)
+          state_d = S_SCATTER;
         end else begin
-          done_d = {8'd0, skip_q};
-          sge_i_d = cur_q.sgi;
-          sge_off_d = cur_q.sgo;
-          sg_re = 1'b1;                       // the cursor's SGE, ready by S_SCATTER
-          sg_raddr = {q_q, cur_q.sgi};
-          // (a payload usually is stored already: straight to the scatter)
-          state_d = (h_q.pay_len == 13'd0) ? S_DONE : rb_full ? S_SCATTER : S_STORE;
+          // Nothing to place (no payload, or a matched EAGER's TMH only): a payload is released
+          // once stored.
+          state_d = (h_q.pay_len == 13'd0) ? S_DONE : S_STORE;
         end
       end
 
-      // Wait for the rest of the payload (S_EXEC skips this state when it is stored already).
-      S_STORE: if (rb_full) state_d = S_SCATTER;
+      S_STORE: if (rb_full) state_d = S_DONE;
 
-      S_SCATTER: begin
-        if (done_q == h_q.pay_len) begin
-          state_d = S_DONE;
-        end else if (sge_left == 32'd0) begin
-          sge_i_d = sge_i_q + 3'd1;
-          sge_off_d = '0;
-          sg_re = 1'b1;
-          sg_raddr = {q_q, sge_i_q + 3'd1};
-          state_d = S_SG_RD;
-        end else begin
-          wr_valid_d = 1'b1;
-          wr_addr_d = sg_rdata.iova + {32'd0, sge_off_q};
-          wr_len_d = 13'(piece);
-          wr_off_d = done_q[11:0];
-          done_d = done_q + 13'(piece);
-          sge_off_d = sge_off_q + piece;
-          state_d = S_SCATTER_WAIT;
-        end
-      end
-      S_SG_RD: state_d = S_SCATTER;
-      // Go on once the request is accepted: the RX buffer keeps the slot until its writes are done.
-      S_SCATTER_WAIT: if (wr_ready_i) state_d = (done_q == h_q.pay_len) ? S_DONE : S_SCATTER;
+      // Until the packet's last DMA write request is taken: the RX buffer keeps the slot until its
+      // writes are done.
+      S_SCATTER: if (wr_valid_o && wr_ready_i && sc_last) state_d = S_DONE;
 
       // Packet executed: advance PSN, complete on the last packet, ACK if asked.
       S_DONE: begin
         cur_d.epsn = cur_q.epsn + 24'd1;
         cur_d.nak_sent = 1'b0;
         cur_d.off = cur_q.off + {19'd0, pay_del_q};
-        cur_d.sgi = sge_i_q;
-        cur_d.sgo = sge_off_q;
-        c_status_d = (cur_q.kind == K_MATCHED && cur_q.rndv) ? WC_TM_RNDV_INCOMPLETE : WC_SUCCESS;
+        if (pay_del_q != 13'd0) begin   // the scatter moved the cursor
+          cur_d.sgi = sc_sgi;
+          cur_d.sgo = sc_sgo;
+        end
+        c_d.status = (cur_q.kind == RXK_MATCHED && cur_q.rndv) ? WC_TM_RNDV_INCOMPLETE : WC_SUCCESS;
         if (is_last) begin
           c_go = 1'b1;
-          c_len_d = cur_q.off + {19'd0, pay_del_q};
-          c_imm_d = has_imm ? h_q.imm : 32'd0;
+          c_d.byte_len = cur_q.off + {19'd0, pay_del_q};
+          c_d.imm = has_imm ? h_q.imm : 32'd0;
           cur_d.held = 1'b0;
           cur_d.msn = cur_q.msn + 24'd1;
-        end else if (cur_q.kind == K_MATCHED && !cur_q.msent) begin
+        end else if (cur_q.kind == RXK_MATCHED && !cur_q.msent) begin
           // First packet of a multi-packet matched message: the MATCH completion, data follows.
           c_go = 1'b1;
-          c_len_d = '0;
-          c_imm_d = '0;
+          c_d.byte_len = '0;
+          c_d.imm = '0;
           cur_d.msent = 1'b1;
         end
         if (h_q.ack_req) begin
@@ -768,22 +673,37 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       default: state_d = S_IDLE;
     endcase
 
+    if (fetch_go) begin
+      f_req = 1'b1;
+      fl_srq_d = has_srq;
+      if (has_srq) begin
+        f_base = scfg.base;
+        f_log = 5'(scfg.log_size);
+        f_idx = srq_ci_q[sn];
+        cur_d.idx = srq_ci_q[sn];
+      end else begin
+        cur_d.idx = cur_q.ci;
+        cur_d.ci = cur_q.ci + 16'd1;
+      end
+      tab_we = 1'b1;
+      state_d = S_FETCH_WAIT;
+    end
     // The completion of the held message (cur_q before this packet's changes, flags after).
     if (c_go) begin
       ck = c_kind(cur_q, cfg.recv_cq, scfg.cq);
-      c_wrid_d = cur_q.wrid; c_idx_d = cur_q.idx; c_qp_d = q_q;
-      c_cq_d = ck.cq; c_op_d = ck.op; c_tag_d = ck.tag; c_ctx_d = ck.ctx; c_handle_d = ck.handle;
-      c_flags_d = ck.end_flags;
-      if (state_q == S_DONE && is_last) c_flags_d = (has_imm ? WC_FLAG_WITH_IMM : 32'd0) | ck.end_flags;
-      else if (state_q == S_DONE) c_flags_d = WC_FLAG_TM_MATCH;
+      c_d.wr_id = cur_q.wrid; c_d.wqe_idx = cur_q.idx; c_d.qp_num = 24'(q_q);
+      c_d.cq = ck.cq; c_d.opcode = ck.op; c_d.tm_tag = ck.tag; c_d.tm_app_ctx = ck.ctx; c_d.tm_handle = ck.handle;
+      c_d.wc_flags = ck.end_flags;
+      if (state_q == S_DONE && is_last) c_d.wc_flags = (has_imm ? WC_FLAG_WITH_IMM : 32'd0) | ck.end_flags;
+      else if (state_q == S_DONE) c_d.wc_flags = WC_FLAG_TM_MATCH;
       cqe_valid_d = 1'b1;
     end
     if (state_q == S_LOAD) begin   // the flushed word was read this cycle
       if (c_go) begin
         ck = c_kind(tab_rdata, cfg.recv_cq, scfg.cq);
-        c_wrid_d = tab_rdata.wrid; c_idx_d = tab_rdata.idx;
-        c_cq_d = ck.cq; c_op_d = ck.op; c_tag_d = ck.tag; c_ctx_d = ck.ctx; c_handle_d = ck.handle;
-        c_flags_d = ck.end_flags;
+        c_d.wr_id = tab_rdata.wrid; c_d.wqe_idx = tab_rdata.idx;
+        c_d.cq = ck.cq; c_d.opcode = ck.op; c_d.tm_tag = ck.tag; c_d.tm_app_ctx = ck.ctx; c_d.tm_handle = ck.handle;
+        c_d.wc_flags = ck.end_flags;
       end
     end
     if (a_go) begin
@@ -810,14 +730,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       init_pend_q <= 1'b0;
       own_q <= 1'b0;
       ack_valid_o <= 1'b0;
-      wr_valid_o <= 1'b0;
       cqe_valid_o <= 1'b0;
-      lk_valid_o <= 1'b0;
-      tb_re_o <= 1'b0;
       ev_valid_q <= 1'b0;
       err_o <= 1'b0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
-      {tm_exp_o, tm_unexp_o, tm_notag_o} <= '0;
       srq_pi_q <= '0;
       srq_ci_q <= '0;
     end else begin
@@ -826,18 +742,14 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       init_pend_q <= init_pend_d;
       own_q <= set_own;
       ack_valid_o <= ack_valid_d;
-      wr_valid_o <= wr_valid_d;
       cqe_valid_o <= cqe_valid_d;
-      lk_valid_o <= lk_valid_d;
-      tb_re_o <= tb_re_d;
       ev_valid_q <= ev_valid_d;
       err_o <= err_d;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <=
         {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d};
-      {tm_exp_o, tm_unexp_o, tm_notag_o} <= {tm_exp_d, tm_unexp_d, tm_notag_d};
       // SRQ counters: doorbells set the producer index, S_FETCH takes a WQE, a reset clears both.
       if (db_srq_ok) srq_pi_q[db_idx_i[SRQ_W-1:0]] <= db_pi_i;
-      if (state_q == S_FETCH && has_srq) srq_ci_q[sn] <= srq_ci_q[sn] + 16'd1;
+      if (fetch_go && has_srq) srq_ci_q[sn] <= srq_ci_q[sn] + 16'd1;
       if (srq_reset_i && srq_reset_idx_i < 16'(NUM_SRQ)) begin
         srq_pi_q[srq_reset_idx_i[SRQ_W-1:0]] <= '0;
         srq_ci_q[srq_reset_idx_i[SRQ_W-1:0]] <= '0;
@@ -848,19 +760,12 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i) begin
     q_q <= q_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d; own_qp_q <= q_q;
     cur_q <= cur_d;
-    sge_i_q <= sge_i_d; sge_off_q <= sge_off_d; done_q <= done_d;
-    wr_off_q <= wr_off_d; fl_srq_q <= fl_srq_d; skip_q <= skip_d;
+    fl_srq_q <= fl_srq_d; skip_q <= skip_d;
     pay_del_q <= pay_del_d; room_q <= room_d;
-    t_kind_q <= t_kind_d; t_rndv_q <= t_rndv_d; t_tag_q <= t_tag_d; t_ctx_q <= t_ctx_d; t_handle_q <= t_handle_d;
-    c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d; c_len_q <= c_len_d; c_imm_q <= c_imm_d;
-    c_flags_q <= c_flags_d; c_qp_q <= c_qp_d; c_cq_q <= c_cq_d; c_handle_q <= c_handle_d; c_op_q <= c_op_d;
-    c_tag_q <= c_tag_d; c_ctx_q <= c_ctx_d;
+    t_kind_q <= t_kind_d; t_rndv_q <= t_rndv_d;
+    c_q <= c_d;
     ack_qp_o <= ack_qp_d; ack_aeth_o <= ack_aeth_d; ack_psn_o <= ack_psn_d;
     from_tb_q <= from_tb_d;
-    wr_addr_o <= wr_addr_d; wr_len_o <= wr_len_d;
-    lk_tag_o <= lk_tag_d; lk_commit_miss_o <= lk_commit_miss_d;
-    tb_raddr_o <= tb_raddr_d;
-    tm_srq_o <= tm_srq_d;
     ev_qp_q <= ev_qp_d; ev_syn_q <= ev_syn_d; ev_msn_q <= ev_msn_d; ev_psn_q <= ev_psn_d;
     err_qp_o <= err_qp_d;
   end
@@ -887,11 +792,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_rx_engine: QP init while another is pending");
   a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)
     else $error("tmnic_rx_engine: scheduler offer taken while not valid");
-  a_wr_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    wr_valid_o && !wr_ready_i |=> wr_valid_o && $stable(wr_addr_o) && $stable(wr_len_o))
-    else $error("tmnic_rx_engine: DMA write request changed before it was taken");
+  a_scatter_start: assert property (@(posedge clk_i) disable iff (!chk_q) sc_start |-> sc_idle)
+    else $error("tmnic_rx_engine: scatter started while one runs");
   a_cqe_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    cqe_valid_o && !cqe_ready_i |=> cqe_valid_o && $stable(c_wrid_q) && $stable(c_status_q) && $stable(c_qp_q))
+    cqe_valid_o && !cqe_ready_i |=> cqe_valid_o && $stable(c_q))
     else $error("tmnic_rx_engine: completion changed before it was taken");
   a_ack_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     ack_valid_o && !ack_ready_i |=> ack_valid_o && $stable(ack_qp_o) && $stable(ack_aeth_o) && $stable(ack_psn_o))
@@ -899,9 +803,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   a_ev_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     ev_valid_q && !ev_ready |=> ev_valid_q && $stable(ev_qp_q) && $stable(ev_syn_q) && $stable(ev_psn_q))
     else $error("tmnic_rx_engine: ACK/NAK request changed before it was taken");
-  a_lk_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    lk_valid_o && !lk_ready_i |=> lk_valid_o && $stable(lk_tag_o))
-    else $error("tmnic_rx_engine: lookup changed before it was taken");
+  a_classify_start: assert property (@(posedge clk_i) disable iff (!chk_q) tc_start |-> tc_idle)
+    else $error("tmnic_rx_engine: classification started while one runs");
   a_ev_over: assert property (@(posedge clk_i) disable iff (!chk_q) a_go |-> !ev_valid_q)
     else $error("tmnic_rx_engine: ACK/NAK request raised over one not yet taken");
   a_cqe_over: assert property (@(posedge clk_i) disable iff (!chk_q) c_go |-> !cqe_valid_o)

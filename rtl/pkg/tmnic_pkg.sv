@@ -112,4 +112,8 @@ package tmnic_pkg;
     logic [63:0]  rnr_due;    // cycle at which the RNR wait ends
   } sq_msg_t;
 
+  // Responder: how a receive is placed. A plain receive WQE (RQ or non-TM SRQ); on a TM-SRQ, a
+  // matched tag's buffer, an unexpected tagged message or an untagged one (in the next SRQ WQE).
+  typedef enum logic [1:0] {RXK_PLAIN, RXK_MATCHED, RXK_UNEXP, RXK_NOTAG} rx_kind_e;
+
 endpackage
