@@ -1,4 +1,5 @@
-# One GoogleTest executable around one Verilated model, shared by tb/pkt, tb/blocks and tb/tm.
+# One GoogleTest executable around one Verilated model, shared by tb/pkt, tb/blocks and tb/tm; it
+# sees the testbench library (tb/lib) as "lib/<header>.hpp".
 #
 # tmnic_verilated_test(<exe> SRC <test.cpp...> TOP <module> SV <sv files...>
 #                      [ARGS <verilator args...>] [DEFS <compile definitions...>] [LIBS <libraries...>]
@@ -12,7 +13,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/verilator_system_includes.cmake)
 function(tmnic_verilated_test exe)
   cmake_parse_arguments(T "" "TOP;TEST_PREFIX" "SRC;SV;ARGS;DEFS;LIBS;INCS;LABELS" ${ARGN})
   add_executable(${exe} ${T_SRC})
-  target_link_libraries(${exe} PRIVATE ${T_LIBS} GTest::gtest_main)
+  target_link_libraries(${exe} PRIVATE ${T_LIBS} tmnic_tblib GTest::gtest_main)
   target_include_directories(${exe} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${T_INCS})
   target_compile_definitions(${exe} PRIVATE ${T_DEFS})
   if(DEFINED TMNIC_WARN)

@@ -3,7 +3,7 @@
 // random, so a wrong offset of a field a block uses shows up as a mismatch.
 #pragma once
 
-namespace tmnic::blk {
+namespace tmnic::tb {
 
 enum CfgField {
   kCfState, kCfPd, kCfSendCq, kCfRecvCq, kCfSrq, kCfSqBase, kCfSqLog, kCfRqBase, kCfRqLog, kCfPmtuLog,
@@ -20,4 +20,4 @@ constexpr unsigned kQpCfgBits = cfg_lsb(0) + kCfgWidth[0];
 static_assert(kQpCfgBits == 327, "qp_cfg_t is 327 bits (tmnic_pkg.sv; test_ctx.cpp kQpBits)");
 constexpr unsigned kQpCfgWords = (kQpCfgBits + 31) / 32;
 
-}  // namespace tmnic::blk
+}  // namespace tmnic::tb

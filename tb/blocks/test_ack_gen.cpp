@@ -30,7 +30,10 @@
 #include <vector>
 
 #include "Vtmnic_ack_gen.h"
-#include "blk_common.hpp"
+#include "lib/bits.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 #include "qp_cfg.hpp"
 #include "tmnic/wire.h"
 
@@ -38,7 +41,7 @@
 #define TB_NUM_QP 64
 #endif
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 namespace wire = tmnic::wire;
 
 namespace {
@@ -93,12 +96,6 @@ struct Knobs {
   unsigned stall_min, stall_max;
   unsigned w_ack, w_seq, w_rnr, w_err;  // syndrome weights
 };
-
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 std::vector<std::string> coverage_points() {
   std::vector<std::string> v = {
@@ -491,7 +488,7 @@ class AckGenBench {
       std::string d = "header for QP " + std::to_string(qp) + " (udp_sport says QP " +
                       std::to_string(g.udp_sport & (kNumQp - 1)) + ") differs:";
       auto cmp = [&d](const char* n, uint64_t got, uint64_t exp) {
-        if (got != exp) d += std::string(" ") + n + " " + hex(got) + " (expected " + hex(exp) + ")";
+        if (got != exp) d += std::string(" ") + n + " 0x" + hex(got) + " (expected 0x" + hex(exp) + ")";
       };
       cmp("dst_mac", g.dst_mac, e.dst_mac);
       cmp("src_mac", g.src_mac, e.src_mac);

@@ -15,10 +15,13 @@
 #include <vector>
 
 #include "Vtmnic_axil_regs.h"
-#include "blk_common.hpp"
+#include "lib/bits.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 #include "tmnic/hwif.h"
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 namespace hw = tmnic::hwif;
 
 namespace {
@@ -341,12 +344,6 @@ class AxilBench {
       fail("doorbell type/idx/val " + std::to_string(top_->db_type_o) + "/" + std::to_string(top_->db_idx_o) + "/0x" +
            hex(top_->db_val_o) + ", expected " + std::to_string(exp_db_type_) + "/" + std::to_string(exp_db_idx_) + "/0x" +
            hex(exp_db_val_));
-  }
-
-  static std::string hex(uint64_t v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%llx", (unsigned long long)v);
-    return b;
   }
 
   std::unique_ptr<VerilatedContext> ctx_;

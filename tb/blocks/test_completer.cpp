@@ -26,7 +26,10 @@
 #include <vector>
 
 #include "Vtmnic_completer.h"
-#include "blk_common.hpp"
+#include "lib/bits.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 #include "qp_cfg.hpp"
 #include "tmnic/hwif.h"
 #include "tmnic/wire.h"
@@ -38,7 +41,7 @@
 #define TB_OUTS 16
 #endif
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 namespace wire = tmnic::wire;
 namespace st = tmnic::hwif::wc_status;
 

@@ -15,7 +15,10 @@
 #include <vector>
 
 #include "Vtmnic_cq_writer.h"
-#include "blk_common.hpp"
+#include "lib/bits.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 #include "tmnic/hwif.h"
 
 #ifndef TB_DATA_W
@@ -25,7 +28,7 @@
 #define TB_DATA_LAT 1
 #endif
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 namespace hw = tmnic::hwif;
 
 namespace {
@@ -484,11 +487,6 @@ class CqwBench {
     cov_.hit("host_consumed");
   }
 
-  static std::string hex(uint64_t v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%llx", (unsigned long long)v);
-    return b;
-  }
   static std::string diff(const Cqe& a, const Cqe& b) {
     for (unsigned i = 0; i < 64; ++i)
       if (a[i] != b[i]) return "first difference at byte " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " + std::to_string(b[i]);

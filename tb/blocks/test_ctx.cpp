@@ -12,10 +12,13 @@
 #include <vector>
 
 #include "Vtmnic_ctx.h"
-#include "blk_common.hpp"
+#include "lib/bits.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 #include "tmnic/hwif.h"
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 namespace hw = tmnic::hwif;
 
 namespace {

@@ -12,14 +12,17 @@
 #include <vector>
 
 #include "Vtmnic_dma_rd.h"
-#include "axi_mem.hpp"
-#include "blk_common.hpp"
+#include "lib/axi_ref.hpp"
+#include "lib/bits.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 
 #ifndef TB_DATA_W
 #define TB_DATA_W 512
 #endif
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 
 namespace {
 
@@ -267,12 +270,6 @@ class DmaRdBench {
       ++answered_;
       out_.pop_front();
     }
-  }
-
-  static std::string hex(uint64_t v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%llx", (unsigned long long)v);
-    return b;
   }
 
   struct Cli {

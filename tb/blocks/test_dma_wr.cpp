@@ -15,8 +15,11 @@
 #include <vector>
 
 #include "Vtmnic_dma_wr.h"
-#include "axi_mem.hpp"
-#include "blk_common.hpp"
+#include "lib/axi_ref.hpp"
+#include "lib/bits.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 
 #ifndef TB_DATA_W
 #define TB_DATA_W 512
@@ -25,7 +28,7 @@
 #define TB_DATA_LAT 1
 #endif
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 
 namespace {
 

@@ -7,13 +7,14 @@
 #include <deque>
 
 #include "Vtmnic_fifo.h"
-#include "blk_common.hpp"
+#include "lib/clock.hpp"
+#include "lib/seed.hpp"
 
 #ifndef TB_DEPTH
 #define TB_DEPTH 4
 #endif
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 
 namespace {
 

@@ -13,13 +13,15 @@
 #include <vector>
 
 #include "Vtmnic_pi_tab.h"
-#include "blk_common.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 
 #ifndef TB_N
 #define TB_N 64
 #endif
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 
 namespace {
 

@@ -15,7 +15,11 @@
 #include <vector>
 
 #include "Vtmnic_qp_sched.h"
-#include "blk_common.hpp"
+#include "lib/bits.hpp"
+#include "lib/clock.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 
 #ifndef TB_N
 #define TB_N 64
@@ -24,7 +28,7 @@
 #define TB_NSET 2
 #endif
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 
 namespace {
 

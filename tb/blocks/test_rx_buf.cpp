@@ -17,7 +17,11 @@
 #include <vector>
 
 #include "Vtmnic_rx_buf.h"
-#include "blk_common.hpp"
+#include "lib/bits.hpp"
+#include "lib/clock.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 
 #ifndef TB_DATA_W
 #define TB_DATA_W 512
@@ -32,7 +36,7 @@
 #define TB_SLOT_BYTES 4096
 #endif
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 
 namespace {
 

@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "Vtmnic_scatter.h"
-#include "blk_common.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 
 #ifndef TB_NUM_CTX
 #define TB_NUM_CTX 64
@@ -25,7 +27,7 @@
 #define TB_SLOTS 8
 #endif
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 
 namespace {
 

@@ -15,9 +15,12 @@
 #include <vector>
 
 #include "Vtmnic_sge_chk.h"
-#include "blk_common.hpp"
+#include "lib/bits.hpp"
+#include "lib/clock.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 
 namespace {
 

@@ -8,7 +8,10 @@
 #include <vector>
 
 #include "Vtmnic_shift_buf.h"
-#include "blk_common.hpp"
+#include "lib/bits.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 
 #ifndef TB_DATA_W
 #define TB_DATA_W 512
@@ -20,7 +23,7 @@
 #define TB_RD_LAT 1
 #endif
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 
 namespace {
 

@@ -17,10 +17,12 @@
 #include <sstream>
 
 #include "Vtmnic_tm_classify.h"
-#include "blk_common.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 #include "tmnic/hwif.h"
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 namespace hw = tmnic::hwif;
 
 namespace {

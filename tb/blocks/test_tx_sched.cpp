@@ -15,14 +15,17 @@
 #include <vector>
 
 #include "Vtmnic_tx_sched.h"
-#include "blk_common.hpp"
+#include "lib/bits.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 #include "tmnic/wire.h"
 
 #ifndef TB_DATA_W
 #define TB_DATA_W 512
 #endif
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 
 namespace {
 

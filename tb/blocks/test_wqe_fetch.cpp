@@ -14,7 +14,11 @@
 #include <vector>
 
 #include "Vtmnic_wqe_fetch.h"
-#include "blk_common.hpp"
+#include "lib/bits.hpp"
+#include "lib/clock.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 
 #ifndef TB_DATA_W
 #define TB_DATA_W 512
@@ -26,7 +30,7 @@
 #define TB_BATCH 1
 #endif
 
-using namespace tmnic::blk;
+using namespace tmnic::tb;
 
 namespace {
 

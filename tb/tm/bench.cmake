@@ -3,6 +3,7 @@
 # 16384 in the default geometry.
 add_executable(tm_engine_bench ${CMAKE_CURRENT_LIST_DIR}/../../bench/tm_engine_bench.cpp)
 target_compile_options(tm_engine_bench PRIVATE ${TMNIC_WARN})
+target_link_libraries(tm_engine_bench PRIVATE tmnic_tblib)
 target_compile_definitions(tm_engine_bench PRIVATE TMNIC_REPO="${CMAKE_SOURCE_DIR}")
 target_include_directories(tm_engine_bench PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_SOURCE_DIR}/include)
 foreach(_v "tm1024;1024" "tm16k;16384")

@@ -11,14 +11,16 @@
 #include <map>
 #include <random>
 
-#include "blk_common.hpp"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
 #include "tm_test_util.hpp"
 
 using namespace tmnic::tm;
 using namespace tmnic::tm::test;
-using tmnic::blk::chance;
-using tmnic::blk::Coverage;
-using tmnic::blk::urand;
+using tmnic::tb::chance;
+using tmnic::tb::Coverage;
+using tmnic::tb::urand;
 
 namespace {
 
@@ -434,8 +436,8 @@ TEST(TmEngine, ConstrainedRandom) {
   // Cycle budget per seed and mix: ~60 s of ctest for all variants on this machine.
   const uint64_t budget = kN >= 4096 ? 12000 : kN >= 1024 ? 25000 : 60000;
   uint64_t cyc = 0, acc = 0;
-  tmnic::blk::Stopwatch sw;
-  for (uint64_t seed : tmnic::blk::seeds({1, 2, 3})) {
+  tmnic::tb::Stopwatch sw;
+  for (uint64_t seed : tmnic::tb::seeds({1, 2, 3})) {
     for (const Mix& m : kMixes) {
       SCOPED_TRACE(std::string("seed ") + std::to_string(seed) + " mix " + m.name);
       RandomRun r(seed * 1000 + (&m - kMixes), m, cov);
@@ -445,7 +447,7 @@ TEST(TmEngine, ConstrainedRandom) {
       acc += r.accepts();
     }
   }
-  tmnic::blk::report_speed("tm_engine", "rand", cyc, sw.seconds());
+  tmnic::tb::report_speed("tm_engine", "rand", cyc, sw.seconds());
   std::printf("[tm] N=%u classes=%u ways=%u buckets=%u cam=%u seq=%u: %llu requests in %llu cycles (model included)\n",
               kN, kClass, kWays, kBuckets, kCam, kSeq, (unsigned long long)acc, (unsigned long long)cyc);
   cov.report("tm_engine");
@@ -454,9 +456,9 @@ TEST(TmEngine, ConstrainedRandom) {
 TEST(TmEngine, IdleSpeed) {
   H h(kN, kSrq);
   for (unsigned i = 0; i < kN; ++i) run(h, add(0, i, i));
-  tmnic::blk::Stopwatch sw;
+  tmnic::tb::Stopwatch sw;
   h.idle(200000);
-  tmnic::blk::report_speed("tm_engine", "idle", 200000, sw.seconds());
+  tmnic::tb::report_speed("tm_engine", "idle", 200000, sw.seconds());
   CHECK_H(h);
 }
 

@@ -13,7 +13,6 @@
 #include <random>
 #include <vector>
 
-#include "blk_common.hpp"
 #include "tm_test_util.hpp"
 
 using namespace tmnic::tm;

@@ -23,24 +23,13 @@
 
 #include <verilated.h>
 
+#include "lib/bits.hpp"
 #include "tm_model.hpp"
 
 namespace tmnic::tm {
 
-template <class T>
-inline uint64_t sig_bits(const T& s, unsigned lsb, unsigned w) {
-  const uint64_t m = w >= 64 ? ~0ull : ((1ull << w) - 1);
-  if constexpr (std::is_integral_v<T>) {
-    return (static_cast<uint64_t>(s) >> lsb) & m;
-  } else {
-    uint64_t v = 0;
-    for (unsigned i = 0; i < w; ++i) {
-      const unsigned b = lsb + i;
-      v |= static_cast<uint64_t>((s[b / 32] >> (b % 32)) & 1u) << i;
-    }
-    return v;
-  }
-}
+// A field of a signal (an integer or a VlWide): tb/lib/bits.hpp.
+using tmnic::tb::sig_bits;
 
 struct Obs {
   std::vector<uint32_t> occ, dis, hw, sw;

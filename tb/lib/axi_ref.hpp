@@ -1,10 +1,13 @@
-// Helpers of the DMA engine tests: deterministic host-memory contents, request/burst geometry.
+// Reference helpers of the DMA tests: deterministic host-memory contents, the reference split of a
+// request into AXI bursts, random requests.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <random>
 #include <vector>
 
-namespace tmnic::blk {
+namespace tmnic::tb {
 
 // Deterministic "host memory" byte at an address (reads), different per byte, page and seed.
 inline uint8_t mem_byte(uint64_t seed, uint64_t a) {
@@ -14,6 +17,15 @@ inline uint8_t mem_byte(uint64_t seed, uint64_t a) {
   z ^= z >> 31;
   return static_cast<uint8_t>(z >> (8 * (a & 7)));
 }
+
+// Read-only memory of mem_byte(seed, addr), for AxiMem (axi_mem.hpp); writes are dropped.
+struct SeedMem {
+  uint64_t seed;
+  void read(uint64_t a, uint8_t* dst, size_t n) const {
+    for (size_t i = 0; i < n; ++i) dst[i] = mem_byte(seed, a + i);
+  }
+  void write(uint64_t, const uint8_t*, size_t, const uint8_t*) {}
+};
 
 struct Burst {
   uint64_t addr;   // aligned to the beat
@@ -59,4 +71,4 @@ inline void random_request(Rng& r, unsigned beat_bytes, uint64_t& addr, unsigned
   }
 }
 
-}  // namespace tmnic::blk
+}  // namespace tmnic::tb
