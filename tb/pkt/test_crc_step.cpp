@@ -8,7 +8,7 @@
 #include <random>
 
 #include "Vtmnic_crc_tb.h"
-#include "axis_bfm.hpp"
+#include "lib/bits.hpp"
 #include "pkt_common.hpp"
 #include "roce/roce_model.hpp"
 

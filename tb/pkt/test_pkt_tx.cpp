@@ -8,7 +8,9 @@
 #include <string>
 
 #include "Vtmnic_pkt_tx.h"
-#include "axis_bfm.hpp"
+#include "lib/axis.hpp"
+#include "lib/bits.hpp"
+#include "lib/seed.hpp"
 #include "pkt_common.hpp"
 #include "roce/pcap_writer.hpp"
 #include "roce/roce_model.hpp"
@@ -238,4 +240,4 @@ TEST_P(PktTxRandom, Frames) {
   EXPECT_EQ(tb.frames_checked(), frames);
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, PktTxRandom, ::testing::ValuesIn(test_seeds({1, 2, 3, 4, 5, 6})));
+INSTANTIATE_TEST_SUITE_P(Seeds, PktTxRandom, ::testing::ValuesIn(seeds({1, 2, 3, 4, 5, 6})));

@@ -1,88 +1,26 @@
-// Small cycle-based bus models for Verilated AXI4-Stream style ports (tdata/tkeep/tlast/tvalid/
-// tready; byte 0 in tdata[7:0]) and plain valid/ready channels.
+// Cycle-based models of AXI4-Stream style ports (tdata/tkeep/tlast/tvalid/tready; byte 0 in
+// tdata[7:0]) and of plain valid/ready channels carrying one item.
 //
 // Per clock cycle the testbench calls, with clk_i low:
 //   src.drive(...); sink.drive_ready(...);   // set DUT inputs (random gaps / back-pressure)
 //   top->eval();                               // settle combinational outputs (tready, tvalid)
 //   src.handshake(ready); sink.sample(...);    // what transfers at the coming edge
 //   top->clk_i = 1; top->eval(); top->clk_i = 0;
+// Gaps and stalls are drawn with chance_nz(): a knob at 0 draws nothing.
 #pragma once
-
-#include <verilated.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "lib/bits.hpp"
+#include "lib/seed.hpp"
+
 namespace tmnic::tb {
-
-// ---- byte access to Verilator signals --------------------------------------------------------
-
-template <std::size_t N>
-inline void set_bytes(VlWide<N>& w, const uint8_t* src, std::size_t n) {
-  for (std::size_t i = 0; i < N; ++i) {
-    uint32_t v = 0;
-    for (std::size_t k = 0; k < 4; ++k) {
-      const std::size_t b = 4 * i + k;
-      if (b < n) v |= static_cast<uint32_t>(src[b]) << (8 * k);
-    }
-    w[i] = v;
-  }
-}
-template <std::size_t N>
-inline void get_bytes(const VlWide<N>& w, uint8_t* dst, std::size_t n) {
-  for (std::size_t b = 0; b < n && b < 4 * N; ++b)
-    dst[b] = static_cast<uint8_t>(w[b / 4] >> (8 * (b % 4)));
-}
-template <class T>
-inline void set_bytes(T& v, const uint8_t* src, std::size_t n) {
-  uint64_t x = 0;
-  for (std::size_t b = 0; b < n && b < sizeof(T); ++b)
-    x |= static_cast<uint64_t>(src[b]) << (8 * b);
-  v = static_cast<T>(x);
-}
-template <class T>
-inline void get_bytes(const T& v, uint8_t* dst, std::size_t n) {
-  for (std::size_t b = 0; b < n && b < sizeof(T); ++b)
-    dst[b] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * b));
-}
-
-template <std::size_t N>
-inline void set_words(VlWide<N>& w, const uint32_t* src) {
-  for (std::size_t i = 0; i < N; ++i) w[i] = src[i];
-}
-template <std::size_t N>
-inline void get_words(const VlWide<N>& w, uint32_t* dst) {
-  for (std::size_t i = 0; i < N; ++i) dst[i] = w[i];
-}
-
-inline uint64_t keep_mask(unsigned n) { return n >= 64 ? ~0ull : ((1ull << n) - 1); }
-
-// ---- randomness / seeds ------------------------------------------------------------------------
-
-// Seeds for randomised tests: $TMNIC_SEED if set (one seed), else the given defaults.
-inline std::vector<uint64_t> test_seeds(std::vector<uint64_t> defaults) {
-  if (const char* s = std::getenv("TMNIC_SEED")) return {std::strtoull(s, nullptr, 0)};
-  return defaults;
-}
-
-// Multiplier for the number of frames in randomised tests: $TMNIC_TEST_SCALE (default 1).
-inline unsigned test_scale() {
-  if (const char* s = std::getenv("TMNIC_TEST_SCALE")) {
-    const long v = std::strtol(s, nullptr, 0);
-    if (v > 0) return static_cast<unsigned>(v);
-  }
-  return 1;
-}
-
-inline bool chance(std::mt19937_64& rng, double p) {
-  return p > 0.0 && std::uniform_real_distribution<double>(0.0, 1.0)(rng) < p;
-}
 
 // ---- AXI4-Stream source -------------------------------------------------------------------------
 
@@ -100,7 +38,7 @@ class StreamSource {
       const std::size_t n = std::min<std::size_t>(w_, frame.size() - off);
       b.data.assign(frame.begin() + static_cast<long>(off),
                     frame.begin() + static_cast<long>(off + n));
-      b.keep = keep_mask(static_cast<unsigned>(n));
+      b.keep = mask64(static_cast<unsigned>(n));
       b.last = off + w_ >= frame.size();
       q_.push_back(std::move(b));
     }
@@ -110,7 +48,7 @@ class StreamSource {
 
   template <class TData, class TKeep>
   void drive(TData& tdata, TKeep& tkeep, uint8_t& tlast, uint8_t& tvalid) {
-    if (!valid_ && !q_.empty() && !chance(*rng_, gap_prob_)) {
+    if (!valid_ && !q_.empty() && !chance_nz(*rng_, gap_prob_)) {
       const Beat& b = q_.front();
       set_bytes(tdata, b.data.data(), b.data.size());
       tkeep = static_cast<TKeep>(b.keep);
@@ -153,7 +91,7 @@ class StreamSink {
 
   void set_stall_prob(double p) { stall_prob_ = p; }
   uint8_t drive_ready() {
-    ready_ = !chance(*rng_, stall_prob_);
+    ready_ = !chance_nz(*rng_, stall_prob_);
     return ready_;
   }
   bool ready() const { return ready_; }
@@ -180,11 +118,11 @@ class StreamSink {
     }
     if (!(tvalid && ready_)) return false;
     const uint64_t keep = static_cast<uint64_t>(tkeep);
-    const uint64_t full = keep_mask(w_);
+    const uint64_t full = mask64(w_);
     unsigned n = 0;
     while (n < w_ && ((keep >> n) & 1u)) ++n;
     if (!tlast && keep != full) error("partial keep on a non-last beat");
-    if (tlast && (keep != keep_mask(n) || n == 0)) error("last keep not contiguous from lane 0");
+    if (tlast && (keep != mask64(n) || n == 0)) error("last keep not contiguous from lane 0");
     uint8_t tmp[64];
     get_bytes(tdata, tmp, w_);
     cur_.insert(cur_.end(), tmp, tmp + n);
@@ -230,7 +168,7 @@ class ItemSource {
   // put(item) writes the item onto the DUT port; called only when a new item is presented.
   template <class Put>
   void drive(uint8_t& valid, Put&& put) {
-    if (!valid_ && !q_.empty() && !chance(*rng_, gap_prob_)) {
+    if (!valid_ && !q_.empty() && !chance_nz(*rng_, gap_prob_)) {
       put(q_.front());
       valid_ = true;
     }
