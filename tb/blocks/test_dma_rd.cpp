@@ -1,4 +1,5 @@
-// tmnic_dma_rd against a C++ AXI4 slave memory model and a request/response scoreboard.
+// tmnic_dma_rd against the AXI4 slave memory model (tb/lib/axi_mem.hpp) and a request/response
+// scoreboard.
 // Stimulus: NCLI clients with random request gaps, random addresses and lengths (1..4096, any
 // alignment, 4 KiB crossings over-represented); the slave applies random AR back-pressure, random
 // R latency per burst and random gaps between beats (R stays in order, ID 0).
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "Vtmnic_dma_rd.h"
+#include "lib/axi_mem.hpp"
 #include "lib/axi_ref.hpp"
 #include "lib/bits.hpp"
 #include "lib/coverage.hpp"
@@ -47,7 +49,7 @@ class DmaRdBench {
  public:
   DmaRdBench(uint64_t seed, Knobs k, Coverage& cov)
       : ctx_(std::make_unique<VerilatedContext>()), top_(std::make_unique<Vtmnic_dma_rd>(ctx_.get())), rng_(seed),
-        seed_(seed), k_(k), cov_(cov) {
+        seed_(seed), mem_{seed}, axi_(mem_), k_(k), cov_(cov) {
     top_->clk_i = 0;
     top_->rst_ni = 0;
     top_->req_valid_i = 0;
@@ -72,7 +74,7 @@ class DmaRdBench {
     for (int i = 0; i < 20; ++i) cycle(false);
     EXPECT_EQ(errors_, 0u);
     EXPECT_TRUE(exp_bursts_.empty());
-    EXPECT_TRUE(rq_.empty());
+    EXPECT_TRUE(axi_.idle());
     EXPECT_EQ(burst_pulses_, ar_count_) << "burst_o pulses != AR bursts";
   }
   void idle(uint64_t n) {
@@ -86,11 +88,6 @@ class DmaRdBench {
     Req r;
     int next_off;  // expected rsp_off of the next beat
     std::vector<uint8_t> seen;
-  };
-  struct RBurst {
-    uint64_t addr;
-    unsigned beats, sent;
-    uint64_t ready_at;
   };
 
   bool any_valid() const {
@@ -130,16 +127,13 @@ class DmaRdBench {
     top_->m_axi_arready_i = !chance(rng_, k_.ar_stall);
     // R channel: the oldest accepted burst whose latency has passed, with random gaps.
     bool rv = false;
-    if (!rq_.empty() && cycles_ >= rq_.front().ready_at && !chance(rng_, k_.r_gap)) {
-      auto& b = rq_.front();
+    if (axi_.r_due(cycles_) && !chance(rng_, k_.r_gap)) {
       rv = true;
-      const uint64_t ba = b.addr + static_cast<uint64_t>(b.sent) * kBytes;
-      for (unsigned i = 0; i < kBytes; ++i) set_byte(top_->m_axi_rdata_i.data(), i, mem_byte(seed_, ba + i));
-      top_->m_axi_rlast_i = (b.sent + 1 == b.beats);
+      axi_.r_beat(top_->m_axi_rdata_i, top_->m_axi_rlast_i);
     } else {
       for (unsigned i = 0; i < kBytes / 4; ++i) top_->m_axi_rdata_i[i] = static_cast<uint32_t>(rng_());
       top_->m_axi_rlast_i = rng_() & 1;
-      if (!rq_.empty() && rq_.front().sent > 0) cov_.hit("r_gap_mid_burst");
+      if (axi_.r_mid_burst()) cov_.hit("r_gap_mid_burst");
     }
     top_->m_axi_rvalid_i = rv;
     top_->eval();
@@ -167,14 +161,8 @@ class DmaRdBench {
       cov_.hit("ar_stall");
     }
     if (arv && top_->m_axi_arready_i) check_ar(top_->m_axi_araddr_o, top_->m_axi_arlen_o);
-    // R beat transfer
-    if (rv) {
-      auto& b = rq_.front();
-      if (++b.sent == b.beats) {
-        rq_.pop_front();
-        --inflight_;
-      }
-    }
+    // R beat transfer (rready is checked above to be always high)
+    if (rv) axi_.r_taken();
     // Responses (registered: they answer R beats of earlier cycles).
     if (top_->rsp_valid_o != prev_rv_) fail("rsp_valid must follow each R beat by exactly one cycle");
     if (top_->rsp_valid_o) check_rsp();
@@ -220,11 +208,10 @@ class DmaRdBench {
       fail("AR burst 0x" + hex(addr) + " len " + std::to_string(beats) + ", expected 0x" + hex(e.addr) + " len " +
            std::to_string(e.beats));
     if (beats == 4096 / kBytes) cov_.hit("ar_full_page_burst");
-    if (inflight_ >= kMaxOut) fail("more than MAX_OUT bursts in flight");
-    ++inflight_;
-    cov_.max("max_bursts_in_flight", inflight_);
-    if (inflight_ == kMaxOut) cov_.hit("bursts_in_flight_at_max");
-    rq_.push_back({addr, beats, 0, cycles_ + 1 + urand(rng_, 0, k_.r_lat_max)});
+    if (axi_.rd_bursts() >= kMaxOut) fail("more than MAX_OUT bursts in flight");
+    axi_.ar(addr, arlen, cycles_ + 1 + urand(rng_, 0, k_.r_lat_max));
+    cov_.max("max_bursts_in_flight", axi_.rd_bursts());
+    if (axi_.rd_bursts() == kMaxOut) cov_.hit("bursts_in_flight_at_max");
   }
 
   void check_rsp() {
@@ -280,13 +267,13 @@ class DmaRdBench {
   std::unique_ptr<Vtmnic_dma_rd> top_;
   std::mt19937_64 rng_;
   uint64_t seed_;
+  SeedMem mem_;                   // host memory: mem_byte(seed, address)
+  AxiMem<kBytes, SeedMem> axi_;  // the AXI4 read slave in front of it
   Knobs k_;
   Coverage& cov_;
   Cli cli_[kNcli];
   std::deque<Active> out_;
   std::deque<Burst> exp_bursts_;
-  std::deque<RBurst> rq_;
-  unsigned inflight_ = 0;
   bool prev_rv_ = false;
   uint64_t ar_count_ = 0;
   bool ar_stalled_ = false;

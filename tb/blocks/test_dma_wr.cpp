@@ -1,4 +1,5 @@
-// tmnic_dma_wr against a C++ AXI4 write-slave model and per-client data buffers.
+// tmnic_dma_wr against the AXI4 slave model (tb/lib/axi_mem.hpp, its write side) and per-client
+// data buffers.
 // Stimulus: NCLI clients with random request gaps, random addresses and lengths (1..4096, any
 // alignment); each client answers a data pull TB_DATA_LAT cycles after data_req_o from its buffer
 // (random garbage in every other cycle and outside the request, so that timing or strobe errors show);
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "Vtmnic_dma_wr.h"
+#include "lib/axi_mem.hpp"
 #include "lib/axi_ref.hpp"
 #include "lib/bits.hpp"
 #include "lib/coverage.hpp"
@@ -48,7 +50,7 @@ class DmaWrBench {
  public:
   DmaWrBench(uint64_t seed, Knobs k, Coverage& cov)
       : ctx_(std::make_unique<VerilatedContext>()), top_(std::make_unique<Vtmnic_dma_wr>(ctx_.get())), rng_(seed),
-        k_(k), cov_(cov) {
+        axi_(mem_), k_(k), cov_(cov) {
     top_->clk_i = 0;
     top_->rst_ni = 0;
     top_->req_valid_i = 0;
@@ -93,18 +95,11 @@ class DmaWrBench {
   struct Beat {  // one W beat, in order
     size_t req;
     uint64_t addr;
-    bool last;     // last beat of its burst
-    size_t burst;  // index into bursts_
-  };
-  struct BurstSt {
-    uint64_t addr;
-    unsigned beats;
-    bool aw = false;
-    unsigned w = 0;
+    bool last;  // last beat of its burst
   };
 
   bool everything_done() const {
-    return w_next_ == beats_.size() && pull_next_ == beats_.size() && b_outstanding_ == 0 && bq_.empty() &&
+    return w_next_ == beats_.size() && pull_next_ == beats_.size() && axi_.b_outstanding() == 0 &&
            aw_next_ == bursts_.size();
   }
   bool any_valid() const {
@@ -156,16 +151,16 @@ class DmaWrBench {
     }
     top_->m_axi_awready_i = !chance(rng_, k_.aw_stall);
     bool wr = !chance(rng_, k_.w_stall);
-    if (k_.w_after_aw && w_next_ < beats_.size() && !bursts_[beats_[w_next_].burst].aw) wr = false;
+    if (k_.w_after_aw && w_next_ < beats_.size() && !axi_.w_has_aw()) wr = false;
     top_->m_axi_wready_i = wr;
-    const bool bv = !bq_.empty() && bq_.front() <= cycles_;
+    const bool bv = axi_.b_valid(cycles_);
     top_->m_axi_bvalid_i = bv;
     top_->eval();
 
     // ---- outputs
     if (!top_->m_axi_bready_o) fail("bready low");
     // idle_o: never while something is outstanding.
-    const bool busy = pull_next_ < beats_.size() || w_next_ < beats_.size() || b_outstanding_ > 0 ||
+    const bool busy = pull_next_ < beats_.size() || w_next_ < beats_.size() || axi_.b_outstanding() > 0 ||
                       aw_next_ < bursts_.size() || top_->m_axi_awvalid_o;
     if (top_->idle_o && busy) fail("idle_o while work is outstanding");
     if (!busy && !any_accept_since_ && quiet_ >= 2 && !top_->idle_o) fail("idle_o low although everything is done");
@@ -246,12 +241,10 @@ class DmaWrBench {
       for (unsigned i = 0; i < TB_DATA_W / 32; ++i) w_data_[i] = top_->m_axi_wdata_o[i];
     }
     if (wv && wr) check_w();
-    // B
-    if (bv) {
-      bq_.pop_front();
-      if (b_outstanding_ == 0) fail("B response model error");
-      --b_outstanding_;
-    }
+    // B (bready is checked above to be always high)
+    if (bv) axi_.b_taken();
+    axi_.apply_writes(cycles_);
+    if (!axi_.ok()) fail("AXI slave: " + axi_.errors());
     if (top_->burst_o) ++burst_pulses_;
     tick();
   }
@@ -266,9 +259,8 @@ class DmaWrBench {
     for (auto& d : r.data) d = static_cast<uint8_t>(rng_());
     const size_t ri = reqs_.size();
     for (auto& b : split_bursts(r.addr, r.len, kBytes)) {
-      const size_t bi = bursts_.size();
-      bursts_.push_back({b.addr, b.beats});
-      for (unsigned k = 0; k < b.beats; ++k) beats_.push_back({ri, b.addr + uint64_t(k) * kBytes, k + 1 == b.beats, bi});
+      bursts_.push_back(b);
+      for (unsigned k = 0; k < b.beats; ++k) beats_.push_back({ri, b.addr + uint64_t(k) * kBytes, k + 1 == b.beats});
       r.beats += b.beats;
     }
     if (r.addr % kBytes) cov_.hit("start_unaligned");
@@ -291,14 +283,13 @@ class DmaWrBench {
       fail("unexpected AW");
       return;
     }
-    BurstSt& b = bursts_[aw_next_];
+    const Burst& b = bursts_[aw_next_];
     if (b.addr != addr || b.beats != beats)
       fail("AW " + std::to_string(addr) + "/" + std::to_string(beats) + " expected " + std::to_string(b.addr) + "/" +
            std::to_string(b.beats));
-    if (b.w > 0) cov_.hit("w_before_aw");
+    if (axi_.w_early() > 0) cov_.hit("w_before_aw");
     if (beats == 4096 / kBytes) cov_.hit("aw_full_page_burst");
-    b.aw = true;
-    burst_complete(aw_next_);
+    if (axi_.aw(addr, awlen)) burst_complete();
     ++aw_next_;
   }
 
@@ -326,19 +317,14 @@ class DmaWrBench {
     }
     if (strb != (kBytes == 64 ? ~0ull : ((1ull << kBytes) - 1))) cov_.hit("w_partial_strobe");
     if (++r.w_beats == r.beats) done_due_next_[r.client] = static_cast<long>(b.req);
-    ++bursts_[b.burst].w;
-    burst_complete(b.burst);
+    if (axi_.w(top_->m_axi_wdata_o, strb, top_->m_axi_wlast_o, cycles_)) burst_complete();
     ++w_next_;
   }
 
-  void burst_complete(size_t bi) {
-    BurstSt& b = bursts_[bi];
-    if (b.aw && b.w == b.beats) {
-      const uint64_t t = std::max(cycles_ + 1 + urand(rng_, 0, k_.b_lat_max), bq_.empty() ? 0 : bq_.back());
-      bq_.push_back(t);
-      ++b_outstanding_;
-      cov_.max("max_b_outstanding", b_outstanding_);
-    }
+  // A burst has its AW and all its W beats: its B comes after a random latency, in order.
+  void burst_complete() {
+    axi_.b_push(cycles_ + 1 + urand(rng_, 0, k_.b_lat_max));
+    cov_.max("max_b_outstanding", axi_.b_outstanding());
   }
 
   struct Cli {
@@ -349,15 +335,15 @@ class DmaWrBench {
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<Vtmnic_dma_wr> top_;
   std::mt19937_64 rng_;
+  NullMem mem_;                  // W beats are checked as they come (check_w), not in memory
+  AxiMem<kBytes, NullMem> axi_;  // the AXI4 write slave: bursts, W before/after AW, B order
   Knobs k_;
   Coverage& cov_;
   Cli cli_[kNcli];
   std::deque<Req> reqs_;
-  std::vector<BurstSt> bursts_;
+  std::vector<Burst> bursts_;
   std::vector<Beat> beats_;
-  std::deque<uint64_t> bq_;
   size_t pull_next_ = 0, w_next_ = 0, aw_next_ = 0;
-  unsigned b_outstanding_ = 0;
   struct Pull {
     long req = -1;  // request index, -1: no pull
     long off = 0;
