@@ -1,7 +1,7 @@
-// tmnic_axil_regs (BAR0) against a register model, driven by an AXI4-Lite master whose five
-// channels run independently: AW and W of a write are presented with independent random delays
-// (either may come first, by any number of cycles), valid is held until ready (AXI rule for the
-// master), BREADY and RREADY are random.
+// tmnic_axil_regs (BAR0) against a register model, driven by the AXI4-Lite master of tb/lib
+// (axil_master.hpp) with its five channels running independently: AW and W of a write are
+// presented with independent random delays (either may come first, by any number of cycles), valid
+// is held until ready (AXI rule for the master), BREADY and RREADY are random.
 // Checks: slave-side AXI rules (BVALID/RVALID and RDATA held until accepted, OKAY responses, one
 // B per write, R in order), register semantics (read-only identity and limits from hwif.h, MAC,
 // IPv4, CTRL, CMD_ARG words with QUERY read-back (rb_valid_i), CMD_STATUS, statistics, unmapped
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "Vtmnic_axil_regs.h"
+#include "lib/axil_master.hpp"
 #include "lib/bits.hpp"
 #include "lib/coverage.hpp"
 #include "lib/seed.hpp"
@@ -39,7 +40,7 @@ class AxilBench {
  public:
   AxilBench(uint64_t seed, Knobs k, Coverage& cov)
       : ctx_(std::make_unique<VerilatedContext>()), top_(std::make_unique<Vtmnic_axil_regs>(ctx_.get())), rng_(seed),
-        k_(k), cov_(cov) {
+        k_(k), axil_(&rng_, {k.aw_gap, k.w_gap, k.ar_gap, k.bready, k.rready}), cov_(cov) {
     top_->clk_i = 0;
     top_->rst_ni = 0;
     top_->s_axil_awvalid_i = 0;
@@ -77,17 +78,9 @@ class AxilBench {
   uint64_t transactions() const { return generated_; }
 
  private:
-  struct Wr {
-    uint16_t addr;
-    uint32_t data;
-    uint8_t strb;
-    bool aw_done = false, w_done = false;
-    int64_t aw_first = -1, w_first = -1;  // cycle its AW/W valid first went high
-  };
-
   bool pending() const {
-    return aw_next_ < wr_.size() || w_next_ < wr_.size() || b_count_ < writes_done_ || !rd_q_.empty() ||
-           ar_next_ < ar_.size() || top_->s_axil_bvalid_o || top_->s_axil_rvalid_o;
+    return axil_.aw_queued() || axil_.w_queued() || b_count_ < writes_done_ || !rd_q_.empty() || axil_.ar_queued() ||
+           top_->s_axil_bvalid_o || top_->s_axil_rvalid_o;
   }
   void fail(const std::string& m) {
     if (!errors_) ADD_FAILURE() << "cycle " << cycles_ << ": " << m;
@@ -163,7 +156,7 @@ class AxilBench {
   }
 
   // A write taking effect at this cycle's edge; its visible results are checked next cycle.
-  void write_model(const Wr& w) {
+  void write_model(const AxilMaster::Write& w) {
     const uint16_t a = w.addr & 0xFFFC;
     ++writes_done_;
     if (a >= hw::reg::DB_SQ0 && a < hw::reg::DB_TM0 + 0x1000) {
@@ -202,37 +195,22 @@ class AxilBench {
 
   void cycle(bool gen) {
     // ---------------- new transactions
-    if (gen && wr_.size() - w_next_ < 4 && wr_.size() - aw_next_ < 4 && chance(rng_, k_.p_write)) {
-      Wr w;
-      w.addr = rand_addr();
-      w.data = static_cast<uint32_t>(rng_());
-      w.strb = chance(rng_, 0.8) ? 0xF : static_cast<uint8_t>(urand(rng_, 0, 15));
-      wr_.push_back(w);
+    if (gen && axil_.w_queued() < 4 && axil_.aw_queued() < 4 && chance(rng_, k_.p_write)) {
+      const uint16_t addr = rand_addr();
+      const uint32_t data = static_cast<uint32_t>(rng_());
+      const uint8_t strb = chance(rng_, 0.8) ? 0xF : static_cast<uint8_t>(urand(rng_, 0, 15));
+      axil_.write(addr, data, strb);
       ++generated_;
     }
-    if (gen && ar_.size() - ar_next_ < 2 && chance(rng_, 1 - k_.p_write)) {
-      ar_.push_back(rand_addr());
+    if (gen && axil_.ar_queued() < 2 && chance(rng_, 1 - k_.p_write)) {
+      axil_.read(rand_addr());
       ++generated_;
     }
     // ---------------- drive: valid held until the handshake; a new valid after a random delay
-    if (!top_->s_axil_awvalid_i && aw_next_ < wr_.size() && !chance(rng_, k_.aw_gap)) {
-      top_->s_axil_awvalid_i = 1;
-      wr_[aw_next_].aw_first = static_cast<int64_t>(cycles_);
-    }
-    if (top_->s_axil_awvalid_i) top_->s_axil_awaddr_i = wr_[aw_next_].addr;
-    if (!top_->s_axil_wvalid_i && w_next_ < wr_.size() && !chance(rng_, k_.w_gap)) {
-      top_->s_axil_wvalid_i = 1;
-      wr_[w_next_].w_first = static_cast<int64_t>(cycles_);
-    }
-    if (top_->s_axil_wvalid_i) {
-      top_->s_axil_wdata_i = wr_[w_next_].data;
-      top_->s_axil_wstrb_i = wr_[w_next_].strb;
-    }
-    if (!top_->s_axil_arvalid_i && ar_next_ < ar_.size() && !chance(rng_, k_.ar_gap)) top_->s_axil_arvalid_i = 1;
-    if (top_->s_axil_arvalid_i) top_->s_axil_araddr_i = ar_[ar_next_];
-    top_->s_axil_bready_i = chance(rng_, k_.bready);
+    axil_.drive_valids(*top_, cycles_);
+    axil_.drive_bready(*top_);
     top_->db_ready_i = chance(rng_, 0.8);  // the engines' doorbell paths are full 20 % of the time
-    top_->s_axil_rready_i = chance(rng_, k_.rready);
+    axil_.drive_rready(*top_);
     // Environment: busy/err, statistics, QUERY read-back.
     busy_in_ = chance(rng_, 0.2);
     err_in_ = chance(rng_, 0.3);
@@ -253,6 +231,7 @@ class AxilBench {
 
     // ---------------- outputs of this cycle
     check_state();
+    const AxilMaster::Hs hs = axil_.sample(*top_);
     // B channel (slave rules).
     if (b_hold_ && !top_->s_axil_bvalid_o) fail("BVALID dropped before BREADY");
     if (top_->s_axil_bvalid_o && top_->s_axil_bresp_o != 0) fail("BRESP not OKAY");
@@ -278,15 +257,14 @@ class AxilBench {
     r_hold_ = top_->s_axil_rvalid_o && !top_->s_axil_rready_i;
     r_data_ = top_->s_axil_rdata_o;
     // AR: the value is read from the registers as they are before this cycle's edge.
-    const bool ar_hs = top_->s_axil_arvalid_i && top_->s_axil_arready_o;
+    const bool ar_hs = hs.ar;
     if (ar_hs) {
-      rd_q_.push_back({ar_[ar_next_], read_model(ar_[ar_next_])});
-      ++ar_next_;
+      const uint16_t a = static_cast<uint16_t>(hs.ar_addr);
+      rd_q_.push_back({a, read_model(a)});
     }
     if (top_->s_axil_arvalid_i && !top_->s_axil_arready_o) cov_.hit("ar_stall");
     // AW / W handshakes, independently.
-    const bool aw_hs = top_->s_axil_awvalid_i && top_->s_axil_awready_o;
-    const bool w_hs = top_->s_axil_wvalid_i && top_->s_axil_wready_o;
+    const bool aw_hs = hs.aw, w_hs = hs.w;
     if (top_->s_axil_awvalid_i && top_->s_axil_wvalid_i && top_->s_axil_bvalid_o && !top_->s_axil_bready_i && (aw_hs || w_hs))
       fail("write accepted while its B would have no place");
     if (top_->s_axil_awvalid_i && top_->s_axil_wvalid_i && top_->s_axil_bvalid_o && !top_->s_axil_bready_i)
@@ -298,17 +276,9 @@ class AxilBench {
     exp_cmd_ = false;
     // QUERY read-back lands at this edge, before a write to an argument in the same cycle.
     if (rb_now_) args_ = rb_args_;
-    if (aw_hs) {
-      wr_[aw_next_].aw_done = true;
-      ++aw_next_;
-    }
-    if (w_hs) {
-      wr_[w_next_].w_done = true;
-      ++w_next_;
-    }
     // A write takes effect when both of its halves were accepted.
-    while (applied_ < wr_.size() && wr_[applied_].aw_done && wr_[applied_].w_done) {
-      Wr& w = wr_[applied_];
+    if (hs.wr_done) {
+      const AxilMaster::Write& w = hs.done;
       if (w.aw_first >= 0 && w.w_first >= 0) {
         if (w.aw_first < w.w_first) cov_.hit("aw_before_w");
         else if (w.w_first < w.aw_first) cov_.hit("w_before_aw");
@@ -317,15 +287,10 @@ class AxilBench {
         if (w.w_first + 3 <= w.aw_first) cov_.hit("w_3_cycles_before_aw");
       }
       if (w.strb != 0xF) cov_.hit("partial_strobe_write");
-      if (ar_hs && (ar_[ar_next_ - 1] & 0xFFFC) == (w.addr & 0xFFFC)) cov_.hit("read_write_same_reg_same_cycle");
+      if (ar_hs && (hs.ar_addr & 0xFFFC) == (w.addr & 0xFFFC)) cov_.hit("read_write_same_reg_same_cycle");
       write_model(w);
-      ++applied_;
     }
-    tick();
-    // Inputs change only after the edge.
-    if (aw_hs) top_->s_axil_awvalid_i = 0;
-    if (w_hs) top_->s_axil_wvalid_i = 0;
-    if (ar_hs) top_->s_axil_arvalid_i = 0;
+    tick();  // (the master lowers the valids of this edge's handshakes in the next cycle's drive)
   }
 
   void check_state() {
@@ -350,11 +315,8 @@ class AxilBench {
   std::unique_ptr<Vtmnic_axil_regs> top_;
   std::mt19937_64 rng_;
   Knobs k_;
+  AxilMaster axil_;
   Coverage& cov_;
-  std::deque<Wr> wr_;
-  size_t aw_next_ = 0, w_next_ = 0, applied_ = 0;
-  std::vector<uint16_t> ar_;
-  size_t ar_next_ = 0;
   std::deque<std::pair<uint16_t, uint32_t>> rd_q_;
   uint64_t mac_ = 0;
   uint32_t ip_ = 0, enable_ = 0;
