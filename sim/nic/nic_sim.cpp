@@ -14,15 +14,6 @@ namespace tmnic::sim {
 namespace {
 constexpr int kBeat = 64;  // DATA_W / 8
 constexpr uint32_t kMaxReadBursts = 32;
-
-template <typename W>
-void wide_to_bytes(const W& w, uint8_t* out) {
-  for (int i = 0; i < kBeat / 4; i++) std::memcpy(out + 4 * i, &w[i], 4);
-}
-template <typename W>
-void bytes_to_wide(const uint8_t* in, W& w) {
-  for (int i = 0; i < kBeat / 4; i++) std::memcpy(&w[i], in + 4 * i, 4);
-}
 }  // namespace
 
 NicSim::NicSim(int index, const SimConfig& cfg)
@@ -77,16 +68,14 @@ bool NicSim::mmio_read_result(uint64_t ticket, uint64_t now, uint32_t* val) {
 void NicSim::rx_frame(std::vector<uint8_t> frame, uint64_t at) { rx_q_.push_back({std::move(frame), at}); }
 
 bool NicSim::quiet() const {
-  return top_->idle_o && !mmio_busy_ && rd_q_.empty() && aw_q_.empty() && wr_q_.empty() && b_pending_ == 0 &&
-         tx_frame_.empty() && (rx_q_.empty() || rx_off_ == 0) && read_results_.empty();
+  return top_->idle_o && !mmio_busy_ && dma_.idle() && tx_frame_.empty() && (rx_q_.empty() || rx_off_ == 0) && read_results_.empty();
 }
 
 uint64_t NicSim::next_event() const {
   uint64_t t = top_->wake_at_o;
   if (!mmio_q_.empty()) t = std::min(t, mmio_q_.front().due);
   if (!rx_q_.empty()) t = std::min(t, rx_q_.front().arrival);
-  if (!rd_q_.empty()) t = std::min(t, rd_q_.front().ready);
-  if (!wr_q_.empty()) t = std::min(t, wr_q_.front().visible);
+  t = std::min(t, dma_.next_due());
   for (auto& r : read_results_) t = std::min(t, r.second.second);
   return t;
 }
@@ -101,61 +90,34 @@ void NicSim::drive_inputs(uint64_t now) {
   wr_credit_ = std::min(wr_credit_ + wr_bpc_ * dt, 4.0 * kBeat);
   tx_credit_ = std::min(tx_credit_ + tx_bpc_ * dt, 4.0 * kBeat);
 
-  // Posted DMA writes become visible in host memory in order.
-  while (!wr_q_.empty() && wr_q_.front().visible <= now) {
-    PendingWrite& w = wr_q_.front();
-    int lo = 0, hi = kBeat;
-    while (lo < kBeat && !w.en[lo]) lo++;
-    while (hi > lo && !w.en[hi - 1]) hi--;
-    if (hi > lo) iommu_.write(w.addr + lo, w.data + lo, hi - lo, w.en + lo);
-    log(now, Ev::kDmaWrite, w.addr + lo);
-    // The write response comes once the burst is in host memory: a NIC that has its B responses
-    // knows its writes are visible (what the context's busy bit relies on before memory is freed).
-    if (w.burst_end) b_pending_++;
-    wr_q_.pop_front();
-    writes_applied_++;
-  }
+  // Posted DMA writes become visible in host memory in order. The write response of a burst is due
+  // when its last beat is in host memory: a NIC that has its B responses knows its writes are
+  // visible (what the context's busy bit relies on before memory is freed).
+  writes_applied_ += dma_.apply_writes(now, [&](uint64_t a) { log(now, Ev::kDmaWrite, a); });
 
   // BAR0: one AXI-Lite transaction at a time, in order (reads do not pass posted writes).
-  t.s_axil_awvalid_i = 0;
-  t.s_axil_wvalid_i = 0;
-  t.s_axil_arvalid_i = 0;
-  t.s_axil_bready_i = 1;
-  t.s_axil_rready_i = 1;
   if (!mmio_busy_ && !mmio_q_.empty() && mmio_q_.front().due <= now) {
     mmio_busy_ = true;
-    mmio_aw_done_ = mmio_w_done_ = false;
-  }
-  if (mmio_busy_) {
     const Mmio& m = mmio_q_.front();
-    if (m.write) {
-      t.s_axil_awaddr_i = m.off & 0xFFFF;
-      t.s_axil_awvalid_i = !mmio_aw_done_;
-      t.s_axil_wdata_i = m.val;
-      t.s_axil_wstrb_i = 0xF;
-      t.s_axil_wvalid_i = !mmio_w_done_;
-    } else {
-      t.s_axil_araddr_i = m.off & 0xFFFF;
-      t.s_axil_arvalid_i = !mmio_aw_done_;
-    }
+    if (m.write)
+      bar_.write(m.off & 0xFFFF, m.val, 0xF);
+    else
+      bar_.read(m.off & 0xFFFF);
   }
+  bar_.drive(t, now);
 
   // DMA read data: the oldest burst whose latency has elapsed, paced by the link bandwidth.
-  t.m_axi_arready_i = rd_q_.size() < kMaxReadBursts;
+  t.m_axi_arready_i = dma_.rd_bursts() < kMaxReadBursts;
   t.m_axi_rvalid_i = 0;
-  if (!rd_q_.empty() && rd_q_.front().ready <= now && rd_credit_ >= kBeat) {
-    ReadBurst& r = rd_q_.front();
-    uint8_t beat[kBeat];
-    iommu_.read(r.addr + uint64_t(r.sent) * kBeat, beat, kBeat);
-    bytes_to_wide(beat, t.m_axi_rdata_i);
+  if (dma_.r_due(now) && rd_credit_ >= kBeat) {
+    if (!dma_.r_mid_burst()) log(now, Ev::kDmaReadData, dma_.r_front().addr);
+    dma_.r_beat(t.m_axi_rdata_i, t.m_axi_rlast_i);
     t.m_axi_rvalid_i = 1;
-    if (r.sent == 0) log(now, Ev::kDmaReadData, r.addr);
-    t.m_axi_rlast_i = (r.sent + 1 == r.beats);
   }
   // DMA writes: accepted at link bandwidth once their address is known.
   t.m_axi_awready_i = 1;
-  t.m_axi_wready_i = !aw_q_.empty() && wr_credit_ >= kBeat;
-  t.m_axi_bvalid_i = b_pending_ > 0;
+  t.m_axi_wready_i = dma_.w_has_aw() && wr_credit_ >= kBeat;
+  t.m_axi_bvalid_i = dma_.b_valid(now);
 
   // MAC RX
   t.s_axis_rx_tvalid_i = 0;
@@ -164,7 +126,7 @@ void NicSim::drive_inputs(uint64_t now) {
     uint8_t beat[kBeat] = {};
     size_t n = std::min<size_t>(kBeat, f.size() - rx_off_);
     std::memcpy(beat, f.data() + rx_off_, n);
-    bytes_to_wide(beat, t.s_axis_rx_tdata_i);
+    tb::put_beat<kBeat>(t.s_axis_rx_tdata_i, beat);
     t.s_axis_rx_tkeep_i = n == 64 ? ~0ull : ((1ull << n) - 1);
     t.s_axis_rx_tlast_i = (rx_off_ + n == f.size());
     t.s_axis_rx_tvalid_i = 1;
@@ -181,12 +143,7 @@ void NicSim::tick(uint64_t now) {
   if (trace_) trace_->dump(2 * now);
 
   // Sample every handshake before the rising edge.
-  bool axil_aw = t.s_axil_awvalid_i && t.s_axil_awready_o;
-  bool axil_w = t.s_axil_wvalid_i && t.s_axil_wready_o;
-  bool axil_b = t.s_axil_bvalid_o && t.s_axil_bready_i;
-  bool axil_ar = t.s_axil_arvalid_i && t.s_axil_arready_o;
-  bool axil_r = t.s_axil_rvalid_o && t.s_axil_rready_i;
-  uint32_t axil_rdata = t.s_axil_rdata_o;
+  const tb::AxilMaster::Hs axil = bar_.sample(t);
   bool ar = t.m_axi_arvalid_o && t.m_axi_arready_i;
   uint64_t ar_addr = t.m_axi_araddr_o;
   uint32_t ar_len = t.m_axi_arlen_o;
@@ -199,27 +156,15 @@ void NicSim::tick(uint64_t now) {
   bool rx = t.s_axis_rx_tvalid_i && t.s_axis_rx_tready_o;
   bool tx = t.m_axis_tx_tvalid_o && t.m_axis_tx_tready_i;
   if (w) {
-    PendingWrite p{};
-    WriteBurst& wb = aw_q_.front();
-    p.visible = now + cfg_.cycles(cfg_.dma_write_ns);
-    p.addr = wb.addr + uint64_t(wb.got) * kBeat;
-    wide_to_bytes(t.m_axi_wdata_o, p.data);
-    uint64_t strb = t.m_axi_wstrb_o;
-    for (int i = 0; i < kBeat; i++) p.en[i] = (strb >> i) & 1;
-    bool last = t.m_axi_wlast_o;
-    p.burst_end = false;
-    if (++wb.got == wb.beats || last) {
-      if (!last || wb.got != wb.beats) throw std::runtime_error("tmnic sim: AXI WLAST does not match AWLEN");
-      aw_q_.pop_front();
-      p.burst_end = true;
-    }
-    wr_q_.push_back(p);
+    const uint64_t visible = now + cfg_.cycles(cfg_.dma_write_ns);
+    if (dma_.w(t.m_axi_wdata_o, t.m_axi_wstrb_o, t.m_axi_wlast_o, visible)) dma_.b_push(visible);
+    if (!dma_.ok()) throw std::runtime_error("tmnic sim: AXI " + dma_.errors());
     wr_credit_ -= kBeat;
   }
   if (tx) {
     if (tx_frame_.empty()) log(now, Ev::kTxFrame);
     uint8_t beat[kBeat];
-    wide_to_bytes(t.m_axis_tx_tdata_o, beat);
+    tb::take_beat<kBeat>(t.m_axis_tx_tdata_o, beat);
     uint64_t keep = t.m_axis_tx_tkeep_o;
     int n = 0;
     while (n < kBeat && ((keep >> n) & 1)) n++;
@@ -241,17 +186,14 @@ void NicSim::tick(uint64_t now) {
   if (mmio_busy_) {
     Mmio& m = mmio_q_.front();
     if (m.write) {
-      if (axil_w) log(now, Ev::kMmioWrite, m.off);
-      mmio_aw_done_ |= axil_aw;
-      mmio_w_done_ |= axil_w;
-      if (axil_b) {   // the write response ends the transaction
+      if (axil.w) log(now, Ev::kMmioWrite, m.off);
+      if (axil.b) {   // the write response ends the transaction
         mmio_q_.pop_front();
         mmio_busy_ = false;
       }
     } else {
-      mmio_aw_done_ |= axil_ar;
-      if (axil_r) {
-        read_results_.push_back({m.ticket, {axil_rdata, now + cfg_.cycles(cfg_.mmio_read_ns / 2)}});
+      if (axil.r) {
+        read_results_.push_back({m.ticket, {axil.rdata, now + cfg_.cycles(cfg_.mmio_read_ns / 2)}});
         mmio_q_.pop_front();
         mmio_busy_ = false;
       }
@@ -260,14 +202,14 @@ void NicSim::tick(uint64_t now) {
   if (ar) {
     log(now, Ev::kDmaReadReq, ar_addr);
     uint64_t jitter = cfg_.jitter_cycles ? rng_() % (cfg_.jitter_cycles + 1) : 0;
-    rd_q_.push_back({ar_addr, ar_len + 1, 0, now + cfg_.cycles(cfg_.dma_read_ns) + jitter});
+    dma_.ar(ar_addr, ar_len, now + cfg_.cycles(cfg_.dma_read_ns) + jitter);
   }
   if (r) {
     rd_credit_ -= kBeat;
-    if (++rd_q_.front().sent == rd_q_.front().beats) rd_q_.pop_front();
+    dma_.r_taken();
   }
-  if (aw) aw_q_.push_back({aw_addr, aw_len + 1, 0});
-  if (b) b_pending_--;
+  if (aw) dma_.aw(aw_addr, aw_len);
+  if (b) dma_.b_taken();
   if (rx) {
     if (rx_off_ == 0) log(now, Ev::kRxFrame);
     rx_off_ += kBeat;

@@ -11,6 +11,8 @@
 
 #include "host/iommu.hpp"
 #include "host/sim_config.hpp"
+#include "lib/axi_mem.hpp"
+#include "lib/axil_master.hpp"
 
 class Vtmnic_top;
 class VerilatedContext;
@@ -55,9 +57,6 @@ class NicSim {
 
  private:
   struct Mmio { bool write; uint32_t off; uint32_t val; uint64_t due; uint64_t ticket; };
-  struct ReadBurst { uint64_t addr; uint32_t beats; uint32_t sent; uint64_t ready; };
-  struct WriteBurst { uint64_t addr; uint32_t beats; uint32_t got; };
-  struct PendingWrite { uint64_t visible; uint64_t addr; uint8_t data[64]; uint8_t en[64]; bool burst_end; };
   struct RxFrame { std::vector<uint8_t> bytes; uint64_t arrival; };
 
   void drive_inputs(uint64_t now);
@@ -73,14 +72,11 @@ class NicSim {
 
   std::deque<Mmio> mmio_q_;
   bool mmio_busy_ = false;        // the head transaction is on the AXI-Lite bus
-  bool mmio_aw_done_ = false, mmio_w_done_ = false;
+  tb::AxilMaster bar_;            // BAR0: the AXI4-Lite master (no gaps, BREADY/RREADY high)
   uint64_t next_ticket_ = 1;
   std::deque<std::pair<uint64_t, std::pair<uint32_t, uint64_t>>> read_results_;  // ticket -> (value, ready)
 
-  std::deque<ReadBurst> rd_q_;
-  std::deque<WriteBurst> aw_q_;
-  std::deque<PendingWrite> wr_q_;
-  uint32_t b_pending_ = 0;
+  tb::AxiMem<64, Iommu> dma_{iommu_};  // host memory through the IOMMU, as the NIC's AXI4 slave
   double rd_credit_ = 0, wr_credit_ = 0, tx_credit_ = 0;
   double rd_bpc_, wr_bpc_, tx_bpc_;
 
