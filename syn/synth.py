@@ -110,6 +110,12 @@ BLOCKS = {
         params=dict(DATA_BYTES_P=64, CLK_MHZ_P=250, NUM_QP_P=64, NUM_CQ_P=64, NUM_SRQ_P=16, NUM_MR_P=64),
         ff_min=[("cmd_args_o", ARGS * 32), ("mac_o, ip_o", 80), ("cmd_op_o, cmd_idx_o", 32),
                 ("db_val_o, db_idx_o[9:0], db_type_o", 32 + 10 + 2), ("s_axil_rdata_o", 32)]),
+    # Statistics unit (counters in RAM, read through the register block's port).
+    "tmnic_stats": dict(
+        params=dict(NUM_SRQ=16, H_W=10),
+        ff_min=[("counter RAM 21 x 4 x 32 (20 STAT_* of 5 words, 4 per SRQ)", 21 * 128),
+                ("accumulators 20 + 64 x 6", 84 * 6), ("high-water marks 16 x 11", 16 * 11),
+                ("rsp_data_o", 32)]),
     "tmnic_tx_sched": dict(
         params=dict(DATA_W=512, NSLOT=8),
         ff_min=[("m_hdr_o (roce_hdr_t)", HDR), ("slot_free_o", 8), ("left_q, beat_left_q", 26),

@@ -20,4 +20,3 @@ rtl/core/tmnic_lb_demux.sv
 rtl/core/tmnic_axis_mux2.sv
 rtl/core/tmnic_stats.sv
 rtl/core/tmnic_tm_ops.sv
-rtl/core/tmnic_tm_stats.sv

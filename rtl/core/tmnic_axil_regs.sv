@@ -56,10 +56,13 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
   output logic [31:0] db_val_o,
   input  logic        db_ready_i,   // the engines can take a doorbell in the cycle after a write
 
-  // Statistics
-  input  logic [NUM_STATS-1:0][31:0] stats_i,
-  // Tag-matching statistics: NUM_TM_STATS words per SRQ
-  input  logic [NUM_SRQ_P*NUM_TM_STATS-1:0][31:0] tm_stats_i,
+  // Statistics unit (tmnic_stats): read port for the STATS and TM_STATS windows
+  output logic        st_rd_valid_o,
+  input  logic        st_rd_ready_i,
+  output logic        st_rd_tm_o,     // 0: STATS window, 1: TM_STATS window
+  output logic [13:0] st_rd_idx_o,    // 32-bit word within the window
+  input  logic        st_rsp_valid_i, // the answer, any number of cycles later
+  input  logic [31:0] st_rsp_data_i,
   input  logic [31:0] tm_place_i   // TM_PLACE register value
 );
   localparam int unsigned TMST_BYTES = NUM_SRQ_P * TM_STATS_STRIDE;
@@ -131,46 +134,39 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
     end
   end
 
-  // ---------------------------------------------------------------- reads (two registered stages)
-  // The TM statistics (NUM_SRQ_P x NUM_TM_STATS words) are selected in TM_PARTS parts in stage 1.
-  localparam int unsigned TM_WORDS = NUM_SRQ_P * NUM_TM_STATS;
-  localparam int unsigned TM_PARTS = (TM_WORDS >= 64) ? 4 : 1;
-  localparam int unsigned TM_PW = TM_WORDS / TM_PARTS;            // words per part
-  localparam int unsigned TM_PI_W = (TM_PARTS > 1) ? $clog2(TM_PARTS) : 1;
-  localparam int unsigned TM_WI_W = $clog2(TM_PW);
-  if ((TM_PW & (TM_PW - 1)) != 0 || TM_PW < 2 || TM_PW * TM_PARTS != TM_WORDS) begin : g_chk_tmp
-    $fatal(1, "tmnic_axil_regs: the TM statistics must split into parts of a power-of-two word count");
-  end
-  // Stage 1 (at the AR handshake) takes the addressed word of each group (argument, statistic,
-  // tag-matching statistic, other register) into its own register, so the values are those of the
-  // handshake cycle; stage 2 picks the group. No wide multiplexer sits between two stages, and one
-  // read is in the pipeline at a time (AXI4-Lite reads are rare control accesses).
-  typedef enum logic [1:0] {G_ARG, G_STAT, G_TMST, G_REG} rgrp_e;
+  // ---------------------------------------------------------------- reads
+  // One read at a time (AXI4-Lite reads are rare control accesses). A register, argument or
+  // constant is read in two registered stages: stage 1 (at the AR handshake) takes the addressed
+  // word of each group into its own register, so the values are those of the handshake cycle, and
+  // stage 2 picks the group. A statistics word is a request to tmnic_stats (registered at the
+  // handshake) whose answer becomes the read data.
+  typedef enum logic {G_ARG, G_REG} rgrp_e;
   logic  r1_q, r1_d;                     // stage 1 holds a read
+  logic  st_req_d, st_wait_q, st_wait_d; // statistics read requested / waiting for its answer
+  logic  st_tm_d;
+  logic [13:0] st_idx_d;
   logic  rvalid_d;
   rgrp_e grp_q, grp_d;
-  logic [31:0] arg_q, arg_d, st_q, st_d, reg_q, reg_d, rdata_d;
-  logic [TM_PARTS-1:0][31:0] tm_q, tm_d;
-  logic [TM_PI_W-1:0] tmp_q, tmp_d;          // the part of the TM word read
-  logic [13:0] tm_w;                         // TM word index
-  wire rd_go = s_axil_arvalid_i && !r1_q && !s_axil_rvalid_o;
+  logic [31:0] arg_q, arg_d, reg_q, reg_d, rdata_d;
+  wire rd_go = s_axil_arvalid_i && !r1_q && !s_axil_rvalid_o && !st_rd_valid_o && !st_wait_q;
   assign s_axil_arready_o = rd_go;
   assign s_axil_rresp_o = 2'b00;
 
   wire [15:0] ra = {s_axil_araddr_i[15:2], 2'b00};
+  wire ra_stat = ra >= REG_STATS0 && ra < REG_STATS0 + 16'(4 * NUM_STATS);
+  wire ra_tmst = ra >= REG_TM_STATS0 && 32'(ra) < 32'(REG_TM_STATS0) + TMST_BYTES;
   always_comb begin
-    r1_d = rd_go;
-    grp_d = grp_q; arg_d = arg_q; st_d = st_q; tm_d = tm_q; tmp_d = tmp_q; reg_d = reg_q;
-    tm_w = 14'((ra - REG_TM_STATS0) >> 2);
+    r1_d = rd_go && !ra_stat && !ra_tmst;
+    st_req_d = (st_rd_valid_o && !st_rd_ready_i) || (rd_go && (ra_stat || ra_tmst));
+    st_wait_d = (st_wait_q && !st_rsp_valid_i) || (st_rd_valid_o && st_rd_ready_i);
+    st_tm_d = st_rd_tm_o;
+    st_idx_d = st_rd_idx_o;
+    grp_d = grp_q; arg_d = arg_q; reg_d = reg_q;
     if (rd_go) begin
-      if (ra >= REG_CMD_ARG0 && ra < REG_CMD) grp_d = G_ARG;
-      else if (ra >= REG_STATS0 && ra < REG_STATS0 + 16'(4 * NUM_STATS)) grp_d = G_STAT;
-      else if (ra >= REG_TM_STATS0 && 32'(ra) < 32'(REG_TM_STATS0) + TMST_BYTES) grp_d = G_TMST;
-      else grp_d = G_REG;
+      st_tm_d = ra_tmst;
+      st_idx_d = ra_tmst ? 14'((ra - REG_TM_STATS0) >> 2) : 14'((ra - REG_STATS0) >> 2);
+      grp_d = (ra >= REG_CMD_ARG0 && ra < REG_CMD) ? G_ARG : G_REG;
       arg_d = cmd_args_o[arg_idx(ra)];
-      st_d = (ra[7:2] < 6'(NUM_STATS)) ? stats_i[ra[7:2]] : 32'd0;
-      for (int p = 0; p < int'(TM_PARTS); p++) tm_d[p] = tm_stats_i[p * TM_PW + int'(tm_w[TM_WI_W-1:0])];
-      tmp_d = (TM_PARTS > 1) ? TM_PI_W'(tm_w >> TM_WI_W) : '0;
       unique case (ra)
         REG_ID:            reg_d = DEVICE_ID;
         REG_ABI_VERSION:   reg_d = ABI_VERSION;
@@ -196,31 +192,43 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
         default:           reg_d = 32'd0;
       endcase
     end
-    rvalid_d = (s_axil_rvalid_o && !s_axil_rready_i) || r1_q;
+    rvalid_d = (s_axil_rvalid_o && !s_axil_rready_i) || r1_q || (st_wait_q && st_rsp_valid_i);
     rdata_d = s_axil_rdata_o;
-    if (r1_q) begin
-      unique case (grp_q)
-        G_ARG:   rdata_d = arg_q;
-        G_STAT:  rdata_d = st_q;
-        G_TMST:  rdata_d = tm_q[tmp_q];
-        default: rdata_d = reg_q;
-      endcase
-    end
+    if (r1_q) rdata_d = (grp_q == G_ARG) ? arg_q : reg_q;
+    if (st_wait_q && st_rsp_valid_i) rdata_d = st_rsp_data_i;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       r1_q <= 1'b0;
+      st_rd_valid_o <= 1'b0;
+      st_wait_q <= 1'b0;
       s_axil_rvalid_o <= 1'b0;
     end else begin
       r1_q <= r1_d;
+      st_rd_valid_o <= st_req_d;
+      st_wait_q <= st_wait_d;
       s_axil_rvalid_o <= rvalid_d;
     end
   end
   always_ff @(posedge clk_i) begin
-    grp_q <= grp_d; arg_q <= arg_d; st_q <= st_d; tm_q <= tm_d; tmp_q <= tmp_d; reg_q <= reg_d;
+    grp_q <= grp_d; arg_q <= arg_d; reg_q <= reg_d;
+    st_rd_tm_o <= st_tm_d; st_rd_idx_o <= st_idx_d;
     s_axil_rdata_o <= rdata_d;
   end
+
+`ifndef SYNTHESIS
+  logic chk_q;
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
+  a_st_hold: assert property (@(posedge clk_i) disable iff (!chk_q)
+    st_rd_valid_o && !st_rd_ready_i |=> st_rd_valid_o && $stable({st_rd_tm_o, st_rd_idx_o}))
+    else $error("tmnic_axil_regs: statistics request dropped or changed before it was taken");
+  a_st_rsp: assert property (@(posedge clk_i) disable iff (!chk_q) st_rsp_valid_i |-> st_wait_q)
+    else $error("tmnic_axil_regs: statistics answer with no read waiting");
+  a_r_hold: assert property (@(posedge clk_i) disable iff (!chk_q)
+    s_axil_rvalid_o && !s_axil_rready_i |=> s_axil_rvalid_o && $stable(s_axil_rdata_o))
+    else $error("tmnic_axil_regs: read data dropped or changed before it was taken");
+`endif
 
   // wstrb is ignored: every register is written as a whole 32-bit word (documented).
   // Byte lanes below 4 select inside a register; accesses are whole words.

@@ -109,9 +109,10 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [2:0] db_type;
   logic [11:0] db_idx;
   logic [31:0] db_val;
-  logic [NUM_STATS-1:0][31:0] stats;
   logic [NUM_STATS-1:0] stat_inc;
-  logic [NUM_SRQ*NUM_TM_STATS-1:0][31:0] tm_stats;
+  logic st_rd_valid, st_rd_ready, st_rd_tm, st_rsp_valid;  // register block <-> statistics unit
+  logic [13:0] st_rd_idx;
+  logic [31:0] st_rsp_data;
   logic [$clog2(TM_CAM + 1)-1:0] tm_cam_used;  // matching-engine entries on the slower paths
   logic [$clog2(TM_ENTRIES):0] tm_spilled;
 
@@ -128,7 +129,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .cmd_valid_o(cmd_valid), .cmd_op_o(cmd_op), .cmd_idx_o(cmd_idx), .cmd_args_o(cmd_args),
     .cmd_busy_i(cmd_busy), .cmd_err_i(cmd_err), .rb_valid_i(rb_valid), .rb_args_i(rb_args),
     .db_valid_o(db_valid), .db_type_o(db_type), .db_idx_o(db_idx), .db_val_o(db_val), .db_ready_i(sq_db_ready && rx_db_ready),
-    .stats_i(stats), .tm_stats_i(tm_stats),
+    .st_rd_valid_o(st_rd_valid), .st_rd_ready_i(st_rd_ready), .st_rd_tm_o(st_rd_tm), .st_rd_idx_o(st_rd_idx),
+    .st_rsp_valid_i(st_rsp_valid), .st_rsp_data_i(st_rsp_data),
     .tm_place_i({16'(tm_spilled), 16'(tm_cam_used)}));
 
   // Context read ports: QP 0 requester, 1..2 completer, 3..5 receive engine; MR 0 send, 1 receive.
@@ -410,13 +412,6 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .we_i(tb_we), .waddr_i(tb_waddr), .wdata_i(tb_wdata),
     .re_i(tb_re), .raddr_i(tb_raddr), .rdata_o(tb_rdata));
 
-  tmnic_tm_stats #(.NUM_SRQ(NUM_SRQ), .H_W(TM_H_W)) u_tm_stats (
-    .clk_i, .rst_ni,
-    .exp_i(st_tm_exp), .unexp_i(st_tm_unexp), .notag_i(st_tm_notag), .rx_srq_i(st_tm_srq),
-    .sync_i(st_tm_sync), .sync_srq_i(st_tm_sync_srq), .reset_i(srq_reset), .reset_idx_i(srq_reset_idx),
-    .occ_i(tm_occ), .disabled_i(tm_disabled), .hw_cnt_i(tm_hw_cnt), .sw_cnt_i(tm_sw_cnt),
-    .stats_o(tm_stats));
-
   tmnic_rx_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .NUM_SRQ(NUM_SRQ),
                     .TM_ENTRIES(TM_ENTRIES)) u_rx (
     .clk_i, .rst_ni,
@@ -489,7 +484,13 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     stat_inc[STAT_CQ_OVERFLOW] = st_cq_ovf;
     stat_inc[STAT_PROT_ERR] = st_sq_prot || st_rx_prot;
   end
-  tmnic_stats #(.N(NUM_STATS)) u_stats (.clk_i, .rst_ni, .inc_i(stat_inc), .cnt_o(stats));
+  tmnic_stats #(.NUM_SRQ(NUM_SRQ), .H_W(TM_H_W)) u_stats (
+    .clk_i, .rst_ni, .inc_i(stat_inc),
+    .tm_exp_i(st_tm_exp), .tm_unexp_i(st_tm_unexp), .tm_notag_i(st_tm_notag), .tm_srq_i(st_tm_srq),
+    .tm_sync_i(st_tm_sync), .tm_sync_srq_i(st_tm_sync_srq), .srq_reset_i(srq_reset), .srq_reset_idx_i(srq_reset_idx),
+    .occ_i(tm_occ), .disabled_i(tm_disabled), .hw_cnt_i(tm_hw_cnt), .sw_cnt_i(tm_sw_cnt),
+    .rd_valid_i(st_rd_valid), .rd_ready_o(st_rd_ready), .rd_tm_i(st_rd_tm), .rd_idx_i(st_rd_idx),
+    .rsp_valid_o(st_rsp_valid), .rsp_data_o(st_rsp_data));
 
   // Frames inside the builder and the parser pipelines (they have no idle output of their own):
   // builder: header taken, last beat not out yet; parser: last beat in, neither passed on nor dropped.

@@ -4,10 +4,13 @@
 // is held until ready (AXI rule for the master), BREADY and RREADY are random.
 // Checks: slave-side AXI rules (BVALID/RVALID and RDATA held until accepted, OKAY responses, one
 // B per write, R in order), register semantics (read-only identity and limits from hwif.h, MAC,
-// IPv4, CTRL, CMD_ARG words with QUERY read-back (rb_valid_i), CMD_STATUS, statistics, unmapped
+// IPv4, CTRL, CMD_ARG words with QUERY read-back (rb_valid_i), CMD_STATUS, unmapped
 // addresses read 0 and ignore writes, byte lanes within a word ignored), the command strobe
 // (dropped while cmd_busy_i) and the doorbell decode (SQ/RQ/SRQ/CQ at 0x1000/0x2000/0x3000/
-// 0x4000 + 4n -> db_type 0..3, db_idx n, db_val = data).
+// 0x4000 + 4n -> db_type 0..3, db_idx n, db_val = data). The STATS and TM_STATS windows are read
+// through the statistics port: the bench plays tmnic_stats with random ready and answer delays and
+// checks that each such read makes exactly one request, for the right window and word, held until
+// taken, and that the answer (the bench's table at the request's handshake) is the read data.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -58,6 +61,8 @@ class AxilBench {
     top_->eval();
     for (auto& s : stats_) s = static_cast<uint32_t>(rng_());
     for (auto& s : tm_stats_) s = static_cast<uint32_t>(rng_());
+    top_->st_rd_ready_i = 0;
+    top_->st_rsp_valid_i = 0;
   }
   ~AxilBench() { top_->final(); }
 
@@ -80,7 +85,7 @@ class AxilBench {
  private:
   bool pending() const {
     return axil_.aw_queued() || axil_.w_queued() || b_count_ < writes_done_ || !rd_q_.empty() || axil_.ar_queued() ||
-           top_->s_axil_bvalid_o || top_->s_axil_rvalid_o;
+           top_->s_axil_bvalid_o || top_->s_axil_rvalid_o || st_due_ != 0;
   }
   void fail(const std::string& m) {
     if (!errors_) ADD_FAILURE() << "cycle " << cycles_ << ": " << m;
@@ -121,14 +126,7 @@ class AxilBench {
   uint32_t read_model(uint16_t addr) {
     const uint16_t a = addr & 0xFFFC;
     if (a >= hw::reg::CMD_ARG0 && a < hw::reg::CMD) return args_[(a - hw::reg::CMD_ARG0) / 4];
-    if (a >= hw::reg::STATS0 && a < hw::reg::STATS0 + 4 * hw::stat::COUNT) {
-      cov_.hit("read_stats");
-      return stats_[(a - hw::reg::STATS0) / 4];
-    }
-    if (a >= hw::reg::TM_STATS0 && a < hw::reg::TM_STATS0 + hw::TM_STATS_STRIDE * kNumSrq) {
-      cov_.hit("read_tm_stats");
-      return tm_stats_[(a - hw::reg::TM_STATS0) / 4];
-    }
+    // (The STATS and TM_STATS windows: see stat_read(); their value comes from the statistics port.)
     switch (a) {
       case hw::reg::ID: return hw::DEVICE_ID;
       case hw::reg::ABI_VERSION: return hw::ABI_MAJOR << 16 | hw::ABI_MINOR;
@@ -152,6 +150,47 @@ class AxilBench {
       case hw::reg::CTRL: return enable_;
       case hw::reg::CMD_STATUS: cov_.hit("read_cmd_status"); return (err_in_ ? 2u : 0u) | (busy_in_ ? 1u : 0u);
       default: return 0;
+    }
+  }
+
+  // A read of the STATS (tm 0) or TM_STATS (tm 1) window: the word index, or -1.
+  static int stat_read(uint16_t addr, bool& tm) {
+    const uint16_t a = addr & 0xFFFC;
+    tm = false;
+    if (a >= hw::reg::STATS0 && a < hw::reg::STATS0 + 4 * hw::stat::COUNT) return (a - hw::reg::STATS0) / 4;
+    tm = true;
+    if (a >= hw::reg::TM_STATS0 && a < hw::reg::TM_STATS0 + hw::TM_STATS_STRIDE * kNumSrq)
+      return (a - hw::reg::TM_STATS0) / 4;
+    return -1;
+  }
+
+  // The statistics port: one request per statistics read, then the answer after a random delay.
+  void stats_port() {
+    if (top_->st_rd_valid_o) {
+      if (st_req_idx_ < 0) {
+        fail("statistics request with no statistics read waiting");
+        return;
+      }
+      if (top_->st_rd_tm_o != st_req_tm_ || top_->st_rd_idx_o != static_cast<uint32_t>(st_req_idx_))
+        fail("statistics request for window " + std::to_string(top_->st_rd_tm_o) + " word " +
+             std::to_string(top_->st_rd_idx_o) + ", expected " + std::to_string(st_req_tm_) + " word " +
+             std::to_string(st_req_idx_));
+      if (top_->st_rd_ready_i) {
+        const uint32_t v = st_req_tm_ ? tm_stats_[st_req_idx_] : stats_[st_req_idx_];
+        cov_.hit(st_req_tm_ ? "read_tm_stats" : "read_stats");
+        for (auto& r : rd_q_)
+          if (!r.ready) {
+            r.val = v;
+            r.ready = true;
+            break;
+          }
+        st_req_idx_ = -1;
+        st_due_ = cycles_ + static_cast<uint64_t>(urand(rng_, 1, 4));
+        if (st_due_ > cycles_ + 1) cov_.hit("stats_answer_delayed");
+        st_val_ = v;
+      } else {
+        cov_.hit("stats_request_stalled");
+      }
     }
   }
 
@@ -218,8 +257,9 @@ class AxilBench {
     top_->cmd_err_i = err_in_;
     if (chance(rng_, 0.05)) stats_[urand(rng_, 0, hw::stat::COUNT - 1)] = static_cast<uint32_t>(rng_());
     if (chance(rng_, 0.05)) tm_stats_[urand(rng_, 0, kNumSrq * hw::tmstat::COUNT - 1)] = static_cast<uint32_t>(rng_());
-    for (unsigned i = 0; i < hw::stat::COUNT; ++i) top_->stats_i[i] = stats_[i];
-    for (unsigned i = 0; i < kNumSrq * hw::tmstat::COUNT; ++i) top_->tm_stats_i[i] = tm_stats_[i];
+    top_->st_rd_ready_i = chance(rng_, 0.6);
+    top_->st_rsp_valid_i = st_due_ != 0 && st_due_ == cycles_;
+    top_->st_rsp_data_i = st_val_;
     if (chance(rng_, 0.05)) tm_place_ = static_cast<uint32_t>(rng_());
     top_->tm_place_i = tm_place_;
     rb_now_ = chance(rng_, 0.03);
@@ -231,6 +271,8 @@ class AxilBench {
 
     // ---------------- outputs of this cycle
     check_state();
+    stats_port();
+    if (st_due_ != 0 && st_due_ == cycles_) st_due_ = 0;
     const AxilMaster::Hs hs = axil_.sample(*top_);
     // B channel (slave rules).
     if (b_hold_ && !top_->s_axil_bvalid_o) fail("BVALID dropped before BREADY");
@@ -246,10 +288,11 @@ class AxilBench {
     if (top_->s_axil_rvalid_o) {
       if (top_->s_axil_rresp_o != 0) fail("RRESP not OKAY");
       if (rd_q_.empty()) fail("R without AR");
+      else if (!rd_q_.front().ready) fail("read 0x" + hex(rd_q_.front().addr) + " answered before its statistics");
       else if (top_->s_axil_rready_i) {
-        if (top_->s_axil_rdata_o != rd_q_.front().second)
-          fail("read 0x" + hex(rd_q_.front().first) + " returned 0x" + hex(top_->s_axil_rdata_o) + ", expected 0x" +
-               hex(rd_q_.front().second));
+        if (top_->s_axil_rdata_o != rd_q_.front().val)
+          fail("read 0x" + hex(rd_q_.front().addr) + " returned 0x" + hex(top_->s_axil_rdata_o) + ", expected 0x" +
+               hex(rd_q_.front().val));
         rd_q_.pop_front();
         ++reads_checked_;
       } else cov_.hit("r_backpressure");
@@ -260,7 +303,15 @@ class AxilBench {
     const bool ar_hs = hs.ar;
     if (ar_hs) {
       const uint16_t a = static_cast<uint16_t>(hs.ar_addr);
-      rd_q_.push_back({a, read_model(a)});
+      bool tm = false;
+      const int si = stat_read(a, tm);
+      if (si >= 0) {
+        st_req_tm_ = tm;
+        st_req_idx_ = si;
+        rd_q_.push_back({a, 0, false});
+      } else {
+        rd_q_.push_back({a, read_model(a), true});
+      }
     }
     if (top_->s_axil_arvalid_i && !top_->s_axil_arready_o) cov_.hit("ar_stall");
     // AW / W handshakes, independently.
@@ -317,7 +368,16 @@ class AxilBench {
   Knobs k_;
   AxilMaster axil_;
   Coverage& cov_;
-  std::deque<std::pair<uint16_t, uint32_t>> rd_q_;
+  struct Rd {
+    uint16_t addr;
+    uint32_t val;
+    bool ready;  // val known (a statistics read: once its request was taken)
+  };
+  std::deque<Rd> rd_q_;
+  int st_req_idx_ = -1;  // statistics word the outstanding request must carry
+  bool st_req_tm_ = false;
+  uint64_t st_due_ = 0;  // cycle of the statistics answer (0: none)
+  uint32_t st_val_ = 0;
   uint64_t mac_ = 0;
   uint32_t ip_ = 0, enable_ = 0;
   std::array<uint32_t, 32> args_{}, rb_args_{};
@@ -335,7 +395,7 @@ Coverage make_cov() {
   return Coverage({"aw_before_w", "w_before_aw", "aw_w_same_cycle", "aw_3_cycles_before_w", "w_3_cycles_before_aw",
                    "b_backpressure", "r_backpressure", "ar_stall", "write_held_by_pending_b", "write_held_by_db_ready", "doorbell_sq", "doorbell_rq",
                    "doorbell_srq", "doorbell_cq", "doorbell_tm", "doorbell_last_index", "cmd_strobe", "cmd_dropped_while_busy",
-                   "write_ignored", "read_stats", "read_tm_stats", "read_tm_place", "read_cmd_status", "addr_low_bits_set", "partial_strobe_write",
+                   "write_ignored", "read_stats", "read_tm_stats", "stats_request_stalled", "stats_answer_delayed", "read_tm_place", "read_cmd_status", "addr_low_bits_set", "partial_strobe_write",
                    "arg_write_same_cycle_as_readback", "read_write_same_reg_same_cycle"});
 }
 
