@@ -9,6 +9,7 @@
 # waivers first); generated code without debug info. TMNIC_WARN applies to the hand-written C++
 # only: Verilator's headers are included as system headers.
 include(${CMAKE_CURRENT_LIST_DIR}/verilator_system_includes.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/verilated_runtime.cmake)
 
 function(tmnic_verilated_test exe)
   cmake_parse_arguments(T "" "TOP;TEST_PREFIX" "SRC;SV;ARGS;DEFS;LIBS;INCS;LABELS" ${ARGN})
@@ -30,6 +31,7 @@ function(tmnic_verilated_test exe)
     VERILATOR_ARGS -Wall --assert --x-assign fast --x-initial fast -O3 ${T_ARGS}
     OPT_SLOW -g0 OPT_FAST -O2 -g0 OPT_GLOBAL -g0)
   tmnic_verilator_system_includes(${exe})
+  tmnic_share_verilated_runtime(${exe})
   if(DEFINED T_TEST_PREFIX)
     gtest_discover_tests(${exe} TEST_PREFIX "${T_TEST_PREFIX}" DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}")
   else()
