@@ -6,9 +6,10 @@
 // TMSTAT_SYNCS). Events land in small per-counter accumulators (A_W bits). A round-robin arbiter
 // picks a word with pending counts, reads it and writes back the sum one cycle later (a flush).
 // A read is a flush with priority that also returns one counter of the sum, so it sees every event
-// of the cycles before it was accepted. Reads and flushes alternate when both wait, and a word is
-// never picked in the cycle after its own pick (its sum is being written): a pending word is
-// flushed within 2*NW cycles, so an accumulator holds at most 2*NW+1 events (asserted).
+// of the cycles before it was accepted. Reads and flushes alternate when both wait, a word is
+// never picked in the cycle after its own pick (its sum is being written), and the flush word is
+// chosen one cycle ahead: a pending word is flushed within 2*NW+2 cycles, so an accumulator holds
+// at most 2*NW+3 events (asserted).
 // Why not flip-flops: 84 wrapping 32-bit counters and the register block's read multiplexer over
 // them cost ~10 K LUT4 on ECP5 (syn/README.md); here it is a 21 x 128 RAM and four adders.
 //
@@ -59,7 +60,7 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
   localparam int unsigned NW = GW + NUM_SRQ;                  // RAM words
   localparam int unsigned NC = NW * LANES;                    // counters (some STAT lanes unused)
   localparam int unsigned W_W = $clog2(NW);
-  localparam int unsigned A_W = $clog2(2 * NW + 2);           // accumulator: 2*NW+1 events fit
+  localparam int unsigned A_W = $clog2(2 * NW + 4);           // accumulator: 2*NW+3 events fit
 
   if (NUM_TM_STATS != 8 || TMSTAT_EXPECTED != 0 || TMSTAT_UNEXPECTED != 1 || TMSTAT_NO_TAG != 2 ||
       TMSTAT_SYNCS != 3 || H_W > 31 || NUM_SRQ < 2 || (NUM_SRQ & (NUM_SRQ - 1)) != 0 ||
@@ -118,22 +119,30 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
     end
   end
 
+  // The next word to flush is chosen one cycle ahead (fl_*_q) from registered dirty bits, so the
+  // cycle that uses it only selects its accumulators (the arbiter and the snapshot multiplexer in
+  // one cycle placed at 72 MHz). The choice is kept until used; it is renewed when used, when a
+  // read picks the same word, or when the word is no longer dirty. It never names the word being
+  // picked now, so it never collides with the write stage.
   logic [NW-1:0]  elig, gnt;  // gnt: one-hot form of fl_w (unused)
-  logic [W_W-1:0] fl_w;
-  logic           fl_valid, fl_take, rd_take, pick;
+  logic [W_W-1:0] fl_w, fl_w_q, fl_w_d;
+  logic           fl_valid, fl_v_q, fl_v_d, fl_ok, fl_load, fl_take, rd_take, pick;
   logic [W_W-1:0] pick_w;
   wire            s1_wr = s1_q && s1_mem_q;   // stage 1 writes word s1_w_q this cycle
 
-  assign elig = dirty_q & ~(s1_wr ? NW'(1) << s1_w_q : '0);
+  assign fl_ok = fl_v_q && dirty_q[fl_w_q];
+  assign rd_ready_o = !(r_mem && s1_wr && s1_w_q == r_w) && !(rd_prev_q && fl_ok);
+  assign rd_take = rd_valid_i && rd_ready_o;
+  assign fl_take = fl_ok && !rd_take;
+  assign pick = fl_take || (rd_take && r_mem);
+  assign pick_w = rd_take ? r_w : fl_w_q;
+  assign fl_load = !fl_ok || fl_take || (rd_take && r_mem && r_w == fl_w_q);
+  assign elig = dirty_q & ~(pick ? NW'(1) << pick_w : '0);
 
   tmnic_rr_arb #(.N(NW)) u_arb (
-    .clk_i, .rst_ni, .req_i(elig), .ack_i(fl_take), .gnt_o(gnt), .idx_o(fl_w), .valid_o(fl_valid));
-
-  assign rd_ready_o = !(r_mem && s1_wr && s1_w_q == r_w) && !(rd_prev_q && fl_valid);
-  assign rd_take = rd_valid_i && rd_ready_o;
-  assign fl_take = fl_valid && !rd_take;
-  assign pick = fl_take || (rd_take && r_mem);
-  assign pick_w = rd_take ? r_w : fl_w;
+    .clk_i, .rst_ni, .req_i(elig), .ack_i(fl_load), .gnt_o(gnt), .idx_o(fl_w), .valid_o(fl_valid));
+  assign fl_v_d = fl_load ? fl_valid : fl_v_q;
+  assign fl_w_d = fl_load ? fl_w : fl_w_q;
 
   // Registered levels of the read SRQ
   logic [NUM_SRQ-1:0][H_W:0] hwm_q, hwm_d;
@@ -230,6 +239,7 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
       hold_q <= '0;
       s1_q <= 1'b0;
       rd_prev_q <= 1'b0;
+      fl_v_q <= 1'b0;
       rsp_valid_o <= 1'b0;
     end else begin
       acc_q <= acc_d;
@@ -239,11 +249,13 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
       hold_q <= hold_d;
       s1_q <= s1_d;
       rd_prev_q <= rd_prev_d;
+      fl_v_q <= fl_v_d;
       rsp_valid_o <= rsp_valid_d;
     end
   end
   always_ff @(posedge clk_i) begin
     s1_rd_q <= s1_rd_d; s1_mem_q <= s1_mem_d; s1_w_q <= s1_w_d; s1_lane_q <= s1_lane_d;
+    fl_w_q <= fl_w_d;
     s1_zero_q <= s1_zero_d; s1_acc_q <= s1_acc_d; lvl_q <= lvl_d;
     rsp_data_o <= rsp_data_d;
   end
