@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "Vtmnic_rr_arb.h"
+#include "lib/clock.hpp"
 #include "lib/coverage.hpp"
 #include "lib/seed.hpp"
 #include "lib/speed.hpp"
@@ -100,10 +101,7 @@ TEST(RrArb, RandomRequestsAgainstModel) {
       } else {
         full_since = 0;
       }
-      t.clk_i = 1;
-      t.eval();
-      t.clk_i = 0;
-      t.eval();
+      clock_tick(t, *ctx);
       ++cyc;
     }
     secs += sw.seconds();

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "Vtmnic_stats.h"
+#include "lib/bits.hpp"
+#include "lib/clock.hpp"
 #include "lib/coverage.hpp"
 #include "lib/seed.hpp"
 #include "lib/speed.hpp"
@@ -104,30 +106,15 @@ class StatsBench {
 
  private:
   void tick() {
-    top_->clk_i = 1;
-    top_->eval();
-    top_->clk_i = 0;
-    top_->eval();
+    clock_tick(*top_, *ctx_);
     ++cycles_;
   }
   void drive_levels() {
     for (unsigned s = 0; s < kSrq; ++s) {
-      set_field(top_->occ_i, s * (kHw + 1), kHw + 1, occ_[s]);
-      set_field(top_->disabled_i, s * (kHw + 1), kHw + 1, dis_[s]);
-      set_field(top_->hw_cnt_i, s * 16, 16, hwc_[s]);
-      set_field(top_->sw_cnt_i, s * 16, 16, swc_[s]);
-    }
-  }
-  template <typename T>
-  static void set_field(T& sig, unsigned lsb, unsigned w, uint32_t v) {
-    if constexpr (std::is_integral_v<T>) {
-      const T m = static_cast<T>(((T{1} << w) - 1) << lsb);
-      sig = static_cast<T>((sig & ~m) | ((static_cast<T>(v) << lsb) & m));
-    } else {
-      for (unsigned b = 0; b < w; ++b) {
-        const unsigned i = lsb + b;
-        sig[i / 32] = (sig[i / 32] & ~(1u << (i % 32))) | (((v >> b) & 1u) << (i % 32));
-      }
+      set_sig_bits(top_->occ_i, s * (kHw + 1), kHw + 1, occ_[s]);
+      set_sig_bits(top_->disabled_i, s * (kHw + 1), kHw + 1, dis_[s]);
+      set_sig_bits(top_->hw_cnt_i, s * 16, 16, hwc_[s]);
+      set_sig_bits(top_->sw_cnt_i, s * 16, 16, swc_[s]);
     }
   }
   // Model value of a read of (tm, idx) now (before this cycle's events).

@@ -47,6 +47,17 @@ inline uint64_t sig_bits(const T& s, unsigned lsb, unsigned w) {
   }
 }
 
+// The setter twin of sig_bits: a field (up to 64 bits) of an integer or VlWide signal.
+template <class T>
+inline void set_sig_bits(T& s, unsigned lsb, unsigned w, uint64_t v) {
+  if constexpr (std::is_integral_v<T>) {
+    const uint64_t m = mask64(w) << lsb;
+    s = static_cast<T>((static_cast<uint64_t>(s) & ~m) | ((v << lsb) & m));
+  } else {
+    set_bits(s.data(), lsb, w, v);
+  }
+}
+
 // ---- bytes -------------------------------------------------------------------------------------
 // Byte i of a signal held as 32-bit words.
 inline uint8_t byte_of(const uint32_t* w, unsigned i) { return static_cast<uint8_t>(w[i / 4] >> (8 * (i % 4))); }
