@@ -66,7 +66,8 @@ class NicSim {
   SimConfig cfg_;
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<Vtmnic_top> top_;
-  std::unique_ptr<VerilatedFstC> trace_;
+  // Null unless waveforms were asked for; the deleter (closes the file) lives where tracing is built.
+  std::unique_ptr<VerilatedFstC, void (*)(VerilatedFstC*)> trace_{nullptr, nullptr};
   Iommu iommu_;
   std::mt19937_64 rng_;
 
