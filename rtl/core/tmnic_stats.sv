@@ -6,10 +6,10 @@
 // TMSTAT_SYNCS). Events land in small per-counter accumulators (A_W bits). A round-robin arbiter
 // picks a word with pending counts, reads it and writes back the sum one cycle later (a flush).
 // A read is a flush with priority that also returns one counter of the sum, so it sees every event
-// of the cycles before it was accepted. Reads and flushes alternate when both wait, a word is
-// never picked in the cycle after its own pick (its sum is being written), and the flush word is
-// chosen one cycle ahead: a pending word is flushed within 2*NW+2 cycles, so an accumulator holds
-// at most 2*NW+3 events (asserted).
+// of the cycles before it was accepted. Reads and flushes alternate when both wait and the flush
+// word is chosen one cycle ahead: a pending word is flushed within 2*NW+2 cycles, so an accumulator
+// holds at most 2*NW+3 events (asserted). A word picked in the cycle after its own pick (its sum is
+// being written) takes that sum from a bypass register instead of the RAM.
 // Why not flip-flops: 84 wrapping 32-bit counters and the register block's read multiplexer over
 // them cost ~10 K LUT4 on ECP5 (syn/README.md); here it is a 21 x 128 RAM and four adders.
 //
@@ -119,30 +119,39 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
     end
   end
 
-  // The next word to flush is chosen one cycle ahead (fl_*_q) from registered dirty bits, so the
-  // cycle that uses it only selects its accumulators (the arbiter and the snapshot multiplexer in
-  // one cycle placed at 72 MHz). The choice is kept until used; it is renewed when used, when a
-  // read picks the same word, or when the word is no longer dirty. It never names the word being
-  // picked now, so it never collides with the write stage.
-  logic [NW-1:0]  elig, gnt;  // gnt: one-hot form of fl_w (unused)
+  // The next word to flush is chosen one cycle ahead (fl_*_q, index and one-hot) from registered
+  // state, so the cycle that uses it only selects its accumulators. The choice is kept until used;
+  // it is renewed when used, when a read picks the same word, or when the word is no longer dirty
+  // (a read took it while there was no valid choice). Everything that decides whether a read is
+  // taken is registered: the read port's ready does not wait for the arbiter or the index decode.
+  logic [NW-1:0]  elig, gnt, fl_oh_q, fl_oh_d, r_oh, pick_oh;
   logic [W_W-1:0] fl_w, fl_w_q, fl_w_d;
-  logic           fl_valid, fl_v_q, fl_v_d, fl_ok, fl_load, fl_take, rd_take, pick;
+  logic           fl_valid, fl_v_q, fl_v_d, fl_ok, fl_load, fl_take, rd_take, rd_pick, pick;
   logic [W_W-1:0] pick_w;
+  logic           byp, byp_q;                 // the pick is the word stage 1 writes now
   wire            s1_wr = s1_q && s1_mem_q;   // stage 1 writes word s1_w_q this cycle
 
-  assign fl_ok = fl_v_q && dirty_q[fl_w_q];
-  assign rd_ready_o = !(r_mem && s1_wr && s1_w_q == r_w) && !(rd_prev_q && fl_ok);
+  always_comb begin
+    r_oh = '0;
+    for (int w = 0; w < int'(NW); w++) r_oh[w] = r_mem && r_w == W_W'(w);
+  end
+  assign fl_ok = |(fl_oh_q & dirty_q);
+  assign rd_ready_o = !(rd_prev_q && fl_ok);
   assign rd_take = rd_valid_i && rd_ready_o;
+  assign rd_pick = rd_take && r_mem;
   assign fl_take = fl_ok && !rd_take;
-  assign pick = fl_take || (rd_take && r_mem);
+  assign pick = fl_take || rd_pick;
   assign pick_w = rd_take ? r_w : fl_w_q;
-  assign fl_load = !fl_ok || fl_take || (rd_take && r_mem && r_w == fl_w_q);
-  assign elig = dirty_q & ~(pick ? NW'(1) << pick_w : '0);
+  assign pick_oh = rd_pick ? r_oh : (fl_take ? fl_oh_q : '0);
+  assign byp = pick && s1_wr && pick_w == s1_w_q;
+  assign fl_load = !fl_ok || fl_take || (rd_pick && |(r_oh & fl_oh_q));
+  assign elig = dirty_q & ~fl_oh_q;
 
   tmnic_rr_arb #(.N(NW)) u_arb (
     .clk_i, .rst_ni, .req_i(elig), .ack_i(fl_load), .gnt_o(gnt), .idx_o(fl_w), .valid_o(fl_valid));
   assign fl_v_d = fl_load ? fl_valid : fl_v_q;
   assign fl_w_d = fl_load ? fl_w : fl_w_q;
+  assign fl_oh_d = fl_load ? (fl_valid ? gnt : '0) : fl_oh_q;
 
   // Registered levels of the read SRQ
   logic [NUM_SRQ-1:0][H_W:0] hwm_q, hwm_d;
@@ -162,10 +171,12 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
     s1_acc_d = s1_acc_q;
     lvl_d = lvl_q;
     if (pick) begin
+      // One-hot selects (AND-OR) of the picked word's flags and accumulators.
       s1_w_d = pick_w;
       s1_lane_d = r_lane;
-      s1_zero_d = zero_q[pick_w];
-      s1_acc_d = acc_q[pick_w];
+      s1_zero_d = |(pick_oh & zero_q);
+      s1_acc_d = '0;
+      for (int w = 0; w < int'(NW); w++) if (pick_oh[w]) s1_acc_d |= acc_q[w];
     end
     if (rd_take) begin
       // The read SRQ's levels: a one-hot select per SRQ (an index into the packed level arrays
@@ -190,15 +201,17 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
     zero_d = zero_q;
     acc_d = acc_q;
     dirty_d = dirty_q;
-    if (pick) zero_d[pick_w] = 1'b0;
+    zero_d &= ~pick_oh;
     if (srst) zero_d[srst_w] = 1'b1;
     if (inc != '0 || pick || srst) begin
+      // dirty from the operands, not the sums (no carry chain on the way; the sum of a non-zero
+      // accumulator and an event is non-zero as long as nothing wraps, which is asserted).
       for (int w = 0; w < int'(NW); w++) begin
         dirty_d[w] = zero_d[w];
         for (int l = 0; l < int'(LANES); l++) begin
-          acc_d[w][l] = ((pick && pick_w == W_W'(w)) ? '0 : acc_q[w][l]) + A_W'(inc[w * LANES + l]);
+          acc_d[w][l] = (pick_oh[w] ? '0 : acc_q[w][l]) + A_W'(inc[w * LANES + l]);
+          if (inc[w * LANES + l] || (!pick_oh[w] && acc_q[w][l] != '0)) dirty_d[w] = 1'b1;
           if (srst && srst_w == W_W'(w)) acc_d[w][l] = '0;
-          if (acc_d[w][l] != '0) dirty_d[w] = 1'b1;
         end
       end
     end
@@ -216,15 +229,16 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
   end
 
   // ---------------------------------------------------------------- RAM and stage 1
-  logic [LANES-1:0][31:0] ram_q, sum;
+  logic [LANES-1:0][31:0] ram_q, sum, wr_sum_q;
   tmnic_ram_sdp #(.WIDTH(LANES * 32), .DEPTH(NW), .NO_COLLISION(1'b1)) u_ram (
     .clk_i, .we_i(s1_wr), .waddr_i(s1_w_q), .wdata_i(sum),
-    .re_i(pick), .raddr_i(pick_w), .rdata_o(ram_q));
+    .re_i(pick && !byp), .raddr_i(pick_w), .rdata_o(ram_q));
 
   logic        rsp_valid_d;
   logic [31:0] rsp_data_d;
   always_comb begin
-    for (int l = 0; l < int'(LANES); l++) sum[l] = (s1_zero_q ? 32'd0 : ram_q[l]) + 32'(s1_acc_q[l]);
+    for (int l = 0; l < int'(LANES); l++)
+      sum[l] = (s1_zero_q ? 32'd0 : byp_q ? wr_sum_q[l] : ram_q[l]) + 32'(s1_acc_q[l]);
     rsp_valid_d = s1_q && s1_rd_q;
     rsp_data_d = rsp_data_o;
     if (rsp_valid_d) rsp_data_d = s1_mem_q ? sum[s1_lane_q] : lvl_q;
@@ -240,6 +254,7 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
       s1_q <= 1'b0;
       rd_prev_q <= 1'b0;
       fl_v_q <= 1'b0;
+      fl_oh_q <= '0;
       rsp_valid_o <= 1'b0;
     end else begin
       acc_q <= acc_d;
@@ -250,17 +265,20 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
       s1_q <= s1_d;
       rd_prev_q <= rd_prev_d;
       fl_v_q <= fl_v_d;
+      fl_oh_q <= fl_oh_d;
       rsp_valid_o <= rsp_valid_d;
     end
   end
   always_ff @(posedge clk_i) begin
     s1_rd_q <= s1_rd_d; s1_mem_q <= s1_mem_d; s1_w_q <= s1_w_d; s1_lane_q <= s1_lane_d;
     fl_w_q <= fl_w_d;
+    byp_q <= byp;
+    if (s1_wr) wr_sum_q <= sum;
     s1_zero_q <= s1_zero_d; s1_acc_q <= s1_acc_d; lvl_q <= lvl_d;
     rsp_data_o <= rsp_data_d;
   end
 
-  wire unused_ok = ^{gnt, rd_idx_i[2]};  // lane = idx[1:0]: bit 2 is r_word's only
+  wire unused_ok = rd_idx_i[2];  // lane = idx[1:0]: bit 2 is r_word's only
 
 `ifndef SYNTHESIS
   logic chk_q;
@@ -275,8 +293,13 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
       !(inc[c] && acc_q[c / LANES][c % LANES] == '1 && !(pick && pick_w == W_W'(c / LANES))))
       else $error("tmnic_stats: accumulator %0d wrapped", c);
   end
-  // The RAM is never read at the word it writes in the same cycle (NO_COLLISION).
-  a_no_collision: assert property (@(posedge clk_i) disable iff (!chk_q) !(pick && s1_wr && pick_w == s1_w_q))
-    else $error("tmnic_stats: RAM read of the word being written");
+  // The flush choice's two forms agree, and a valid choice is a dirty word other than the one
+  // being written (the flush never needs the bypass; a read may).
+  a_fl_oh: assert property (@(posedge clk_i) disable iff (!chk_q)
+    fl_oh_q == (fl_v_q ? NW'(1) << fl_w_q : '0))
+    else $error("tmnic_stats: flush choice index and one-hot differ");
+  a_fl_dirty: assert property (@(posedge clk_i) disable iff (!chk_q)
+    fl_v_q && !$past(rd_pick) |-> dirty_q[fl_w_q] && !(s1_wr && s1_w_q == fl_w_q))
+    else $error("tmnic_stats: flush choice %0d not dirty or being written", fl_w_q);
 `endif
 endmodule
