@@ -115,15 +115,24 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   sq_msg_t         msg_d;
 
   // ---------------------------------------------------------------- tables
+  // Table writes are registered (wr_*_q) and land one cycle after the FSM decides them: the ACK
+  // loop's decision starts at the ring's read data, and at 1024 QPs both the ring and this table
+  // are block RAMs far apart (the path into the table's write port placed at 93 MHz). The FSM's
+  // own copy (ac_q) is current meanwhile; S_IDLE does not read the table in the cycle a write
+  // lands. A mark is never raised in the cycle that changes ci (asserted), so the requester's
+  // read of ci after a mark sees the new value.
   logic tab_re, tab_we;
   logic [QP_W-1:0] tab_raddr;
   cp_qp_t tab_wdata, tab_rdata;
   logic [QP_W-1:0] tab_waddr;
+  logic            wr_v_q;
+  logic [QP_W-1:0] wr_a_q;
+  cp_qp_t          wr_d_q;
   tmnic_ram_sdp #(.WIDTH($bits(cp_qp_t)), .DEPTH(NUM_QP), .NO_COLLISION(1'b1)) u_ctab (
-    .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata),
+    .clk_i, .we_i(wr_v_q), .waddr_i(wr_a_q), .wdata_i(wr_d_q),
     .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(tab_rdata));
   tmnic_ram_sdp #(.WIDTH(16), .DEPTH(NUM_QP), .READ_FIRST(1'b1)) u_citab (
-    .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata.ci),
+    .clk_i, .we_i(wr_v_q), .waddr_i(wr_a_q), .wdata_i(wr_d_q.ci),
     .re_i(ci_re_i), .raddr_i(ci_raddr_i), .rdata_o(ci_rdata_o));
   assign nx_re_o = tab_re;
   assign nx_raddr_o = tab_raddr;
@@ -221,6 +230,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           err_d = 1'b1;
           err_qp_d = lerr_qp_i;
           state_d = S_ERRWAIT;
+        end else if (wr_v_q) begin
+          // a table write lands now: no read in this cycle (it would miss it)
         end else if (!msg_valid_o && ack_valid_i) begin
           ack_ready_o = 1'b1;
           q_d = ack_qp_i;
@@ -383,6 +394,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       o_re_q <= 1'b0;
       err_o <= 1'b0;
       mark_o <= 1'b0;
+      wr_v_q <= 1'b0;
       own_q <= 1'b0;
       {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o} <= '0;
     end else begin
@@ -395,6 +407,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       o_re_q <= o_re;
       err_o <= err_d;
       mark_o <= mark_d;
+      wr_v_q <= tab_we;
       own_q <= own_d;
       {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o} <= {retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d};
     end
@@ -403,12 +416,13 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     q_q <= q_d; init_qp_q <= init_qp_d; ac_q <= ac_d; nx_q <= nx_d; ci0_q <= ci0_d;
     aeth_q <= aeth_d; apsn_q <= apsn_d; rnr_cyc_q <= rnr_cyc_d;
     c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
-    msg_o <= msg_d; err_qp_o <= err_qp_d; mark_qp_o <= mark_qp_d; o_raddr_q <= o_raddr;
+    msg_o <= msg_d; err_qp_o <= err_qp_d; mark_qp_o <= mark_qp_d;
+    o_raddr_q <= o_raddr; wr_a_q <= tab_waddr; wr_d_q <= tab_wdata;
   end
 
   assign quiet_o = !init_pend_q;
   assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !msg_valid_o &&
-                  !cqe_valid_o && !mark_o;
+                  !cqe_valid_o && !mark_o && !wr_v_q;
 
 `ifndef SYNTHESIS
   logic chk_q;
@@ -429,6 +443,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     ack_valid_i && ack_ready_o |=> state_q == S_ACK_RD) else $error("tmnic_completer: ACK taken but not processed");
   a_err_spacing: assert property (@(posedge clk_i) disable iff (!chk_q) err_o |-> !$past(err_o, 1) && !$past(err_o, 2))
     else $error("tmnic_completer: QP errors less than 3 cycles apart");
+  a_mark_after_write: assert property (@(posedge clk_i) disable iff (!chk_q) mark_d |-> !(tab_we && ac_d.ci != ac_q.ci))
+    else $error("tmnic_completer: mark raised in the cycle that changes ci (the requester would read the old one)");
   a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)
     else $error("tmnic_completer: scheduler offer taken while not valid");
 `endif

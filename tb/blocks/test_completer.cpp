@@ -15,7 +15,8 @@
 // Checked: every CQE (QP, CQ, wr_id, index, status, opcode) in per-QP order, no CQE missing or
 // extra; messages (kind, QP, index, PSN, RNR wait within [take + timer, take + timer + 4]); err_o
 // pulses (QP, order); a mark for the QP after each ACK that completes something and neither
-// rewinds nor fails, and after each failure; statistics pulses per ACK; the ci copy when idle; idle_o after a drain; every QP in
+// rewinds nor fails, and after each failure; statistics pulses per ACK; the ci copy when idle and
+// when read in the cycle of a mark (the requester's look-again must see the new ci); idle_o after a drain; every QP in
 // ERR flushed to its next.
 #include <gtest/gtest.h>
 
@@ -108,7 +109,7 @@ std::vector<std::string> coverage_points() {
           "nak_rem_op", "nak_inv_rd_req", "reserved_syndrome", "local_error", "flush_err_entry",
           "flush_flushed_entry", "flush_outstanding_entry", "cmd_err_kick", "msg_back_pressure",
           "cqe_back_pressure", "window_full", "reinit", "ring_wrap", "psn_wrap", "ack_waits_for_msg",
-          "write_while_msg_pending", "mark_after_ack", "mark_after_err"};
+          "write_while_msg_pending", "mark_after_ack", "mark_after_err", "ci_read_at_mark"};
 }
 
 struct Knobs {
@@ -264,6 +265,7 @@ class CompBench {
 
   // The ACK's effect, at its take (next as the completer reads it: before this cycle's write).
   void take_ack(uint64_t now) {
+    last_take_[ack_qp_] = cycles_;
     Qp& p = q_[ack_qp_];
     const uint8_t syn = static_cast<uint8_t>(ack_aeth_ >> 24);
     const uint8_t typ = wire::aeth_type(syn), val = wire::aeth_value(syn);
@@ -459,6 +461,13 @@ class CompBench {
       if (wr_q_ >= 0) {
         top_->ci_re_i = 1;
         top_->ci_raddr_i = static_cast<unsigned>(wr_q_);
+      } else if (top_->mark_o && last_take_[top_->mark_qp_o] + 3 <= cycles_) {
+        // A mark tells the requester to look again: the ci it reads now must be the new one. (The
+        // model applies an ACK when it is taken: no check if one of this QP was taken just now.)
+        mark_rd_qp_ = static_cast<int>(top_->mark_qp_o);
+        mark_rd_ci_ = q_[top_->mark_qp_o].ci;
+        top_->ci_re_i = 1;
+        top_->ci_raddr_i = top_->mark_qp_o;
       } else {
         top_->ci_re_i = 1;
         top_->ci_raddr_i = i;
@@ -505,6 +514,12 @@ class CompBench {
     if (ci_chk_prev_ >= 0 && idle_run_ >= 2 && top_->idle_o && top_->ci_rdata_o != q_[ci_chk_prev_].ci)
       fail("ci copy of QP " + std::to_string(ci_chk_prev_) + ": " + std::to_string(top_->ci_rdata_o) + ", model " +
            std::to_string(q_[ci_chk_prev_].ci));
+    if (mark_chk_qp_ >= 0) {
+      cov_.hit("ci_read_at_mark");
+      if (top_->ci_rdata_o != mark_chk_ci_)
+        fail("ci copy of QP " + std::to_string(mark_chk_qp_) + " read at its mark: " +
+             std::to_string(top_->ci_rdata_o) + ", model " + std::to_string(mark_chk_ci_));
+    }
     if (top_->cqe_valid_o) {
       if (top_->cqe_ready_i) check_cqe();
       else cov_.hit("cqe_back_pressure");
@@ -559,6 +574,9 @@ class CompBench {
     init_prev_ = top_->init_i;
     if (top_->o_we_i) q_[wr_applied_].next++;
     ci_chk_prev_ = top_->ci_re_i ? static_cast<int>(top_->ci_raddr_i) : -1;
+    mark_chk_qp_ = mark_rd_qp_;
+    mark_chk_ci_ = mark_rd_ci_;
+    mark_rd_qp_ = -1;
     idle_run_ = top_->idle_o ? idle_run_ + 1 : 0;
     quiet_ = (!top_->cqe_valid_o && !top_->msg_valid_o && !top_->mark_o) ? quiet_ + 1 : 0;
     tick();
@@ -573,6 +591,9 @@ class CompBench {
   std::array<unsigned, 6> hot_{};
   std::array<unsigned, kNumQp> flush_left_{};
   std::array<bool, kNumQp> mark_exp_{};
+  std::array<uint64_t, kNumQp> last_take_{};
+  int mark_rd_qp_ = -1, mark_chk_qp_ = -1;  // a ci read issued at a mark, checked a cycle later
+  uint16_t mark_rd_ci_ = 0, mark_chk_ci_ = 0;
   std::deque<unsigned> err_exp_;
   unsigned rd_qp_[2] = {0, 0};
   uint16_t nx_data_ = 0;
