@@ -494,6 +494,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // Which QP, and is the packet for it?
       S_LOOKUP: begin
         cur_d = tab_rdata;
+        // The word is written back whatever the decision (unchanged unless a NAK is marked sent),
+        // so the write enable does not wait for the packet checks (they were the placed block's
+        // critical path: header -> checks -> enable).
+        tab_we = 1'b1;
         skip_d = '0;                          // only a matched first packet skips its TMH
         pay_del_d = h_q.pay_len;
         room_d = tab_rdata.cap - 35'(tab_rdata.off);
@@ -520,7 +524,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             psn_err_d = 1'b1;
             if (!tab_rdata.nak_sent) begin
               cur_d.nak_sent = 1'b1;
-              tab_we = 1'b1;
               a_go = 1'b1; a_syn = AETH_SYN_NAK_PSN_SEQ_ERR; a_msn = tab_rdata.msn; a_psn = tab_rdata.epsn;
               tx_nak_d = 1'b1;
               state_d = S_OUT;
