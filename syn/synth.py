@@ -190,6 +190,11 @@ BLOCKS = {
     "tmnic_wqe_fetch_b8": dict(
         top="tmnic_wqe_fetch", params=dict(DATA_W=512, STRIDE=64, BATCH=8),
         ff_min=[("rd_addr_o, rd_len_o", 64 + 13), ("n_o", 4)]),
+    # The responder's receive WQE source (SRQ indices, the fetcher, the tag-buffer stand-in).
+    "tmnic_rq_src": dict(
+        params=dict(DATA_W=512, NUM_SRQ=16),
+        ff_min=[("SRQ producer and consumer indices 16 x 32", 16 * 32), ("the WQE", 1024),
+                ("the tag buffer", 128), ("rd_addr_o", 64)]),
     "tmnic_pi_tab": dict(
         params=dict(N=64),
         ff_min=[("table 64 x 16", 64 * 16), ("held doorbell {idx, pi}", 6 + 16)]),

@@ -6,6 +6,7 @@ rtl/core/tmnic_dma_rd.sv
 rtl/core/tmnic_dma_wr.sv
 rtl/core/tmnic_sge_chk.sv
 rtl/core/tmnic_wqe_fetch.sv
+rtl/core/tmnic_rq_src.sv
 rtl/core/tmnic_tx_gather.sv
 rtl/core/tmnic_requester.sv
 rtl/core/tmnic_completer.sv

@@ -17,7 +17,7 @@
 // State in block RAM (tmnic_ram_sdp, registered reads, this FSM the only writer, written through):
 // a per-QP word (PSN, MSN, RQ consumer index, the held message with its scatter cursor), the RQ
 // producer indices (doorbells) and a PSN copy for QUERY_QP; the checked SGEs of the held messages
-// (NUM_QP x 8) are tmnic_scatter's. The per-SRQ counters are flip-flops (NUM_SRQ is small). QPs to flush are found by
+// (NUM_QP x 8) are tmnic_scatter's; the SRQ indices are tmnic_rq_src's. QPs to flush are found by
 // tmnic_qp_sched (marked by doorbells, SET_QP, either engine's error and the flush itself); ACKs and
 // NAKs go out through tmnic_ack_gen.
 module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
@@ -180,7 +180,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic            init_pend_q, init_pend_d;
   logic            ack_valid_d, cqe_valid_d, ev_valid_q, ev_valid_d;
   logic            err_d, drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d;
-  logic [NUM_SRQ-1:0][15:0] srq_pi_q, srq_ci_q;
   // Payload (no reset)
   logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, err_qp_d, ack_qp_d;
   logic [23:0]     init_psn_q, init_psn_d;
@@ -189,9 +188,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   roce_hdr_t       h_q;                      // header of the packet being handled (checked by the parser)
   /* verilator lint_on UNUSEDSIGNAL */
   logic            h_ld;
-  logic            wqe_tb_ld;                // the WQE is the tagged buffer as a one-SGE WQE (tb_sge_q)
-  logic            from_tb_q, from_tb_d;
-  logic [127:0]    tb_sge_q;
+  logic            wqe_tb_ld;                // the WQE is the tagged buffer as a one-SGE WQE
   logic            fl_srq_q, fl_srq_d;       // the WQE being fetched is from the SRQ
   logic [4:0]      skip_q, skip_d;           // leading payload bytes not delivered (a matched EAGER's TMH)
   // S_EXEC's capacity check from registers: payload bytes delivered from this packet (pay_len less
@@ -247,7 +244,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [QP_W-1:0] own_qp_q;
   logic            sched_valid, sched_take, sched_pending;
   logic [QP_W-1:0] sched_idx;
-  wire db_srq_ok = db_valid_i && db_srq_i && db_idx_i < 12'(NUM_SRQ);
   tmnic_qp_sched #(.N(NUM_QP), .NSET(4)) u_sched (
     .clk_i, .rst_ni,
     .set_i({kick_i, db_rq_ok, own_q}), .set_idx_i({kick_qp_i, db_idx_i[QP_W-1:0], own_qp_q}),
@@ -288,7 +284,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic         rb_beg, rb_full, rb_release, rb_idle;
   logic [127:0] rb_first;
   wire is_tm = has_srq && scfg.valid && scfg.tm;
-  wire srq_has_wqe = scfg.valid && srq_ci_q[sn] != srq_pi_q[sn];
+  logic        src_avail;                   // tmnic_rq_src (below): SRQ sn has a WQE, the next one
+  logic [15:0] src_ci;
+  wire srq_has_wqe = scfg.valid && src_avail;
 
   // A first packet on a TM-SRQ: its TMH, the tag lookup and the matched buffer's entry.
   logic           tc_start, tc_done, tc_rnr, tc_rndv;
@@ -307,31 +305,26 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .done_o(tc_done), .rnr_o(tc_rnr), .kind_o(tc_kind), .rndv_o(tc_rndv), .tag_o(tc_tag), .ctx_o(tc_ctx),
     .handle_o(tc_handle), .tm_exp_o, .tm_unexp_o, .tm_notag_o, .tm_srq_o);
 
-  // SGE/MR protection check of the fetched WQE's scatter list (LOCAL_WRITE; shared block).
-  // Receive WQEs come through tmnic_wqe_fetch (RQ or SRQ ring, one at a time; also the RQ flush),
-  // which holds the WQE until the next fetch; a matched tag's buffer stands in for it (from_tb_q).
-  logic           f_req, f_ready, f_last;
+  // Receive WQEs (tmnic_rq_src): the QP's receive queue (also its flush), the SRQ's next WQE
+  // (the SRQ indices are the source's), or a matched tag's buffer standing in as a one-SGE WQE.
+  // One fetch at a time; the WQE is held until the next fetch.
+  logic           f_req, f_srq, f_last;
   logic [63:0]    f_base;
   logic [4:0]     f_log;
   logic [15:0]    f_idx;
-  logic [WQE_STRIDE*8-1:0] f_wqe;
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [1:0]     f_n;                        // (always one WQE)
-  /* verilator lint_on UNUSEDSIGNAL */
-  tmnic_wqe_fetch #(.DATA_W(DATA_W), .STRIDE(WQE_STRIDE), .BATCH(1)) u_fetch (
+  logic [63:0]    w_wrid;
+  logic [7:0]     w_nsge;
+  sge_t [NSGE-1:0] w_sges;                    // (the check reads only the first w_nsge entries)
+  tmnic_rq_src #(.DATA_W(DATA_W), .NUM_SRQ(NUM_SRQ)) u_src (
     .clk_i, .rst_ni,
-    .req_valid_i(f_req), .req_ready_o(f_ready), .req_base_i(f_base), .req_log_i(f_log),
-    .req_idx_i(f_idx), .req_count_i(16'd1), .n_o(f_n),
-    .rd_addr_o, .rd_len_o, .rd_valid_o, .rd_ready_i,
-    .rsp_valid_i, .rsp_data_i, .rsp_off_i, .rsp_last_i,
-    .last_o(f_last), .sel_i(1'b0), .wqe_o(f_wqe));
-  wire [63:0] w_wrid = from_tb_q ? 64'd0 : f_wqe[WQE_WR_ID_OFF*8 +: 64];
-  wire [7:0] w_nsge = from_tb_q ? 8'd1 : f_wqe[WQE_NUM_SGE_OFF*8 +: 8];
-  sge_t [NSGE-1:0]  w_sges;
-  always_comb begin   // (the check reads only the first w_nsge entries)
-    for (int k = 0; k < int'(NSGE); k++) w_sges[k] = sge_t'(f_wqe[WQE_SGE_OFF*8 + 128*k +: 128]);
-    if (from_tb_q) w_sges[0] = sge_t'(tb_sge_q);
-  end
+    .db_i(db_valid_i && db_srq_i), .db_idx_i, .db_pi_i, .srq_reset_i, .srq_reset_idx_i,
+    .srq_i(sn), .avail_o(src_avail), .ci_o(src_ci),
+    .req_i(f_req), .req_srq_i(f_srq), .req_base_i(f_base), .req_log_i(f_log), .req_idx_i(f_idx),
+    .tb_ld_i(wqe_tb_ld), .tb_sge_i(tb_rdata_i),
+    .last_o(f_last), .wrid_o(w_wrid), .nsge_o(w_nsge), .sges_o(w_sges),
+    .rd_addr_o, .rd_len_o, .rd_valid_o, .rd_ready_i, .rsp_valid_i, .rsp_data_i, .rsp_off_i, .rsp_last_i);
+
+  // SGE/MR protection check of the fetched WQE's scatter list (LOCAL_WRITE; shared block).
   tmnic_sge_chk #(.NUM_MR(NUM_MR), .NSGE(NSGE)) u_sgechk (
     .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(w_nsge), .pd_i(fl_srq_q ? scfg.pd : cfg.pd),
     .write_i(1'b1), .sge_i(w_sges), .mr_idx_o, .mr_rd_i,
@@ -424,7 +417,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     c_d = c_q;
     ack_valid_d = ack_valid_o && !ack_ready_i;
     ack_qp_d = ack_qp_o; ack_aeth_d = ack_aeth_o; ack_psn_d = ack_psn_o;
-    f_req = 1'b0; f_base = cfg.rq_base; f_log = 5'(cfg.rq_log); f_idx = cur_q.ci;
+    f_req = 1'b0; f_srq = 1'b0; f_base = cfg.rq_base; f_log = 5'(cfg.rq_log); f_idx = cur_q.ci;
     cqe_valid_d = cqe_valid_o && !cqe_ready_i;
     ev_valid_d = ev_valid_q && !ev_ready;
     ev_qp_d = ev_qp_q; ev_syn_d = ev_syn_q; ev_msn_d = ev_msn_q; ev_psn_d = ev_psn_q;
@@ -679,11 +672,11 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     if (fetch_go) begin
       f_req = 1'b1;
       fl_srq_d = has_srq;
+      f_srq = has_srq;
       if (has_srq) begin
         f_base = scfg.base;
         f_log = 5'(scfg.log_size);
-        f_idx = srq_ci_q[sn];
-        cur_d.idx = srq_ci_q[sn];
+        cur_d.idx = src_ci;
       end else begin
         cur_d.idx = cur_q.ci;
         cur_d.ci = cur_q.ci + 16'd1;
@@ -713,7 +706,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ev_valid_d = 1'b1;
       ev_qp_d = q_q; ev_syn_d = a_syn; ev_msn_d = a_msn; ev_psn_d = a_psn;
     end
-    from_tb_d = wqe_tb_ld || (from_tb_q && !f_req);   // a fetched WQE replaces the tag buffer
     // The write data does not wait for the decision to write (only the enable does).
     if (state_q != S_IDLE) tab_wdata = cur_d;
 
@@ -737,8 +729,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ev_valid_q <= 1'b0;
       err_o <= 1'b0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
-      srq_pi_q <= '0;
-      srq_ci_q <= '0;
     end else begin
       state_q <= state_d;
       after_q <= after_d;
@@ -750,13 +740,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       err_o <= err_d;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <=
         {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d};
-      // SRQ counters: doorbells set the producer index, S_FETCH takes a WQE, a reset clears both.
-      if (db_srq_ok) srq_pi_q[db_idx_i[SRQ_W-1:0]] <= db_pi_i;
-      if (fetch_go && has_srq) srq_ci_q[sn] <= srq_ci_q[sn] + 16'd1;
-      if (srq_reset_i && srq_reset_idx_i < 16'(NUM_SRQ)) begin
-        srq_pi_q[srq_reset_idx_i[SRQ_W-1:0]] <= '0;
-        srq_ci_q[srq_reset_idx_i[SRQ_W-1:0]] <= '0;
-      end
     end
   end
 
@@ -768,24 +751,20 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     t_kind_q <= t_kind_d; t_rndv_q <= t_rndv_d;
     c_q <= c_d;
     ack_qp_o <= ack_qp_d; ack_aeth_o <= ack_aeth_d; ack_psn_o <= ack_psn_d;
-    from_tb_q <= from_tb_d;
     ev_qp_q <= ev_qp_d; ev_syn_q <= ev_syn_d; ev_msn_q <= ev_msn_d; ev_psn_q <= ev_psn_d;
     err_qp_o <= err_qp_d;
   end
 
-  // Wide payload registers, loaded only when their data is valid.
-  always_ff @(posedge clk_i) begin
-    if (h_ld) h_q <= s_hdr_i;
-    if (wqe_tb_ld) tb_sge_q <= tb_rdata_i;
-  end
+  // The header register, loaded only when a header is taken.
+  always_ff @(posedge clk_i) if (h_ld) h_q <= s_hdr_i;
 
   assign quiet_o = (state_q == S_IDLE) && !rd_valid_o && !wr_valid_o && !init_pend_q;
   assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !db_hold && !ev_valid_q &&
                   !ack_valid_o && !cqe_valid_o && ag_idle && rb_idle;
   // Blocked lookups and misses with an empty SRQ are handled alike (RNR NAK), so "blocked" itself
-  // is not needed. The fetcher is idle whenever this FSM requests (it waits for last_o; the
-  // fetcher asserts that a request is held until taken), so its ready is not needed either.
-  wire unused_ok = ^{lk_rsp_blocked_i, f_ready};
+  // is not needed. The WQE source is idle whenever this FSM requests (it waits for last_o;
+  // asserted there).
+  wire unused_ok = lk_rsp_blocked_i;
 
 `ifndef SYNTHESIS
   logic chk_q;
