@@ -105,7 +105,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [15:0]     nx_q, nx_d;                // the requester's next, read with the QP word
   logic [15:0]     ci0_q, ci0_d;              // ci when the ACK event began
   logic [31:0]     aeth_q, aeth_d;
-  logic [23:0]     apsn_q, apsn_d;
+  logic [23:0]     lim_q, lim_d;             // messages ending at or before this PSN are done
   // An RNR NAK's wait: its length in cycles registered when the ACK is taken; its end is summed
   // only in the cycle that sends the REWIND (not a 64-bit add on every simulated cycle).
   logic [63:0]     rnr_cyc_q, rnr_cyc_d;
@@ -180,7 +180,6 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign qp_idx_o = {init_qp_d, q_d};
   wire [1:0]  typ = aeth_q[30:29];            // AETH syndrome
   wire [4:0]  val = aeth_q[28:24];
-  wire [23:0] lim = (typ == AETH_TYPE_ACK) ? apsn_q : apsn_q - 24'd1;  // messages ending at or before: done
   // An entry with an error status is never completed by an ACK (its WQE was never sent).
   wire        live = (ac_q.ci != nx_q) && (o_rdata.err == 8'd0);
 
@@ -202,7 +201,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     init_pend_d = init_pend_q || init_i;
     init_qp_d = init_i ? init_qp_i : init_qp_q;
     errwait_d = errwait_q;
-    q_d = q_q; ac_d = ac_q; nx_d = nx_q; ci0_d = ci0_q; aeth_d = aeth_q; apsn_d = apsn_q;
+    q_d = q_q; ac_d = ac_q; nx_d = nx_q; ci0_d = ci0_q; aeth_d = aeth_q; lim_d = lim_q;
     rnr_cyc_d = rnr_cyc_q;
     c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q;
     msg_valid_d = msg_valid_o && !msg_ready_i; msg_d = msg_o;
@@ -236,7 +235,9 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           ack_ready_o = 1'b1;
           q_d = ack_qp_i;
           aeth_d = ack_aeth_i;
-          apsn_d = ack_psn_i;
+          // An ACK covers its PSN, a NAK the PSNs before it (computed here, not in the ACK loop,
+          // whose decision starts at the ring's read data).
+          lim_d = (ack_aeth_i[30:29] == AETH_TYPE_ACK) ? ack_psn_i : ack_psn_i - 24'd1;
           rnr_cyc_d = 64'(rnr_timer_us(ack_aeth_i[28:24])) * 64'(CLK_MHZ);
           tab_re = 1'b1;
           tab_raddr = ack_qp_i;
@@ -269,7 +270,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // entry after ci arrives now if this one completes (requested last cycle); the one after it
       // is requested below, except when a CQE goes out first (the RAM then holds its word).
       S_ACK: begin
-        if (live && psn_ge(lim, o_rdata.last)) begin
+        if (live && psn_ge(lim_q, o_rdata.last)) begin
           ac_d.ci = ac_q.ci + 16'd1;
           ac_d.rnr_left = cfg.rnr_retry;
           tab_we = 1'b1;
@@ -414,7 +415,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
   always_ff @(posedge clk_i) begin
     q_q <= q_d; init_qp_q <= init_qp_d; ac_q <= ac_d; nx_q <= nx_d; ci0_q <= ci0_d;
-    aeth_q <= aeth_d; apsn_q <= apsn_d; rnr_cyc_q <= rnr_cyc_d;
+    aeth_q <= aeth_d; lim_q <= lim_d; rnr_cyc_q <= rnr_cyc_d;
     c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
     msg_o <= msg_d; err_qp_o <= err_qp_d; mark_qp_o <= mark_qp_d;
     o_raddr_q <= o_raddr; wr_a_q <= tab_waddr; wr_d_q <= tab_wdata;
