@@ -83,6 +83,11 @@ module tmnic_scatter #(
   logic            re;
   logic [SG_W-1:0] rslot;
   sge_w_t          sg;
+  // The read address depends on the state only (the start's slot, else the slot after the cursor's:
+  // the only other read is the step to it); whether to read it depends on the SGE just read. The
+  // step decision into the address was the responder's critical path when placed (RAM output ->
+  // 32-bit subtract -> zero test -> address multiplexer -> RAM address).
+  assign rslot = (state_q == S_IDLE) ? sgi_i : sgi_q + 1'b1;
   tmnic_ram_sdp #(.WIDTH($bits(sge_w_t)), .DEPTH(NUM_CTX * SLOTS), .NO_COLLISION(1'b1)) u_sgtab (
     .clk_i, .we_i(sg_we_i), .waddr_i(sg_waddr_i), .wdata_i({sg_iova_i, sg_len_i}),
     .re_i(re), .raddr_i({state_q == S_IDLE ? ctx_i : ctx_q, rslot}), .rdata_o(sg));
@@ -92,6 +97,7 @@ module tmnic_scatter #(
   assign pkt_rest = len_q - done_q;
   wire [31:0] pkt_left = 32'(pkt_rest);
   wire [31:0] sge_left = sg.len - sgo_q;
+  wire        sge_done = sg.len == sgo_q;           // (= sge_left == 0, without the subtraction)
   wire [31:0] piece = (sge_left < pkt_left) ? sge_left : pkt_left;
 
   always_comb begin
@@ -99,22 +105,20 @@ module tmnic_scatter #(
     ctx_d = ctx_q; sgi_d = sgi_q; sgo_d = sgo_q; done_d = done_q; len_d = len_q;
     wr_valid_d = wr_valid_o && !wr_ready_i;
     wr_addr_d = wr_addr_o; wr_len_d = wr_len_o; wr_off_d = wr_off_o; wr_last_d = wr_last_o;
-    re = 1'b0; rslot = sgi_q;
+    re = 1'b0;
     unique case (state_q)
       S_IDLE: if (start_i) begin
         ctx_d = ctx_i; sgi_d = sgi_i; sgo_d = sgo_i; done_d = skip_i; len_d = len_i;
         re = 1'b1;
-        rslot = sgi_i;
         state_d = S_SCAT;
       end
       // The cursor's SGE is on sg (it holds while nothing else is read); an exhausted one is
       // stepped over (the next one is on sg in the next cycle).
       S_SCAT: if (avail_i) begin
-        if (sge_left == 32'd0) begin
+        if (sge_done) begin
           sgi_d = sgi_q + 1'b1;
           sgo_d = '0;
           re = 1'b1;
-          rslot = sgi_q + 1'b1;
         end else begin
           wr_valid_d = 1'b1;
           wr_addr_d = sg.iova + 64'(sgo_q);
