@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # verilator --lint-only -Wall over every RTL module of the whole NIC's file list (rtl/top/top.f), each
-# as top (waivers with reasons in rtl/lint.vlt).
+# as top (waivers with reasons in rtl/lint.vlt), one Verilator per core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mapfile -t files < <(python3 scripts/flist.py rtl/top/top.f)
-fail=0
-n=0
+mods=()
 for f in "${files[@]}"; do
   m=$(basename "$f" .sv)
   case "$m" in *_pkg) continue ;; esac
-  n=$((n + 1))
-  if ! out=$(verilator --lint-only -Wall rtl/lint.vlt "${files[@]}" --top-module "$m" 2>&1); then
-    echo "lint: $m"; echo "$out" | head -20; fail=1
+  mods+=("$m")
+done
+out_dir=$(mktemp -d)
+trap 'rm -rf "$out_dir"' EXIT
+# Each module's result lands in its own file (<module>.ok or <module>.fail), reported in list order.
+printf '%s\n' "${mods[@]}" | xargs -P "$(nproc)" -I{} sh -c \
+  'if verilator --lint-only -Wall rtl/lint.vlt "$@" --top-module {} > "'"$out_dir"'/{}.log" 2>&1; then
+     touch "'"$out_dir"'/{}.ok"; fi' sh "${files[@]}"
+fail=0
+for m in "${mods[@]}"; do
+  if [ ! -e "$out_dir/$m.ok" ]; then
+    echo "lint: $m"; head -20 "$out_dir/$m.log"; fail=1
   fi
 done
+n=${#mods[@]}
 # The synthesis frontend (yosys-slang) is stricter than Verilator on some rules (a name used before its
 # declaration) and turns some always_comb shapes into logic loops: elaborate the whole NIC with it
 # too, no waivers, and check for loops.
