@@ -101,8 +101,8 @@ module tmnic_qp_sched #(
   // The next non-empty word after word w, round robin over words (w itself when it is the only
   // one): the lowest non-empty word above w, else the lowest non-empty word at all. hi is the
   // thermometer code of the words above w (registered with the request); both searches run side
-  // by side and only the result is selected (on ECP5, a search of the selected vector put the
-  // 32-bit OR in front of the priority encoder: 94.8 MHz placed at 1024 queues).
+  // by side and only the result is selected (searching the selected vector put the OR of the masked
+  // vector in front of the priority encoder; placed at 1024 queues: 111.35 -> 121.65 MHz median).
   function automatic logic [WW:0] next_word(input logic [NW-1:0] nz, input logic [NW-1:0] hi);
     logic [NW-1:0] w_hi;
     logic [WW-1:0] f_hi, f_all;

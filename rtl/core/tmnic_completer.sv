@@ -117,7 +117,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // ---------------------------------------------------------------- tables
   // Table writes are registered (wr_*_q) and land one cycle after the FSM decides them: the ACK
   // loop's decision starts at the ring's read data, and at 1024 QPs both the ring and this table
-  // are block RAMs far apart (the path into the table's write port placed at 93 MHz). The FSM's
+  // are block RAMs far apart (the path into the table's write port: 82 MHz median placed before). The FSM's
   // own copy (ac_q) is current meanwhile; S_IDLE does not read the table in the cycle a write
   // lands. A mark is never raised in the cycle that changes ci (asserted), so the requester's
   // read of ci after a mark sees the new value.
@@ -178,7 +178,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire qp_cfg_t icfg = qp_rd_i[1];
   /* verilator lint_on UNUSEDSIGNAL */
   assign qp_idx_o = {init_qp_d, q_d};
-  wire [1:0]  typ = aeth_q[30:29];            // AETH syndrome
+  localparam int unsigned AETH_TYPE_LSB = 29;  // AETH syndrome type: bits 30:29
+  wire [1:0]  typ = aeth_q[AETH_TYPE_LSB +: 2];
   wire [4:0]  val = aeth_q[28:24];
   // An entry with an error status is never completed by an ACK (its WQE was never sent).
   wire        live = (ac_q.ci != nx_q) && (o_rdata.err == 8'd0);
@@ -237,7 +238,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           aeth_d = ack_aeth_i;
           // An ACK covers its PSN, a NAK the PSNs before it (computed here, not in the ACK loop,
           // whose decision starts at the ring's read data).
-          lim_d = (ack_aeth_i[30:29] == AETH_TYPE_ACK) ? ack_psn_i : ack_psn_i - 24'd1;
+          lim_d = (ack_aeth_i[AETH_TYPE_LSB +: 2] == AETH_TYPE_ACK) ? ack_psn_i : ack_psn_i - 24'd1;
           rnr_cyc_d = 64'(rnr_timer_us(ack_aeth_i[28:24])) * 64'(CLK_MHZ);
           tab_re = 1'b1;
           tab_raddr = ack_qp_i;

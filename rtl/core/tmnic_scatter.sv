@@ -161,7 +161,7 @@ module tmnic_scatter #(
   a_start_args: assert property (@(posedge clk_i) disable iff (!chk_q) start_i |-> skip_i < len_i)
     else $error("tmnic_scatter: started with nothing to scatter");
   a_overrun: assert property (@(posedge clk_i) disable iff (!chk_q)
-    state_q == S_SCAT && avail_i && sge_left == 32'd0 |-> sgi_q != SG_W'(SLOTS - 1))
+    state_q == S_SCAT && avail_i && sge_done |-> sgi_q != SG_W'(SLOTS - 1))
     else $error("tmnic_scatter: the SGEs hold less than the packet (capacity not checked)");
   a_sge_sane: assert property (@(posedge clk_i) disable iff (!chk_q)
     state_q == S_SCAT |-> sgo_q <= sg.len) else $error("tmnic_scatter: cursor beyond its SGE");

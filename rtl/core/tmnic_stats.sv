@@ -126,7 +126,7 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
   // taken is registered: the read port's ready does not wait for the arbiter or the index decode.
   logic [NW-1:0]  elig, gnt, fl_oh_q, fl_oh_d, r_oh, pick_oh;
   logic [W_W-1:0] fl_w, fl_w_q, fl_w_d;
-  logic           fl_valid, fl_v_q, fl_v_d, fl_ok, fl_load, fl_take, rd_take, rd_pick, pick;
+  logic           fl_valid, fl_ok, fl_load, fl_take, rd_take, rd_pick, pick;
   logic [W_W-1:0] pick_w;
   logic           byp, byp_q;                 // the pick is the word stage 1 writes now
   wire            s1_wr = s1_q && s1_mem_q;   // stage 1 writes word s1_w_q this cycle
@@ -149,9 +149,8 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
 
   tmnic_rr_arb #(.N(NW)) u_arb (
     .clk_i, .rst_ni, .req_i(elig), .ack_i(fl_load), .gnt_o(gnt), .idx_o(fl_w), .valid_o(fl_valid));
-  assign fl_v_d = fl_load ? fl_valid : fl_v_q;
   assign fl_w_d = fl_load ? fl_w : fl_w_q;
-  assign fl_oh_d = fl_load ? (fl_valid ? gnt : '0) : fl_oh_q;
+  assign fl_oh_d = fl_load ? gnt : fl_oh_q;   // (gnt is zero when nothing is eligible: no choice)
 
   // Registered levels of the read SRQ
   logic [NUM_SRQ-1:0][H_W:0] hwm_q, hwm_d;
@@ -253,7 +252,6 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
       hold_q <= '0;
       s1_q <= 1'b0;
       rd_prev_q <= 1'b0;
-      fl_v_q <= 1'b0;
       fl_oh_q <= '0;
       rsp_valid_o <= 1'b0;
     end else begin
@@ -264,7 +262,6 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
       hold_q <= hold_d;
       s1_q <= s1_d;
       rd_prev_q <= rd_prev_d;
-      fl_v_q <= fl_v_d;
       fl_oh_q <= fl_oh_d;
       rsp_valid_o <= rsp_valid_d;
     end
@@ -278,7 +275,8 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
     rsp_data_o <= rsp_data_d;
   end
 
-  wire unused_ok = rd_idx_i[2];  // lane = idx[1:0]: bit 2 is r_word's only
+  // lane = idx[1:0]: bit 2 is r_word's only; the arbiter's valid is its grant being non-zero
+  wire unused_ok = ^{rd_idx_i[2], fl_valid};
 
 `ifndef SYNTHESIS
   logic chk_q;
@@ -296,10 +294,10 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
   // The flush choice's two forms agree, and a valid choice is a dirty word other than the one
   // being written (the flush never needs the bypass; a read may).
   a_fl_oh: assert property (@(posedge clk_i) disable iff (!chk_q)
-    fl_oh_q == (fl_v_q ? NW'(1) << fl_w_q : '0))
+    fl_oh_q == '0 || fl_oh_q == NW'(1) << fl_w_q)
     else $error("tmnic_stats: flush choice index and one-hot differ");
   a_fl_dirty: assert property (@(posedge clk_i) disable iff (!chk_q)
-    fl_v_q && !$past(rd_pick) |-> dirty_q[fl_w_q] && !(s1_wr && s1_w_q == fl_w_q))
+    fl_oh_q != '0 && !$past(rd_pick) |-> dirty_q[fl_w_q] && !(s1_wr && s1_w_q == fl_w_q))
     else $error("tmnic_stats: flush choice %0d not dirty or being written", fl_w_q);
 `endif
 endmodule
