@@ -146,23 +146,16 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic            init_pend_q, init_pend_d;
   logic [QP_W:0]   sw_q, sw_d;               // sweep: next word to read
   logic [63:0]     sw_min_q, sw_min_d;
-  logic            p_valid_q, p_valid_d, lerr_valid_d, ckick_d, prot_err_d;
+  logic            lerr_valid_d, ckick_d, prot_err_d;
   // Payload (no reset)
   logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, lerr_qp_d;
   logic [15:0]     pi_q, pi_d, ci_q, ci_d;
   logic [23:0]     init_psn_q, init_psn_d;
   rq_qp_t          cur_q, cur_d;
-  logic [63:0]     p_addr_q, p_addr_d;        // the payload read request (the fetcher has its own)
-  logic [12:0]     p_len_q, p_len_d;
-  logic [2:0]      sge_i_q, sge_i_d;
   logic [31:0]     msg_len_q, msg_len_d, msg_off_q, msg_off_d;
-  // Gather cursor: address and bytes left in SGE sge_i_q (registered, so that a payload read's
-  // address and length are a sum and a 13-bit compare away from registers, not behind the SGE RAM).
-  logic [63:0]     sge_addr_q, sge_addr_d;
-  logic [31:0]     sge_left_q, sge_left_d;
-  logic [12:0]     pkt_len_q, pkt_len_d, pkt_fill_q, pkt_fill_d, pkt_left_q, pkt_left_d;
-  logic [63:0]     sge_iova_q [WQE_MAX_SGE];
-  logic [31:0]     sge_len_q [WQE_MAX_SGE];
+  logic [2:0]      sgi_q, sgi_d;              // gather cursor of the message: SGE, offset in it
+  logic [31:0]     sgo_q, sgo_d;
+  logic [12:0]     pkt_len_q, pkt_len_d, pkt_fill_q, pkt_fill_d;
   logic            tab_cur;                   // the QP table write stores cur_d
 
   // ---------------------------------------------------------------- tables
@@ -224,10 +217,14 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .rd_addr_o(f_rd_addr), .rd_len_o(f_rd_len), .rd_valid_o(f_rd_valid), .rd_ready_i,
     .rsp_valid_i(rsp_wqe_valid_i), .rsp_data_i, .rsp_off_i, .rsp_last_i,
     .last_o(f_last), .sel_i(1'b0), .wqe_o(wqe_q));
-  assign rd_valid_o = f_rd_valid || p_valid_q;
-  assign rd_addr_o = f_rd_valid ? f_rd_addr : p_addr_q;
-  assign rd_len_o = f_rd_valid ? f_rd_len : p_len_q;
+  logic        ga_valid, ga_ready;              // the payload read requests (u_walk, below)
+  logic [63:0] ga_addr;
+  logic [12:0] ga_len;
+  assign rd_valid_o = f_rd_valid || ga_valid;
+  assign rd_addr_o = f_rd_valid ? f_rd_addr : ga_addr;
+  assign rd_len_o = f_rd_valid ? f_rd_len : ga_len;
   assign rd_is_pay_o = !f_rd_valid;
+  assign ga_ready = rd_ready_i && !f_rd_valid;
 
   // ---------------------------------------------------------------- scheduler
   // Set ports: 0 this FSM, 1 doorbells, 2-3 kicks, 4 the completer. A mark means "look at this QP":
@@ -271,7 +268,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [12:0] pmtu = 13'd1 << cfg.pmtu_log;
 
   // SGE/MR protection check of the gather list (shared block): every SGE passes before any payload
-  // DMA; each passing SGE's IOVA and length land in sge_iova_q/sge_len_q.
+  // DMA; each passing SGE's IOVA and length land in the gather's SGE table (u_walk).
   logic                sge_start, chk_idle, chk_out_valid, chk_done, chk_ok;
   logic [2:0]          chk_out_idx;
   logic [63:0]         chk_out_iova;
@@ -286,8 +283,23 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .out_valid_o(chk_out_valid), .out_idx_o(chk_out_idx), .out_iova_o(chk_out_iova), .out_len_o(chk_out_len),
     .done_o(chk_done), .ok_o(chk_ok), .total_o(chk_total));
 
-  // The next payload read: the rest of the SGE or of the packet, whichever is shorter.
-  wire [12:0] chunk = (sge_left_q[31:13] == '0 && sge_left_q[12:0] < pkt_left_q) ? sge_left_q[12:0] : pkt_left_q;
+  // Gather of each packet's payload: the responder's SGE walk (tmnic_scatter) on one context, the
+  // current WQE's checked SGEs; its requests are the payload DMA reads, one per contiguous piece,
+  // each recorded in the TX buffer's chunk FIFO (its packet offset) as the DMA takes it. A piece is
+  // decided only when the FIFO has room (avail_i), and room only grows until that piece is pushed.
+  logic        ga_start, ga_idle, ga_last;
+  logic [11:0] ga_off;
+  logic [2:0]  ga_sgi;
+  logic [31:0] ga_sgo;
+  tmnic_scatter #(.NUM_CTX(2), .SLOTS(8), .LEN_W(13)) u_walk (
+    .clk_i, .rst_ni,
+    .sg_we_i(chk_out_valid), .sg_waddr_i({1'b0, chk_out_idx}), .sg_iova_i(chk_out_iova), .sg_len_i(chk_out_len),
+    .start_i(ga_start), .idle_o(ga_idle), .ctx_i(1'b0), .sgi_i(sgi_q), .sgo_i(sgo_q),
+    .skip_i('0), .len_i(g_hdr.pay_len), .avail_i(g_room),
+    .wr_valid_o(ga_valid), .wr_ready_i(ga_ready), .wr_addr_o(ga_addr), .wr_len_o(ga_len), .wr_off_o(ga_off),
+    .wr_last_o(ga_last), .sgi_o(ga_sgi), .sgo_o(ga_sgo));
+  assign g_push = ga_valid && ga_ready;
+  assign g_push_pos = {g_slot, 12'd0} + TXB_POS_W'(ga_off);
   wire        last_pkt = (msg_len_q - msg_off_q) <= {19'd0, pmtu};
   wire        first_pkt = (msg_off_q == 32'd0);
   wire        wake_due = now_i >= wake_q;
@@ -318,15 +330,12 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     wake_d = wake_q; init_pend_d = init_pend_q; sw_d = sw_q; sw_min_d = sw_min_q;
     q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q; pi_d = pi_q; ci_d = ci_q;
     cur_d = cur_q;
-    p_addr_d = p_addr_q; p_len_d = p_len_q;
-    p_valid_d = p_valid_q && !(rd_ready_i && !f_rd_valid);
     f_req = 1'b0;
     lerr_valid_d = lerr_valid_o && !lerr_ready_i; lerr_qp_d = lerr_qp_o;
     ckick_d = 1'b0;
     msg_ready_o = 1'b0;
-    sge_i_d = sge_i_q; msg_len_d = msg_len_q; msg_off_d = msg_off_q;
-    sge_addr_d = sge_addr_q; sge_left_d = sge_left_q;
-    pkt_len_d = pkt_len_q; pkt_fill_d = pkt_fill_q; pkt_left_d = pkt_left_q;
+    msg_len_d = msg_len_q; msg_off_d = msg_off_q; sgi_d = sgi_q; sgo_d = sgo_q;
+    pkt_len_d = pkt_len_q; pkt_fill_d = pkt_fill_q; ga_start = 1'b0;
     sge_start = 1'b0;
     prot_err_d = 1'b0;
     tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; tab_wdata = '0;
@@ -334,8 +343,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     o_we_o = 1'b0; o_waddr_o = {q_q, cur_q.next[OUT_W-1:0]}; o_wdata_o = '0;
     set_own = 1'b0; set_own_qp = q_q;
     sched_take = 1'b0;
-    g_alloc = 1'b0; g_filled = 1'b0; g_push = 1'b0; g_inl = 1'b0; g_hdr = '0;
-    g_push_pos = {g_slot, 12'd0} + TXB_POS_W'(pkt_fill_q);
+    g_alloc = 1'b0; g_filled = 1'b0; g_inl = 1'b0; g_hdr = '0;
     g_inl_pos = {g_slot, 12'd0} + ((pkt_fill_q == 13'd0) ? TXB_POS_W'(0) : TXB_POS_W'(64));
     g_inl_data = (pkt_fill_q == 13'd0) ? wqe_q[WQE_INLINE_DATA_OFF*8 +: 512] : {256'd0, wqe_q[1023:768]};
 
@@ -453,7 +461,8 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
 
       S_CHECK: begin
-        sge_i_d = '0;
+        sgi_d = '0;
+        sgo_d = '0;
         msg_len_d = w_inline ? w_inl : 32'd0;
         if (flushing_q) begin
           o_we_o = 1'b1;
@@ -472,7 +481,6 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end else begin
           state_d = w_inline ? S_START : S_SGE;
           msg_off_d = '0;
-          sge_left_d = '0;        // (the check loads SGE 0 below; a message without SGEs is empty)
           in_msg_d = 1'b1;
         end
       end
@@ -480,7 +488,6 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // The gather list's protection check (tmnic_sge_chk); a message over 4 GiB fails as well.
       S_SGE: if (chk_done) begin
         if (chk_ok && chk_total[34:32] == '0) begin
-          sge_i_d = '0;
           msg_len_d = chk_total[31:0];
           state_d = S_START;
         end else begin
@@ -531,7 +538,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           else g_hdr.opcode = OP_SEND_MIDDLE;
           pkt_len_d = g_hdr.pay_len;
           pkt_fill_d = '0;
-          pkt_left_d = g_hdr.pay_len;
+          ga_start = !w_inline && g_hdr.pay_len != 13'd0;
           state_d = w_inline ? S_INLINE : S_GATHER;
         end
       end
@@ -543,24 +550,14 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         else state_d = S_FILLED;
       end
 
-      // Issue payload reads for the packet, one per SGE piece.
-      S_GATHER: begin
-        if (pkt_left_q == 13'd0) begin
-          if (!rd_valid_o) state_d = S_FILLED;   // the last read has been accepted
-        end else if (sge_left_q == 32'd0) begin
-          sge_i_d = sge_i_q + 3'd1;
-          sge_addr_d = sge_iova_q[sge_i_q + 3'd1];
-          sge_left_d = sge_len_q[sge_i_q + 3'd1];
-        end else if (!rd_valid_o && g_room) begin
-          p_valid_d = 1'b1;
-          p_addr_d = sge_addr_q;
-          p_len_d = chunk;
-          g_push = 1'b1;
-          pkt_fill_d = pkt_fill_q + chunk;
-          pkt_left_d = pkt_left_q - chunk;
-          sge_addr_d = sge_addr_q + 64'(chunk);
-          sge_left_d = sge_left_q - 32'(chunk);
+      // The gather issues the packet's payload reads; done when its last one has been taken (an
+      // empty packet has none). The cursor moves on to the next packet.
+      S_GATHER: if (ga_idle) begin
+        if (pkt_len_q != 13'd0) begin
+          sgi_d = ga_sgi;
+          sgo_d = ga_sgo;
         end
+        state_d = S_FILLED;
       end
 
       // Every read of the packet is issued: the slot waits for its data and its turn.
@@ -599,11 +596,6 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end
     if (tab_cur) tab_wdata = cur_d;
     npk1_d = (msg_len_d == 32'd0) ? 24'd0 : 24'((msg_len_d - 32'd1) >> cfg.pmtu_log);
-    // The gather cursor starts at SGE 0 as the check emits it (sge_i_q is 0 from S_CHECK on).
-    if (chk_out_valid && chk_out_idx == 3'd0) begin
-      sge_addr_d = chk_out_iova;
-      sge_left_d = chk_out_len;
-    end
     if (init_sq_i) begin
       init_pend_d = 1'b1;
       init_qp_d = init_qp_i;
@@ -622,7 +614,6 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       wake_q <= '1;
       init_pend_q <= 1'b0;
       sw_q <= '0;
-      p_valid_q <= 1'b0;
       lerr_valid_o <= 1'b0;
       ckick_o <= 1'b0;
       prot_err_o <= 1'b0;
@@ -635,7 +626,6 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       wake_q <= wake_d;
       init_pend_q <= init_pend_d;
       sw_q <= sw_d;
-      p_valid_q <= p_valid_d;
       lerr_valid_o <= lerr_valid_d;
       ckick_o <= ckick_d;
       prot_err_o <= prot_err_d;
@@ -648,21 +638,10 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     pi_q <= pi_d; ci_q <= ci_d;
     cur_q <= cur_d;
     npk1_q <= npk1_d;
-    p_addr_q <= p_addr_d; p_len_q <= p_len_d;
     lerr_qp_o <= lerr_qp_d; ckick_qp_o <= q_q; own_qp_q <= set_own_qp;
     sw_min_q <= sw_min_d;
-    sge_i_q <= sge_i_d;
-    msg_len_q <= msg_len_d; msg_off_q <= msg_off_d;
-    sge_addr_q <= sge_addr_d; sge_left_q <= sge_left_d;
-    pkt_len_q <= pkt_len_d; pkt_fill_q <= pkt_fill_d; pkt_left_q <= pkt_left_d;
-  end
-
-  // The checked SGEs (distributed RAM), written as the check emits them.
-  always_ff @(posedge clk_i) begin
-    if (chk_out_valid) begin
-      sge_iova_q[chk_out_idx] <= chk_out_iova;
-      sge_len_q[chk_out_idx] <= chk_out_len;
-    end
+    msg_len_q <= msg_len_d; msg_off_q <= msg_off_d; sgi_q <= sgi_d; sgo_q <= sgo_d;
+    pkt_len_q <= pkt_len_d; pkt_fill_q <= pkt_fill_d;
   end
 
   assign quiet_o = (state_q == S_IDLE || state_q == S_SWEEP) && !rd_valid_o && g_empty && !init_pend_q;
@@ -695,5 +674,9 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     !sge_start || chk_idle) else $error("tmnic_requester: SGE check started while one runs");
   a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)
     else $error("tmnic_requester: scheduler offer taken while not valid");
+  a_gather_start: assert property (@(posedge clk_i) disable iff (!chk_q) ga_start |-> ga_idle && !f_rd_valid)
+    else $error("tmnic_requester: gather started while one runs or a WQE is fetched");
+  a_gather_last: assert property (@(posedge clk_i) disable iff (!chk_q) g_push && ga_last |=> ga_idle)
+    else $error("tmnic_requester: the gather went on after the packet's last read");
 `endif
 endmodule

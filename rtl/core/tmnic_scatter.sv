@@ -1,5 +1,7 @@
 // Scatter of one packet's payload into a held message's checked SGE list (the responder's data
-// placement; the RDMA WRITE responder and the READ-response receiver are its next users).
+// placement), or gather of one packet's payload from a WQE's (the requester's payload reads, one
+// context): the walk is the same. The RDMA WRITE responder and the READ-response receiver are its
+// next users.
 //
 // The SGE table holds SLOTS checked SGEs {IOVA, length} per context (a QP's held receive WQE). The
 // SGE checker writes it through sg_we_i ({context, slot} address) as SGEs pass.

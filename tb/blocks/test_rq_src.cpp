@@ -18,6 +18,7 @@
 #include <array>
 
 #include "Vtmnic_rq_src.h"
+#include "lib/axi_ref.hpp"
 #include "lib/bits.hpp"
 #include "lib/clock.hpp"
 #include "lib/coverage.hpp"
@@ -39,11 +40,8 @@ constexpr unsigned kStride = hw::WQE_STRIDE;
 constexpr unsigned kSrq = TB_NUM_SRQ;
 constexpr unsigned kSges = hw::WQE_MAX_SGE;
 
-uint8_t host_byte(uint64_t a) {
-  uint64_t x = a * 0x9E3779B97F4A7C15ull;
-  x ^= x >> 31;
-  return static_cast<uint8_t>(x ^ (x >> 43));
-}
+// Host memory: every byte a function of its address (the DMA tests' pattern, fixed salt).
+uint8_t host_byte(uint64_t a) { return mem_byte(0x5EED, a); }
 uint64_t host_le(uint64_t a, unsigned n) {
   uint64_t v = 0;
   for (unsigned i = 0; i < n; ++i) v |= uint64_t(host_byte(a + i)) << (8 * i);
