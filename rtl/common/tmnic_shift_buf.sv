@@ -47,26 +47,29 @@ module tmnic_shift_buf #(
   logic [DATA_W-1:0] mem_odd  [DEPTH/2];
 
   // Write: rotate data and enables into a double-width word, low half to word w0, high half to w0+1.
+  // One of the two words is even and the other odd, so each bank has a single write address (the
+  // even word's, the odd word's) and one set of byte enables: one write port per bank, as a block
+  // RAM with byte enables has, and half the per-byte writes a simulator has to track.
   always_ff @(posedge clk_i) begin
     if (wr_en_i) begin
       logic [2*DATA_W-1:0] d2;
       logic [2*BYTES-1:0]  b2;
-      logic [WORD_W-1:0]   w0, w1;
+      logic [WORD_W-1:0]   w0;
       logic [LANE_W-1:0]   rot;
+      logic [DATA_W-1:0]   d_ev, d_od;
+      logic [BYTES-1:0]    b_ev, b_od;
+      logic [WORD_W-2:0]   a_ev, a_od;
       rot = wr_pos_i[LANE_W-1:0];
       w0 = wr_pos_i[POS_W-1:LANE_W];
-      w1 = w0 + 1'b1;
       d2 = {{DATA_W{1'b0}}, wr_data_i} << (8 * rot);
       b2 = {{BYTES{1'b0}}, wr_be_i} << rot;
+      {d_ev, d_od} = w0[0] ? d2 : {d2[DATA_W-1:0], d2[2*DATA_W-1:DATA_W]};
+      {b_ev, b_od} = w0[0] ? b2 : {b2[BYTES-1:0], b2[2*BYTES-1:BYTES]};
+      a_ev = w0[WORD_W-1:1] + (WORD_W - 1)'(w0[0]);   // (the even word of w0, w0 + 1)
+      a_od = w0[WORD_W-1:1];
       for (int i = 0; i < BYTES; i++) begin
-        if (b2[i]) begin
-          if (w0[0]) mem_odd[w0[WORD_W-1:1]][i*8 +: 8] <= d2[i*8 +: 8];
-          else       mem_even[w0[WORD_W-1:1]][i*8 +: 8] <= d2[i*8 +: 8];
-        end
-        if (b2[BYTES+i]) begin
-          if (w1[0]) mem_odd[w1[WORD_W-1:1]][i*8 +: 8] <= d2[DATA_W+i*8 +: 8];
-          else       mem_even[w1[WORD_W-1:1]][i*8 +: 8] <= d2[DATA_W+i*8 +: 8];
-        end
+        if (b_ev[i]) mem_even[a_ev][i*8 +: 8] <= d_ev[i*8 +: 8];
+        if (b_od[i]) mem_odd[a_od][i*8 +: 8] <= d_od[i*8 +: 8];
       end
     end
   end
