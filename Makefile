@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 SETUP = scripts/setup.sh
 
-.PHONY: all setup build run test test-asan lint waves bench hwif clean
+.PHONY: all setup build run test test-asan lint waves bench sim-profile hwif clean
 
 all: build
 
@@ -55,6 +55,9 @@ bench: build
 	cmake --build $(BUILD) -j $(JOBS) --target tm_engine_bench tm_nic_bench_64 tm_nic_bench_256 tm_nic_bench_1024
 	$(BUILD)/bench/tm_engine_bench | tee out/tm_engine_bench.json
 	for n in 64 256 1024; do $(BUILD)/bench/tm_nic_bench_$$n | tee out/tm_nic_bench_$$n.json; done
+
+sim-profile:
+	scripts/sim_profile.sh $(BUILD)/profile
 
 hwif:
 	python3 tools/gen_hwif.py
