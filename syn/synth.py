@@ -211,6 +211,12 @@ BLOCKS = {
     "tmnic_tm_classify": dict(
         params=dict(TM_ENTRIES=1024, NUM_SRQ=16, LEN_W=13),
         ff_min=[("tag_o, ctx_o, handle_o", 64 + 32 + 10), ("kind_o, rndv_o, rnr_o, lk_commit_miss_o", 5)]),
+    # The responder's completion builder (formats by kind, registered output).
+    "tmnic_rx_cqe": dict(
+        params=dict(NUM_QP=64),
+        ff_min=[("the completion register (384) less src_qp and tm_hw_cnt (filled at the output), qp_num's "
+                 "constant bits (18), wc_flags' 29 and opcode's 5 constant bits", 384 - 24 - 16 - 18 - 29 - 5),
+                ("cqe_valid_o", 1)]),
     "tmnic_ack_gen": dict(
         params=dict(NUM_QP=64),
         ff_min=[("QP words 64 x {pend, syn, msn, psn}", 64 * 57), ("QP FIFO 64 x 6", 64 * 6),

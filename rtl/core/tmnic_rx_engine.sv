@@ -156,14 +156,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     logic [15:0] ci;          // receive queue consumer index
     logic        nak_sent;    // a PSN-sequence NAK was sent for the current gap
     logic        held;        // a WQE is held for a multi-packet message
-    logic [63:0] wrid;        // the held message: WQE id and index,
-    logic [15:0] idx;
+    rx_msg_t     m;           // the held message: what its completion needs (tmnic_pkg),
     logic        bad;         //   an SGE failed the protection check (or too many SGEs),
-    rx_kind_e    kind;        //   TM kind, rendezvous, MATCH completion already written, TMH fields,
-    logic        rndv;
-    logic        msent;
-    logic [63:0] tag;
-    logic [31:0] ctx;
     logic [31:0] off;         //   message bytes received so far,
     logic [34:0] cap;         //   total SGE bytes,
     logic [2:0]  sgi;         //   scatter cursor: SGE and offset in it of message byte off
@@ -178,7 +172,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Control (reset)
   state_e          state_q, state_d, after_q, after_d;
   logic            init_pend_q, init_pend_d;
-  logic            ack_valid_d, cqe_valid_d, ev_valid_q, ev_valid_d;
+  logic            ack_valid_d, ev_valid_q, ev_valid_d;
   logic            err_d, drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d;
   // Payload (no reset)
   logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, err_qp_d, ack_qp_d;
@@ -203,8 +197,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [QP_W-1:0] ev_qp_q, ev_qp_d;         // event to the ACK generator
   logic [7:0]      ev_syn_q, ev_syn_d;
   logic [23:0]     ev_msn_q, ev_msn_d, ev_psn_q, ev_psn_d;
-  // The completion being reported
-  cqe_req_t        c_q, c_d;                 // (src_qp comes from the QP's configuration)
+  // The completion to raise (tmnic_rx_cqe, below)
+  logic            c_go, c_busy;
+  rx_msg_t         c_msg;
+  logic [7:0]      c_status;
+  logic [31:0]     c_len, c_imm;
+  rx_cqe_flags_e   c_flags;
+  logic [QP_W-1:0] c_qp;
 
   // ---------------------------------------------------------------- tables
   logic tab_re, tab_we;
@@ -346,38 +345,14 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .wr_valid_o, .wr_ready_i, .wr_addr_o, .wr_len_o, .wr_off_o(sc_off), .wr_last_o(sc_last),
     .sgi_o(sc_sgi), .sgo_o(sc_sgo));
 
-  // Completion fields that depend on the held message's kind: CQ, opcode, TM fields, flags
-  // (DATA_VALID and, unless already sent, MATCH on the completion that ends a matched message).
-  typedef struct packed {
-    logic [15:0] cq;
-    logic [7:0]  op;
-    logic [63:0] tag;
-    logic [31:0] ctx;
-    logic [15:0] handle;
-    logic [31:0] end_flags;
-  } ckind_t;
-  /* verilator lint_off UNUSEDSIGNAL */
-  function automatic ckind_t c_kind(input rq_qp_t m, input logic [15:0] rcq, input logic [15:0] scq);
-    ckind_t k;
-    k.cq = (m.kind == RXK_PLAIN) ? rcq : scq;
-    k.op = (m.kind == RXK_PLAIN) ? WC_OP_RECV : (m.kind == RXK_NOTAG) ? WC_OP_TM_NO_TAG : WC_OP_TM_RECV;
-    k.tag = (m.kind == RXK_MATCHED) ? m.tag : 64'd0;
-    k.ctx = (m.kind == RXK_MATCHED) ? m.ctx : 32'd0;
-    k.handle = (m.kind == RXK_MATCHED) ? m.idx : 16'd0;
-    k.end_flags = (m.kind != RXK_MATCHED) ? 32'd0 :
-                  (m.msent ? WC_FLAG_TM_DATA_VALID : (WC_FLAG_TM_DATA_VALID | WC_FLAG_TM_MATCH));
-    c_kind = k;
-  endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
-
-  always_comb begin
-    cqe_o = c_q;
-    cqe_o.src_qp = qp_rd_i[2].dest_qpn;
-    cqe_o.tm_hw_cnt = '0;
-  end
+  // Completions: formatted by kind and registered (tmnic_rx_cqe).
+  tmnic_rx_cqe #(.NUM_QP(NUM_QP)) u_cqe (
+    .clk_i, .rst_ni, .go_i(c_go), .msg_i(c_msg), .qp_i(q_q), .rcq_i(cfg.recv_cq), .scq_i(scfg.cq),
+    .status_i(c_status), .byte_len_i(c_len), .imm_i(c_imm), .flags_i(c_flags), .busy_o(c_busy),
+    .qp_idx_o(c_qp), .src_qp_i(qp_rd_i[2].dest_qpn), .cqe_o, .cqe_valid_o, .cqe_ready_i);
   // Registered QP reads (tmnic_ctx): the next value of each index register; the ACK generator
   // gives its own next index.
-  assign qp_idx_o = {c_d.qp_num[QP_W-1:0], ag_qp, q_d};
+  assign qp_idx_o = {c_qp, ag_qp, q_d};
 
   // RX buffer: two 4 KiB packet slots, so that the next packet's payload is stored while this one
   // is scattered; the scatter's DMA write requests pull from it (three-cycle reads, the byte shift
@@ -400,13 +375,12 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic       a_go;                    // an ACK/NAK for q_q (to the ACK generator)
   logic [7:0] a_syn;
   logic [23:0] a_msn, a_psn;
-  logic       c_go;                    // raise the completion of the held message (cur_d, kind fields)
   logic       fetch_go;                // take the next receive WQE (consumed now; completed at the last packet)
-  ckind_t     ck;
   logic       ok;                      // S_LOOKUP: the packet is for a QP that exists, from its peer
   always_comb begin
     a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0; c_go = 1'b0; fetch_go = 1'b0;
-    ok = 1'b0; ck = '0;
+    ok = 1'b0;
+    c_msg = cur_q.m; c_status = WC_SUCCESS; c_len = '0; c_imm = '0; c_flags = RXF_END;
     // defaults: hold
     state_d = state_q; after_d = after_q; init_pend_d = init_pend_q;
     q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q;
@@ -414,11 +388,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     fl_srq_d = fl_srq_q; skip_d = skip_q;
     pay_del_d = pay_del_q; room_d = room_q;
     t_kind_d = t_kind_q; t_rndv_d = t_rndv_q;
-    c_d = c_q;
     ack_valid_d = ack_valid_o && !ack_ready_i;
     ack_qp_d = ack_qp_o; ack_aeth_d = ack_aeth_o; ack_psn_d = ack_psn_o;
     f_req = 1'b0; f_srq = 1'b0; f_base = cfg.rq_base; f_log = 5'(cfg.rq_log); f_idx = cur_q.ci;
-    cqe_valid_d = cqe_valid_o && !cqe_ready_i;
     ev_valid_d = ev_valid_q && !ev_ready;
     ev_qp_d = ev_qp_q; ev_syn_d = ev_syn_q; ev_msn_d = ev_msn_q; ev_psn_d = ev_psn_q;
     err_d = 1'b0; err_qp_d = err_qp_o;
@@ -460,8 +432,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           cur_d.held = 1'b0;
           tab_we = 1'b1;
           c_go = 1'b1;
-          c_d.status = WC_WR_FLUSH_ERR;
-          c_d.byte_len = '0; c_d.imm = '0;
+          c_msg = tab_rdata.m;                // (the flushed word was read this cycle)
+          c_status = WC_WR_FLUSH_ERR;
           set_own = 1'b1;
           after_d = S_IDLE;
           state_d = S_OUT;
@@ -473,10 +445,12 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
       S_FLUSH_WAIT: if (f_last) state_d = S_FLUSH_CQE;
       S_FLUSH_CQE: begin
-        c_d = '0;
-        c_d.wr_id = w_wrid; c_d.wqe_idx = cur_q.ci; c_d.status = WC_WR_FLUSH_ERR; c_d.qp_num = 24'(q_q);
-        c_d.cq = cfg.recv_cq; c_d.opcode = WC_OP_RECV;
-        cqe_valid_d = 1'b1;
+        c_go = 1'b1;
+        c_msg = '0;                           // a plain receive WQE, never taken
+        c_msg.kind = RXK_PLAIN;
+        c_msg.wrid = w_wrid;
+        c_msg.idx = cur_q.ci;
+        c_status = WC_WR_FLUSH_ERR;
         cur_d.ci = cur_q.ci + 16'd1;
         tab_we = 1'b1;
         set_own = 1'b1;
@@ -563,7 +537,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           pay_del_d = tc_rndv ? h_q.pay_len : h_q.pay_len - 13'(TMH_SIZE);
           wqe_tb_ld = 1'b1;
           fl_srq_d = 1'b1;
-          cur_d.idx = 16'(tc_handle) - scfg.tag_base;   // completions carry the SRQ's own handle
+          cur_d.m.idx = 16'(tc_handle) - scfg.tag_base;   // completions carry the SRQ's own handle
           sge_start = 1'b1;
           state_d = S_SGE;
         end else begin
@@ -583,9 +557,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         if (chk_done) begin
           cur_d.bad = !chk_ok;
           cur_d.held = 1'b1;
-          cur_d.kind = t_kind_q; cur_d.rndv = t_rndv_q; cur_d.msent = 1'b0;
-          cur_d.tag = tc_tag; cur_d.ctx = tc_ctx;   // (used for RXK_MATCHED only)
-          cur_d.wrid = w_wrid;
+          cur_d.m.kind = t_kind_q; cur_d.m.rndv = t_rndv_q; cur_d.m.msent = 1'b0;
+          cur_d.m.tag = tc_tag; cur_d.m.ctx = tc_ctx;   // (used for RXK_MATCHED only)
+          cur_d.m.wrid = w_wrid;
           cur_d.off = '0;
           cur_d.cap = chk_total;
           room_d = chk_total;
@@ -605,8 +579,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           set_own = 1'b1;
           prot_err_d = cur_q.bad;
           c_go = 1'b1;
-          c_d.status = cur_q.bad ? WC_LOC_PROT_ERR : WC_LOC_LEN_ERR;
-          c_d.byte_len = '0; c_d.imm = '0;
+          c_status = cur_q.bad ? WC_LOC_PROT_ERR : WC_LOC_LEN_ERR;
           a_go = 1'b1; a_syn = cur_q.bad ? AETH_SYN_NAK_REM_OP_ERR : AETH_SYN_NAK_INV_REQ;
           a_msn = cur_q.msn; a_psn = h_q.psn;
           tx_nak_d = 1'b1;
@@ -637,19 +610,18 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           cur_d.sgi = sc_sgi;
           cur_d.sgo = sc_sgo;
         end
-        c_d.status = (cur_q.kind == RXK_MATCHED && cur_q.rndv) ? WC_TM_RNDV_INCOMPLETE : WC_SUCCESS;
         if (is_last) begin
           c_go = 1'b1;
-          c_d.byte_len = cur_q.off + {19'd0, pay_del_q};
-          c_d.imm = has_imm ? h_q.imm : 32'd0;
+          c_len = cur_q.off + {19'd0, pay_del_q};
+          c_imm = has_imm ? h_q.imm : 32'd0;
+          c_flags = has_imm ? RXF_END_IMM : RXF_END;
           cur_d.held = 1'b0;
           cur_d.msn = cur_q.msn + 24'd1;
-        end else if (cur_q.kind == RXK_MATCHED && !cur_q.msent) begin
+        end else if (cur_q.m.kind == RXK_MATCHED && !cur_q.m.msent) begin
           // First packet of a multi-packet matched message: the MATCH completion, data follows.
           c_go = 1'b1;
-          c_d.byte_len = '0;
-          c_d.imm = '0;
-          cur_d.msent = 1'b1;
+          c_flags = RXF_MATCH;
+          cur_d.m.msent = 1'b1;
         end
         if (h_q.ack_req) begin
           a_go = 1'b1; a_syn = AETH_SYN_ACK; a_msn = cur_d.msn; a_psn = h_q.psn;
@@ -661,7 +633,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
 
       // Wait until every output raised above has been taken.
-      S_OUT: if (!ack_valid_d && !cqe_valid_d && !ev_valid_d) state_d = after_q;
+      S_OUT: if (!ack_valid_d && !c_busy && !ev_valid_d) state_d = after_q;
 
       // Discard the payload of a packet that is not executed.
       S_DRAIN: if (h_q.pay_len == 13'd0 || rb_full) state_d = S_IDLE;
@@ -676,31 +648,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       if (has_srq) begin
         f_base = scfg.base;
         f_log = 5'(scfg.log_size);
-        cur_d.idx = src_ci;
+        cur_d.m.idx = src_ci;
       end else begin
-        cur_d.idx = cur_q.ci;
+        cur_d.m.idx = cur_q.ci;
         cur_d.ci = cur_q.ci + 16'd1;
       end
       tab_we = 1'b1;
       state_d = S_FETCH_WAIT;
-    end
-    // The completion of the held message (cur_q before this packet's changes, flags after).
-    if (c_go) begin
-      ck = c_kind(cur_q, cfg.recv_cq, scfg.cq);
-      c_d.wr_id = cur_q.wrid; c_d.wqe_idx = cur_q.idx; c_d.qp_num = 24'(q_q);
-      c_d.cq = ck.cq; c_d.opcode = ck.op; c_d.tm_tag = ck.tag; c_d.tm_app_ctx = ck.ctx; c_d.tm_handle = ck.handle;
-      c_d.wc_flags = ck.end_flags;
-      if (state_q == S_DONE && is_last) c_d.wc_flags = (has_imm ? WC_FLAG_WITH_IMM : 32'd0) | ck.end_flags;
-      else if (state_q == S_DONE) c_d.wc_flags = WC_FLAG_TM_MATCH;
-      cqe_valid_d = 1'b1;
-    end
-    if (state_q == S_LOAD) begin   // the flushed word was read this cycle
-      if (c_go) begin
-        ck = c_kind(tab_rdata, cfg.recv_cq, scfg.cq);
-        c_d.wr_id = tab_rdata.wrid; c_d.wqe_idx = tab_rdata.idx;
-        c_d.cq = ck.cq; c_d.opcode = ck.op; c_d.tm_tag = ck.tag; c_d.tm_app_ctx = ck.ctx; c_d.tm_handle = ck.handle;
-        c_d.wc_flags = ck.end_flags;
-      end
     end
     if (a_go) begin
       ev_valid_d = 1'b1;
@@ -725,7 +679,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       init_pend_q <= 1'b0;
       own_q <= 1'b0;
       ack_valid_o <= 1'b0;
-      cqe_valid_o <= 1'b0;
       ev_valid_q <= 1'b0;
       err_o <= 1'b0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
@@ -735,7 +688,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       init_pend_q <= init_pend_d;
       own_q <= set_own;
       ack_valid_o <= ack_valid_d;
-      cqe_valid_o <= cqe_valid_d;
       ev_valid_q <= ev_valid_d;
       err_o <= err_d;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <=
@@ -749,7 +701,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     fl_srq_q <= fl_srq_d; skip_q <= skip_d;
     pay_del_q <= pay_del_d; room_q <= room_d;
     t_kind_q <= t_kind_d; t_rndv_q <= t_rndv_d;
-    c_q <= c_d;
     ack_qp_o <= ack_qp_d; ack_aeth_o <= ack_aeth_d; ack_psn_o <= ack_psn_d;
     ev_qp_q <= ev_qp_d; ev_syn_q <= ev_syn_d; ev_msn_q <= ev_msn_d; ev_psn_q <= ev_psn_d;
     err_qp_o <= err_qp_d;
@@ -776,9 +727,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_rx_engine: scheduler offer taken while not valid");
   a_scatter_start: assert property (@(posedge clk_i) disable iff (!chk_q) sc_start |-> sc_idle)
     else $error("tmnic_rx_engine: scatter started while one runs");
-  a_cqe_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    cqe_valid_o && !cqe_ready_i |=> cqe_valid_o && $stable(c_q))
-    else $error("tmnic_rx_engine: completion changed before it was taken");
   a_ack_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     ack_valid_o && !ack_ready_i |=> ack_valid_o && $stable(ack_qp_o) && $stable(ack_aeth_o) && $stable(ack_psn_o))
     else $error("tmnic_rx_engine: ACK event changed before it was taken");
@@ -789,8 +737,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_rx_engine: classification started while one runs");
   a_ev_over: assert property (@(posedge clk_i) disable iff (!chk_q) a_go |-> !ev_valid_q)
     else $error("tmnic_rx_engine: ACK/NAK request raised over one not yet taken");
-  a_cqe_over: assert property (@(posedge clk_i) disable iff (!chk_q) c_go |-> !cqe_valid_o)
-    else $error("tmnic_rx_engine: completion raised over one not yet taken");
   a_lookup: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_LOOKUP |-> $past(tab_re))
     else $error("tmnic_rx_engine: QP word used without a read");
   a_sgechk_start: assert property (@(posedge clk_i) disable iff (!chk_q)

@@ -115,5 +115,19 @@ package tmnic_pkg;
   // Responder: how a receive is placed. A plain receive WQE (RQ or non-TM SRQ); on a TM-SRQ, a
   // matched tag's buffer, an unexpected tagged message or an untagged one (in the next SRQ WQE).
   typedef enum logic [1:0] {RXK_PLAIN, RXK_MATCHED, RXK_UNEXP, RXK_NOTAG} rx_kind_e;
+  // A received message as its completion needs it (tmnic_rx_cqe; part of the responder's QP word).
+  typedef struct packed {
+    logic [63:0] wrid;        // receive WQE's wr_id (0 for a matched tag's buffer)
+    logic [15:0] idx;         // WQE index, or the tag handle (RXK_MATCHED)
+    rx_kind_e    kind;
+    logic        rndv;        // RXK_MATCHED: a rendezvous header (not offloaded)
+    logic        msent;       // RXK_MATCHED: the MATCH completion was written already
+    logic [63:0] tag;         // RXK_MATCHED: the message's tag and application context
+    logic [31:0] ctx;
+  } rx_msg_t;
+  // Which flags a receive completion carries: the end of the message (DATA_VALID, and MATCH unless
+  // sent already, on a matched message), the same with WITH_IMM, or MATCH alone (the first packet
+  // of a multi-packet matched message: the data follows).
+  typedef enum logic [1:0] {RXF_END, RXF_END_IMM, RXF_MATCH} rx_cqe_flags_e;
 
 endpackage

@@ -16,6 +16,7 @@
 
 #include "Vtmnic_cq_writer.h"
 #include "lib/bits.hpp"
+#include "lib/cqe_req.hpp"
 #include "lib/coverage.hpp"
 #include "lib/seed.hpp"
 #include "lib/speed.hpp"
@@ -37,38 +38,9 @@ constexpr unsigned kBytes = TB_DATA_W / 8;
 constexpr unsigned kLat = TB_DATA_LAT;  // cycles from dma_data_req_i to dma_data_o
 constexpr unsigned kNumCq = 8;
 constexpr unsigned kNsrc = 2;
-constexpr unsigned kReqBits = 384;  // cqe_req_t
+constexpr unsigned kReqBits = kCqeReqBits;
 constexpr unsigned kCfgBits = 69;   // cq_cfg_t
 using Cqe = std::array<uint8_t, 64>;
-
-struct CqeReq {
-  uint16_t cq;
-  uint64_t wr_id;
-  uint32_t byte_len, imm, qp_num, src_qp, wc_flags;
-  uint16_t wqe_idx;
-  uint8_t opcode, status;
-  uint64_t tm_tag;
-  uint32_t tm_app_ctx;
-  uint16_t tm_handle, tm_hw_cnt;
-};
-
-// cqe_req_t is packed with its first field in the most significant bits.
-void pack_req(uint32_t* w, unsigned base, const CqeReq& r) {
-  set_bits(w, base + 368, 16, r.cq);
-  set_bits(w, base + 304, 64, r.wr_id);
-  set_bits(w, base + 272, 32, r.byte_len);
-  set_bits(w, base + 240, 32, r.imm);
-  set_bits(w, base + 216, 24, r.qp_num);
-  set_bits(w, base + 192, 24, r.src_qp);
-  set_bits(w, base + 160, 32, r.wc_flags);
-  set_bits(w, base + 144, 16, r.wqe_idx);
-  set_bits(w, base + 136, 8, r.opcode);
-  set_bits(w, base + 128, 8, r.status);
-  set_bits(w, base + 64, 64, r.tm_tag);
-  set_bits(w, base + 32, 32, r.tm_app_ctx);
-  set_bits(w, base + 16, 16, r.tm_handle);
-  set_bits(w, base + 0, 16, r.tm_hw_cnt);
-}
 
 template <class T>
 void put_le(Cqe& c, unsigned off, unsigned len, T v) {
@@ -268,7 +240,7 @@ class CqwBench {
           if (r.cq < kNumCq) ++cq_[r.cq].reserved;
         }
       }
-      pack_req(top_->req_i.data(), s * kReqBits, src_[s].r);
+      pack_cqe_req(top_->req_i.data(), s * kReqBits, src_[s].r);
     }
     top_->req_valid_i = (src_[0].valid ? 1 : 0) | (src_[1].valid ? 2 : 0);
     if (src_[0].valid && src_[1].valid) cov_.hit("sources_contending");
