@@ -251,9 +251,14 @@ def wire_derived():
              "longest frame, no FCS")]
 
 
+# AETH syndrome layout {0, type[6:5], value[4:0]} above the 24-bit MSN (IBA 9.7.5.1): the one place
+# its bit positions are written, for both languages' encode and decode helpers.
+SYN_TYPE_LSB, SYN_VAL_W, AETH_MSN_W = 5, 5, 24
+
+
 def syn(typ, val):
     t = dict((n, v) for n, v, _ in S.AETH_TYPES)[typ]
-    return (t << 5) | val
+    return (t << SYN_TYPE_LSB) | val
 
 
 def hdr_bits():
@@ -274,8 +279,14 @@ def sv_wire():
     o.append(f"  localparam logic [4:0] AETH_CREDIT_INVALID = 5'h{S.AETH_CREDIT_INVALID:02X};")
     o.append(f"  localparam logic [7:0] AETH_SYN_ACK = 8'h{syn('ACK', S.AETH_CREDIT_INVALID):02X};  // ACK, credits invalid")
     o += [f"  localparam logic [7:0] AETH_SYN_NAK_{n} = 8'h{syn('NAK', v):02X};" for n, v in S.NAK_CODES]
+    t_lsb, v_msb = AETH_MSN_W + SYN_TYPE_LSB, AETH_MSN_W + SYN_VAL_W - 1
     o += ["  function automatic logic [7:0] aeth_syn_rnr(input logic [4:0] timer);",
-          "    aeth_syn_rnr = {1'b0, AETH_TYPE_RNR_NAK, timer};", "  endfunction", ""]
+          "    aeth_syn_rnr = {1'b0, AETH_TYPE_RNR_NAK, timer};", "  endfunction",
+          "  // Syndrome type and value of a whole 32-bit AETH (as wire.h's aeth_type/aeth_value).",
+          "  function automatic logic [1:0] aeth_type(input logic [31:0] aeth);",
+          f"    aeth_type = aeth[{t_lsb + 1}:{t_lsb}];", "  endfunction",
+          f"  function automatic logic [{SYN_VAL_W - 1}:0] aeth_value(input logic [31:0] aeth);",
+          f"    aeth_value = aeth[{v_msb}:{AETH_MSN_W}];", "  endfunction", ""]
     o += ["  // Extension-header bytes after the BTH for a supported RC opcode; unsupported opcodes give 0",
           "  // (bth_op_supported tells them apart).",
           "  function automatic logic [4:0] bth_ext_len(input logic [7:0] op);", "    unique case (op)"]
@@ -337,9 +348,10 @@ def gen_wire_h():
           for n, v, d in S.AETH_TYPES]
     o += [f"constexpr uint8_t kNak{''.join(w.capitalize() for w in n.split('_'))} = {v};" for n, v in S.NAK_CODES]
     o.append(f"constexpr uint8_t kAethCreditInvalid = 0x{S.AETH_CREDIT_INVALID:02X};")
-    o += ["constexpr uint8_t aeth_type(uint8_t syndrome) { return (syndrome >> 5) & 3; }",
-          "constexpr uint8_t aeth_value(uint8_t syndrome) { return syndrome & 0x1F; }",
-          "constexpr uint8_t aeth_syndrome(uint8_t type, uint8_t value) { return uint8_t((type & 3) << 5 | (value & 0x1F)); }",
+    vm = (1 << SYN_VAL_W) - 1
+    o += [f"constexpr uint8_t aeth_type(uint8_t syndrome) {{ return (syndrome >> {SYN_TYPE_LSB}) & 3; }}",
+          f"constexpr uint8_t aeth_value(uint8_t syndrome) {{ return syndrome & 0x{vm:X}; }}",
+          f"constexpr uint8_t aeth_syndrome(uint8_t type, uint8_t value) {{ return uint8_t((type & 3) << {SYN_TYPE_LSB} | (value & 0x{vm:X})); }}",
           "", "// RNR NAK timer code (IBA table 45) -> microseconds.",
           f"constexpr uint32_t kRnrTimerUs[{len(S.RNR_TIMER_US)}] = {{"]
     us = [str(x) for x in S.RNR_TIMER_US]

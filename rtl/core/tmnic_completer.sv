@@ -178,9 +178,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire qp_cfg_t icfg = qp_rd_i[1];
   /* verilator lint_on UNUSEDSIGNAL */
   assign qp_idx_o = {init_qp_d, q_d};
-  localparam int unsigned AETH_TYPE_LSB = 29;  // AETH syndrome type: bits 30:29
-  wire [1:0]  typ = aeth_q[AETH_TYPE_LSB +: 2];
-  wire [4:0]  val = aeth_q[28:24];
+  wire [1:0]  typ = aeth_type(aeth_q);       // AETH syndrome (tmnic_hwif_pkg)
+  wire [4:0]  val = aeth_value(aeth_q);
   // An entry with an error status is never completed by an ACK (its WQE was never sent).
   wire        live = (ac_q.ci != nx_q) && (o_rdata.err == 8'd0);
 
@@ -238,8 +237,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           aeth_d = ack_aeth_i;
           // An ACK covers its PSN, a NAK the PSNs before it (computed here, not in the ACK loop,
           // whose decision starts at the ring's read data).
-          lim_d = (ack_aeth_i[AETH_TYPE_LSB +: 2] == AETH_TYPE_ACK) ? ack_psn_i : ack_psn_i - 24'd1;
-          rnr_cyc_d = 64'(rnr_timer_us(ack_aeth_i[28:24])) * 64'(CLK_MHZ);
+          lim_d = (aeth_type(ack_aeth_i) == AETH_TYPE_ACK) ? ack_psn_i : ack_psn_i - 24'd1;
+          rnr_cyc_d = 64'(rnr_timer_us(aeth_value(ack_aeth_i))) * 64'(CLK_MHZ);
           tab_re = 1'b1;
           tab_raddr = ack_qp_i;
           state_d = S_ACK_RD;

@@ -45,20 +45,17 @@ module tmnic_rx_cqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Control (reset) and payload (no reset)
   logic            valid_d;
   cqe_req_t        c_q, c_d;           // (src_qp and tm_hw_cnt are filled at the output)
-  logic [QP_W-1:0] qp_q, qp_d;
 
   always_comb begin
     logic        matched;
     logic [31:0] end_flags;
     valid_d = cqe_valid_o && !cqe_ready_i;
     c_d = c_q;
-    qp_d = qp_q;
     matched = (msg_i.kind == RXK_MATCHED);
     end_flags = !matched ? 32'd0 :
                 (msg_i.msent ? WC_FLAG_TM_DATA_VALID : (WC_FLAG_TM_DATA_VALID | WC_FLAG_TM_MATCH));
     if (go_i) begin
       valid_d = 1'b1;
-      qp_d = qp_i;
       c_d = '0;
       c_d.wr_id = msg_i.wrid;
       c_d.wqe_idx = msg_i.idx;
@@ -87,13 +84,10 @@ module tmnic_rx_cqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     if (!rst_ni) cqe_valid_o <= 1'b0;
     else         cqe_valid_o <= valid_d;
   end
-  always_ff @(posedge clk_i) begin
-    c_q <= c_d;
-    qp_q <= qp_d;
-  end
+  always_ff @(posedge clk_i) c_q <= c_d;
 
   assign busy_o = cqe_valid_o && !cqe_ready_i;
-  assign qp_idx_o = qp_d;
+  assign qp_idx_o = c_d.qp_num[QP_W-1:0];   // (the registered completion's QP is the context read's index)
   always_comb begin
     cqe_o = c_q;
     cqe_o.src_qp = src_qp_i;
@@ -106,7 +100,7 @@ module tmnic_rx_cqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   a_over: assert property (@(posedge clk_i) disable iff (!chk_q) go_i |-> !busy_o)
     else $error("tmnic_rx_cqe: completion raised over one not yet taken");
   a_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    cqe_valid_o && !cqe_ready_i |=> cqe_valid_o && $stable(c_q) && $stable(qp_q))
+    cqe_valid_o && !cqe_ready_i |=> cqe_valid_o && $stable(c_q))
     else $error("tmnic_rx_cqe: completion changed before it was taken");
   a_flags: assert property (@(posedge clk_i) disable iff (!chk_q)
     go_i |-> flags_i inside {RXF_END, RXF_END_IMM, RXF_MATCH})

@@ -414,6 +414,13 @@ package tmnic_hwif_pkg;
   function automatic logic [7:0] aeth_syn_rnr(input logic [4:0] timer);
     aeth_syn_rnr = {1'b0, AETH_TYPE_RNR_NAK, timer};
   endfunction
+  // Syndrome type and value of a whole 32-bit AETH (as wire.h's aeth_type/aeth_value).
+  function automatic logic [1:0] aeth_type(input logic [31:0] aeth);
+    aeth_type = aeth[30:29];
+  endfunction
+  function automatic logic [4:0] aeth_value(input logic [31:0] aeth);
+    aeth_value = aeth[28:24];
+  endfunction
 
   // Extension-header bytes after the BTH for a supported RC opcode; unsupported opcodes give 0
   // (bth_op_supported tells them apart).
