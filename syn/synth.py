@@ -50,6 +50,7 @@ _SPEC = importlib.util.module_from_spec(_spec_mod)
 _spec_mod.loader.exec_module(_SPEC)  # struct widths come from the interface's one source
 
 TOP_FLIST = "rtl/top/top.f"
+PKG_FLIST = "rtl/pkg/pkg.f"
 SYN = REPO / "syn"
 PYTHON = REPO / ".venv" / "bin" / "python"
 # Yosys: the native build of PyPI's pyosys (libyosys + yosys-abc, yosys-slang frontend built in), one
@@ -71,14 +72,50 @@ BUILD = Path(os.environ.get("TMNIC_SYN_BUILD", REPO / "build" / "syn")).resolve(
 # unpacked array or an array of structs fails the check.
 # ---------------------------------------------------------------------------------------------------
 HDR = sum(w for _, w, _ in _SPEC.ROCE_HDR)  # roce_hdr_t, generated from hwif/spec.py
-QP_CFG = 327   # tmnic_pkg::qp_cfg_t
-MR = 244       # tmnic_pkg::mr_t
-ARGS = 32      # tmnic_hwif_pkg::NUM_CMD_ARGS
+ARGS = _SPEC.NUM_CMD_ARGS  # tmnic_hwif_pkg::NUM_CMD_ARGS
+
+_BITS = {}
+# Widths the bounds need from tmnic_pkg, as SystemVerilog expressions over `c` (a qp_cfg_t) and the types.
+_BITS_EXPR = {"qp_cfg_t": "$bits(tmnic_pkg::qp_cfg_t)", "mr_t": "$bits(tmnic_pkg::mr_t)",
+              "qp_cfg_t.state": "$bits(c.state)", "qp_cfg_t.retry_cnt": "$bits(c.retry_cnt)",
+              "qp_cfg_t.timeout": "$bits(c.timeout)"}
+
+
+def rtl_bits(name):
+    """A width from the RTL's packages (_BITS_EXPR), elaborated by slang in a probe module that prints them
+    with $info (--ast-compilation-only, as tm_resolve): struct widths are never restated here."""
+    if not _BITS:
+        out = BUILD / "bits"
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / "probe.sv"
+        probe.write_text("module tmnic_bits_probe;\n  tmnic_pkg::qp_cfg_t c;\n" +
+                         "".join(f'  $info("TMNIC_BITS {n}=%0d", {e});\n' for n, e in _BITS_EXPR.items()) +
+                         "endmodule\n")
+        lines = [f"read_slang --threads 1 --ast-compilation-only --top tmnic_bits_probe "
+                 f"{' '.join(read_filelist(PKG_FLIST))} {probe}"]
+        logfile = out / "probe.log"
+        if run_yosys(lines, logfile, "tmnic_pkg widths", timeout=300) is None:
+            sys.exit("synth: the package width probe does not elaborate")
+        _BITS.update({n: int(v) for n, v in re.findall(r"TMNIC_BITS (\S+)=(\d+)", logfile.read_text(errors="replace"))})
+        if set(_BITS) != set(_BITS_EXPR):
+            sys.exit(f"synth: width probe printed {sorted(_BITS)}, expected {sorted(_BITS_EXPR)} ({logfile})")
+    return _BITS[name]
+
+
+def ff_min_of(block):
+    """A block's state lower bound parts (a list, or a function giving one once the RTL widths are known)."""
+    parts = BLOCKS[block]["ff_min"]
+    return parts() if callable(parts) else parts
+
 
 def ctx_state_min(nqp):
-    """tmnic_ctx's state lower bound at nqp QPs (64 MRs and CQs, 16 SRQs): the tables and the read-back."""
-    return [(f"qp_q[{nqp}] (qp_cfg_t less state)", nqp * (QP_CFG - 3)),
-            ("mr_q[64] (mr_t less valid)", 64 * (MR - 1)),
+    """tmnic_ctx's state lower bound at nqp QPs (64 MRs and CQs, 16 SRQs): the tables and the read-back.
+    The QP tables are per-engine views, each holding a subset of qp_cfg_t; together they hold every field
+    but the state (its own table) and the retransmission fields no engine reads yet."""
+    qp_stored = (rtl_bits("qp_cfg_t") - rtl_bits("qp_cfg_t.state") - rtl_bits("qp_cfg_t.retry_cnt")
+                 - rtl_bits("qp_cfg_t.timeout"))
+    return [(f"QP views[{nqp}] (qp_cfg_t less state, retry_cnt, timeout)", nqp * qp_stored),
+            ("mr_q[64] (mr_t less valid)", 64 * (rtl_bits("mr_t") - 1)),
             ("cq_q[64] {base[63:6], log_size}", 64 * (58 + 4)),
             ("srq_q[16] {base[63:6], log_size, pd}", 16 * (58 + 4 + 16)),
             ("QP state, mr/cq/srq valid", nqp * 3 + 64 + 64 + 16),
@@ -102,10 +139,10 @@ BLOCKS = {
                 ("cur_q (cqe_req_t less cq: wr_id, byte_len, imm, qp_num, src_qp, wc_flags, wqe_idx, "
                  "opcode, status)", 64 + 32 + 32 + 24 + 24 + 32 + 16 + 8 + 8),
                 ("irq_cq_o", 16), ("pulled beat (DATA_LAT = 3: two stages)", 2 * 512)]),
-    "tmnic_ctx": dict(params=dict(NUM_QP=64, NUM_CQ=64, NUM_SRQ=16, NUM_MR=64), ff_min=ctx_state_min(64)),
+    "tmnic_ctx": dict(params=dict(NUM_QP=64, NUM_CQ=64, NUM_SRQ=16, NUM_MR=64), ff_min=lambda: ctx_state_min(64)),
     # The context at 1024 QPs (the NUM_QP scaling target of the engines applies to it too).
     "tmnic_ctx_q1024": dict(top="tmnic_ctx", params=dict(NUM_QP=1024, NUM_CQ=64, NUM_SRQ=16, NUM_MR=64),
-                            ff_min=ctx_state_min(1024)),
+                            ff_min=lambda: ctx_state_min(1024)),
     "tmnic_axil_regs": dict(
         params=dict(DATA_BYTES_P=64, CLK_MHZ_P=250, NUM_QP_P=64, NUM_CQ_P=64, NUM_SRQ_P=16, NUM_MR_P=64),
         ff_min=[("cmd_args_o", ARGS * 32), ("mac_o, ip_o", 80), ("cmd_op_o, cmd_idx_o", 32),
@@ -465,7 +502,7 @@ def synth_block(name, files, ecp5=True):
             res["ecp5"] = cell_counts(out / "ecp5.json")
         return res
     generic_counts(res, out, out / "yosys.log")
-    res["state_min"] = sum(n for _, n in b["ff_min"])
+    res["state_min"] = sum(n for _, n in ff_min_of(name))
     if res["generic_ff"] + res["generic_mem"] < res["state_min"]:
         res["ok"] = False
         log(f"synth: {name}: {res['generic_ff']} flip-flop + {res['generic_mem']} memory bits in the generic "
@@ -1311,7 +1348,7 @@ def write_report(results, version, sim):
         md.append("")
     md += ["## State-bit lower bounds", ""]
     for b in BLOCKS:
-        parts = BLOCKS[b]["ff_min"]
+        parts = ff_min_of(b)
         if parts:
             md.append(f"- `{b}`: " + "; ".join(f"{what} {n}" for what, n in parts) +
                       f" = **{sum(n for _, n in parts)}**")

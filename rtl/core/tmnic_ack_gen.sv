@@ -29,12 +29,10 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [23:0]     ev_msn_i,
   input  logic [23:0]     ev_psn_i,
 
-  // Context read port: configuration of the QP whose ACK is being built. A registered (block-RAM)
+  // Context read port: the peer of the QP whose ACK is being built. A registered (block-RAM)
   // read: cfg_idx_o is the QP the next cycle needs, cfg_i arrives one cycle after it.
   output logic [QP_W-1:0] cfg_idx_o,
-  /* verilator lint_off UNUSEDSIGNAL */  // only the address fields are used
-  input  qp_cfg_t         cfg_i,
-  /* verilator lint_on UNUSEDSIGNAL */
+  input  qp_path_t        cfg_i,
   input  logic [47:0]     local_mac_i,
   input  logic [31:0]     local_ip_i,
 

@@ -35,7 +35,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Context read ports (registered: qp_rd_i[k] one cycle after qp_idx_o[k]): 0 the QP being
   // processed, 1 the QP being initialised.
   output logic [1:0][QP_W-1:0]    qp_idx_o,
-  input  qp_cfg_t [1:0]           qp_rd_i,
+  input  qp_cmp_cfg_t [1:0]       qp_rd_i,
   input  logic                    init_i,       // a QP's send queue starts (RTS)
   input  logic [QP_W-1:0]         init_qp_i,
   input  logic [2:0]              kick_i,       // look at QP kick_qp_i[k]: state changes, flushed entries
@@ -173,9 +173,9 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .valid_o(sched_valid), .idx_o(sched_idx), .take_i(sched_take), .pending_o(sched_pending));
 
   // ---------------------------------------------------------------- decisions
+  wire qp_cmp_cfg_t cfg = qp_rd_i[0];
   /* verilator lint_off UNUSEDSIGNAL */
-  wire qp_cfg_t cfg = qp_rd_i[0];             // (state, send CQ and RNR budget are used)
-  wire qp_cfg_t icfg = qp_rd_i[1];
+  wire qp_cmp_cfg_t icfg = qp_rd_i[1];        // (only the RNR budget is used)
   /* verilator lint_on UNUSEDSIGNAL */
   assign qp_idx_o = {init_qp_d, q_d};
   wire [1:0]  typ = aeth_type(aeth_q);       // AETH syndrome (tmnic_hwif_pkg)

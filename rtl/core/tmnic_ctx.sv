@@ -5,7 +5,10 @@
 // Engines may force a QP into the error state (err_*_i); a command wins over an engine in the same cycle.
 // Tables are memories read through index ports: QP configuration, QP state and MR table in block
 // RAM with registered write-first reads (tmnic_ram_rdports: a reader gives the next value of its
-// index register), CQ and SRQ tables in distributed RAM read combinationally.
+// index register), CQ and SRQ tables in distributed RAM read combinationally. Each QP read port has
+// its own table holding only the fields its engine reads (tmnic_pkg's qp_*_cfg_t views), all written
+// by SET_QP: one wide copy per port would be seven times qp_cfg_t in block RAM, and its write bus
+// fanning out to all of them did not route.
 // QP state has three writers (commands, the send engine's and the receive engine's errors) and one
 // RAM write port: a command writes at once; an engine error writes when the port is free, else waits
 // in a one-entry slot per engine, and every read port shows ERR for a QP whose error waits, so
@@ -17,7 +20,6 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_CQ = 64,
   parameter int unsigned NUM_SRQ = 16,
   parameter int unsigned NUM_MR = 64,
-  parameter int unsigned NQP_RD = 7,     // QP configuration read ports
   parameter int unsigned NMR_RD = 2,     // MR read ports
   parameter int unsigned TM_ENTRIES = 0, // tag-matching engine entries (0: no TM-SRQ accepted)
   localparam int unsigned QP_W = $clog2(NUM_QP),
@@ -46,10 +48,18 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [23:0]                   query_sq_psn_i,
   input  logic [23:0]                   query_rq_psn_i,
 
-  // Tables: read ports. QP and MR: qp_rd_o[k] / mr_rd_o[k] is the entry that the index named one
-  // cycle earlier (registered block-RAM read, write-first); CQ and SRQ are combinational.
-  input  logic [NQP_RD-1:0][QP_W-1:0]    qp_rd_idx_i,
-  output qp_cfg_t [NQP_RD-1:0]           qp_rd_o,
+  // Tables: read ports. QP and MR: a port's word is the entry that its index named one cycle
+  // earlier (registered block-RAM read, write-first); CQ and SRQ are combinational.
+  input  logic [QP_W-1:0]                req_qp_i,      // requester
+  output qp_req_cfg_t                    req_cfg_o,
+  input  logic [1:0][QP_W-1:0]           cmp_qp_i,      // completer (two ports)
+  output qp_cmp_cfg_t [1:0]              cmp_cfg_o,
+  input  logic [QP_W-1:0]                rsp_qp_i,      // responder
+  output qp_rsp_cfg_t                    rsp_cfg_o,
+  input  logic [QP_W-1:0]                ack_qp_i,      // ACK/NAK generator
+  output qp_path_t                       ack_path_o,
+  input  logic [QP_W-1:0]                cqe_qp_i,      // receive completions: the peer's QP number
+  output logic [23:0]                    cqe_src_qp_o,
   input  logic [NMR_RD-1:0][MR_W-1:0]    mr_rd_idx_i,
   output mr_t [NMR_RD-1:0]               mr_rd_o,
   input  logic [CQ_W-1:0]                cq_rd_idx_i,
@@ -94,39 +104,73 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [NUM_CQ-1:0]  cq_valid_q;
   logic [NUM_SRQ-1:0] srq_valid_q;
 
-  // QP configuration, QP state and MR table: one block RAM per read port (tmnic_ram_rdports,
-  // write-first registered reads); MR validity stays in flip-flops, read with the registered index.
+  // QP configuration: a table per read port with that port's view less the state (the view's top
+  // bits), tmnic_ram_rdports (write-first registered reads). MR table: one copy per read port of
+  // mr_t; MR validity stays in flip-flops, read with the registered index.
   logic    qp_we, mr_we;
   qp_cfg_t qp_wdata;
   mr_t     mr_wdata;
-  qp_cfg_t [NQP_RD-1:0] qp_rdata;
   mr_t     [NMR_RD-1:0] mr_rdata;
   logic [NMR_RD-1:0][MR_W-1:0] mr_ridx_q;
+  localparam int unsigned REQ_W = $bits(qp_req_cfg_t) - 3, CMP_W = $bits(qp_cmp_cfg_t) - 3,
+                          RSP_W = $bits(qp_rsp_cfg_t) - 3;
+  qp_req_cfg_t req_w;
+  qp_cmp_cfg_t cmp_w;
+  qp_rsp_cfg_t rsp_w;
+  qp_path_t    path_w;
+  logic [REQ_W-1:0] req_rd;
+  logic [1:0][CMP_W-1:0] cmp_rd;
+  logic [RSP_W-1:0] rsp_rd;
+  assign path_w = '{dmac: qp_wdata.dmac, dest_ip: qp_wdata.dest_ip, dest_qpn: qp_wdata.dest_qpn};
+  assign req_w = '{state: '0, pd: qp_wdata.pd, sq_base: qp_wdata.sq_base, sq_log: qp_wdata.sq_log,
+                   pmtu_log: qp_wdata.pmtu_log, path: path_w};
+  assign cmp_w = '{state: '0, send_cq: qp_wdata.send_cq, rnr_retry: qp_wdata.rnr_retry};
+  assign rsp_w = '{state: '0, pd: qp_wdata.pd, recv_cq: qp_wdata.recv_cq, srq: qp_wdata.srq,
+                   rq_base: qp_wdata.rq_base, rq_log: qp_wdata.rq_log, dest_ip: qp_wdata.dest_ip,
+                   min_rnr_timer: qp_wdata.min_rnr_timer};
+  // Not read by any engine yet (the retransmission timer and retry budget land with issue 11).
+  wire unused_qp_wdata = ^{qp_wdata.state, qp_wdata.retry_cnt, qp_wdata.timeout, req_w.state, cmp_w.state, rsp_w.state};
   /* verilator lint_off PINCONNECTEMPTY */   // (the state table's ports give the registered indices)
-  tmnic_ram_rdports #(.WIDTH($bits(qp_cfg_t)), .DEPTH(NUM_QP), .NRD(NQP_RD)) u_qp_tab (
-    .clk_i, .we_i(qp_we), .waddr_i(cmd_qp), .wdata_i(qp_wdata),
-    .raddr_i(qp_rd_idx_i), .raddr_q_o(), .rdata_o(qp_rdata));
+  tmnic_ram_rdports #(.WIDTH(REQ_W), .DEPTH(NUM_QP), .NRD(1)) u_req_tab (
+    .clk_i, .we_i(qp_we), .waddr_i(cmd_qp), .wdata_i(req_w[REQ_W-1:0]),
+    .raddr_i(req_qp_i), .raddr_q_o(), .rdata_o(req_rd));
+  tmnic_ram_rdports #(.WIDTH(CMP_W), .DEPTH(NUM_QP), .NRD(2)) u_cmp_tab (
+    .clk_i, .we_i(qp_we), .waddr_i(cmd_qp), .wdata_i(cmp_w[CMP_W-1:0]),
+    .raddr_i(cmp_qp_i), .raddr_q_o(), .rdata_o(cmp_rd));
+  tmnic_ram_rdports #(.WIDTH(RSP_W), .DEPTH(NUM_QP), .NRD(1)) u_rsp_tab (
+    .clk_i, .we_i(qp_we), .waddr_i(cmd_qp), .wdata_i(rsp_w[RSP_W-1:0]),
+    .raddr_i(rsp_qp_i), .raddr_q_o(), .rdata_o(rsp_rd));
+  tmnic_ram_rdports #(.WIDTH($bits(qp_path_t)), .DEPTH(NUM_QP), .NRD(1)) u_path_tab (
+    .clk_i, .we_i(qp_we), .waddr_i(cmd_qp), .wdata_i(path_w),
+    .raddr_i(ack_qp_i), .raddr_q_o(), .rdata_o(ack_path_o));
+  tmnic_ram_rdports #(.WIDTH(24), .DEPTH(NUM_QP), .NRD(1)) u_src_qp_tab (
+    .clk_i, .we_i(qp_we), .waddr_i(cmd_qp), .wdata_i(qp_wdata.dest_qpn),
+    .raddr_i(cqe_qp_i), .raddr_q_o(), .rdata_o(cqe_src_qp_o));
   /* verilator lint_on PINCONNECTEMPTY */
   tmnic_ram_rdports #(.WIDTH($bits(mr_t)), .DEPTH(NUM_MR), .NRD(NMR_RD)) u_mr_tab (
     .clk_i, .we_i(mr_we), .waddr_i(cmd_idx_i[MR_W-1:0]), .wdata_i(mr_wdata),
     .raddr_i(mr_rd_idx_i), .raddr_q_o(mr_ridx_q), .rdata_o(mr_rdata));
 
   // ---------------------------------------------------------------- QP state
-  // Read ports: the engines' NQP_RD, then QUERY_QP's (the command's QP, read in the command cycle).
+  // Read ports: those of the views with a state (requester, completer 0 and 1, responder), then
+  // QUERY_QP's (the command's QP, read in the command cycle).
+  localparam int unsigned NST_RD = 4;
+  logic [NST_RD-1:0][QP_W-1:0] st_rd_idx;
+  assign st_rd_idx = {rsp_qp_i, cmp_qp_i, req_qp_i};
   logic              st_we;
   logic [QP_W-1:0]   st_waddr;
   logic [2:0]        st_wdata;
-  logic [NQP_RD:0][QP_W-1:0] st_ridx_q;
-  logic [NQP_RD:0][2:0]      st_rdata;
-  tmnic_ram_rdports #(.WIDTH(3), .DEPTH(NUM_QP), .NRD(NQP_RD + 1)) u_state_tab (
+  logic [NST_RD:0][QP_W-1:0] st_ridx_q;
+  logic [NST_RD:0][2:0]      st_rdata;
+  tmnic_ram_rdports #(.WIDTH(3), .DEPTH(NUM_QP), .NRD(NST_RD + 1)) u_state_tab (
     .clk_i, .we_i(st_we), .waddr_i(st_waddr), .wdata_i(st_wdata),
-    .raddr_i({cmd_qp, qp_rd_idx_i}), .raddr_q_o(st_ridx_q), .rdata_o(st_rdata));
+    .raddr_i({cmd_qp, st_rd_idx}), .raddr_q_o(st_ridx_q), .rdata_o(st_rdata));
   // Errors waiting for the write port (one slot per engine: 0 send, 1 receive), and the reset sweep.
   logic [1:0]            err_in, e_v_q, e_v_d;
   logic [1:0][QP_W-1:0]  err_in_qp, e_qp_q, e_qp_d;
   logic                  sweep_q, sweep_d;
   logic [QP_W-1:0]       sweep_idx_q, sweep_idx_d;
-  logic [NQP_RD:0][2:0]  st_eff;     // state as a flip-flop table would show it
+  logic [NST_RD:0][2:0]  st_eff;     // state as a flip-flop table would show it
   assign err_in = {err_rq_i, err_sq_i};
   assign err_in_qp = {err_rq_qp_i, err_sq_qp_i};
   always_comb begin
@@ -160,7 +204,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end
       end
     end
-    for (int k = 0; k <= int'(NQP_RD); k++) begin
+    for (int k = 0; k <= int'(NST_RD); k++) begin
       st_eff[k] = st_rdata[k];
       for (int e = 0; e < 2; e++) if (e_v_q[e] && e_qp_q[e] == st_ridx_q[k]) st_eff[k] = QPS_ERR;
       if (sweep_q) st_eff[k] = QPS_RESET;
@@ -180,10 +224,9 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i) e_qp_q <= e_qp_d;
 
   always_comb begin
-    for (int k = 0; k < int'(NQP_RD); k++) begin
-      qp_rd_o[k] = qp_rdata[k];
-      qp_rd_o[k].state = st_eff[k];
-    end
+    req_cfg_o = qp_req_cfg_t'({st_eff[0], req_rd});
+    for (int k = 0; k < 2; k++) cmp_cfg_o[k] = qp_cmp_cfg_t'({st_eff[1 + k], cmp_rd[k]});
+    rsp_cfg_o = qp_rsp_cfg_t'({st_eff[3], rsp_rd});
     for (int k = 0; k < int'(NMR_RD); k++) begin
       mr_rd_o[k] = mr_rdata[k];
       mr_rd_o[k].valid = mr_valid_q[mr_ridx_q[k]];
@@ -314,7 +357,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       query_pend_q <= 1'b0;
       if (query_pend_q) begin
         rb_valid_o <= 1'b1;
-        rb_args_o[ARG_QUERY_QP_STATE] <= {29'd0, st_eff[NQP_RD]};
+        rb_args_o[ARG_QUERY_QP_STATE] <= {29'd0, st_eff[NST_RD]};
         rb_args_o[ARG_QUERY_QP_SQ_PSN] <= {8'd0, query_sq_psn_i};
         rb_args_o[ARG_QUERY_QP_RQ_PSN] <= {8'd0, query_rq_psn_i};
       end

@@ -42,7 +42,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Context tables: configuration of the current QP (registered read: qp_rd_i one cycle after
   // qp_idx_o); MR of the SGE being checked
   output logic [QP_W-1:0]         qp_idx_o,
-  input  qp_cfg_t                 qp_rd_i,
+  input  qp_req_cfg_t             qp_rd_i,
   output logic [MR_W-1:0]         mr_idx_o,
   input  mr_t                     mr_rd_i,
   input  logic [47:0] local_mac_i,
@@ -185,10 +185,8 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .init_i(state_q == S_IDLE && init_pend_q), .init_idx_i(init_qp_q),
     .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(pi_rdata), .hold_o(db_hold));
 
-  // Configuration of the current QP (the receive-side fields belong to the responder)
-  /* verilator lint_off UNUSEDSIGNAL */
-  wire qp_cfg_t cfg = qp_rd_i;
-  /* verilator lint_on UNUSEDSIGNAL */
+  // Configuration of the current QP (the requester's view)
+  wire qp_req_cfg_t cfg = qp_rd_i;
   // The ring of the current QP, registered for the fetcher: the request is made at least a cycle
   // after S_LOAD, and the fetch address starts at a register, not at the context RAM's output.
   // (Verilator 5.006 also emits uncompilable code when the fetcher's assertions sample the
@@ -521,12 +519,12 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end else if (g_free && (!w_inline || g_empty)) begin
           // (inline data is written through the buffer port that read responses use)
           g_alloc = 1'b1;
-          g_hdr.dst_mac = cfg.dmac;
+          g_hdr.dst_mac = cfg.path.dmac;
           g_hdr.src_mac = local_mac_i;
           g_hdr.src_ip = local_ip_i;
-          g_hdr.dst_ip = cfg.dest_ip;
+          g_hdr.dst_ip = cfg.path.dest_ip;
           g_hdr.udp_sport = 16'hC000 | 16'(q_q);
-          g_hdr.dest_qp = cfg.dest_qpn;
+          g_hdr.dest_qp = cfg.path.dest_qpn;
           g_hdr.psn = cur_q.psn;
           g_hdr.pay_len = last_pkt ? 13'(msg_len_q - msg_off_q) : pmtu;
           g_hdr.ack_req = last_pkt;

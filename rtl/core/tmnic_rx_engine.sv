@@ -36,10 +36,15 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic clk_i,
   input  logic rst_ni,
 
-  // Context read ports: 0 current QP, 1 QP of the ACK being built, 2 QP of the completion being
-  // reported; MR of the SGE being checked; SRQ of the QP
-  output logic [2:0][QP_W-1:0]    qp_idx_o,
-  input  qp_cfg_t [2:0]           qp_rd_i,
+  // Context read ports (registered reads: a word arrives one cycle after its index): the current QP,
+  // the QP of the ACK being built, the QP of the completion being reported; MR of the SGE being
+  // checked; SRQ of the QP (combinational)
+  output logic [QP_W-1:0]         qp_idx_o,      // the responder's view of the current QP
+  input  qp_rsp_cfg_t             qp_rd_i,
+  output logic [QP_W-1:0]         path_qp_o,     // the ACK generator's: the peer's address
+  input  qp_path_t                path_i,
+  output logic [QP_W-1:0]         cqe_qp_o,      // the completion's: the peer's QP number
+  input  logic [23:0]             cqe_src_qp_i,
   output logic [MR_W-1:0]         mr_idx_o,
   input  mr_t                     mr_rd_i,
   output logic [SRQ_W-1:0]        srq_idx_o,
@@ -203,7 +208,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [7:0]      c_status;
   logic [31:0]     c_len, c_imm;
   rx_cqe_flags_e   c_flags;
-  logic [QP_W-1:0] c_qp;
 
   // ---------------------------------------------------------------- tables
   logic tab_re, tab_we;
@@ -251,18 +255,17 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // ---------------------------------------------------------------- ACK/NAK generator
   logic            ev_ready, ag_idle;
-  logic [QP_W-1:0] ag_qp;
   tmnic_ack_gen #(.NUM_QP(NUM_QP)) u_ack (
     .clk_i, .rst_ni,
     .ev_valid_i(ev_valid_q), .ev_ready_o(ev_ready), .ev_qp_i(ev_qp_q), .ev_syn_i(ev_syn_q),
     .ev_msn_i(ev_msn_q), .ev_psn_i(ev_psn_q),
-    .cfg_idx_o(ag_qp), .cfg_i(qp_rd_i[1]), .local_mac_i, .local_ip_i,
+    .cfg_idx_o(path_qp_o), .cfg_i(path_i), .local_mac_i, .local_ip_i,
     .tx_hdr_o, .tx_valid_o, .tx_ready_i, .idle_o(ag_idle));
 
   // ---------------------------------------------------------------- current packet and QP
-  // Configuration of the current QP (the send-side fields belong to the send engine).
+  // Configuration of the current QP (the responder's view).
+  wire qp_rsp_cfg_t cfg = qp_rd_i;
   /* verilator lint_off UNUSEDSIGNAL */
-  wire qp_cfg_t cfg = qp_rd_i[0];
   wire srq_cfg_t scfg = srq_rd_i;       // the op-ring and tag-range fields belong to tmnic_tm_ops
   /* verilator lint_on UNUSEDSIGNAL */
   wire has_srq = (cfg.srq != 16'(NO_SRQ));
@@ -349,10 +352,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_rx_cqe #(.NUM_QP(NUM_QP)) u_cqe (
     .clk_i, .rst_ni, .go_i(c_go), .msg_i(c_msg), .qp_i(q_q), .rcq_i(cfg.recv_cq), .scq_i(scfg.cq),
     .status_i(c_status), .byte_len_i(c_len), .imm_i(c_imm), .flags_i(c_flags), .busy_o(c_busy),
-    .qp_idx_o(c_qp), .src_qp_i(qp_rd_i[2].dest_qpn), .cqe_o, .cqe_valid_o, .cqe_ready_i);
+    .qp_idx_o(cqe_qp_o), .src_qp_i(cqe_src_qp_i), .cqe_o, .cqe_valid_o, .cqe_ready_i);
   // Registered QP reads (tmnic_ctx): the next value of each index register; the ACK generator
   // gives its own next index.
-  assign qp_idx_o = {c_qp, ag_qp, q_d};
+  assign qp_idx_o = q_d;
 
   // RX buffer: two 4 KiB packet slots, so that the next packet's payload is stored while this one
   // is scattered; the scatter's DMA write requests pull from it (three-cycle reads, the byte shift

@@ -26,6 +26,42 @@ package tmnic_pkg;
     logic [4:0]  timeout;
   } qp_cfg_t;
 
+  // What each engine reads of a QP's configuration. tmnic_ctx keeps one table per read port, holding
+  // only that port's fields, so the copies that multiple read ports need stay narrow (block RAMs and
+  // write-bus fan-out scale with what is read, not with qp_cfg_t). The state, where a view has it, is
+  // its most significant field: it comes from the QP state table, not from the copy.
+  typedef struct packed {
+    logic [47:0] dmac;
+    logic [31:0] dest_ip;
+    logic [23:0] dest_qpn;
+  } qp_path_t;      // the peer, as a packet header to it needs it (requester, ACK generator)
+
+  typedef struct packed {
+    logic [2:0]  state;
+    logic [15:0] pd;
+    logic [63:0] sq_base;
+    logic [3:0]  sq_log;
+    logic [3:0]  pmtu_log;
+    qp_path_t    path;
+  } qp_req_cfg_t;   // requester
+
+  typedef struct packed {
+    logic [2:0]  state;
+    logic [15:0] send_cq;
+    logic [2:0]  rnr_retry;
+  } qp_cmp_cfg_t;   // completer
+
+  typedef struct packed {
+    logic [2:0]  state;
+    logic [15:0] pd;
+    logic [15:0] recv_cq;
+    logic [15:0] srq;
+    logic [63:0] rq_base;
+    logic [3:0]  rq_log;
+    logic [31:0] dest_ip;       // a packet must come from the peer
+    logic [4:0]  min_rnr_timer;
+  } qp_rsp_cfg_t;   // responder
+
   // Memory region: key, protection domain, access rights and the VA -> IOVA translation.
   typedef struct packed {
     logic        valid;

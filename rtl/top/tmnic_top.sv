@@ -134,8 +134,14 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .tm_place_i({16'(tm_spilled), 16'(tm_cam_used)}));
 
   // Context read ports: QP 0 requester, 1..2 completer, 3..5 receive engine; MR 0 send, 1 receive.
-  logic [5:0][QP_W-1:0] qp_rd_idx;
-  qp_cfg_t [5:0] qp_rd;
+  // QP configuration read ports, each with its engine's view (tmnic_pkg)
+  logic [QP_W-1:0] req_qp, rsp_qp, ack_qp, cqe_qp;
+  logic [1:0][QP_W-1:0] cmp_qp;
+  qp_req_cfg_t req_cfg;
+  qp_cmp_cfg_t [1:0] cmp_cfg;
+  qp_rsp_cfg_t rsp_cfg;
+  qp_path_t ack_path;
+  logic [23:0] cqe_src_qp;
   logic [1:0][$clog2(NUM_MR)-1:0] mr_rd_idx;
   mr_t [1:0] mr_rd;
   logic [$clog2(NUM_CQ)-1:0] cq_rd_idx;
@@ -150,14 +156,16 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [QP_W-1:0] err_sq_qp, err_rq_qp;
 
   tmnic_ctx #(.NUM_QP(NUM_QP), .NUM_CQ(NUM_CQ), .NUM_SRQ(NUM_SRQ), .NUM_MR(NUM_MR),
-              .NQP_RD(6), .TM_ENTRIES(TM_ENTRIES)) u_ctx (
+              .TM_ENTRIES(TM_ENTRIES)) u_ctx (
     .clk_i, .rst_ni,
     .cmd_valid_i(cmd_valid), .cmd_op_i(cmd_op), .cmd_idx_i(cmd_idx), .cmd_args_i(cmd_args),
     .cmd_err_o(cmd_err), .cmd_busy_o(cmd_busy),
     .quiet_i(sq_quiet && rx_quiet && tmo_quiet && cqw_idle && dma_wr_idle),
     .rb_valid_o(rb_valid), .rb_args_o(rb_args),
     .query_qp_o(query_qp), .query_sq_psn_i(query_sq_psn), .query_rq_psn_i(query_rq_psn),
-    .qp_rd_idx_i(qp_rd_idx), .qp_rd_o(qp_rd),
+    .req_qp_i(req_qp), .req_cfg_o(req_cfg), .cmp_qp_i(cmp_qp), .cmp_cfg_o(cmp_cfg),
+    .rsp_qp_i(rsp_qp), .rsp_cfg_o(rsp_cfg), .ack_qp_i(ack_qp), .ack_path_o(ack_path),
+    .cqe_qp_i(cqe_qp), .cqe_src_qp_o(cqe_src_qp),
     .mr_rd_idx_i(mr_rd_idx), .mr_rd_o(mr_rd), .cq_rd_idx_i(cq_rd_idx), .cq_rd_o(cq_rd),
     .srq_rd_idx_i(srq_rd_idx), .srq_rd_o(srq_rd), .srq2_rd_idx_i(srq2_rd_idx), .srq2_rd_o(srq2_rd),
     .init_sq_o(init_sq), .init_rq_o(init_rq), .init_qp_o(init_qp), .qp_set_o(qp_set), .init_sq_psn_o(init_sq_psn),
@@ -250,7 +258,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   tmnic_requester #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .OUTS(SQ_OUTS), .NSLOT(NSLOT)) u_req (
     .clk_i, .rst_ni, .now_i,
-    .qp_idx_o(qp_rd_idx[0]), .qp_rd_i(qp_rd[0]), .mr_idx_o(mr_rd_idx[0]),
+    .qp_idx_o(req_qp), .qp_rd_i(req_cfg), .mr_idx_o(mr_rd_idx[0]),
     .mr_rd_i(mr_rd[0]), .local_mac_i(mac), .local_ip_i(ip),
     .kick_i({err_rq, qp_set}), .kick_qp_i({err_rq_qp, init_qp}),
     .init_sq_i(init_sq), .init_qp_i(init_qp), .init_psn_i(init_sq_psn),
@@ -274,7 +282,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   tmnic_completer #(.NUM_QP(NUM_QP), .CLK_MHZ(CLK_MHZ), .OUTS(SQ_OUTS)) u_comp (
     .clk_i, .rst_ni, .now_i,
-    .qp_idx_o(qp_rd_idx[2:1]), .qp_rd_i(qp_rd[2:1]), .init_i(init_sq), .init_qp_i(init_qp),
+    .qp_idx_o(cmp_qp), .qp_rd_i(cmp_cfg), .init_i(init_sq), .init_qp_i(init_qp),
     .kick_i({ckick, err_rq, qp_set}), .kick_qp_i({ckick_qp, err_rq_qp, init_qp}),
     .ack_valid_i(ack_ev_valid), .ack_ready_o(ack_ev_ready), .ack_qp_i(ack_ev_qp), .ack_aeth_i(ack_ev_aeth),
     .ack_psn_i(ack_ev_psn),
@@ -415,7 +423,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_rx_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .NUM_SRQ(NUM_SRQ),
                     .TM_ENTRIES(TM_ENTRIES)) u_rx (
     .clk_i, .rst_ni,
-    .qp_idx_o(qp_rd_idx[5:3]), .qp_rd_i(qp_rd[5:3]),
+    .qp_idx_o(rsp_qp), .qp_rd_i(rsp_cfg), .path_qp_o(ack_qp), .path_i(ack_path),
+    .cqe_qp_o(cqe_qp), .cqe_src_qp_i(cqe_src_qp),
     .mr_idx_o(mr_rd_idx[1]), .mr_rd_i(mr_rd[1]), .srq_idx_o(srq_rd_idx), .srq_rd_i(srq_rd),
     .local_mac_i(mac), .local_ip_i(ip),
     .kick_i({err_sq, qp_set}), .kick_qp_i({err_sq_qp, init_qp}), .init_rq_i(init_rq), .init_qp_i(init_qp), .init_psn_i(init_rq_psn),

@@ -7,8 +7,8 @@
 // Stimulus: random events {QP (hot QPs, the extremes, uniform), syndrome (ACK, sequence NAK, RNR NAK
 // with any timer, error NAKs), MSN, PSN} with random gaps, each held unchanged until ev_ready_o;
 // tx_ready_i always high, random, or with long stalls so that many (up to all) QPs queue up; every
-// QP's configuration random on all 327 bits of qp_cfg_t, read as tmnic_ctx's block-RAM port does
-// (cfg_i is the QP that cfg_idx_o named in the previous cycle);
+// QP's configuration random on all 327 bits of qp_cfg_t, its qp_path_t view read as tmnic_ctx's
+// block-RAM port does (cfg_i is the QP that cfg_idx_o named in the previous cycle);
 // resets in the middle of traffic.
 // Checked every cycle: each new header is the model's oldest queued QP, with every roce_hdr_t field
 // (generated unpack_hdr of include/tmnic/wire.h): dst_mac/dst_ip/dest_qp from that QP's
@@ -72,7 +72,7 @@ bool replaces(uint8_t pending, uint8_t incoming) {
 }
 
 // ---- qp_cfg_t: field list in qp_cfg.hpp; the bench fills all its bits at random.
-static_assert(sizeof(Vtmnic_ack_gen::cfg_i) == 4 * kQpCfgWords, "cfg_i is not a qp_cfg_t");
+static_assert(sizeof(Vtmnic_ack_gen::cfg_i) == 4 * ((view_bits(kPathView) + 31) / 32), "cfg_i is not a qp_path_t");
 
 constexpr unsigned kHdrWords = wire::kRoceHdrWords;
 static_assert(sizeof(Vtmnic_ack_gen::tx_hdr_o) == 4 * kHdrWords, "tx_hdr_o is not a roce_hdr_t");
@@ -320,7 +320,7 @@ class AckGenBench {
   // Inputs of this cycle, with cfg_i for the index the block asked for before the last edge
   // (registered read port); cfg_idx_o then names the QP of the next cycle.
   void settle() {
-    for (unsigned j = 0; j < kQpCfgWords; ++j) top_->cfg_i[j] = cfg_[cfg_rd_idx_].w[j];
+    pack_view(kPathView, cfg_[cfg_rd_idx_].w.data(), top_->cfg_i.data(), 0);
     top_->eval();
     if (top_->cfg_idx_o >= kNumQp) fail("cfg_idx_o out of range");
   }

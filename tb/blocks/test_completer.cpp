@@ -54,7 +54,8 @@ constexpr uint32_t kM24 = 0xFFFFFF;
 
 // ---- qp_cfg_t: field list in qp_cfg.hpp ----------------------------------------------------------
 constexpr unsigned kCfgBits = kQpCfgBits, kCfgWords = kQpCfgWords;
-static_assert(sizeof(Vtmnic_completer::qp_rd_i) == 4 * ((2 * kCfgBits + 31) / 32), "qp_rd_i is not 2 x qp_cfg_t");
+constexpr unsigned kCmpBits = view_bits(kCmpView);
+static_assert(sizeof(Vtmnic_completer::qp_rd_i) == 4 * ((2 * kCmpBits + 31) / 32), "qp_rd_i is not 2 x qp_cmp_cfg_t");
 constexpr uint32_t kRts = static_cast<uint32_t>(tmnic::hwif::QpState::RTS);
 constexpr uint32_t kErr = static_cast<uint32_t>(tmnic::hwif::QpState::ERR);
 
@@ -502,9 +503,9 @@ class CompBench {
     top_->cqe_ready_i = k ? chance(rng_, k->cqe_ready) : chance(rng_, 0.7);
     top_->msg_ready_i = k ? chance(rng_, k->msg_ready) : chance(rng_, 0.7);
     top_->now_i = now;
-    for (unsigned kk = 0; kk < 2; ++kk)
-      for (unsigned j = 0; j < kCfgWords; ++j)
-        set_bits(top_->qp_rd_i.data(), kCfgBits * kk + 32 * j, std::min(32u, kCfgBits - 32 * j), q_[rd_qp_[kk]].cfg[j]);
+    uint32_t rd[2] = {};
+    for (unsigned kk = 0; kk < 2; ++kk) pack_view(kCmpView, q_[rd_qp_[kk]].cfg.data(), rd, kCmpBits * kk);
+    top_->qp_rd_i = get_bits(rd, 0, 2 * kCmpBits);
     top_->nx_rdata_i = nx_data_;
     top_->eval();
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <type_traits>
 #include <vector>
 
 #include "Vtmnic_ctx.h"
@@ -16,6 +17,7 @@
 #include "lib/coverage.hpp"
 #include "lib/seed.hpp"
 #include "lib/speed.hpp"
+#include "qp_cfg.hpp"
 #include "tmnic/hwif.h"
 
 using namespace tmnic::tb;
@@ -24,9 +26,40 @@ namespace hw = tmnic::hwif;
 namespace {
 
 constexpr unsigned kNumQp = 64, kNumCq = 64, kNumSrq = 16, kNumMr = 64;
-constexpr unsigned kQpBits = 327, kMrBits = 244, kCqBits = 69, kSrqBits = 202;
+constexpr unsigned kQpBits = kQpCfgBits, kMrBits = 244, kCqBits = 69, kSrqBits = 202;
 constexpr unsigned kTmEntries = 1024;
-constexpr unsigned kNqpRd = 7, kNmrRd = 2;
+constexpr unsigned kNmrRd = 2;
+
+// The QP read ports, each with its engine's view of qp_cfg_t (qp_cfg.hpp): requester, completer 0
+// and 1, responder, ACK generator (qp_path_t), receive completions (the peer's QP number).
+constexpr unsigned kNqpRd = 6;
+struct QpPort {
+  const char* name;
+  const CfgField* view;  // (one of qp_cfg.hpp's views)
+  unsigned nfields, bits, base;  // width of the view; its LSB in the output word
+  bool state;                    // the view's top field is the QP state
+};
+template <std::size_t N>
+constexpr QpPort port(const char* n, const CfgField (&v)[N], unsigned base) {
+  return QpPort{n, v, N, view_bits(v), base * view_bits(v), v[0] == kCfState};
+}
+const QpPort kQpPort[kNqpRd] = {port("req_cfg_o", kReqView, 0), port("cmp_cfg_o[0]", kCmpView, 0),
+                                port("cmp_cfg_o[1]", kCmpView, 1), port("rsp_cfg_o", kRspView, 0),
+                                port("ack_path_o", kPathView, 0), port("cqe_src_qp_o", kSrcQpView, 0)};
+
+// A Verilated port (integer or VlWide) as 32-bit words.
+template <typename T>
+std::array<uint32_t, 16> words_of(const T& v) {
+  std::array<uint32_t, 16> w{};
+  if constexpr (std::is_integral_v<T>) {
+    w[0] = static_cast<uint32_t>(v);
+    w[1] = static_cast<uint32_t>(static_cast<uint64_t>(v) >> 32);
+  } else {
+    static_assert(sizeof(v) / 4 <= 16, "port wider than 512 bits");
+    for (std::size_t i = 0; i < sizeof(v) / 4; ++i) w[i] = v[i];
+  }
+  return w;
+}
 
 // Packs fields given most significant first (SystemVerilog packed struct order) at bit `base`.
 struct Packer {
@@ -110,7 +143,7 @@ class CtxBench {
     uint64_t n = 0;
     for (; top_->cmd_busy_o && n < 4 * kNumQp; ++n) {
       for (unsigned k = 0; k < kNqpRd; ++k)
-        if (qp_state_of(k) != 0) ADD_FAILURE() << "QP port " << k << " not RESET during the reset sweep";
+        if (kQpPort[k].state && qp_state_of(k) != 0) ADD_FAILURE() << "QP port " << k << " not RESET during the reset sweep";
       tick();
       top_->eval();
     }
@@ -223,13 +256,15 @@ class CtxBench {
     top_->err_sq_qp_i = esq_qp;
     top_->err_rq_i = erq;
     top_->err_rq_qp_i = erq_qp;
-    uint64_t qidx = 0;
     unsigned qsel[kNqpRd], msel[kNmrRd];
     for (unsigned k = 0; k < kNqpRd; ++k) {
       qsel[k] = chance(rng_, 0.3) ? cmd_qp : static_cast<unsigned>(urand(rng_, 0, kNumQp - 1));
-      qidx |= static_cast<uint64_t>(qsel[k]) << (6 * k);
     }
-    top_->qp_rd_idx_i = qidx;
+    top_->req_qp_i = qsel[0];
+    top_->cmp_qp_i = qsel[1] | qsel[2] << 6;
+    top_->rsp_qp_i = qsel[3];
+    top_->ack_qp_i = qsel[4];
+    top_->cqe_qp_i = qsel[5];
     uint32_t midx = 0;
     for (unsigned k = 0; k < kNmrRd; ++k) {
       msel[k] = chance(rng_, 0.3) ? (idx & (kNumMr - 1)) : static_cast<unsigned>(urand(rng_, 0, kNumMr - 1));
@@ -431,25 +466,42 @@ class CtxBench {
     if (ev_.rb_valid) cov_.hit("readback_checked");
   }
 
-  unsigned qp_state_of(unsigned k) { return get_bits(top_->qp_rd_o.data(), k * kQpBits + kQpBits - 3, 3); }
+  // The word of QP port k.
+  std::array<uint32_t, 16> qp_port_words(unsigned k) {
+    switch (k) {
+      case 0: return words_of(top_->req_cfg_o);
+      case 1: case 2: return words_of(top_->cmp_cfg_o);
+      case 3: return words_of(top_->rsp_cfg_o);
+      case 4: return words_of(top_->ack_path_o);
+      default: return words_of(top_->cqe_src_qp_o);
+    }
+  }
+  unsigned qp_state_of(unsigned k) {
+    const auto w = qp_port_words(k);
+    return static_cast<unsigned>(get_bits(w.data(), kQpPort[k].base + kQpPort[k].bits - 3, 3));
+  }
 
   // RTL with table memories: validity and QP state read RESET/invalid from reset on, the rest is
   // defined once written.
   void compare_rdports(const unsigned* qsel, unsigned csel, unsigned ssel) {
-    uint32_t exp[(kQpBits + 31) / 32 + 1], got[(kQpBits + 31) / 32 + 1];
+    uint32_t exp[(kQpBits + 31) / 32 + 1], got[(kQpBits + 31) / 32 + 1], full[(kQpBits + 31) / 32 + 1];
     for (unsigned k = 0; k < kNqpRd && qp_rd_have_; ++k) {
+      const QpPort& p = kQpPort[k];
       QpCfg m = qp_rd_prev_[k];
       m.state = qp_[qsel_prev_[k]].state;
       std::fill(std::begin(exp), std::end(exp), 0);
       std::fill(std::begin(got), std::end(got), 0);
-      m.pack(exp, 0);
-      for (unsigned b = 0; b < kQpBits; b += 32) set_bits(got, b, std::min(32u, kQpBits - b), get_bits(top_->qp_rd_o.data(), k * kQpBits + b, std::min(32u, kQpBits - b)));
+      std::fill(std::begin(full), std::end(full), 0);
+      m.pack(full, 0);
+      pack_view(p.view, p.nfields, full, exp, 0);
+      const auto out = qp_port_words(k);
+      for (unsigned b = 0; b < p.bits; b += 32) set_bits(got, b, std::min(32u, p.bits - b), get_bits(out.data(), p.base + b, std::min(32u, p.bits - b)));
       if (!m.written) {  // only the state is defined
-        if (get_bits(got, kQpBits - 3, 3) != m.state) fail("qp_rd_o state of unwritten QP");
+        if (p.state && get_bits(got, p.bits - 3, 3) != m.state) fail(std::string(p.name) + " state of unwritten QP");
         continue;
       }
       cov_.hit("qp_read_port_checked");
-      if (!std::equal(std::begin(exp), std::end(exp), std::begin(got))) fail("qp_rd_o[" + std::to_string(k) + "] QP " + std::to_string(qsel_prev_[k]));
+      if (!std::equal(std::begin(exp), std::end(exp), std::begin(got))) fail(std::string(p.name) + " QP " + std::to_string(qsel_prev_[k]));
       if (qsel_prev_[k] == qsel[k]) cov_.hit("qp_read_port_same_index");
     }
     for (unsigned k = 0; k < kNmrRd && qp_rd_have_; ++k) {
