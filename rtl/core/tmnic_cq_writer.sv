@@ -17,7 +17,9 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [NSRC-1:0]     req_valid_i,
   output logic [NSRC-1:0]     req_ready_o,
 
-  output logic [CQ_W-1:0]      cq_idx_o,   // CQ table read port
+  // CQ table read port (registered, write-first: cq_rd_i is the entry cq_idx_o named one cycle
+  // earlier, so cq_idx_o is the next value of the current completion's CQ)
+  output logic [CQ_W-1:0]      cq_idx_o,
   input  cq_cfg_t              cq_rd_i,
   input  logic                 cq_reset_i,
   input  logic [15:0]          cq_reset_idx_i,
@@ -106,7 +108,7 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
 
   cq_cfg_t cfg;
-  assign cq_idx_o = cqn;
+  assign cq_idx_o = cur_d.cq[CQ_W-1:0];
   assign cfg = cq_rd_i;
   wire [15:0] size = 16'(1) << cfg.log_size;
   wire        full = (pi - ci) >= size;

@@ -5,7 +5,7 @@
 // Engines may force a QP into the error state (err_*_i); a command wins over an engine in the same cycle.
 // Tables are memories read through index ports: QP configuration, QP state and MR table in block
 // RAM with registered write-first reads (tmnic_ram_rdports: a reader gives the next value of its
-// index register), CQ and SRQ tables in distributed RAM read combinationally. Each QP read port has
+// index register), as are the CQ and SRQ tables. Each QP read port has
 // its own table holding only the fields its engine reads (tmnic_pkg's qp_*_cfg_t views), all written
 // by SET_QP: one wide copy per port would be seven times qp_cfg_t in block RAM, and its write bus
 // fanning out to all of them did not route.
@@ -48,8 +48,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [23:0]                   query_sq_psn_i,
   input  logic [23:0]                   query_rq_psn_i,
 
-  // Tables: read ports. QP and MR: a port's word is the entry that its index named one cycle
-  // earlier (registered block-RAM read, write-first); CQ and SRQ are combinational.
+  // Tables: read ports. A port's word is the entry that its index named one cycle earlier
+  // (registered block-RAM read, write-first).
   input  logic [QP_W-1:0]                req_qp_i,      // requester
   output qp_req_cfg_t                    req_cfg_o,
   input  logic [1:0][QP_W-1:0]           cmp_qp_i,      // completer (two ports)
@@ -96,13 +96,23 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [QP_W-1:0] cmd_qp = cmd_idx_i[QP_W-1:0];   // the command's QP
   assign query_qp_o = cmd_qp;
 
-  // CQ and SRQ tables (distributed RAM, combinational reads). Validity and QP state are flops with
-  // reset; the rest is plain memory.
-  cq_cfg_t  cq_q [NUM_CQ];
-  srq_cfg_t srq_q [NUM_SRQ];
+  // Validity of MRs, CQs and SRQs: flip-flops with reset, read with the ports' registered indices;
+  // the rest of those tables is plain memory (tmnic_ram_rdports, below).
   logic [NUM_MR-1:0]  mr_valid_q;
   logic [NUM_CQ-1:0]  cq_valid_q;
   logic [NUM_SRQ-1:0] srq_valid_q;
+  logic     cq_we, srq_we;
+  cq_cfg_t  cq_wdata, cq_rdata;
+  srq_cfg_t srq_wdata;
+  srq_cfg_t [1:0] srq_rdata;
+  logic [CQ_W-1:0] cq_ridx_q;
+  logic [1:0][SRQ_W-1:0] srq_ridx_q;
+  tmnic_ram_rdports #(.WIDTH($bits(cq_cfg_t)), .DEPTH(NUM_CQ), .NRD(1)) u_cq_tab (
+    .clk_i, .we_i(cq_we), .waddr_i(cmd_idx_i[CQ_W-1:0]), .wdata_i(cq_wdata),
+    .raddr_i(cq_rd_idx_i), .raddr_q_o(cq_ridx_q), .rdata_o(cq_rdata));
+  tmnic_ram_rdports #(.WIDTH($bits(srq_cfg_t)), .DEPTH(NUM_SRQ), .NRD(2)) u_srq_tab (
+    .clk_i, .we_i(srq_we), .waddr_i(cmd_idx_i[SRQ_W-1:0]), .wdata_i(srq_wdata),
+    .raddr_i({srq2_rd_idx_i, srq_rd_idx_i}), .raddr_q_o(srq_ridx_q), .rdata_o(srq_rdata));
 
   // QP configuration: a table per read port with that port's view less the state (the view's top
   // bits), tmnic_ram_rdports (write-first registered reads). MR table: one copy per read port of
@@ -231,12 +241,12 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       mr_rd_o[k] = mr_rdata[k];
       mr_rd_o[k].valid = mr_valid_q[mr_ridx_q[k]];
     end
-    cq_rd_o = cq_q[cq_rd_idx_i];
-    cq_rd_o.valid = cq_valid_q[cq_rd_idx_i];
-    srq_rd_o = srq_q[srq_rd_idx_i];
-    srq_rd_o.valid = srq_valid_q[srq_rd_idx_i];
-    srq2_rd_o = srq_q[srq2_rd_idx_i];
-    srq2_rd_o.valid = srq_valid_q[srq2_rd_idx_i];
+    cq_rd_o = cq_rdata;
+    cq_rd_o.valid = cq_valid_q[cq_ridx_q];
+    srq_rd_o = srq_rdata[0];
+    srq_rd_o.valid = srq_valid_q[srq_ridx_q[0]];
+    srq2_rd_o = srq_rdata[1];
+    srq2_rd_o.valid = srq_valid_q[srq_ridx_q[1]];
   end
 
   // The argument words of the last command, by name.
@@ -276,21 +286,17 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           va: {cmd_args_i[ARG_SET_MR_VA_HI], cmd_args_i[ARG_SET_MR_VA_LO]},
           len: {cmd_args_i[ARG_SET_MR_LEN_HI], cmd_args_i[ARG_SET_MR_LEN_LO]},
           iova: {cmd_args_i[ARG_SET_MR_IOVA_HI], cmd_args_i[ARG_SET_MR_IOVA_LO]}};
-  always_ff @(posedge clk_i) begin
-    if (cmd_valid_i && cmd_op_i == CMD_SET_CQ && set_cq_ok) begin
-        cq_q[cmd_idx_i[CQ_W-1:0]] <= '{valid: cmd_args_i[ARG_SET_CQ_VALID] != 0,
+  assign cq_we = cmd_valid_i && cmd_op_i == CMD_SET_CQ && set_cq_ok;
+  assign cq_wdata = '{valid: 1'b0,   // (validity lives in cq_valid_q)
           base: {cmd_args_i[ARG_SET_CQ_BASE_HI], cmd_args_i[ARG_SET_CQ_BASE_LO]}, log_size: cmd_args_i[ARG_SET_CQ_LOG_SIZE][3:0]};
-    end
-    if (cmd_valid_i && cmd_op_i == CMD_SET_SRQ && set_srq_ok) begin
-        srq_q[cmd_idx_i[SRQ_W-1:0]] <= '{valid: cmd_args_i[ARG_SET_SRQ_VALID] != 0,
+  assign srq_we = cmd_valid_i && cmd_op_i == CMD_SET_SRQ && set_srq_ok;
+  assign srq_wdata = '{valid: 1'b0,  // (validity lives in srq_valid_q)
           base: {cmd_args_i[ARG_SET_SRQ_BASE_HI], cmd_args_i[ARG_SET_SRQ_BASE_LO]},
           log_size: cmd_args_i[ARG_SET_SRQ_LOG_SIZE][3:0], pd: cmd_args_i[ARG_SET_SRQ_PD][15:0],
           tm: cmd_args_i[ARG_SET_SRQ_TM] != 0 && cmd_args_i[ARG_SET_SRQ_VALID] != 0,
           ops_base: {cmd_args_i[ARG_SET_SRQ_OPS_BASE_HI], cmd_args_i[ARG_SET_SRQ_OPS_BASE_LO]},
           ops_log: cmd_args_i[ARG_SET_SRQ_OPS_LOG_SIZE][3:0], cq: cmd_args_i[ARG_SET_SRQ_CQ][15:0],
           tag_base: cmd_args_i[ARG_SET_SRQ_TAG_BASE][15:0], tag_num: cmd_args_i[ARG_SET_SRQ_TAG_NUM][15:0]};
-    end
-  end
   assign qp_we = cmd_valid_i && cmd_op_i == CMD_SET_QP && set_qp_ok;
   assign qp_wdata = '{
           state: cmd_args_i[ARG_SET_QP_STATE][2:0], pd: cmd_args_i[ARG_SET_QP_PD][15:0],

@@ -169,7 +169,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     logic [31:0] sgo;
   } rq_qp_t;
   typedef enum logic [4:0] {
-    S_IDLE, S_LOAD, S_LOOKUP, S_FETCH, S_FETCH_WAIT, S_SGE, S_EXEC, S_STORE, S_SCATTER,
+    S_IDLE, S_LOAD, S_LOOKUP, S_SRQ, S_FETCH, S_FETCH_WAIT, S_SGE, S_EXEC, S_STORE, S_SCATTER,
     S_DONE, S_OUT, S_DRAIN, S_FLUSH_WAIT, S_FLUSH_CQE, S_TM, S_RNR
   } state_e;
 
@@ -285,6 +285,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // before it are released.
   logic         rb_beg, rb_full, rb_release, rb_idle;
   logic [127:0] rb_first;
+  // The SRQ table's read port is registered (write-first): scfg is the entry that srq_idx_o (sn)
+  // named one cycle earlier, so it is the QP's SRQ only when sn did not change (srq_fresh). sn comes
+  // from the QP's own registered read, so right after a new QP is loaded on another SRQ, scfg is a
+  // cycle late: a first packet then decides in S_SRQ, the flush in a second S_LOAD cycle.
+  logic [SRQ_W-1:0] sn_q;
+  always_ff @(posedge clk_i) sn_q <= sn;
+  wire srq_fresh = sn_q == sn;
   wire is_tm = has_srq && scfg.valid && scfg.tm;
   logic        src_avail;                   // tmnic_rq_src (below): SRQ sn has a WQE, the next one
   logic [15:0] src_ci;
@@ -431,7 +438,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       S_LOAD: begin
         cur_d = tab_rdata;
         state_d = S_IDLE;
-        if (cfg.state == QPS_ERR && tab_rdata.held) begin
+        if (has_srq && !srq_fresh) begin
+          state_d = S_LOAD;                   // (the words read hold: no read or write meanwhile)
+        end else if (cfg.state == QPS_ERR && tab_rdata.held) begin
           cur_d.held = 1'b0;
           tab_we = 1'b1;
           c_go = 1'b1;
@@ -509,7 +518,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end else if (is_first) begin
           t_kind_d = RXK_PLAIN;
           t_rndv_d = 1'b0;
-          if (is_tm) begin
+          if (has_srq && !srq_fresh) begin
+            state_d = S_SRQ;                  // its SRQ's entry arrives in the next cycle
+          end else if (is_tm) begin
             tc_start = 1'b1;
             state_d = S_TM;
           end
@@ -518,6 +529,14 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end else begin
           state_d = S_EXEC;
         end
+      end
+
+      // A first packet for an SRQ, decided with the SRQ's entry (S_LOOKUP's last branch).
+      S_SRQ: begin
+        if (is_tm) begin
+          tc_start = 1'b1;
+          state_d = S_TM;
+        end else state_d = srq_has_wqe ? S_FETCH : S_RNR;
       end
 
       // No receive WQE (or the TM-SRQ's counters are too far apart): RNR NAK, packet dropped.
@@ -742,6 +761,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_rx_engine: ACK/NAK request raised over one not yet taken");
   a_lookup: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_LOOKUP |-> $past(tab_re))
     else $error("tmnic_rx_engine: QP word used without a read");
+  // Everything that reads the SRQ's entry does so when it is current.
+  a_srq_fresh: assert property (@(posedge clk_i) disable iff (!chk_q)
+    (tc_start || (fetch_go && has_srq) || (c_go && c_msg.kind != RXK_PLAIN)) |-> srq_fresh)
+    else $error("tmnic_rx_engine: the SRQ's entry used before its read returned");
   a_sgechk_start: assert property (@(posedge clk_i) disable iff (!chk_q)
     !sge_start || chk_idle) else $error("tmnic_rx_engine: SGE check started while one runs");
 `endif

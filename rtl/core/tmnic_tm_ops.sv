@@ -26,7 +26,8 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic        srq_reset_i,
   input  logic [15:0] srq_reset_idx_i,
 
-  // SRQ configuration read port
+  // SRQ configuration read port (registered, write-first: srq_rd_i is the entry srq_idx_o named
+  // one cycle earlier, so srq_idx_o is the next value of the SRQ register)
   output logic [SRQ_W-1:0] srq_idx_o,
   input  srq_cfg_t         srq_rd_i,
 
@@ -130,7 +131,7 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     for (int i = NUM_SRQ - 1; i >= 0; i--) if (clr_q[i]) clr_idx = SRQ_W'(i);
   end
 
-  assign srq_idx_o = s_q;
+  assign srq_idx_o = s_d;
   /* verilator lint_off UNUSEDSIGNAL */  // the SRQ's receive-ring fields belong to the receive engine
   wire srq_cfg_t cfg = srq_rd_i;
   /* verilator lint_on UNUSEDSIGNAL */

@@ -175,10 +175,10 @@ class CqwBench {
     big_ring_[q].clear();
     m.reserved = 0;
   }
-  // CQ configuration as the context block presents it: the whole table (cq_i) or, in the RTL
-  // with table read ports, the entry selected by cq_idx_o (combinational read).
+  // CQ configuration as the context block's registered, write-first read port presents it: the
+  // entry that cq_idx_o named in the previous cycle, as the table is now.
   void drive_cfg() {
-    const unsigned q = top_->cq_idx_o;
+    const unsigned q = cq_idx_prev_;
     set_bits(top_->cq_rd_i.data(), 68, 1, cq_[q].valid);
     set_bits(top_->cq_rd_i.data(), 4, 64, cq_[q].base);
     set_bits(top_->cq_rd_i.data(), 0, 4, cq_[q].log);
@@ -377,6 +377,7 @@ class CqwBench {
       flight_active_ = false;
       rtl_busy_ = false;
     }
+    cq_idx_prev_ = top_->cq_idx_o;
     tick();
   }
 
@@ -489,6 +490,7 @@ class CqwBench {
   std::deque<uint64_t> exp_ovf_, exp_cqe_;
   std::deque<std::pair<uint64_t, uint16_t>> exp_irq_;
   uint64_t cycles_ = 0, generated_ = 0, written_ = 0, dropped_ = 0;
+  unsigned cq_idx_prev_ = 0;  // cq_idx_o before the last edge (the registered read port's address)
   unsigned errors_ = 0;
 };
 

@@ -271,15 +271,18 @@ class CtxBench {
       midx |= msel[k] << (6 * k);
     }
     top_->mr_rd_idx_i = midx;
-    const unsigned csel = static_cast<unsigned>(urand(rng_, 0, kNumCq - 1)), ssel = static_cast<unsigned>(urand(rng_, 0, kNumSrq - 1));
+    const unsigned csel = chance(rng_, 0.3) ? (idx & (kNumCq - 1)) : static_cast<unsigned>(urand(rng_, 0, kNumCq - 1));
+    unsigned ssel[2];
+    for (unsigned k = 0; k < 2; ++k)
+      ssel[k] = chance(rng_, 0.3) ? (idx & (kNumSrq - 1)) : static_cast<unsigned>(urand(rng_, 0, kNumSrq - 1));
     top_->cq_rd_idx_i = csel;
-    top_->srq_rd_idx_i = ssel;
-    top_->srq2_rd_idx_i = ssel;
+    top_->srq_rd_idx_i = ssel[0];
+    top_->srq2_rd_idx_i = ssel[1];
     top_->eval();
 
     // ---------------- compare outputs (state after the previous edge)
     if (top_->query_qp_o != cmd_qp) fail("query_qp_o != cmd_idx[QP_W-1:0]");
-    compare_rdports(qsel, csel, ssel);
+    compare_rdports(qsel);
     compare_events();
 
     // ---------------- model update for this cycle: engine errors, then the command
@@ -297,7 +300,7 @@ class CtxBench {
       ev_.rb[hw::cmd::query_qp::RQ_PSN] = rq_psn;
       query_pend_ = false;
     }
-    wrote_qp_ = wrote_mr_ = -1;
+    wrote_qp_ = wrote_mr_ = wrote_cq_ = wrote_srq_ = -1;
     if (cmd) execute(op, idx, a, esq && esq_qp == cmd_qp, erq && erq_qp == cmd_qp);
     // What the QP ports show after the coming edge: the table with this cycle's command (a port
     // reading the QP being written gets the new word, as from a flip-flop table).
@@ -309,6 +312,14 @@ class CtxBench {
     for (unsigned k = 0; k < kNmrRd; ++k) {
       if (wrote_mr_ == static_cast<int>(msel[k])) cov_.hit("mr_read_port_during_write");
       mr_rd_prev_[k] = mr_[msel[k]];
+    }
+    if (wrote_cq_ == static_cast<int>(csel)) cov_.hit("cq_read_port_during_write");
+    cq_rd_prev_ = cq_[csel];
+    csel_prev_ = csel;
+    for (unsigned k = 0; k < 2; ++k) {
+      if (wrote_srq_ == static_cast<int>(ssel[k])) cov_.hit("srq_read_port_during_write");
+      srq_rd_prev_[k] = srq_[ssel[k]];
+      ssel_prev_[k] = ssel[k];
     }
     qp_rd_have_ = true;
     tick();
@@ -344,6 +355,7 @@ class CtxBench {
         if (ok) {
           CqCfg& c = cq_[idx];
           c.written = true;
+          wrote_cq_ = static_cast<int>(idx);
           c.valid = a[set_cq::VALID] != 0;
           c.base = (uint64_t(a[set_cq::BASE_HI]) << 32) | a[set_cq::BASE_LO];
           c.log = a[set_cq::LOG_SIZE];
@@ -366,6 +378,7 @@ class CtxBench {
         if (ok) {
           SrqCfg& s = srq_[idx];
           s.written = true;
+          wrote_srq_ = static_cast<int>(idx);
           s.valid = a[set_srq::VALID] != 0;
           s.base = (uint64_t(a[set_srq::BASE_HI]) << 32) | a[set_srq::BASE_LO];
           s.log = a[set_srq::LOG_SIZE];
@@ -483,7 +496,7 @@ class CtxBench {
 
   // RTL with table memories: validity and QP state read RESET/invalid from reset on, the rest is
   // defined once written.
-  void compare_rdports(const unsigned* qsel, unsigned csel, unsigned ssel) {
+  void compare_rdports(const unsigned* qsel) {
     uint32_t exp[(kQpBits + 31) / 32 + 1], got[(kQpBits + 31) / 32 + 1], full[(kQpBits + 31) / 32 + 1];
     for (unsigned k = 0; k < kNqpRd && qp_rd_have_; ++k) {
       const QpPort& p = kQpPort[k];
@@ -518,23 +531,30 @@ class CtxBench {
           fail("mr_rd_o[" + std::to_string(k) + "] bits " + std::to_string(b));
       }
     }
-    {
-      const CqCfg& c = cq_[csel];
+    if (qp_rd_have_) {  // CQ and SRQ ports: registered like the QP and MR ports
+      const CqCfg& c = cq_rd_prev_;
       std::fill(std::begin(exp), std::end(exp), 0);
       c.pack(exp, 0);
-      if (top_->cq_rd_o[2] >> 4 != c.valid) fail("cq_rd_o valid of CQ " + std::to_string(csel));
-      if (c.written && (get_bits(top_->cq_rd_o.data(), 0, 64) != get_bits(exp, 0, 64) || get_bits(top_->cq_rd_o.data(), 64, 5) != get_bits(exp, 64, 5)))
-        fail("cq_rd_o of CQ " + std::to_string(csel));
-      const SrqCfg& s = srq_[ssel];
-      std::fill(std::begin(exp), std::end(exp), 0);
-      s.pack(exp, 0);
-      if (get_bits(top_->srq_rd_o.data(), kSrqBits - 1, 1) != s.valid) fail("srq_rd_o valid of SRQ " + std::to_string(ssel));
-      if (s.written)
+      if (top_->cq_rd_o[2] >> 4 != c.valid) fail("cq_rd_o valid of CQ " + std::to_string(csel_prev_));
+      if (c.written) {
+        cov_.hit("cq_read_port_checked");
+        if (get_bits(top_->cq_rd_o.data(), 0, 64) != get_bits(exp, 0, 64) || get_bits(top_->cq_rd_o.data(), 64, 4) != get_bits(exp, 64, 4))
+          fail("cq_rd_o of CQ " + std::to_string(csel_prev_));
+      }
+      for (unsigned k = 0; k < 2; ++k) {
+        const SrqCfg& s = srq_rd_prev_[k];
+        const auto got_w = k ? words_of(top_->srq2_rd_o) : words_of(top_->srq_rd_o);
+        const std::string port = std::string(k ? "srq2_rd_o" : "srq_rd_o") + " of SRQ " + std::to_string(ssel_prev_[k]);
+        std::fill(std::begin(exp), std::end(exp), 0);
+        s.pack(exp, 0);
+        if (get_bits(got_w.data(), kSrqBits - 1, 1) != s.valid) fail(port + " valid");
+        if (!s.written) continue;
+        cov_.hit("srq_read_port_checked");
         for (unsigned b = 0; b < kSrqBits - 1; b += 32) {
           const unsigned w = std::min(32u, kSrqBits - 1 - b);
-          if (get_bits(top_->srq_rd_o.data(), b, w) != get_bits(exp, b, w)) fail("srq_rd_o of SRQ " + std::to_string(ssel));
-          if (get_bits(top_->srq2_rd_o.data(), b, w) != get_bits(exp, b, w)) fail("srq2_rd_o of SRQ " + std::to_string(ssel));
+          if (get_bits(got_w.data(), b, w) != get_bits(exp, b, w)) fail(port);
         }
+      }
     }
   }
 
@@ -554,7 +574,10 @@ class CtxBench {
   unsigned qsel_prev_[kNqpRd] = {};
   Mr mr_rd_prev_[kNmrRd];         // the MR ports' words after the coming edge
   bool qp_rd_have_ = false;        // (both kinds of registered port)
-  int wrote_qp_ = -1, wrote_mr_ = -1;  // the entry this cycle's command wrote (coverage)
+  int wrote_qp_ = -1, wrote_mr_ = -1, wrote_cq_ = -1, wrote_srq_ = -1;  // the entry this cycle's command wrote (coverage)
+  CqCfg cq_rd_prev_;              // the CQ and SRQ ports' words after the coming edge
+  SrqCfg srq_rd_prev_[2];
+  unsigned csel_prev_ = 0, ssel_prev_[2] = {};
   Mr mr_[kNumMr];
   CqCfg cq_[kNumCq];
   SrqCfg srq_[kNumSrq];
@@ -572,7 +595,9 @@ TEST(Ctx, RandomCommandSequences) {
                 "set_qp_init_both", "set_qp_wins_over_engine_error", "failed_set_qp_engine_error_applies",
                 "query_qp_ok", "query_qp_in_err", "query_qp_bad_index", "unknown_opcode", "nop_clears_error",
                 "err_sq_and_rq_same_qp", "readback_checked", "qp_read_port_checked", "qp_read_port_same_index",
-                "qp_read_port_during_write", "mr_read_port_checked", "mr_read_port_during_write"});
+                "qp_read_port_during_write", "mr_read_port_checked", "mr_read_port_during_write",
+                "cq_read_port_checked", "cq_read_port_during_write", "srq_read_port_checked",
+                "srq_read_port_during_write"});
   uint64_t cyc = 0;
   double secs = 0;
   for (uint64_t seed : seeds({1, 2, 3})) {
