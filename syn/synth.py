@@ -248,6 +248,8 @@ BLOCKS = {
     "tmnic_tm_classify": dict(
         params=dict(TM_ENTRIES=1024, NUM_SRQ=16, LEN_W=13),
         ff_min=[("tag_o, ctx_o, handle_o", 64 + 32 + 10), ("kind_o, rndv_o, rnr_o, lk_commit_miss_o", 5)]),
+    # The responder's packet checks (combinational: no state).
+    "tmnic_rx_check": dict(params=dict(NUM_QP=64), ff_min=[]),
     # The responder's completion builder (formats by kind, registered output).
     "tmnic_rx_cqe": dict(
         params=dict(NUM_QP=64),

@@ -272,14 +272,16 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [SRQ_W-1:0] sn = cfg.srq[SRQ_W-1:0];
   assign srq_idx_o = sn;
   assign lk_srq_o = sn;
-  wire [7:0] op = h_q.opcode;
-  wire is_first = (op == OP_SEND_FIRST) || (op == OP_SEND_ONLY) || (op == OP_SEND_ONLY_IMM);
-  wire is_last = (op == OP_SEND_LAST) || (op == OP_SEND_LAST_IMM) || (op == OP_SEND_ONLY) ||
-                 (op == OP_SEND_ONLY_IMM);
-  wire is_send = (op <= OP_SEND_ONLY_IMM);
-  wire has_imm = (op == OP_SEND_LAST_IMM) || (op == OP_SEND_ONLY_IMM);
-  wire rq_ready = (cfg.state == QPS_RTR || cfg.state == QPS_RTS || cfg.state == QPS_SQD || cfg.state == QPS_SQE);
-  wire sq_ready = (cfg.state == QPS_RTS || cfg.state == QPS_SQD || cfg.state == QPS_SQE);
+  // The packet checks (QP, peer, state, PSN, opcode sequence) as one verdict (tmnic_rx_check),
+  // valid in S_LOOKUP (the QP's word and configuration arrive then).
+  rx_verdict_e verdict;
+  logic        is_last, has_imm;
+  /* verilator lint_off PINCONNECTEMPTY */   // (the first-packet decode is in the verdict)
+  tmnic_rx_check #(.NUM_QP(NUM_QP)) u_check (
+    .opcode_i(h_q.opcode), .psn_i(h_q.psn), .dest_qp_i(h_q.dest_qp), .src_ip_i(h_q.src_ip),
+    .state_i(cfg.state), .peer_ip_i(cfg.dest_ip), .epsn_i(tab_rdata.epsn), .held_i(tab_rdata.held),
+    .verdict_o(verdict), .first_o(), .last_o(is_last), .imm_o(has_imm));
+  /* verilator lint_on PINCONNECTEMPTY */
 
   // RX buffer (tmnic_rx_buf, below): the current packet's payload is its head once the packets
   // before it are released.
@@ -386,10 +388,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [7:0] a_syn;
   logic [23:0] a_msn, a_psn;
   logic       fetch_go;                // take the next receive WQE (consumed now; completed at the last packet)
-  logic       ok;                      // S_LOOKUP: the packet is for a QP that exists, from its peer
   always_comb begin
     a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0; c_go = 1'b0; fetch_go = 1'b0;
-    ok = 1'b0;
     c_msg = cur_q.m; c_status = WC_SUCCESS; c_len = '0; c_imm = '0; c_flags = RXF_END;
     // defaults: hold
     state_d = state_q; after_d = after_q; init_pend_d = init_pend_q;
@@ -480,26 +480,23 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         skip_d = '0;                          // only a matched first packet skips its TMH
         pay_del_d = h_q.pay_len;
         room_d = tab_rdata.cap - 35'(tab_rdata.off);
-        ok = (h_q.dest_qp < 24'(NUM_QP)) && (h_q.dest_qp >= 24'(QPN_FIRST)) && (h_q.src_ip == cfg.dest_ip);
         state_d = S_DRAIN;
         after_d = S_DRAIN;
-        if (op == OP_ACK) begin
-          if (ok && sq_ready) begin
+        unique case (verdict)
+          RV_ACK: begin
             ack_valid_d = 1'b1;
             ack_qp_d = q_q;
             ack_aeth_d = h_q.aeth;
             ack_psn_d = h_q.psn;
             state_d = S_OUT;
-          end else drop_qp_d = 1'b1;
-        end else if (!ok || !is_send || !rq_ready) begin
-          drop_qp_d = 1'b1;               // unknown QP, wrong peer, not ready, or not supported yet
-        end else if (h_q.psn != tab_rdata.epsn) begin
-          if (!psn_ge(h_q.psn, tab_rdata.epsn)) begin
-            dup_d = 1'b1;                 // duplicate: re-ACK the last executed PSN, do not execute
+          end
+          RV_DUP: begin                     // re-ACK the last executed PSN, do not execute
+            dup_d = 1'b1;
             a_go = 1'b1; a_syn = AETH_SYN_ACK; a_msn = tab_rdata.msn; a_psn = tab_rdata.epsn - 24'd1;
             tx_ack_d = 1'b1;
             state_d = S_OUT;
-          end else begin
+          end
+          RV_GAP: begin                     // NAK once per gap
             psn_err_d = 1'b1;
             if (!tab_rdata.nak_sent) begin
               cur_d.nak_sent = 1'b1;
@@ -508,27 +505,28 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
               state_d = S_OUT;
             end
           end
-        end else if (is_first == tab_rdata.held) begin
-          // FIRST/ONLY inside a message, or MIDDLE/LAST outside one: invalid request
-          a_go = 1'b1; a_syn = AETH_SYN_NAK_INV_REQ; a_msn = tab_rdata.msn; a_psn = h_q.psn;
-          tx_nak_d = 1'b1;
-          err_d = 1'b1; err_qp_d = q_q;
-          set_own = 1'b1;
-          state_d = S_OUT;
-        end else if (is_first) begin
-          t_kind_d = RXK_PLAIN;
-          t_rndv_d = 1'b0;
-          if (has_srq && !srq_fresh) begin
-            state_d = S_SRQ;                  // its SRQ's entry arrives in the next cycle
-          end else if (is_tm) begin
-            tc_start = 1'b1;
-            state_d = S_TM;
+          RV_INV_REQ: begin
+            a_go = 1'b1; a_syn = AETH_SYN_NAK_INV_REQ; a_msn = tab_rdata.msn; a_psn = h_q.psn;
+            tx_nak_d = 1'b1;
+            err_d = 1'b1; err_qp_d = q_q;
+            set_own = 1'b1;
+            state_d = S_OUT;
           end
-          else if (has_srq ? !srq_has_wqe : (tab_rdata.ci == pi_rdata)) state_d = S_RNR;
-          else state_d = S_FETCH;
-        end else begin
-          state_d = S_EXEC;
-        end
+          RV_FIRST: begin
+            t_kind_d = RXK_PLAIN;
+            t_rndv_d = 1'b0;
+            if (has_srq && !srq_fresh) begin
+              state_d = S_SRQ;                // its SRQ's entry arrives in the next cycle
+            end else if (is_tm) begin
+              tc_start = 1'b1;
+              state_d = S_TM;
+            end
+            else if (has_srq ? !srq_has_wqe : (tab_rdata.ci == pi_rdata)) state_d = S_RNR;
+            else state_d = S_FETCH;
+          end
+          RV_NEXT: state_d = S_EXEC;
+          default: drop_qp_d = 1'b1;         // RV_DROP: unknown QP, wrong peer, not ready, not a SEND
+        endcase
       end
 
       // A first packet for an SRQ, decided with the SRQ's entry (S_LOOKUP's last branch).

@@ -151,6 +151,12 @@ package tmnic_pkg;
   // Responder: how a receive is placed. A plain receive WQE (RQ or non-TM SRQ); on a TM-SRQ, a
   // matched tag's buffer, an unexpected tagged message or an untagged one (in the next SRQ WQE).
   typedef enum logic [1:0] {RXK_PLAIN, RXK_MATCHED, RXK_UNEXP, RXK_NOTAG} rx_kind_e;
+
+  // What the responder does with a packet, from its header, its QP's configuration and PSN state
+  // (tmnic_rx_check): drop it; pass an ACK to the requester; re-ACK a duplicate; a PSN gap (NAK once);
+  // an invalid opcode sequence (NAK, QP to ERR); the first packet of a message (take a receive WQE);
+  // a further packet of the held message.
+  typedef enum logic [2:0] {RV_DROP, RV_ACK, RV_DUP, RV_GAP, RV_INV_REQ, RV_FIRST, RV_NEXT} rx_verdict_e;
   // A received message as its completion needs it (tmnic_rx_cqe; part of the responder's QP word).
   typedef struct packed {
     logic [63:0] wrid;        // receive WQE's wr_id (0 for a matched tag's buffer)

@@ -1,0 +1,54 @@
+// The responder's packet checks (IBA 9.7: the QP and the peer, the QP state, the PSN against the
+// expected PSN, the opcode sequence) as one decision, rx_verdict_e (tmnic_pkg), in the cycle the
+// QP's word arrives. In order:
+//   - the QP must exist (QPN_FIRST <= dest_qp < NUM_QP) and the packet come from its peer's IP,
+//     else RV_DROP (silently, as mlx5 drops packets for unknown QPs);
+//   - an ACK/NAK is for the requester: RV_ACK if the QP can send (RTS, SQD, SQE), else RV_DROP;
+//   - a request other than SEND (not implemented here), or a QP that cannot receive (not RTR, RTS,
+//     SQD, SQE): RV_DROP;
+//   - PSN: behind the expected PSN (modulo 2^24, the half-window rule) a duplicate, RV_DUP (re-ACKed,
+//     not executed: IBA 9.7.5.1.1); ahead of it, RV_GAP (a PSN sequence NAK, sent once per gap);
+//   - opcode sequence: FIRST/ONLY while a message is held, or MIDDLE/LAST while none is: RV_INV_REQ
+//     (NAK invalid request, the QP goes to ERR: IBA 9.7.5.1.2);
+//   - else RV_FIRST (FIRST/ONLY: a receive WQE is needed) or RV_NEXT.
+// Combinational: the engine acts on the verdict in the same cycle (its inputs are registers and
+// RAM outputs). Also decodes the SEND opcode's position and immediate for the engine.
+module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
+  parameter int unsigned NUM_QP = 64
+) (
+  input  logic [7:0]   opcode_i,
+  input  logic [23:0]  psn_i,
+  input  logic [23:0]  dest_qp_i,
+  input  logic [31:0]  src_ip_i,
+  input  logic [2:0]   state_i,      // the QP's state (qp_state_e)
+  input  logic [31:0]  peer_ip_i,    // its peer's IP
+  input  logic [23:0]  epsn_i,       // its expected PSN
+  input  logic         held_i,       // a message is in progress on it
+  output rx_verdict_e  verdict_o,
+  output logic         first_o,      // SEND FIRST/ONLY
+  output logic         last_o,       // SEND LAST/ONLY
+  output logic         imm_o         // with an immediate
+);
+  if (NUM_QP < 4 || NUM_QP > (1 << 24) || (NUM_QP & (NUM_QP - 1)) != 0) begin : g_chk
+    $fatal(1, "tmnic_rx_check: NUM_QP must be a power of two in [4, 2^24]");
+  end
+
+  wire op_ack = opcode_i == OP_ACK;
+  wire is_send = opcode_i <= OP_SEND_ONLY_IMM;
+  assign first_o = (opcode_i == OP_SEND_FIRST) || (opcode_i == OP_SEND_ONLY) || (opcode_i == OP_SEND_ONLY_IMM);
+  assign last_o = (opcode_i == OP_SEND_LAST) || (opcode_i == OP_SEND_LAST_IMM) || (opcode_i == OP_SEND_ONLY) ||
+                  (opcode_i == OP_SEND_ONLY_IMM);
+  assign imm_o = (opcode_i == OP_SEND_LAST_IMM) || (opcode_i == OP_SEND_ONLY_IMM);
+  wire rq_ready = state_i inside {QPS_RTR, QPS_RTS, QPS_SQD, QPS_SQE};
+  wire sq_ready = state_i inside {QPS_RTS, QPS_SQD, QPS_SQE};
+  wire qp_ok = dest_qp_i < 24'(NUM_QP) && dest_qp_i >= 24'(QPN_FIRST) && src_ip_i == peer_ip_i;
+
+  always_comb begin
+    if (!qp_ok) verdict_o = RV_DROP;
+    else if (op_ack) verdict_o = sq_ready ? RV_ACK : RV_DROP;
+    else if (!is_send || !rq_ready) verdict_o = RV_DROP;
+    else if (psn_i != epsn_i) verdict_o = psn_ge(psn_i, epsn_i) ? RV_GAP : RV_DUP;
+    else if (first_o == held_i) verdict_o = RV_INV_REQ;
+    else verdict_o = first_o ? RV_FIRST : RV_NEXT;
+  end
+endmodule

@@ -1,0 +1,145 @@
+// tmnic_rx_check (the responder's packet checks) against a model written from the IBA rules
+// (9.7.5.1 responder checks, 9.7.5.1.1 duplicates, 9.7.5.1.2 opcode sequence) and mlx5's silent drop
+// of packets for unknown QPs or from another peer. The block is combinational: each input vector
+// is evaluated and every output compared.
+// Stimulus: every opcode of the 8-bit space (RC SENDs and ACK most often), PSNs at, just ahead of and
+// just behind the expected PSN, at both ends of the 2^23 window and across the 2^24 wrap, destination
+// QPs at the limits (reserved 0 and 1, NUM_QP - 1, NUM_QP, far out of range), source IP equal to the
+// peer's or not, every QP state, message held or not.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "Vtmnic_rx_check.h"
+#include "lib/coverage.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
+#include "tmnic/hwif.h"
+#include "tmnic/wire.h"
+
+using namespace tmnic::tb;
+namespace hw = tmnic::hwif;
+namespace wire = tmnic::wire;
+
+namespace {
+
+constexpr uint32_t kNumQp = 64;
+constexpr uint32_t kPsnMod = 1u << 24;
+enum Verdict : unsigned { kDrop, kAck, kDup, kGap, kInvReq, kFirst, kNext };  // tmnic_pkg::rx_verdict_e
+const char* const kVerdictName[] = {"drop", "ack", "dup", "gap", "inv_req", "first", "next"};
+
+struct In {
+  uint8_t opcode;
+  uint32_t psn, dest_qp, src_ip, state, peer_ip, epsn;
+  bool held;
+};
+struct Out {
+  unsigned verdict;
+  bool first, last, imm;
+};
+
+Out model(const In& i) {
+  using S = hw::QpState;
+  const auto st = static_cast<S>(i.state);
+  Out o{};
+  o.first = i.opcode == wire::kSendFirst || i.opcode == wire::kSendOnly || i.opcode == wire::kSendOnlyImm;
+  o.last = i.opcode == wire::kSendLast || i.opcode == wire::kSendLastImm || i.opcode == wire::kSendOnly ||
+           i.opcode == wire::kSendOnlyImm;
+  o.imm = i.opcode == wire::kSendLastImm || i.opcode == wire::kSendOnlyImm;
+  const bool can_send = st == S::RTS || st == S::SQD || st == S::SQE;
+  const bool can_recv = can_send || st == S::RTR;
+  const bool is_send = i.opcode <= wire::kSendOnlyImm;
+  if (i.dest_qp < hw::QPN_FIRST || i.dest_qp >= kNumQp || i.src_ip != i.peer_ip) {
+    o.verdict = kDrop;
+  } else if (i.opcode == wire::kAck) {
+    o.verdict = can_send ? kAck : kDrop;
+  } else if (!is_send || !can_recv) {
+    o.verdict = kDrop;
+  } else if (i.psn != i.epsn) {
+    // Behind the expected PSN by 1 .. 2^23: a duplicate; otherwise ahead of it: a gap.
+    const uint32_t behind = (i.epsn - i.psn) & (kPsnMod - 1);
+    o.verdict = (behind >= 1 && behind <= (1u << 23)) ? kDup : kGap;
+  } else if (o.first == i.held) {
+    o.verdict = kInvReq;  // FIRST/ONLY inside a message, MIDDLE/LAST outside one
+  } else {
+    o.verdict = o.first ? kFirst : kNext;
+  }
+  return o;
+}
+
+TEST(RxCheck, RandomHeadersAgainstIbaModel) {
+  Coverage cov({"drop", "ack", "dup", "gap", "inv_req", "first", "next", "drop_reserved_qp", "drop_qp_range",
+                "drop_peer", "drop_state", "drop_opcode", "ack_not_sending", "dup_window_end", "gap_window_end",
+                "psn_wrap_dup", "psn_wrap_gap"});
+  auto ctx = std::make_unique<VerilatedContext>();
+  auto top = std::make_unique<Vtmnic_rx_check>(ctx.get());
+  uint64_t n = 0;
+  Stopwatch sw;
+  for (uint64_t seed : seeds({1, 2, 3})) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    for (int k = 0; k < 200000; ++k, ++n) {
+      In i{};
+      static const uint8_t kCommon[] = {wire::kSendFirst, wire::kSendMiddle, wire::kSendLast, wire::kSendLastImm,
+                                        wire::kSendOnly, wire::kSendOnlyImm, wire::kAck};
+      i.opcode = chance(rng, 0.85) ? kCommon[urand(rng, 0, 6)] : static_cast<uint8_t>(urand(rng, 0, 255));
+      i.epsn = chance(rng, 0.2) ? static_cast<uint32_t>(urand(rng, 0, 3)) | (chance(rng, 0.5) ? kPsnMod - 4 : 0)
+                                : static_cast<uint32_t>(urand(rng, 0, kPsnMod - 1));
+      const uint32_t d = chance(rng, 0.5) ? 0u
+                         : chance(rng, 0.3) ? static_cast<uint32_t>(urand(rng, 1, 3))
+                         : chance(rng, 0.3) ? (kPsnMod - static_cast<uint32_t>(urand(rng, 1, 3)))
+                         : chance(rng, 0.5) ? (1u << 23) + static_cast<uint32_t>(urand(rng, 0, 2)) - 1
+                                            : static_cast<uint32_t>(urand(rng, 0, kPsnMod - 1));
+      i.psn = (i.epsn + d) & (kPsnMod - 1);
+      const uint32_t qp_pick = static_cast<uint32_t>(urand(rng, 0, 9));
+      i.dest_qp = qp_pick == 0 ? static_cast<uint32_t>(urand(rng, 0, 1))
+                  : qp_pick == 1 ? kNumQp - 1
+                  : qp_pick == 2 ? kNumQp + static_cast<uint32_t>(urand(rng, 0, 1))
+                  : qp_pick == 3 ? static_cast<uint32_t>(urand(rng, kNumQp, kPsnMod - 1))
+                                 : static_cast<uint32_t>(urand(rng, hw::QPN_FIRST, kNumQp - 1));
+      i.peer_ip = static_cast<uint32_t>(rng());
+      i.src_ip = chance(rng, 0.9) ? i.peer_ip : i.peer_ip ^ (1u << urand(rng, 0, 31));
+      i.state = chance(rng, 0.6) ? static_cast<uint32_t>(urand(rng, 2, 5)) : static_cast<uint32_t>(urand(rng, 0, 7));
+      i.held = chance(rng, 0.5);
+      top->opcode_i = i.opcode;
+      top->psn_i = i.psn;
+      top->dest_qp_i = i.dest_qp;
+      top->src_ip_i = i.src_ip;
+      top->state_i = i.state;
+      top->peer_ip_i = i.peer_ip;
+      top->epsn_i = i.epsn;
+      top->held_i = i.held;
+      top->eval();
+      const Out m = model(i);
+      const unsigned got = top->verdict_o;
+      if (got != m.verdict || top->first_o != m.first || top->last_o != m.last || top->imm_o != m.imm) {
+        ADD_FAILURE() << "opcode " << unsigned(i.opcode) << " psn " << i.psn << " epsn " << i.epsn << " qp " << i.dest_qp
+                      << " state " << i.state << " peer " << (i.src_ip == i.peer_ip) << " held " << i.held << ": verdict "
+                      << got << " (model " << kVerdictName[m.verdict] << "), first/last/imm " << unsigned(top->first_o)
+                      << unsigned(top->last_o) << unsigned(top->imm_o) << " (model " << m.first << m.last << m.imm << ")";
+        return;
+      }
+      cov.hit(kVerdictName[m.verdict]);
+      const bool qp_ok = i.dest_qp >= hw::QPN_FIRST && i.dest_qp < kNumQp;
+      if (m.verdict == kDrop) {
+        if (i.dest_qp < hw::QPN_FIRST) cov.hit("drop_reserved_qp");
+        else if (!qp_ok) cov.hit("drop_qp_range");
+        else if (i.src_ip != i.peer_ip) cov.hit("drop_peer");
+        else if (i.opcode == wire::kAck) cov.hit("ack_not_sending");
+        else if (i.opcode > wire::kSendOnlyImm) cov.hit("drop_opcode");
+        else cov.hit("drop_state");
+      }
+      const uint32_t behind = (i.epsn - i.psn) & (kPsnMod - 1);
+      if (m.verdict == kDup && behind == (1u << 23)) cov.hit("dup_window_end");
+      if (m.verdict == kGap && behind == (1u << 23) - 1 + 2) cov.hit("gap_window_end");  // 2^23 + 1 behind = 2^23 - 1 ahead
+      if (m.verdict == kDup && i.psn > i.epsn) cov.hit("psn_wrap_dup");
+      if (m.verdict == kGap && i.psn < i.epsn) cov.hit("psn_wrap_gap");
+    }
+  }
+  top->final();
+  report_speed("rx_check", "random", n, sw.seconds());
+  cov.report("rx_check");
+}
+
+}  // namespace
