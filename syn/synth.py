@@ -248,6 +248,11 @@ BLOCKS = {
     "tmnic_tm_classify": dict(
         params=dict(TM_ENTRIES=1024, NUM_SRQ=16, LEN_W=13),
         ff_min=[("tag_o, ctx_o, handle_o", 64 + 32 + 10), ("kind_o, rndv_o, rnr_o, lk_commit_miss_o", 5)]),
+    # The TM-SRQs' list-operation engine (op rings, fetched in batches of 8).
+    "tmnic_tm_ops": dict(
+        params=dict(DATA_W=512, NUM_SRQ=16, TM_ENTRIES=1024, BATCH=8),
+        ff_min=[("pi_q, ci_q 16 x 2 x 16", 16 * 2 * 16), ("eo_tag_o, eo_mask_o, tb_wdata_o", 64 + 64 + 128),
+                ("eo_handle_o, eo_sw_cnt_o", 10 + 16)]),
     # The responder's packet checks (combinational: no state).
     "tmnic_rx_check": dict(params=dict(NUM_QP=64), ff_min=[]),
     # The responder's completion builder (formats by kind, registered output).

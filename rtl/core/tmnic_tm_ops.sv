@@ -138,7 +138,9 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // The op WQEs come through tmnic_wqe_fetch: up to BATCH posted ops in one read, never past the
   // ring's end; it holds them (wf_n of them) until the next fetch, op i_q is op_q.
-  wire            wf_req = state_q == S_CFG && cfg.valid && cfg.tm && pi_q[s_q] != ci_q[s_q];
+  // (Not in the cycle the SRQ is reconfigured: its indices are being reset and its ring replaced.)
+  wire            rst_s = srq_reset_i && srq_reset_idx_i == 16'(s_q);
+  wire            wf_req = state_q == S_CFG && cfg.valid && cfg.tm && pi_q[s_q] != ci_q[s_q] && !rst_s;
   logic           wf_ready, wf_last;
   logic [B_W:0]   wf_n;
   logic [511:0]   op_q;
@@ -165,19 +167,33 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire f_has_cnt = f_flags[TM_OP_FLAG_SW_CNT_BIT];
   wire f_known = (f_op == TM_OP_ADD) || (f_op == TM_OP_DEL) || (f_op == TM_OP_SYNC);
   wire f_needs_handle = (f_op == TM_OP_ADD) || (f_op == TM_OP_DEL);
-  wire f_handle_ok = f_handle < {16'd0, cfg.tag_num};
-  wire [31:0] f_global = {16'd0, cfg.tag_base} + f_handle;
-
-  always_comb begin
-    cqe_o = '0;
-    cqe_o.cq = cfg.cq;
-    cqe_o.wr_id = f_wr_id;
-    cqe_o.wqe_idx = ci_q[s_q];
-    cqe_o.opcode = (f_op == TM_OP_ADD) ? WC_OP_TM_ADD : (f_op == TM_OP_DEL) ? WC_OP_TM_DEL : WC_OP_TM_SYNC;
-    cqe_o.status = ok_q ? WC_SUCCESS : WC_TM_ERR;
-    cqe_o.tm_handle = f_handle[15:0];
-    cqe_o.tm_hw_cnt = hw_cnt_q;
+  // The SRQ's fields its ops need, captured when it is picked (S_CFG): a reconfiguration while a
+  // batch runs must not change the op in flight (checked against the range it was posted for, its
+  // completion to the CQ it was posted for).
+  logic [15:0] b_cq_q, b_tag_base_q, b_tag_num_q;
+  always_ff @(posedge clk_i) begin
+    if (state_q == S_CFG) begin
+      b_cq_q <= cfg.cq;
+      b_tag_base_q <= cfg.tag_base;
+      b_tag_num_q <= cfg.tag_num;
+    end
   end
+  wire f_handle_ok = f_handle < {16'd0, b_tag_num_q};
+  wire [31:0] f_global = {16'd0, b_tag_base_q} + f_handle;
+
+  // The completion, registered when raised (it holds while stalled, whatever happens to the SRQ).
+  cqe_req_t cqe_n;
+  always_comb begin
+    cqe_n = '0;
+    cqe_n.cq = b_cq_q;
+    cqe_n.wr_id = f_wr_id;
+    cqe_n.wqe_idx = ci_q[s_q];
+    cqe_n.opcode = (f_op == TM_OP_ADD) ? WC_OP_TM_ADD : (f_op == TM_OP_DEL) ? WC_OP_TM_DEL : WC_OP_TM_SYNC;
+    cqe_n.status = ok_d ? WC_SUCCESS : WC_TM_ERR;
+    cqe_n.tm_handle = f_handle[15:0];
+    cqe_n.tm_hw_cnt = hw_cnt_d;
+  end
+  always_ff @(posedge clk_i) if (cqe_valid_d && !cqe_valid_o) cqe_o <= cqe_n;
 
   // ---------------------------------------------------------------- next state
   always_comb begin
@@ -213,7 +229,9 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
       // Rings of SRQs that are not (valid) TM-SRQs are skipped whole.
       S_CFG: begin
-        if (!cfg.valid || !cfg.tm) begin
+        if (rst_s) begin
+          state_d = S_IDLE;                   // reconfigured as it was picked: its CLEAR comes first
+        end else if (!cfg.valid || !cfg.tm) begin
           ci_d[s_q] = pi_q[s_q];
           state_d = S_IDLE;
         end else if (!wf_req) begin
@@ -226,7 +244,9 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       S_FETCH: if (wf_last) state_d = S_EXEC;
       // Malformed operations (unknown opcode, handle outside the SRQ's range) fail without effect.
       S_EXEC: begin
-        if (!f_known || (f_needs_handle && !f_handle_ok)) begin
+        if (abort_q) begin
+          state_d = S_IDLE;                   // the SRQ was reconfigured: the rest of the batch is void
+        end else if (!f_known || (f_needs_handle && !f_handle_ok)) begin
           ok_d = 1'b0;
           hw_cnt_d = '0;
           state_d = S_CQE;
