@@ -190,6 +190,14 @@ BLOCKS = {
     "tmnic_tx_gather": dict(
         params=dict(DATA_W=512, NSLOT=8),
         ff_min=[("header RAM 8 x roce_hdr_t", 8 * HDR), ("txb_data_o", 512), ("pkt_hdr_o", HDR)]),
+    # The responder's receive WQE: SRQ indices and the fetched WQE's used fields (tmnic_rq_src), the
+    # tag buffer, the classification's result, the SGE check's output.
+    "tmnic_rx_wqe": dict(
+        params=dict(DATA_W=512, NUM_MR=64, NUM_SRQ=16, TM_ENTRIES=1024),
+        ff_min=[("SRQ producer and consumer indices 16 x 32", 16 * 32),
+                ("the WQE's wr_id, SGE count and six SGEs", 64 + 8 + 6 * 128), ("the tag buffer", 128),
+                ("rd_addr_o", 64), ("tag_o, ctx_o, handle", 64 + 32 + 10),
+                ("sg_iova_o, sg_len_o, sg_idx_o, cap_o", 64 + 32 + 3 + 35)]),
     # Per-QP responder state, the held messages' SGEs and the ACK generator in tmnic_ram_sdp tables.
     "tmnic_rx_engine": dict(
         params=dict(DATA_W=512, NUM_QP=64, NUM_MR=64, NUM_SRQ=16),

@@ -16,6 +16,7 @@ rtl/core/tmnic_scatter.sv
 rtl/core/tmnic_rx_check.sv
 rtl/core/tmnic_rx_cqe.sv
 rtl/core/tmnic_tm_classify.sv
+rtl/core/tmnic_rx_wqe.sv
 rtl/core/tmnic_rx_engine.sv
 rtl/core/tmnic_tx_sched.sv
 rtl/core/tmnic_cq_writer.sv

@@ -1,25 +1,20 @@
 // Receive engine: the responder of every QP, and the first stop of ACKs for the requester.
-// For each parsed packet it checks the QP (exists, ready, from the right peer), then
+// For each parsed packet it checks the QP, peer, state, PSN and opcode sequence (tmnic_rx_check), then
 //   - ACK/NAK: passes {qp, AETH, PSN} to the send engine;
-//   - SEND request: checks the PSN against the expected PSN (duplicates are re-ACKed and not
-//     executed; a gap is NAKed once), checks the opcode sequence, takes a receive WQE from the
-//     SRQ or the QP's receive queue at the first packet (none: RNR NAK, packet dropped), checks the
-//     WQE's SGEs against the MR table (LOCAL_WRITE) before any DMA, scatters the payload from the
-//     RX buffer (tmnic_rx_buf, which stores the next packet meanwhile) by DMA writes (tmnic_scatter), then
-//     completes the WQE on the last packet and ACKs when asked. Errors: LOC_LEN_ERR (buffer too small) with NAK invalid request, LOC_PROT_ERR
-//     (bad SGE) with NAK remote operational error; both move the QP to ERR.
-// It also flushes the receive queue (and a WQE held mid-message) of QPs in ERR.
-// On a TM-SRQ the first packet's TMH decides (docs/tag-matching.md; tmnic_tm_classify): EAGER/RNDV
-// are looked up in the matching engine; a hit lands in the tagged buffer (EAGER without its TMH; RNDV whole, completed as
-// TM_RNDV_INCOMPLETE because rendezvous is not offloaded), a miss is an unexpected message for the
-// next SRQ buffer; NO_TAG, FIN, reserved opcodes and tagged messages shorter than a TMH go whole to
-// an SRQ buffer as TM_NO_TAG. Every TM completion goes to the SRQ's CQ.
+//   - SEND request: duplicates are re-ACKed and not executed, a gap is NAKed once; a first packet
+//     takes a receive WQE whose SGEs pass the MR check before any DMA (tmnic_rx_wqe: the QP's receive
+//     queue, its SRQ, or on a TM-SRQ a matched tag's buffer; none: RNR NAK, packet dropped); the
+//     payload is scattered from the RX buffer (tmnic_rx_buf, which stores the next packet meanwhile)
+//     by DMA writes (tmnic_scatter); the last packet completes the WQE (tmnic_rx_cqe), ACKs go out
+//     when asked (tmnic_ack_gen). Errors: LOC_LEN_ERR (buffer too small) with NAK invalid request,
+//     LOC_PROT_ERR (bad SGE) with NAK remote operational error; both move the QP to ERR.
+// It also flushes the receive queue (and a WQE held mid-message) of QPs in ERR, one WQE per visit;
+// QPs to flush are found by tmnic_qp_sched (marked by doorbells, SET_QP, either engine's error and
+// the flush itself).
 // State in block RAM (tmnic_ram_sdp, registered reads, this FSM the only writer, written through):
 // a per-QP word (PSN, MSN, RQ consumer index, the held message with its scatter cursor), the RQ
 // producer indices (doorbells) and a PSN copy for QUERY_QP; the checked SGEs of the held messages
-// (NUM_QP x 8) are tmnic_scatter's; the SRQ indices are tmnic_rq_src's. QPs to flush are found by
-// tmnic_qp_sched (marked by doorbells, SET_QP, either engine's error and the flush itself); ACKs and
-// NAKs go out through tmnic_ack_gen.
+// (NUM_QP x 8) are tmnic_scatter's; the SRQ indices are tmnic_rq_src's (inside tmnic_rx_wqe).
 module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned NUM_QP = 64,
@@ -30,8 +25,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   localparam int unsigned H_W = $clog2(TM_ENTRIES),
   localparam int unsigned QP_W = $clog2(NUM_QP),
   localparam int unsigned MR_W = $clog2(NUM_MR),
-  localparam int unsigned SRQ_W = $clog2(NUM_SRQ),
-  localparam int unsigned NSGE = WQE_MAX_SGE
+  localparam int unsigned SRQ_W = $clog2(NUM_SRQ)
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -169,8 +163,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     logic [31:0] sgo;
   } rq_qp_t;
   typedef enum logic [4:0] {
-    S_IDLE, S_LOAD, S_LOOKUP, S_SRQ, S_FETCH, S_FETCH_WAIT, S_SGE, S_EXEC, S_STORE, S_SCATTER,
-    S_DONE, S_OUT, S_DRAIN, S_FLUSH_WAIT, S_FLUSH_CQE, S_TM, S_RNR
+    S_IDLE, S_LOAD, S_LOOKUP, S_WQE, S_EXEC, S_STORE, S_SCATTER, S_DONE, S_OUT, S_DRAIN,
+    S_FLUSH_WAIT, S_FLUSH_CQE, S_RNR
   } state_e;
 
   // ---------------------------------------------------------------- registers
@@ -187,16 +181,12 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   roce_hdr_t       h_q;                      // header of the packet being handled (checked by the parser)
   /* verilator lint_on UNUSEDSIGNAL */
   logic            h_ld;
-  logic            wqe_tb_ld;                // the WQE is the tagged buffer as a one-SGE WQE
-  logic            fl_srq_q, fl_srq_d;       // the WQE being fetched is from the SRQ
   logic [4:0]      skip_q, skip_d;           // leading payload bytes not delivered (a matched EAGER's TMH)
   // S_EXEC's capacity check from registers: payload bytes delivered from this packet (pay_len less
   // the skipped TMH) and the held WQE's room (cap - off), each set in the state that loads its
   // inputs (one expression after the case, from cur_d, cost the placed block 15 MHz: 84.0 vs 99.2).
   logic [12:0]     pay_del_q, pay_del_d;
   logic [34:0]     room_q, room_d;
-  rx_kind_e        t_kind_q, t_kind_d;       // classification of a first packet (tmnic_tm_classify on a TM-SRQ)
-  logic            t_rndv_q, t_rndv_d;
   logic [31:0]     ack_aeth_d;
   logic [23:0]     ack_psn_d;
   logic [QP_W-1:0] ev_qp_q, ev_qp_d;         // event to the ACK generator
@@ -229,13 +219,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .db_i(db_rq_ok), .db_idx_i(db_idx_i[QP_W-1:0]), .db_pi_i,
     .init_i(state_q == S_IDLE && init_pend_q), .init_idx_i(init_qp_q),
     .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(pi_rdata), .hold_o(db_hold));
-
-  // tmnic_sge_chk (below)
-  logic             sge_start, chk_idle, chk_out_valid, chk_done, chk_ok;
-  logic [2:0]       chk_out_idx;
-  logic [63:0]      chk_out_iova;
-  logic [31:0]      chk_out_len;
-  logic [34:0]      chk_total;
 
   // ---------------------------------------------------------------- flush scheduler
   // Set ports: 0 this FSM (own error, flush step), 1 RQ doorbells, 2-3 kicks (SET_QP, the send
@@ -294,54 +277,35 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [SRQ_W-1:0] sn_q;
   always_ff @(posedge clk_i) sn_q <= sn;
   wire srq_fresh = sn_q == sn;
-  wire is_tm = has_srq && scfg.valid && scfg.tm;
-  logic        src_avail;                   // tmnic_rq_src (below): SRQ sn has a WQE, the next one
-  logic [15:0] src_ci;
-  wire srq_has_wqe = scfg.valid && src_avail;
-
-  // A first packet on a TM-SRQ: its TMH, the tag lookup and the matched buffer's entry.
-  logic           tc_start, tc_done, tc_rnr, tc_rndv;
-  rx_kind_e       tc_kind;
-  logic [63:0]    tc_tag;
-  logic [31:0]    tc_ctx;
-  logic [H_W-1:0] tc_handle;
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic           tc_idle;                    // (assertion)
-  /* verilator lint_on UNUSEDSIGNAL */
-  tmnic_tm_classify #(.TM_ENTRIES(TM_ENTRIES), .NUM_SRQ(NUM_SRQ), .LEN_W(13)) u_classify (
-    .clk_i, .rst_ni, .start_i(tc_start), .idle_o(tc_idle), .srq_i(sn), .pay_len_i(h_q.pay_len),
-    .has_wqe_i(srq_has_wqe), .head_beg_i(rb_beg), .head_first_i(rb_first),
-    .lk_valid_o, .lk_ready_i, .lk_tag_o, .lk_commit_miss_o, .lk_rsp_valid_i, .lk_rsp_hit_i, .lk_rsp_handle_i,
-    .lk_rsp_unexp_i, .add_pend_i, .add_pend_handle_i, .tb_re_o, .tb_raddr_o,
-    .done_o(tc_done), .rnr_o(tc_rnr), .kind_o(tc_kind), .rndv_o(tc_rndv), .tag_o(tc_tag), .ctx_o(tc_ctx),
-    .handle_o(tc_handle), .tm_exp_o, .tm_unexp_o, .tm_notag_o, .tm_srq_o);
-
-  // Receive WQEs (tmnic_rq_src): the QP's receive queue (also its flush), the SRQ's next WQE
-  // (the SRQ indices are the source's), or a matched tag's buffer standing in as a one-SGE WQE.
-  // One fetch at a time; the WQE is held until the next fetch.
-  logic           f_req, f_srq, f_last;
-  logic [63:0]    f_base;
-  logic [4:0]     f_log;
-  logic [15:0]    f_idx;
-  logic [63:0]    w_wrid;
-  logic [7:0]     w_nsge;
-  sge_t [NSGE-1:0] w_sges;                    // (the check reads only the first w_nsge entries)
-  tmnic_rq_src #(.DATA_W(DATA_W), .NUM_SRQ(NUM_SRQ)) u_src (
+  // The receive WQE of a first packet (tmnic_rx_wqe): RNR, or a WQE taken and its SGEs checked,
+  // from the QP's receive queue, its SRQ, or a matched tag's buffer (TM-SRQ); also the flush's
+  // fetches from a receive queue. Its checked SGEs go to the scatter's table.
+  logic           wq_start, wq_idle, wq_rnr, wq_done, wq_ok, wq_rq_inc, wq_rndv, wq_flush, wq_flush_last;
+  logic [34:0]    wq_cap;
+  rx_kind_e       wq_kind;
+  logic [63:0]    wq_tag, wq_wrid;
+  logic [31:0]    wq_ctx;
+  logic [15:0]    wq_idx;
+  logic [4:0]     wq_skip;
+  logic           sg_we;
+  logic [2:0]     sg_idx;
+  logic [63:0]    sg_iova;
+  logic [31:0]    sg_len;
+  tmnic_rx_wqe #(.DATA_W(DATA_W), .NUM_MR(NUM_MR), .NUM_SRQ(NUM_SRQ), .TM_ENTRIES(TM_ENTRIES)) u_wqe (
     .clk_i, .rst_ni,
     .db_i(db_valid_i && db_srq_i), .db_idx_i, .db_pi_i, .srq_reset_i, .srq_reset_idx_i,
-    .srq_i(sn), .avail_o(src_avail), .ci_o(src_ci),
-    .req_i(f_req), .req_srq_i(f_srq), .req_base_i(f_base), .req_log_i(f_log), .req_idx_i(f_idx),
-    .tb_ld_i(wqe_tb_ld), .tb_sge_i(tb_rdata_i),
-    .last_o(f_last), .wrid_o(w_wrid), .nsge_o(w_nsge), .sges_o(w_sges),
+    .has_srq_i(has_srq), .srq_i(sn), .srq_fresh_i(srq_fresh), .scfg_i(scfg), .pd_i(cfg.pd),
+    .rq_base_i(cfg.rq_base), .rq_log_i(cfg.rq_log), .rq_idx_i(cur_q.ci), .rq_avail_i(tab_rdata.ci != pi_rdata),
+    .pay_len_i(h_q.pay_len), .head_beg_i(rb_beg), .head_first_i(rb_first),
+    .start_i(wq_start), .idle_o(wq_idle), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
+    .kind_o(wq_kind), .rndv_o(wq_rndv), .tag_o(wq_tag), .ctx_o(wq_ctx), .idx_o(wq_idx), .rq_inc_o(wq_rq_inc),
+    .skip_o(wq_skip), .wrid_o(wq_wrid),
+    .flush_i(wq_flush), .flush_idx_i(tab_rdata.ci), .flush_last_o(wq_flush_last),
+    .sg_we_o(sg_we), .sg_idx_o(sg_idx), .sg_iova_o(sg_iova), .sg_len_o(sg_len), .mr_idx_o, .mr_rd_i,
+    .lk_valid_o, .lk_ready_i, .lk_tag_o, .lk_commit_miss_o, .lk_rsp_valid_i, .lk_rsp_hit_i, .lk_rsp_handle_i,
+    .lk_rsp_unexp_i, .tb_re_o, .tb_raddr_o, .tb_rdata_i, .add_pend_i, .add_pend_handle_i,
+    .tm_exp_o, .tm_unexp_o, .tm_notag_o, .tm_srq_o,
     .rd_addr_o, .rd_len_o, .rd_valid_o, .rd_ready_i, .rsp_valid_i, .rsp_data_i, .rsp_off_i, .rsp_last_i);
-
-  // SGE/MR protection check of the fetched WQE's scatter list (LOCAL_WRITE; shared block).
-  tmnic_sge_chk #(.NUM_MR(NUM_MR), .NSGE(NSGE)) u_sgechk (
-    .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(w_nsge), .pd_i(fl_srq_q ? scfg.pd : cfg.pd),
-    .write_i(1'b1), .sge_i(w_sges), .mr_idx_o, .mr_rd_i,
-    .out_valid_o(chk_out_valid), .out_idx_o(chk_out_idx), .out_iova_o(chk_out_iova), .out_len_o(chk_out_len),
-    .done_o(chk_done), .ok_o(chk_ok), .total_o(chk_total));
-
   // Scatter of the packet's delivered bytes into the held WQE's checked SGEs (kept per QP, eight
   // slots: the checker writes each passing SGE there), from the QP's cursor; the DMA write requests
   // are the scatter block's registers.
@@ -351,7 +315,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [31:0] sc_sgo;
   tmnic_scatter #(.NUM_CTX(NUM_QP), .SLOTS(8), .LEN_W(13)) u_scatter (
     .clk_i, .rst_ni,
-    .sg_we_i(chk_out_valid), .sg_waddr_i({q_q, chk_out_idx}), .sg_iova_i(chk_out_iova), .sg_len_i(chk_out_len),
+    .sg_we_i(sg_we), .sg_waddr_i({q_q, sg_idx}), .sg_iova_i(sg_iova), .sg_len_i(sg_len),
     .start_i(sc_start), .idle_o(sc_idle), .ctx_i(q_q), .sgi_i(cur_q.sgi), .sgo_i(cur_q.sgo),
     .skip_i({8'd0, skip_q}), .len_i(h_q.pay_len), .avail_i(rb_full),
     .wr_valid_o, .wr_ready_i, .wr_addr_o, .wr_len_o, .wr_off_o(sc_off), .wr_last_o(sc_last),
@@ -387,27 +351,25 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic       a_go;                    // an ACK/NAK for q_q (to the ACK generator)
   logic [7:0] a_syn;
   logic [23:0] a_msn, a_psn;
-  logic       fetch_go;                // take the next receive WQE (consumed now; completed at the last packet)
   always_comb begin
-    a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0; c_go = 1'b0; fetch_go = 1'b0;
+    a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0; c_go = 1'b0;
     c_msg = cur_q.m; c_status = WC_SUCCESS; c_len = '0; c_imm = '0; c_flags = RXF_END;
     // defaults: hold
     state_d = state_q; after_d = after_q; init_pend_d = init_pend_q;
     q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q;
     cur_d = cur_q;
-    fl_srq_d = fl_srq_q; skip_d = skip_q;
+    skip_d = skip_q;
     pay_del_d = pay_del_q; room_d = room_q;
-    t_kind_d = t_kind_q; t_rndv_d = t_rndv_q;
     ack_valid_d = ack_valid_o && !ack_ready_i;
     ack_qp_d = ack_qp_o; ack_aeth_d = ack_aeth_o; ack_psn_d = ack_psn_o;
-    f_req = 1'b0; f_srq = 1'b0; f_base = cfg.rq_base; f_log = 5'(cfg.rq_log); f_idx = cur_q.ci;
+    wq_start = 1'b0; wq_flush = 1'b0;
     ev_valid_d = ev_valid_q && !ev_ready;
     ev_qp_d = ev_qp_q; ev_syn_d = ev_syn_q; ev_msn_d = ev_msn_q; ev_psn_d = ev_psn_q;
     err_d = 1'b0; err_qp_d = err_qp_o;
     {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d} = '0;
-    h_ld = 1'b0; wqe_tb_ld = 1'b0;
+    h_ld = 1'b0;
     tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; tab_wdata = '0;
-    sge_start = 1'b0; sc_start = 1'b0; tc_start = 1'b0;
+    sc_start = 1'b0;
     set_own = 1'b0; sched_take = 1'b0;
 
     unique case (state_q)
@@ -450,17 +412,16 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           after_d = S_IDLE;
           state_d = S_OUT;
         end else if (cfg.state == QPS_ERR && !has_srq && tab_rdata.ci != pi_rdata) begin
-          f_req = 1'b1;                       // (the fetcher is idle outside S_FETCH_WAIT/S_FLUSH_WAIT)
-          f_idx = tab_rdata.ci;
+          wq_flush = 1'b1;                    // (the WQE block is idle outside S_WQE/S_FLUSH_WAIT)
           state_d = S_FLUSH_WAIT;
         end
       end
-      S_FLUSH_WAIT: if (f_last) state_d = S_FLUSH_CQE;
+      S_FLUSH_WAIT: if (wq_flush_last) state_d = S_FLUSH_CQE;
       S_FLUSH_CQE: begin
         c_go = 1'b1;
         c_msg = '0;                           // a plain receive WQE, never taken
         c_msg.kind = RXK_PLAIN;
-        c_msg.wrid = w_wrid;
+        c_msg.wrid = wq_wrid;
         c_msg.idx = cur_q.ci;
         c_status = WC_WR_FLUSH_ERR;
         cur_d.ci = cur_q.ci + 16'd1;
@@ -512,29 +473,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             set_own = 1'b1;
             state_d = S_OUT;
           end
-          RV_FIRST: begin
-            t_kind_d = RXK_PLAIN;
-            t_rndv_d = 1'b0;
-            if (has_srq && !srq_fresh) begin
-              state_d = S_SRQ;                // its SRQ's entry arrives in the next cycle
-            end else if (is_tm) begin
-              tc_start = 1'b1;
-              state_d = S_TM;
-            end
-            else if (has_srq ? !srq_has_wqe : (tab_rdata.ci == pi_rdata)) state_d = S_RNR;
-            else state_d = S_FETCH;
+          RV_FIRST: begin                   // a receive WQE, or RNR (tmnic_rx_wqe)
+            wq_start = 1'b1;
+            state_d = wq_rnr ? S_RNR : S_WQE;
           end
           RV_NEXT: state_d = S_EXEC;
           default: drop_qp_d = 1'b1;         // RV_DROP: unknown QP, wrong peer, not ready, not a SEND
         endcase
-      end
-
-      // A first packet for an SRQ, decided with the SRQ's entry (S_LOOKUP's last branch).
-      S_SRQ: begin
-        if (is_tm) begin
-          tc_start = 1'b1;
-          state_d = S_TM;
-        end else state_d = srq_has_wqe ? S_FETCH : S_RNR;
       end
 
       // No receive WQE (or the TM-SRQ's counters are too far apart): RNR NAK, packet dropped.
@@ -545,46 +490,26 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         state_d = S_OUT;
       end
 
-      // TM-SRQ: classified (tmnic_tm_classify). A matched tag's buffer, as a one-SGE WQE, goes
-      // through the usual SGE protection check; it is read from the buffer RAM in this cycle.
-      S_TM: if (tc_done) begin
-        t_kind_d = tc_kind;
-        t_rndv_d = tc_rndv;
-        if (tc_rnr) begin
+      // The first packet's receive WQE (tmnic_rx_wqe): taken, its SGEs checked (LOCAL_WRITE) and
+      // written to the scatter's table; it is held for the whole message.
+      S_WQE: begin
+        if (wq_rnr) begin
           state_d = S_RNR;
-        end else if (tc_kind == RXK_MATCHED) begin
-          skip_d = tc_rndv ? 5'd0 : 5'(TMH_SIZE);    // an EAGER's TMH is not delivered
-          pay_del_d = tc_rndv ? h_q.pay_len : h_q.pay_len - 13'(TMH_SIZE);
-          wqe_tb_ld = 1'b1;
-          fl_srq_d = 1'b1;
-          cur_d.m.idx = 16'(tc_handle) - scfg.tag_base;   // completions carry the SRQ's own handle
-          sge_start = 1'b1;
-          state_d = S_SGE;
-        end else begin
-          fetch_go = 1'b1;                          // unexpected or untagged: the next SRQ WQE
-        end
-      end
-
-      // Take the next receive WQE (consumed now; completed at the last packet).
-      S_FETCH: fetch_go = 1'b1;
-      S_FETCH_WAIT: if (f_last) begin
-        sge_start = 1'b1;
-        state_d = S_SGE;
-      end
-      // Check the WQE's SGEs (LOCAL_WRITE), one per cycle, and keep them for the whole message.
-      // (tmnic_sge_chk walks them; each passing SGE is written to u_sgtab as it comes out.)
-      S_SGE: begin
-        if (chk_done) begin
-          cur_d.bad = !chk_ok;
+        end else if (wq_done) begin
+          cur_d.bad = !wq_ok;
           cur_d.held = 1'b1;
-          cur_d.m.kind = t_kind_q; cur_d.m.rndv = t_rndv_q; cur_d.m.msent = 1'b0;
-          cur_d.m.tag = tc_tag; cur_d.m.ctx = tc_ctx;   // (used for RXK_MATCHED only)
-          cur_d.m.wrid = w_wrid;
+          cur_d.m.kind = wq_kind; cur_d.m.rndv = wq_rndv; cur_d.m.msent = 1'b0;
+          cur_d.m.tag = wq_tag; cur_d.m.ctx = wq_ctx;   // (used for RXK_MATCHED only)
+          cur_d.m.wrid = wq_wrid;
+          cur_d.m.idx = wq_idx;
+          if (wq_rq_inc) cur_d.ci = cur_q.ci + 16'd1;  // (the receive queue's WQE is consumed)
           cur_d.off = '0;
-          cur_d.cap = chk_total;
-          room_d = chk_total;
+          cur_d.cap = wq_cap;
+          room_d = wq_cap;
           cur_d.sgi = '0;
           cur_d.sgo = '0;
+          skip_d = wq_skip;
+          pay_del_d = h_q.pay_len - 13'(wq_skip);
           tab_we = 1'b1;
           state_d = S_EXEC;
         end
@@ -661,21 +586,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       default: state_d = S_IDLE;
     endcase
 
-    if (fetch_go) begin
-      f_req = 1'b1;
-      fl_srq_d = has_srq;
-      f_srq = has_srq;
-      if (has_srq) begin
-        f_base = scfg.base;
-        f_log = 5'(scfg.log_size);
-        cur_d.m.idx = src_ci;
-      end else begin
-        cur_d.m.idx = cur_q.ci;
-        cur_d.ci = cur_q.ci + 16'd1;
-      end
-      tab_we = 1'b1;
-      state_d = S_FETCH_WAIT;
-    end
     if (a_go) begin
       ev_valid_d = 1'b1;
       ev_qp_d = q_q; ev_syn_d = a_syn; ev_msn_d = a_msn; ev_psn_d = a_psn;
@@ -718,9 +628,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i) begin
     q_q <= q_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d; own_qp_q <= q_q;
     cur_q <= cur_d;
-    fl_srq_q <= fl_srq_d; skip_q <= skip_d;
+    skip_q <= skip_d;
     pay_del_q <= pay_del_d; room_q <= room_d;
-    t_kind_q <= t_kind_d; t_rndv_q <= t_rndv_d;
     ack_qp_o <= ack_qp_d; ack_aeth_o <= ack_aeth_d; ack_psn_o <= ack_psn_d;
     ev_qp_q <= ev_qp_d; ev_syn_q <= ev_syn_d; ev_msn_q <= ev_msn_d; ev_psn_q <= ev_psn_d;
     err_qp_o <= err_qp_d;
@@ -753,17 +662,15 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   a_ev_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     ev_valid_q && !ev_ready |=> ev_valid_q && $stable(ev_qp_q) && $stable(ev_syn_q) && $stable(ev_psn_q))
     else $error("tmnic_rx_engine: ACK/NAK request changed before it was taken");
-  a_classify_start: assert property (@(posedge clk_i) disable iff (!chk_q) tc_start |-> tc_idle)
-    else $error("tmnic_rx_engine: classification started while one runs");
   a_ev_over: assert property (@(posedge clk_i) disable iff (!chk_q) a_go |-> !ev_valid_q)
     else $error("tmnic_rx_engine: ACK/NAK request raised over one not yet taken");
   a_lookup: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_LOOKUP |-> $past(tab_re))
     else $error("tmnic_rx_engine: QP word used without a read");
   // Everything that reads the SRQ's entry does so when it is current.
   a_srq_fresh: assert property (@(posedge clk_i) disable iff (!chk_q)
-    (tc_start || (fetch_go && has_srq) || (c_go && c_msg.kind != RXK_PLAIN)) |-> srq_fresh)
+    (c_go && c_msg.kind != RXK_PLAIN) |-> srq_fresh)
     else $error("tmnic_rx_engine: the SRQ's entry used before its read returned");
-  a_sgechk_start: assert property (@(posedge clk_i) disable iff (!chk_q)
-    !sge_start || chk_idle) else $error("tmnic_rx_engine: SGE check started while one runs");
+  a_wqe_start: assert property (@(posedge clk_i) disable iff (!chk_q) (wq_start || wq_flush) |-> wq_idle)
+    else $error("tmnic_rx_engine: receive WQE requested while one is taken");
 `endif
 endmodule
