@@ -190,6 +190,13 @@ BLOCKS = {
     "tmnic_tx_gather": dict(
         params=dict(DATA_W=512, NSLOT=8),
         ff_min=[("header RAM 8 x roce_hdr_t", 8 * HDR), ("txb_data_o", 512), ("pkt_hdr_o", HDR)]),
+    # The requester's packet builder: the TX slots' header RAM and write port (tmnic_tx_gather), the
+    # gather walk's SGE table (one context of 8), the message offset.
+    "tmnic_req_pkt": dict(
+        params=dict(DATA_W=512, NSLOT=8),
+        ff_min=[("header RAM 8 x roce_hdr_t", 8 * HDR), ("txb_data_o", 512), ("pkt_hdr_o", HDR),
+                ("SGE table 8 x {iova 64, len 32} (RAM)", 8 * 96),
+                ("rd_addr_o, rd_len_o, walk offset, cursor sgo_q", 64 + 13 + 12 + 32), ("message offset", 32)]),
     # The responder's receive WQE: SRQ indices and the fetched WQE's used fields (tmnic_rq_src), the
     # tag buffer, the classification's result, the SGE check's output.
     "tmnic_rx_wqe": dict(

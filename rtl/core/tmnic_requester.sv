@@ -5,8 +5,8 @@
 //   - fetches the WQE (tmnic_wqe_fetch), checks every SGE against the MR table before any payload
 //     DMA (tmnic_sge_chk; a bad lkey fails the WQE with LOC_PROT_ERR and the QP, no DMA at all),
 //   - puts each message into the completer's outstanding-message ring before its first packet,
-//   - cuts the message into PMTU packets and has each packet's payload gathered into a TX buffer slot
-//     (tmnic_tx_gather: DMA reads for SGEs, or the WQE's inline bytes),
+//   - has the message cut into PMTU packets (tmnic_req_pkt: one TX buffer slot per packet, its
+//     payload gathered by DMA reads from the checked SGEs, or the WQE's inline bytes),
 //   - applies the completer's messages at packet boundaries (go back to a WQE and PSN, after an RNR
 //     wait; stop a failed QP),
 //   - while the QP is in ERR, puts the WQEs it never sent into the ring as flushed entries: the
@@ -134,7 +134,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   typedef enum logic [3:0] {
     S_IDLE, S_SWEEP, S_LOAD, S_MSG, S_FETCH, S_FETCH_WAIT, S_CHECK, S_SGE, S_START,
-    S_PKT, S_INLINE, S_GATHER, S_FILLED, S_LERR
+    S_PKT, S_SEND, S_LERR
   } state_e;
 
   // ---------------------------------------------------------------- registers
@@ -152,10 +152,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [15:0]     pi_q, pi_d, ci_q, ci_d;
   logic [23:0]     init_psn_q, init_psn_d;
   rq_qp_t          cur_q, cur_d;
-  logic [31:0]     msg_len_q, msg_len_d, msg_off_q, msg_off_d;
-  logic [2:0]      sgi_q, sgi_d;              // gather cursor of the message: SGE, offset in it
-  logic [31:0]     sgo_q, sgo_d;
-  logic [12:0]     pkt_len_q, pkt_len_d, pkt_fill_q, pkt_fill_d;
+  logic [31:0]     msg_len_q, msg_len_d;
   logic            tab_cur;                   // the QP table write stores cur_d
 
   // ---------------------------------------------------------------- tables
@@ -215,7 +212,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .rd_addr_o(f_rd_addr), .rd_len_o(f_rd_len), .rd_valid_o(f_rd_valid), .rd_ready_i,
     .rsp_valid_i(rsp_wqe_valid_i), .rsp_data_i, .rsp_off_i, .rsp_last_i,
     .last_o(f_last), .sel_i(1'b0), .wqe_o(wqe_q));
-  logic        ga_valid, ga_ready;              // the payload read requests (u_walk, below)
+  logic        ga_valid, ga_ready;              // the payload read requests (u_pkt, below)
   logic [63:0] ga_addr;
   logic [12:0] ga_len;
   assign rd_valid_o = f_rd_valid || ga_valid;
@@ -238,22 +235,6 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .set_ready_o(db_ready_o),
     .valid_o(sched_valid), .idx_o(sched_idx), .take_i(sched_take), .pending_o(sched_pending));
 
-  // ---------------------------------------------------------------- TX buffer slots
-  logic              g_free, g_room, g_empty, g_idle, g_alloc, g_filled, g_push, g_inl;
-  logic [SLOT_W-1:0] g_slot;
-  logic [TXB_POS_W-1:0] g_push_pos, g_inl_pos;
-  logic [DATA_W-1:0] g_inl_data;
-  roce_hdr_t         g_hdr;
-  tmnic_tx_gather #(.DATA_W(DATA_W), .NSLOT(NSLOT)) u_gather (
-    .clk_i, .rst_ni,
-    .slot_free_o(g_free), .slot_o(g_slot), .alloc_i(g_alloc), .hdr_i(g_hdr), .filled_i(g_filled),
-    .chunk_room_o(g_room), .chunk_empty_o(g_empty), .chunk_push_i(g_push), .chunk_pos_i(g_push_pos),
-    .inl_wr_i(g_inl), .inl_pos_i(g_inl_pos), .inl_data_i(g_inl_data),
-    .rsp_valid_i(rsp_pay_valid_i), .rsp_data_i(rsp_data_i), .rsp_off_i(rsp_off_i), .rsp_be_i(rsp_be_i),
-    .rsp_last_i(rsp_last_i),
-    .txb_wr_o, .txb_pos_o, .txb_data_o, .txb_be_o,
-    .pkt_hdr_o, .pkt_slot_o, .pkt_valid_o, .pkt_ready_i, .slot_free_i, .idle_o(g_idle));
-
   // ---------------------------------------------------------------- current WQE and QP
   wire [7:0]  w_op = wqe_q[WQE_OPCODE_OFF*8 +: 8];
   wire [7:0]  w_flags = wqe_q[WQE_FLAGS_OFF*8 +: 8];
@@ -263,7 +244,6 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire        w_inline = w_flags[WQE_FLAG_INLINE_BIT];
   wire [31:0] w_imm = {wqe_q[WQE_IMM_OFF*8 +: 8], wqe_q[WQE_IMM_OFF*8+8 +: 8],
                        wqe_q[WQE_IMM_OFF*8+16 +: 8], wqe_q[WQE_IMM_OFF*8+24 +: 8]};
-  wire [12:0] pmtu = 13'd1 << cfg.pmtu_log;
 
   // SGE/MR protection check of the gather list (shared block): every SGE passes before any payload
   // DMA; each passing SGE's IOVA and length land in the gather's SGE table (u_walk).
@@ -281,26 +261,24 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .out_valid_o(chk_out_valid), .out_idx_o(chk_out_idx), .out_iova_o(chk_out_iova), .out_len_o(chk_out_len),
     .done_o(chk_done), .ok_o(chk_ok), .total_o(chk_total));
 
-  // Gather of each packet's payload: the responder's SGE walk (tmnic_scatter) on one context, the
-  // current WQE's checked SGEs; its requests are the payload DMA reads, one per contiguous piece,
-  // each recorded in the TX buffer's chunk FIFO (its packet offset) as the DMA takes it. A piece is
-  // decided only when the FIFO has room (avail_i), and room only grows until that piece is pushed.
-  logic        ga_start, ga_idle, ga_last;
-  logic [11:0] ga_off;
-  logic [2:0]  ga_sgi;
-  logic [31:0] ga_sgo;
-  tmnic_scatter #(.NUM_CTX(2), .SLOTS(8), .LEN_W(13)) u_walk (
+  // The message's packets (tmnic_req_pkt): header, slot, payload reads or inline bytes, one
+  // packet per pk_go; the checked SGEs go to its gather walk as they pass.
+  logic pk_ready, pk_go, pk_done, pk_last, pk_empty, pk_idle;
+  tmnic_req_pkt #(.DATA_W(DATA_W), .NSLOT(NSLOT)) u_pkt (
     .clk_i, .rst_ni,
-    .sg_we_i(chk_out_valid), .sg_waddr_i({1'b0, chk_out_idx}), .sg_iova_i(chk_out_iova), .sg_len_i(chk_out_len),
-    .start_i(ga_start), .idle_o(ga_idle), .ctx_i(1'b0), .sgi_i(sgi_q), .sgo_i(sgo_q),
-    .skip_i('0), .len_i(g_hdr.pay_len), .avail_i(g_room),
-    .wr_valid_o(ga_valid), .wr_ready_i(ga_ready), .wr_addr_o(ga_addr), .wr_len_o(ga_len), .wr_off_o(ga_off),
-    .wr_last_o(ga_last), .sgi_o(ga_sgi), .sgo_o(ga_sgo));
-  assign g_push = ga_valid && ga_ready;
-  assign g_push_pos = {g_slot, 12'd0} + TXB_POS_W'(ga_off);
-  wire        last_pkt = (msg_len_q - msg_off_q) <= {19'd0, pmtu};
-  wire        first_pkt = (msg_off_q == 32'd0);
-  wire        wake_due = now_i >= wake_q;
+    .msg_new_i(state_q == S_CHECK), .msg_len_i(msg_len_q), .inline_i(w_inline),
+    .inl_bytes_i(wqe_q[WQE_INLINE_DATA_OFF*8 +: WQE_MAX_INLINE*8]), .imm_i(w_op == WQE_OP_SEND_WITH_IMM),
+    .imm_data_i(w_imm), .solicited_i(w_flags[WQE_FLAG_SOLICITED_BIT]),
+    .sg_we_i(chk_out_valid), .sg_idx_i(chk_out_idx), .sg_iova_i(chk_out_iova), .sg_len_i(chk_out_len),
+    .path_i(cfg.path), .pmtu_log_i(cfg.pmtu_log), .local_mac_i, .local_ip_i,
+    .udp_sport_i(16'hC000 | 16'(q_q)), .psn_i(cur_q.psn),
+    .ready_o(pk_ready), .go_i(pk_go), .done_o(pk_done), .last_o(pk_last),
+    .rd_addr_o(ga_addr), .rd_len_o(ga_len), .rd_valid_o(ga_valid), .rd_ready_i(ga_ready),
+    .rsp_valid_i(rsp_pay_valid_i), .rsp_data_i, .rsp_off_i, .rsp_be_i, .rsp_last_i,
+    .txb_wr_o, .txb_pos_o, .txb_data_o, .txb_be_o,
+    .pkt_hdr_o, .pkt_slot_o, .pkt_valid_o, .pkt_ready_i, .slot_free_i, .empty_o(pk_empty), .idle_o(pk_idle));
+
+  wire wake_due = now_i >= wake_q;
 
   // The context's QP port is a registered block-RAM read: it gets the next value of the index
   // register, so qp_rd_i belongs to the register's current value.
@@ -332,8 +310,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     lerr_valid_d = lerr_valid_o && !lerr_ready_i; lerr_qp_d = lerr_qp_o;
     ckick_d = 1'b0;
     msg_ready_o = 1'b0;
-    msg_len_d = msg_len_q; msg_off_d = msg_off_q; sgi_d = sgi_q; sgo_d = sgo_q;
-    pkt_len_d = pkt_len_q; pkt_fill_d = pkt_fill_q; ga_start = 1'b0;
+    msg_len_d = msg_len_q; pk_go = 1'b0;
     sge_start = 1'b0;
     prot_err_d = 1'b0;
     tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; tab_wdata = '0;
@@ -341,9 +318,6 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     o_we_o = 1'b0; o_waddr_o = {q_q, cur_q.next[OUT_W-1:0]}; o_wdata_o = '0;
     set_own = 1'b0; set_own_qp = q_q;
     sched_take = 1'b0;
-    g_alloc = 1'b0; g_filled = 1'b0; g_inl = 1'b0; g_hdr = '0;
-    g_inl_pos = {g_slot, 12'd0} + ((pkt_fill_q == 13'd0) ? TXB_POS_W'(0) : TXB_POS_W'(64));
-    g_inl_data = (pkt_fill_q == 13'd0) ? wqe_q[WQE_INLINE_DATA_OFF*8 +: 512] : {256'd0, wqe_q[1023:768]};
 
     unique case (state_q)
       // Priorities: a pending init, expired RNR timers, a completer message, then the next marked QP.
@@ -459,9 +433,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
 
       S_CHECK: begin
-        sgi_d = '0;
-        sgo_d = '0;
-        msg_len_d = w_inline ? w_inl : 32'd0;
+        msg_len_d = w_inline ? w_inl : 32'd0;   // (the packet builder starts a new message: u_pkt)
         if (flushing_q) begin
           o_we_o = 1'b1;
           o_wdata_o.wrid = w_wrid;
@@ -478,7 +450,6 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           loc_err = WC_LOC_QP_OP_ERR;
         end else begin
           state_d = w_inline ? S_START : S_SGE;
-          msg_off_d = '0;
           in_msg_d = 1'b1;
         end
       end
@@ -516,55 +487,18 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           in_msg_d = 1'b0;           // QP left RTS (ERR): the flush takes over
           set_own = 1'b1;
           state_d = S_IDLE;
-        end else if (g_free && (!w_inline || g_empty)) begin
-          // (inline data is written through the buffer port that read responses use)
-          g_alloc = 1'b1;
-          g_hdr.dst_mac = cfg.path.dmac;
-          g_hdr.src_mac = local_mac_i;
-          g_hdr.src_ip = local_ip_i;
-          g_hdr.dst_ip = cfg.path.dest_ip;
-          g_hdr.udp_sport = 16'hC000 | 16'(q_q);
-          g_hdr.dest_qp = cfg.path.dest_qpn;
-          g_hdr.psn = cur_q.psn;
-          g_hdr.pay_len = last_pkt ? 13'(msg_len_q - msg_off_q) : pmtu;
-          g_hdr.ack_req = last_pkt;
-          g_hdr.se = last_pkt && w_flags[WQE_FLAG_SOLICITED_BIT];
-          g_hdr.imm = w_imm;
-          if (first_pkt && last_pkt) g_hdr.opcode = (w_op == WQE_OP_SEND_WITH_IMM) ? OP_SEND_ONLY_IMM : OP_SEND_ONLY;
-          else if (first_pkt) g_hdr.opcode = OP_SEND_FIRST;
-          else if (last_pkt) g_hdr.opcode = (w_op == WQE_OP_SEND_WITH_IMM) ? OP_SEND_LAST_IMM : OP_SEND_LAST;
-          else g_hdr.opcode = OP_SEND_MIDDLE;
-          pkt_len_d = g_hdr.pay_len;
-          pkt_fill_d = '0;
-          ga_start = !w_inline && g_hdr.pay_len != 13'd0;
-          state_d = w_inline ? S_INLINE : S_GATHER;
+        end else if (pk_ready) begin
+          pk_go = 1'b1;
+          state_d = S_SEND;
         end
       end
 
-      // Inline bytes sit at WQE offset 32..127: two buffer writes (the second may be unused).
-      S_INLINE: begin
-        g_inl = 1'b1;
-        if (pkt_fill_q == 13'd0 && msg_len_q > 32'd64) pkt_fill_d = 13'd64;
-        else state_d = S_FILLED;
-      end
-
-      // The gather issues the packet's payload reads; done when its last one has been taken (an
-      // empty packet has none). The cursor moves on to the next packet.
-      S_GATHER: if (ga_idle) begin
-        if (pkt_len_q != 13'd0) begin
-          sgi_d = ga_sgi;
-          sgo_d = ga_sgo;
-        end
-        state_d = S_FILLED;
-      end
-
-      // Every read of the packet is issued: the slot waits for its data and its turn.
-      S_FILLED: begin
-        g_filled = 1'b1;
+      // The packet builder allocates a slot, writes the inline bytes or issues the payload reads;
+      // when it is done the slot is filled and the PSN moves on.
+      S_SEND: if (pk_done) begin
         cur_d.psn = cur_q.psn + 24'd1;
         tab_we = 1'b1;
-        msg_off_d = msg_off_q + {19'd0, pkt_len_q};
-        if (last_pkt) begin
+        if (pk_last) begin
           in_msg_d = 1'b0;
           set_own = 1'b1;
           state_d = S_IDLE;
@@ -638,13 +572,12 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     npk1_q <= npk1_d;
     lerr_qp_o <= lerr_qp_d; ckick_qp_o <= q_q; own_qp_q <= set_own_qp;
     sw_min_q <= sw_min_d;
-    msg_len_q <= msg_len_d; msg_off_q <= msg_off_d; sgi_q <= sgi_d; sgo_q <= sgo_d;
-    pkt_len_q <= pkt_len_d; pkt_fill_q <= pkt_fill_d;
+    msg_len_q <= msg_len_d;
   end
 
-  assign quiet_o = (state_q == S_IDLE || state_q == S_SWEEP) && !rd_valid_o && g_empty && !init_pend_q;
+  assign quiet_o = (state_q == S_IDLE || state_q == S_SWEEP) && !rd_valid_o && pk_empty && !init_pend_q;
   assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !db_hold && !wake_due &&
-                  !rd_valid_o && !lerr_valid_o && !ckick_o && g_idle;
+                  !rd_valid_o && !lerr_valid_o && !ckick_o && pk_idle;
   assign wake_at_o = wake_q;
 
 `ifndef SYNTHESIS
@@ -672,9 +605,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     !sge_start || chk_idle) else $error("tmnic_requester: SGE check started while one runs");
   a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)
     else $error("tmnic_requester: scheduler offer taken while not valid");
-  a_gather_start: assert property (@(posedge clk_i) disable iff (!chk_q) ga_start |-> ga_idle && !f_rd_valid)
-    else $error("tmnic_requester: gather started while one runs or a WQE is fetched");
-  a_gather_last: assert property (@(posedge clk_i) disable iff (!chk_q) g_push && ga_last |=> ga_idle)
-    else $error("tmnic_requester: the gather went on after the packet's last read");
+  a_pkt_fetch: assert property (@(posedge clk_i) disable iff (!chk_q) pk_go |-> !f_rd_valid)
+    else $error("tmnic_requester: a packet started while a WQE is fetched");
 `endif
 endmodule
