@@ -119,8 +119,10 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4 || NUM_QP > 65536) begin : g_chk_qp
     $fatal(1, "tmnic_requester: NUM_QP must be a power of two in 4..65536");
   end
-  if (DATA_W != 512) begin : g_chk_w
-    $fatal(1, "tmnic_requester: only DATA_W = 512 is implemented (one 64-byte beat per WQE half)");
+  // Inline payload: slices of the fetched WQE, written to the TX buffer in whole beats (any width
+  // that tmnic_wqe_fetch and tmnic_tx_gather take).
+  if (WQE_INLINE_DATA_OFF + WQE_MAX_INLINE > WQE_STRIDE) begin : g_chk_inl
+    $fatal(1, "tmnic_requester: the inline payload (WQE_INLINE_DATA_OFF + WQE_MAX_INLINE) must lie inside the WQE");
   end
 
   // ---------------------------------------------------------------- table word
@@ -255,6 +257,13 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .pkt_hdr_o, .pkt_slot_o, .pkt_valid_o, .pkt_ready_i, .slot_free_i, .idle_o(g_idle));
 
   // ---------------------------------------------------------------- current WQE and QP
+  // The inline bytes as INL_BEATS beats (the last one zero-padded): beat k goes to slot offset
+  // k * BYTES, in S_INLINE's k-th cycle (pkt_fill_q = k * BYTES).
+  localparam int unsigned INL_BEATS = (WQE_MAX_INLINE + BYTES - 1) / BYTES;
+  localparam int unsigned INL_BEAT_W = (INL_BEATS > 1) ? $clog2(INL_BEATS) : 1;
+  localparam int unsigned LANE_W = $clog2(BYTES);
+  wire [INL_BEATS*DATA_W-1:0] w_inl_beats = (INL_BEATS * DATA_W)'(wqe_q[WQE_INLINE_DATA_OFF*8 +: WQE_MAX_INLINE*8]);
+  wire [INL_BEAT_W-1:0] inl_beat = pkt_fill_q[LANE_W +: INL_BEAT_W];
   wire [7:0]  w_op = wqe_q[WQE_OPCODE_OFF*8 +: 8];
   wire [7:0]  w_flags = wqe_q[WQE_FLAGS_OFF*8 +: 8];
   wire [7:0]  w_nsge = wqe_q[WQE_NUM_SGE_OFF*8 +: 8];
@@ -342,8 +351,8 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     set_own = 1'b0; set_own_qp = q_q;
     sched_take = 1'b0;
     g_alloc = 1'b0; g_filled = 1'b0; g_inl = 1'b0; g_hdr = '0;
-    g_inl_pos = {g_slot, 12'd0} + ((pkt_fill_q == 13'd0) ? TXB_POS_W'(0) : TXB_POS_W'(64));
-    g_inl_data = (pkt_fill_q == 13'd0) ? wqe_q[WQE_INLINE_DATA_OFF*8 +: 512] : {256'd0, wqe_q[1023:768]};
+    g_inl_pos = {g_slot, 12'd0} + TXB_POS_W'(pkt_fill_q);
+    g_inl_data = w_inl_beats[inl_beat * DATA_W +: DATA_W];
 
     unique case (state_q)
       // Priorities: a pending init, expired RNR timers, a completer message, then the next marked QP.
@@ -541,10 +550,11 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end
       end
 
-      // Inline bytes sit at WQE offset 32..127: two buffer writes (the second may be unused).
+      // Inline bytes (WQE_INLINE_DATA_OFF.., at most WQE_MAX_INLINE: S_CHECK): one whole beat per
+      // cycle until the message's bytes are written (an empty message writes one, unused).
       S_INLINE: begin
         g_inl = 1'b1;
-        if (pkt_fill_q == 13'd0 && msg_len_q > 32'd64) pkt_fill_d = 13'd64;
+        if (32'(pkt_fill_q) + 32'(BYTES) < msg_len_q) pkt_fill_d = pkt_fill_q + 13'(BYTES);
         else state_d = S_FILLED;
       end
 
@@ -674,6 +684,8 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_requester: scheduler offer taken while not valid");
   a_gather_start: assert property (@(posedge clk_i) disable iff (!chk_q) ga_start |-> ga_idle && !f_rd_valid)
     else $error("tmnic_requester: gather started while one runs or a WQE is fetched");
+  a_inl_beats: assert property (@(posedge clk_i) disable iff (!chk_q) g_inl |-> 32'(pkt_fill_q) < 32'(INL_BEATS * BYTES))
+    else $error("tmnic_requester: inline write past the WQE's inline bytes");
   a_gather_last: assert property (@(posedge clk_i) disable iff (!chk_q) g_push && ga_last |=> ga_idle)
     else $error("tmnic_requester: the gather went on after the packet's last read");
 `endif
