@@ -47,11 +47,13 @@ waves: build
 	mkdir -p out
 	TMNIC_WAVES=out/waves_nic TMNIC_PCAP=out/wire.pcap $(BUILD)/tools/tmnic_run --messages 200 $(RUN_ARGS)
 
-# JSON results in out/: RC SEND latency/bandwidth/sim speed, the tag-matching engine alone, and tag
-# matching in the whole NIC at 64, 256 and 1024 engine entries.
+# JSON results in out/: RC SEND latency/bandwidth/sim speed (512- and 256-bit NIC), the tag-matching
+# engine alone, and tag matching in the whole NIC at 64, 256 and 1024 engine entries.
 bench: build
 	mkdir -p out
 	$(BUILD)/bench/tmnic_bench | tee out/bench.json
+	cmake --build $(BUILD) -j $(JOBS) --target tmnic_bench_w256
+	$(BUILD)/bench/tmnic_bench_w256 | tee out/bench_w256.json
 	cmake --build $(BUILD) -j $(JOBS) --target tm_engine_bench tm_nic_bench_64 tm_nic_bench_256 tm_nic_bench_1024
 	$(BUILD)/bench/tm_engine_bench | tee out/tm_engine_bench.json
 	for n in 64 256 1024; do $(BUILD)/bench/tm_nic_bench_$$n | tee out/tm_nic_bench_$$n.json; done

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
       rdata.push_back(double(rw - first(lb, Ev::kDmaReadData, rreq)));
       cqe.push_back(double(t_cqe - rw));
     }
-    add("  \"clock_mhz\": %.1f,\n", cfg.clk_mhz);
+    add("  \"clock_mhz\": %.1f, \"data_bytes\": %u,\n", cfg.clk_mhz, sim::NicSim::beat_bytes());
     add("  \"send_8b_latency\": {\"iterations\": %d, \"median_cycles\": %.0f, \"median_ns\": %.1f,\n", iters,
         median(total), median(total) * ns_per_cycle);
     add("    \"breakdown_ns\": {\"doorbell_mmio\": %.1f, \"wqe_fetch_dma\": %.1f, \"payload_fetch_and_tx\": %.1f, "

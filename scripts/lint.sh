@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # verilator --lint-only -Wall over every RTL module of the whole NIC's file list (rtl/top/top.f), each
-# as top (waivers with reasons in rtl/lint.vlt), one Verilator per core.
+# as top (waivers with reasons in rtl/lint.vlt), one Verilator per core; tmnic_top also at DATA_W = 256.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mapfile -t files < <(python3 scripts/flist.py rtl/top/top.f)
@@ -23,6 +23,10 @@ for m in "${mods[@]}"; do
   fi
 done
 n=${#mods[@]}
+# The whole NIC at the other supported datapath width (the blocks' DATA_W = 256 branches).
+if ! out=$(verilator --lint-only -Wall rtl/lint.vlt "${files[@]}" --top-module tmnic_top -GDATA_W=256 2>&1); then
+  echo "lint: tmnic_top at DATA_W = 256"; echo "$out" | head -20; fail=1
+fi
 # The synthesis frontend (yosys-slang) is stricter than Verilator on some rules (a name used before its
 # declaration) and turns some always_comb shapes into logic loops: elaborate the whole NIC with it
 # too, no waivers, and check for loops.
@@ -35,5 +39,5 @@ ys.run_pass("proc", d)
 ys.run_pass("check -assert", d)' "${files[@]}" 2>&1); then
   echo "lint: slang elaboration of tmnic_top"; echo "$out" | grep -iE "error|warning|-->" | head -20; fail=1
 fi
-[ $fail -eq 0 ] && echo "lint: $n modules clean (Verilator -Wall), tmnic_top elaborates in yosys-slang"
+[ $fail -eq 0 ] && echo "lint: $n modules clean (Verilator -Wall; tmnic_top also at DATA_W = 256), tmnic_top elaborates in yosys-slang"
 exit $fail

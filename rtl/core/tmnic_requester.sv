@@ -119,8 +119,9 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4 || NUM_QP > 65536) begin : g_chk_qp
     $fatal(1, "tmnic_requester: NUM_QP must be a power of two in 4..65536");
   end
-  if (DATA_W != 512) begin : g_chk_w
-    $fatal(1, "tmnic_requester: only DATA_W = 512 is implemented (one 64-byte beat per WQE half)");
+  // Inline payload: a slice of the fetched WQE (tmnic_req_pkt writes it in whole buffer words).
+  if (WQE_INLINE_DATA_OFF + WQE_MAX_INLINE > WQE_STRIDE) begin : g_chk_inl
+    $fatal(1, "tmnic_requester: the inline payload (WQE_INLINE_DATA_OFF + WQE_MAX_INLINE) must lie inside the WQE");
   end
 
   // ---------------------------------------------------------------- table word

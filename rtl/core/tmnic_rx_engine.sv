@@ -138,8 +138,11 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic quiet_o,                  // no DMA in flight or about to be issued
   output logic idle_o
 );
-  if (DATA_W != 512) begin : g_chk_w
-    $fatal(1, "tmnic_rx_engine: only DATA_W = 512 is implemented");
+  // A TM message's TMH is classified from the head packet's first 16 payload bytes
+  // (tmnic_rx_buf head_first_o), so it must lie in the first payload beat. (Everything else that
+  // depends on the width is in the blocks below, which check it themselves.)
+  if (TMH_SIZE > 16 || BYTES < 16) begin : g_chk_w
+    $fatal(1, "tmnic_rx_engine: the TMH must lie in the first 16 payload bytes, and those in the first beat");
   end
   if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4) begin : g_chk_qp
     $fatal(1, "tmnic_rx_engine: NUM_QP must be a power of two >= 4");

@@ -1,8 +1,8 @@
 // Tag-list operation engine of the TM-SRQs.
 // Every TM-SRQ has a ring of list-operation WQEs (TAG_ADD / TAG_DEL / TAG_SYNC, TM_OP_STRIDE bytes
 // each) in host memory and a doorbell carrying the ring's producer index. This block serves the
-// rings round-robin, in ring order per SRQ: it fetches up to BATCH WQEs in one DMA read (one
-// beat each; the DMA latency is paid once per batch), executes them one at a time,
+// rings round-robin, in ring order per SRQ: it fetches up to BATCH WQEs in one DMA read (whole
+// beats each; the DMA latency is paid once per batch), executes them one at a time,
 // checks the handle against the SRQ's range of engine entries, hands the operation to the matching
 // engine, records the tagged buffer of a successful ADD in the tag-buffer RAM and, for signaled
 // operations, writes a TM_ADD / TM_DEL / TM_SYNC completion to the SRQ's CQ.
@@ -72,11 +72,9 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic             quiet_o,       // no DMA in flight or about to be issued
   output logic             idle_o
 );
-  if (DATA_W != 512) begin : g_chk_w
-    $fatal(1, "tmnic_tm_ops: DATA_W must be 512 (an op WQE is one beat)");
-  end
-  if (TM_OP_STRIDE * 8 != DATA_W) begin : g_chk_s
-    $fatal(1, "tmnic_tm_ops: TM_OP_STRIDE must be one DMA beat");
+  // An op WQE is fetched as whole beats (tmnic_wqe_fetch): one at 512 bits, two at 256.
+  if (TM_OP_STRIDE * 8 < DATA_W || (TM_OP_STRIDE * 8) % DATA_W != 0) begin : g_chk_s
+    $fatal(1, "tmnic_tm_ops: TM_OP_STRIDE must be a whole number of DMA beats (DATA_W / 8 bytes)");
   end
   if ((NUM_SRQ & (NUM_SRQ - 1)) != 0 || NUM_SRQ < 2) begin : g_chk_n
     $fatal(1, "tmnic_tm_ops: NUM_SRQ must be a power of two >= 2");
@@ -143,7 +141,7 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire            wf_req = state_q == S_CFG && cfg.valid && cfg.tm && pi_q[s_q] != ci_q[s_q] && !rst_s;
   logic           wf_ready, wf_last;
   logic [B_W:0]   wf_n;
-  logic [511:0]   op_q;
+  logic [TM_OP_STRIDE*8-1:0] op_q;
   tmnic_wqe_fetch #(.DATA_W(DATA_W), .STRIDE(TM_OP_STRIDE), .BATCH(BATCH)) u_fetch (
     .clk_i, .rst_ni,
     .req_valid_i(wf_req), .req_ready_o(wf_ready), .req_base_i(cfg.ops_base), .req_log_i(5'(cfg.ops_log)),
@@ -354,6 +352,6 @@ module tmnic_tm_ops import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // gnt is the one-hot form of gnt_idx; the address fields above op_q's SGE are reserved.
   // (wf_ready: S_CFG requests only after the previous fetch ended; the fetcher asserts the handshake.)
-  wire unused_ok = ^{gnt, f_global[31:H_W], op_q[511:(TMOP_SGE_OFF + 16) * 8], wf_ready};
+  wire unused_ok = ^{gnt, f_global[31:H_W], op_q[TM_OP_STRIDE*8-1:(TMOP_SGE_OFF + 16) * 8], wf_ready};
 
 endmodule

@@ -88,8 +88,10 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   localparam int unsigned QP_W = $clog2(NUM_QP);
   localparam int unsigned TM_H_W = $clog2(TM_ENTRIES);
   localparam int unsigned SRQ_W = $clog2(NUM_SRQ);
-  if (DATA_W != 512) begin : g_chk_w
-    $fatal(1, "tmnic_top: DATA_W must be 512 (the engines move a 128-byte WQE in two beats)");
+  // The datapath widths that the DMA engines, the frame builder and parser and the CQ writer
+  // implement (each block checks its own; this says it once, for the whole NIC).
+  if (DATA_W != 256 && DATA_W != 512) begin : g_chk_w
+    $fatal(1, "tmnic_top: DATA_W must be 256 or 512 (tmnic_dma_rd/dma_wr, tmnic_pkt_tx/pkt_rx, tmnic_cq_writer)");
   end
   if (CLK_MHZ == 0) begin : g_chk_c
     $fatal(1, "tmnic_top: CLK_MHZ must be > 0");
@@ -325,7 +327,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   logic [DATA_W-1:0] lb_tdata;
   logic [BYTES-1:0] lb_tkeep;
-  logic lb_tlast, lb_tvalid, lb_tready;
+  logic lb_tlast, lb_tvalid, lb_tready, lb_idle;
   tmnic_lb_demux #(.DATA_W(DATA_W)) u_lb (
     .clk_i, .rst_ni, .local_ip_i(ip),
     .s_tdata_i(btx_tdata), .s_tkeep_i(btx_tkeep), .s_tlast_i(btx_tlast), .s_tvalid_i(btx_tvalid),
@@ -333,7 +335,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .m_mac_tdata_o(m_axis_tx_tdata_o), .m_mac_tkeep_o(m_axis_tx_tkeep_o), .m_mac_tlast_o(m_axis_tx_tlast_o),
     .m_mac_tvalid_o(m_axis_tx_tvalid_o), .m_mac_tready_i(m_axis_tx_tready_i),
     .m_lb_tdata_o(lb_tdata), .m_lb_tkeep_o(lb_tkeep), .m_lb_tlast_o(lb_tlast), .m_lb_tvalid_o(lb_tvalid),
-    .m_lb_tready_i(lb_tready));
+    .m_lb_tready_i(lb_tready), .idle_o(lb_idle));
 
   // ---------------------------------------------------------------- receive side
   logic [DATA_W-1:0] rx_tdata;
@@ -519,7 +521,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   // Idle: no engine has work; only a BAR access, an incoming frame or the RNR timer can start any.
-  assign idle_o = sq_idle && rx_idle && txs_idle && cqw_idle && dma_wr_idle && tmo_idle && tme_idle &&
+  assign idle_o = sq_idle && rx_idle && txs_idle && cqw_idle && dma_wr_idle && tmo_idle && tme_idle && lb_idle &&
                   !m_axi_arvalid_o &&
                   !rsp_valid && !btx_tvalid && !rx_tvalid && !prx_hdr_valid && !cmd_valid && !db_valid &&
                   !cfg_changed && !cmd_busy && !sq_rd_valid && (tx_frames_q == 8'd0) && (rx_frames_q == 8'd0) &&

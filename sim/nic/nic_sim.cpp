@@ -7,6 +7,8 @@
 #include <string>
 
 #include "Vtmnic_top.h"
+#include "lib/axi_mem.hpp"
+#include "lib/bits.hpp"
 #include "verilated.h"
 #if TMNIC_SIM_TRACE
 #include "verilated_fst_c.h"
@@ -15,7 +17,14 @@
 namespace tmnic::sim {
 
 namespace {
-constexpr int kBeat = 64;  // DATA_W / 8
+// Bytes per beat (tmnic_top DATA_W / 8): the width of the model's ports, whatever -GDATA_W it was
+// Verilated with. Every DMA and MAC port has it.
+constexpr int kBeat = int(tb::wide_bytes_v<decltype(Vtmnic_top::m_axis_tx_tdata_o)>);
+static_assert(kBeat == int(tb::wide_bytes_v<decltype(Vtmnic_top::s_axis_rx_tdata_i)>) &&
+              kBeat == int(tb::wide_bytes_v<decltype(Vtmnic_top::m_axi_rdata_i)>) &&
+              kBeat == int(tb::wide_bytes_v<decltype(Vtmnic_top::m_axi_wdata_o)>),
+              "tmnic_top's DMA and MAC ports have one width");
+static_assert(kBeat >= 32 && kBeat <= 64, "the beat fits the strobe and keep masks (64 lanes)");
 constexpr uint32_t kMaxReadBursts = 32;
 // One FST sample (no-op without waveforms, or in a model built without tracing).
 void dump_waves(VerilatedFstC* t, uint64_t time) {
@@ -28,8 +37,16 @@ void dump_waves(VerilatedFstC* t, uint64_t time) {
 }
 }  // namespace
 
+class NicSim::Dma : public tb::AxiMem<kBeat, Iommu> {
+ public:
+  using AxiMem::AxiMem;
+};
+
+unsigned NicSim::beat_bytes() { return kBeat; }
+
 NicSim::NicSim(int index, const SimConfig& cfg)
-    : index_(index), cfg_(cfg), ctx_(std::make_unique<VerilatedContext>()), rng_(cfg.seed + 7919u * index) {
+    : index_(index), cfg_(cfg), ctx_(std::make_unique<VerilatedContext>()), rng_(cfg.seed + 7919u * index),
+      dma_(std::make_unique<Dma>(iommu_)) {
   ctx_->traceEverOn(!cfg.waves_prefix.empty());
   top_ = std::make_unique<Vtmnic_top>(ctx_.get(), ("nic" + std::to_string(index)).c_str());
   if (!cfg.waves_prefix.empty()) {
@@ -86,14 +103,14 @@ bool NicSim::mmio_read_result(uint64_t ticket, uint64_t now, uint32_t* val) {
 void NicSim::rx_frame(std::vector<uint8_t> frame, uint64_t at) { rx_q_.push_back({std::move(frame), at}); }
 
 bool NicSim::quiet() const {
-  return top_->idle_o && !mmio_busy_ && dma_.idle() && tx_frame_.empty() && (rx_q_.empty() || rx_off_ == 0) && read_results_.empty();
+  return top_->idle_o && !mmio_busy_ && dma_->idle() && tx_frame_.empty() && (rx_q_.empty() || rx_off_ == 0) && read_results_.empty();
 }
 
 uint64_t NicSim::next_event() const {
   uint64_t t = top_->wake_at_o;
   if (!mmio_q_.empty()) t = std::min(t, mmio_q_.front().due);
   if (!rx_q_.empty()) t = std::min(t, rx_q_.front().arrival);
-  t = std::min(t, dma_.next_due());
+  t = std::min(t, dma_->next_due());
   for (auto& r : read_results_) t = std::min(t, r.second.second);
   return t;
 }
@@ -111,7 +128,7 @@ void NicSim::drive_inputs(uint64_t now) {
   // Posted DMA writes become visible in host memory in order. The write response of a burst is due
   // when its last beat is in host memory: a NIC that has its B responses knows its writes are
   // visible (what the context's busy bit relies on before memory is freed).
-  writes_applied_ += dma_.apply_writes(now, [&](uint64_t a) { log(now, Ev::kDmaWrite, a); });
+  writes_applied_ += dma_->apply_writes(now, [&](uint64_t a) { log(now, Ev::kDmaWrite, a); });
 
   // BAR0: one AXI-Lite transaction at a time, in order (reads do not pass posted writes).
   if (!mmio_busy_ && !mmio_q_.empty() && mmio_q_.front().due <= now) {
@@ -125,17 +142,17 @@ void NicSim::drive_inputs(uint64_t now) {
   bar_.drive(t, now);
 
   // DMA read data: the oldest burst whose latency has elapsed, paced by the link bandwidth.
-  t.m_axi_arready_i = dma_.rd_bursts() < kMaxReadBursts;
+  t.m_axi_arready_i = dma_->rd_bursts() < kMaxReadBursts;
   t.m_axi_rvalid_i = 0;
-  if (dma_.r_due(now) && rd_credit_ >= kBeat) {
-    if (!dma_.r_mid_burst()) log(now, Ev::kDmaReadData, dma_.r_front().addr);
-    dma_.r_beat(t.m_axi_rdata_i, t.m_axi_rlast_i);
+  if (dma_->r_due(now) && rd_credit_ >= kBeat) {
+    if (!dma_->r_mid_burst()) log(now, Ev::kDmaReadData, dma_->r_front().addr);
+    dma_->r_beat(t.m_axi_rdata_i, t.m_axi_rlast_i);
     t.m_axi_rvalid_i = 1;
   }
   // DMA writes: accepted at link bandwidth once their address is known.
   t.m_axi_awready_i = 1;
-  t.m_axi_wready_i = dma_.w_has_aw() && wr_credit_ >= kBeat;
-  t.m_axi_bvalid_i = dma_.b_valid(now);
+  t.m_axi_wready_i = dma_->w_has_aw() && wr_credit_ >= kBeat;
+  t.m_axi_bvalid_i = dma_->b_valid(now);
 
   // MAC RX
   t.s_axis_rx_tvalid_i = 0;
@@ -145,7 +162,7 @@ void NicSim::drive_inputs(uint64_t now) {
     size_t n = std::min<size_t>(kBeat, f.size() - rx_off_);
     std::memcpy(beat, f.data() + rx_off_, n);
     tb::put_beat<kBeat>(t.s_axis_rx_tdata_i, beat);
-    t.s_axis_rx_tkeep_i = n == 64 ? ~0ull : ((1ull << n) - 1);
+    t.s_axis_rx_tkeep_i = static_cast<std::remove_reference_t<decltype(t.s_axis_rx_tkeep_i)>>(tb::mask64(unsigned(n)));
     t.s_axis_rx_tlast_i = (rx_off_ + n == f.size());
     t.s_axis_rx_tvalid_i = 1;
   }
@@ -175,8 +192,8 @@ void NicSim::tick(uint64_t now) {
   bool tx = t.m_axis_tx_tvalid_o && t.m_axis_tx_tready_i;
   if (w) {
     const uint64_t visible = now + cfg_.cycles(cfg_.dma_write_ns);
-    if (dma_.w(t.m_axi_wdata_o, t.m_axi_wstrb_o, t.m_axi_wlast_o, visible)) dma_.b_push(visible);
-    if (!dma_.ok()) throw std::runtime_error("tmnic sim: AXI " + dma_.errors());
+    if (dma_->w(t.m_axi_wdata_o, t.m_axi_wstrb_o, t.m_axi_wlast_o, visible)) dma_->b_push(visible);
+    if (!dma_->ok()) throw std::runtime_error("tmnic sim: AXI " + dma_->errors());
     wr_credit_ -= kBeat;
   }
   if (tx) {
@@ -220,14 +237,14 @@ void NicSim::tick(uint64_t now) {
   if (ar) {
     log(now, Ev::kDmaReadReq, ar_addr);
     uint64_t jitter = cfg_.jitter_cycles ? rng_() % (cfg_.jitter_cycles + 1) : 0;
-    dma_.ar(ar_addr, ar_len, now + cfg_.cycles(cfg_.dma_read_ns) + jitter);
+    dma_->ar(ar_addr, ar_len, now + cfg_.cycles(cfg_.dma_read_ns) + jitter);
   }
   if (r) {
     rd_credit_ -= kBeat;
-    dma_.r_taken();
+    dma_->r_taken();
   }
-  if (aw) dma_.aw(aw_addr, aw_len);
-  if (b) dma_.b_taken();
+  if (aw) dma_->aw(aw_addr, aw_len);
+  if (b) dma_->b_taken();
   if (rx) {
     if (rx_off_ == 0) log(now, Ev::kRxFrame);
     rx_off_ += kBeat;

@@ -11,7 +11,6 @@
 
 #include "host/iommu.hpp"
 #include "host/sim_config.hpp"
-#include "lib/axi_mem.hpp"
 #include "lib/axil_master.hpp"
 
 class Vtmnic_top;
@@ -28,6 +27,8 @@ class NicSim {
   NicSim& operator=(const NicSim&) = delete;
 
   int index() const { return index_; }
+  // Bytes per beat of the NIC's DMA and MAC ports (tmnic_top DATA_W / 8), as the model was built.
+  static unsigned beat_bytes();
   Iommu& iommu() { return iommu_; }
 
   // One clock cycle at time `now` (cycles).
@@ -77,7 +78,10 @@ class NicSim {
   uint64_t next_ticket_ = 1;
   std::deque<std::pair<uint64_t, std::pair<uint32_t, uint64_t>>> read_results_;  // ticket -> (value, ready)
 
-  tb::AxiMem<64, Iommu> dma_{iommu_};  // host memory through the IOMMU, as the NIC's AXI4 slave
+  // Host memory through the IOMMU, as the NIC's AXI4 slave (tb::AxiMem of the model's beat width:
+  // defined where the model's header is seen).
+  class Dma;
+  std::unique_ptr<Dma> dma_;
   double rd_credit_ = 0, wr_credit_ = 0, tx_credit_ = 0;
   double rd_bpc_, wr_bpc_, tx_bpc_;
 

@@ -35,7 +35,10 @@ namespace hw = tmnic::hwif;
 
 namespace {
 
-constexpr unsigned kBytes = 64;  // DATA_W = 512
+#ifndef TB_DATA_W
+#define TB_DATA_W 512
+#endif
+constexpr unsigned kBytes = TB_DATA_W / 8;  // response beat
 constexpr unsigned kStride = hw::WQE_STRIDE;
 constexpr unsigned kSrq = TB_NUM_SRQ;
 constexpr unsigned kSges = hw::WQE_MAX_SGE;

@@ -40,7 +40,12 @@ namespace hw = tmnic::hwif;
 
 namespace {
 
+#ifndef TB_DATA_W
+#define TB_DATA_W 512
+#endif
 constexpr unsigned kSrq = 16, kEntries = 1024, kBatch = 8, kStride = 64, kSrqBits = 202;
+constexpr unsigned kBeat = TB_DATA_W / 8;  // response beat: an op is kStride / kBeat of them
+static_assert(kStride % kBeat == 0, "an op is whole beats");
 constexpr unsigned kEoAdd = 0, kEoDel = 1, kEoSync = 2, kEoClear = 3;  // tmnic_tm_ops' engine codes
 
 struct Op {
@@ -262,9 +267,9 @@ class TmOpsBench {
     if (rsp_on_ && rsp_lat_ == 0 && chance(rng_, 0.8)) {
       beat = true;
       last = rsp_k_ + 1 == rsp_n_;
-      const uint64_t a = rsp_addr_ + uint64_t(rsp_k_) * kStride;
-      for (unsigned i = 0; i < kStride; ++i) set_byte(top_->rsp_data_i.data(), i, host_byte(a + i));
-      top_->rsp_off_i = static_cast<int16_t>(rsp_k_ * kStride);
+      const uint64_t a = rsp_addr_ + uint64_t(rsp_k_) * kBeat;
+      for (unsigned i = 0; i < kBeat; ++i) set_byte(top_->rsp_data_i.data(), i, host_byte(a + i));
+      top_->rsp_off_i = static_cast<int16_t>(rsp_k_ * kBeat);
     }
     top_->rsp_valid_i = beat;
     top_->rsp_last_i = last;
@@ -300,7 +305,8 @@ class TmOpsBench {
     check_dma_request(rd_ready);
     if (beat) {
       Srq& q = srq_[rsp_srq_];
-      if (rsp_epoch_ == q.epoch) q.fetched = static_cast<uint16_t>(q.fetched + 1);
+      const bool op_end = ((rsp_k_ + 1) * kBeat) % kStride == 0;   // the op's last beat
+      if (rsp_epoch_ == q.epoch && op_end) q.fetched = static_cast<uint16_t>(q.fetched + 1);
       ++rsp_k_;
       if (last) rsp_on_ = false;
     }
@@ -392,7 +398,7 @@ class TmOpsBench {
       rd_pend_ = false;
       rsp_on_ = true;
       rsp_k_ = 0;
-      rsp_n_ = rd_len_ / kStride;
+      rsp_n_ = rd_len_ / kBeat;
       rsp_addr_ = rd_addr_;
       rsp_srq_ = rd_srq_;
       rsp_epoch_ = rd_epoch_;

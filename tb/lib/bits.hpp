@@ -107,6 +107,15 @@ inline void take_beat(const VlWide<N>& w, uint8_t* dst) {
   std::memcpy(dst, w.data(), Bytes);
 }
 
+// Bytes held by a wide Verilated signal type (VlWide<N>: N 32-bit words), e.g. of a model's port:
+// wide_bytes_v<decltype(Vtop::port)> is the port's width in bytes, rounded up to 32 bits.
+template <class T>
+struct WideWords;
+template <std::size_t N>
+struct WideWords<VlWide<N>> : std::integral_constant<std::size_t, N> {};
+template <class T>
+inline constexpr std::size_t wide_bytes_v = 4 * WideWords<std::remove_cv_t<std::remove_reference_t<T>>>::value;
+
 // ---- 32-bit words ------------------------------------------------------------------------------
 template <std::size_t N>
 inline void set_words(VlWide<N>& w, const uint32_t* src) {

@@ -221,6 +221,13 @@ class SystemTest : public ::testing::Test {
       ASSERT_NE(pd_[d], nullptr);
       ASSERT_EQ(ibv_query_gid(ctx_[d], 1, 0, &gid_[d]), 0);
     }
+    // A run on another build of the drop-in library (the 256-bit NICs: tb/system/CMakeLists.txt)
+    // names the datapath width it is for, so that it cannot pass on the default library instead.
+    if (const char* w = std::getenv("TMNIC_EXPECT_DATA_BYTES")) {
+      for (int d = 0; d < 2; d++)
+        ASSERT_EQ(tmnic_sim_read_reg(d, tmnic::hwif::reg::DATA_BYTES), uint32_t(std::strtoul(w, nullptr, 0)))
+            << "tmnic" << d << ": not the NIC this run is for (LD_LIBRARY_PATH)";
+    }
   }
   void TearDown() override {
     for (auto it = cleanup_.rbegin(); it != cleanup_.rend(); ++it) (*it)();

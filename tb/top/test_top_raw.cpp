@@ -28,7 +28,7 @@ TEST(TopRaw, IdentityAndLimits) {
   RawHost h(w, 0);
   EXPECT_EQ(h.rd(hwif::reg::ID), hwif::DEVICE_ID);
   EXPECT_EQ(h.rd(hwif::reg::ABI_VERSION) >> 16, hwif::ABI_MAJOR);
-  EXPECT_EQ(h.rd(hwif::reg::DATA_BYTES), 64u);
+  EXPECT_EQ(h.rd(hwif::reg::DATA_BYTES), sim::NicSim::beat_bytes()) << "the register tells the model's port width";
   EXPECT_EQ(h.rd(hwif::reg::MAX_SGE), hwif::WQE_MAX_SGE);
   EXPECT_EQ(h.rd(hwif::reg::IPV4), sim::World::ipv4_of(0));
   EXPECT_EQ(h.rd(hwif::reg::MAC_LO), uint32_t(sim::World::mac_of(0)));
