@@ -120,7 +120,10 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   typedef enum logic [2:0] {W_IDLE, W_SRQ, W_TM, W_FETCH, W_FETCH_WAIT, W_SGE, W_FLUSH} state_e;
-  state_e state_q, state_d;
+  // (Kept binary: Yosys recodes an extracted FSM to one-hot, which here, with its outputs feeding the
+  // responder's next-state logic, cost the flattened responder 2.4 K LUT4 on ECP5: 14,351 vs 11,966.)
+  (* fsm_encoding = "none" *) state_e state_q;
+  state_e state_d;
   // Payload registers (no reset): the WQE's queue, kind and the fields the done cycle reports
   logic        fl_srq_q, fl_srq_d;      // the WQE is the SRQ's (or a matched buffer): the SRQ's PD
   rx_kind_e    kind_q, kind_d;
