@@ -26,7 +26,9 @@
 // class mask run alone (the pipeline empty before and after); a lookup whose SRQ has spilled entries
 // holds s4 while it scans them.
 // Simulation cost follows activity: the stages' logic is evaluated under their valid bits.
-module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
+// Blocks: tmnic_tm_tables (block RAMs, their ports, the commit's write words), tmnic_tm_cam,
+// tmnic_tm_order, tmnic_tm_srq_state, tmnic_tm_scrub, tmnic_tm_hash.
+module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   parameter int unsigned N_ENTRIES = 1024,           // handles (entries of all SRQs), power of two
   parameter int unsigned NUM_SRQ   = 16,             // TM SRQs sharing the engine, power of two
   parameter int unsigned N_CLASS   = 2,              // mask classes (class tables)
@@ -89,7 +91,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   localparam int unsigned CLS_W = (K > 1) ? $clog2(K) : 1;
   localparam int unsigned WAY_W = (D > 1) ? $clog2(D) : 1;
   localparam int unsigned CIW   = (CAM_W > 1) ? $clog2(CAM_W) : 1;
-  localparam int unsigned NR    = K + 1;              // link-RAM copies: one per class + the chase
   localparam int unsigned SW_N  = (B > N) ? B : N;    // addresses of a scrub pass
   localparam int unsigned SW_AW = $clog2(SW_N);
   localparam int unsigned GEN_W = 2;                  // generations per SRQ (tmnic_tm_scrub)
@@ -120,9 +121,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   end
 
   // ---------------------------------------------------------------- types
-  typedef enum logic [2:0] {RK_LK, RK_ADD, RK_DEL, RK_SYNC, RK_CLEAR, RK_FIND} rkind_e;
-  typedef enum logic [1:0] {LOC_CLS, LOC_CAM, LOC_SPILL} loc_e;
-
+  // Passed to the blocks as type parameters (tmnic_tm_pkg: why); the enums are tmnic_tm_pkg's.
   // Field order: the 64-bit fields last, so that they sit on 64-bit boundaries (cheaper to simulate).
   typedef struct packed {
     rkind_e           kind;
@@ -246,43 +245,13 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     .wr_addr_o(scr_wr_addr));
   logic prio_op_q;    // an op wins acceptance if both wait
 
-  // RAM ports.
-  logic [K-1:0][D-1:0]          sl_re, sl_we;
-  logic [K-1:0][D-1:0][LB-1:0]  sl_raddr, sl_waddr;
-  slot_t [K-1:0][D-1:0]         sl_rdata, sl_wdata;
-  logic [NR-1:0]                lk_re;
-  logic [NR-1:0][H_W-1:0]       lk_raddr;
-  link_t [NR-1:0]               lk_rdata;
-  logic                         lk_we;
-  logic [H_W-1:0]               lk_waddr;
-  link_t                        lk_wdata;
-  logic                         pv_re, pv_we, lv_re, lv_we, en_re, en_we;
-  logic [H_W-1:0]               pv_raddr, pv_waddr, lv_raddr, lv_waddr, en_raddr, en_waddr;
-  prev_t                        pv_rdata, pv_wdata;
-  live_t                        lv_rdata, lv_wdata;
-  ent_t                         en_rdata, en_wdata;
-
-  for (genvar c = 0; c < int'(K); c++) begin : g_cls
-    for (genvar w = 0; w < int'(D); w++) begin : g_way
-      tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(slot_t)), .DEPTH(B)) u_slot (
-        .clk_i, .we_i(sl_we[c][w]), .waddr_i(sl_waddr[c][w]), .wdata_i(sl_wdata[c][w]),
-        .re_i(sl_re[c][w]), .raddr_i(sl_raddr[c][w]), .rdata_o(sl_rdata[c][w]));
-    end
-  end
-  for (genvar r = 0; r < int'(NR); r++) begin : g_link
-    tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(link_t)), .DEPTH(N)) u_link (
-      .clk_i, .we_i(lk_we), .waddr_i(lk_waddr), .wdata_i(lk_wdata),
-      .re_i(lk_re[r]), .raddr_i(lk_raddr[r]), .rdata_o(lk_rdata[r]));
-  end
-  tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(prev_t)), .DEPTH(N)) u_prev (
-    .clk_i, .we_i(pv_we), .waddr_i(pv_waddr), .wdata_i(pv_wdata),
-    .re_i(pv_re), .raddr_i(pv_raddr), .rdata_o(pv_rdata));
-  tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(live_t)), .DEPTH(N)) u_live (
-    .clk_i, .we_i(lv_we), .waddr_i(lv_waddr), .wdata_i(lv_wdata),
-    .re_i(lv_re), .raddr_i(lv_raddr), .rdata_o(lv_rdata));
-  tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(ent_t)), .DEPTH(N)) u_ent (
-    .clk_i, .we_i(en_we), .waddr_i(en_waddr), .wdata_i(en_wdata),
-    .re_i(en_re), .raddr_i(en_raddr), .rdata_o(en_rdata));
+  // Table read data (tmnic_tm_tables) and the commit's write enables.
+  slot_t [K-1:0][D-1:0] sl_rdata;
+  link_t [K:0]          lk_rdata;   // copies 0..K-1: class heads; K: the chase copy
+  prev_t                pv_rdata;
+  live_t                lv_rdata;
+  ent_t                 en_rdata;
+  logic                 lk_we, pv_we, en_we;
 
   // Per-SRQ state.
   logic             ev, ev_clear, ev_cnt_vld, ev_miss, ev_add, ev_add_en, ev_add_cls, ev_rm, ev_rm_dis;
@@ -699,19 +668,13 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   end
 
   // The commit. The control block decides what happens: narrow one-hot selects and enables, the
-  // per-SRQ events, the response, the sub-state. The write buses are built below it field by field
-  // from those selects, so that no wide value goes through a chain of priority multiplexers.
+  // per-SRQ events, the response, the sub-state. The write buses are built from those selects field
+  // by field (tmnic_tm_tables), so that no wide value goes through a chain of priority multiplexers.
   logic en_new;  // an ADD now is enabled
   assign en_new = sw_new == cur_hw;
   assign ev_add_en = en_new;
 
-  // *_UL: the unlinked entry's neighbours (ul_prev_q, ul_link_q).
-  typedef enum logic [1:0] {HS_LINK, HS_TUP, HS_NEW, HS_UL} hsrc_e;    // a written slot's head from
-  typedef enum logic [1:0] {TS_TUP, TS_HDL, TS_UL} tsrc_e;             // ... and its tail from
-  typedef enum logic [1:0] {LA_TAIL, LA_SPT, LA_ULP} lasrc_e;          // link write address
-  typedef enum logic [1:0] {LD_NEW, LD_UL} ldsrc_e;                    // ... and data
-  typedef enum logic [1:0] {PA_LNK, PA_HDL, PA_UL} pasrc_e;            // prev write address
-  typedef enum logic [1:0] {PD_HEAD, PD_TAIL, PD_SPT, PD_UL} pdsrc_e;  // ... and data
+  // Write selects: tmnic_tm_pkg (*_UL: the unlinked entry's neighbours, ul_prev_q, ul_link_q).
   typedef enum logic [1:0] {RH_CLS, RH_CAM, RH_SC} rhsrc_e;            // matched handle from
 
   hsrc_e            cw_hsrc;
@@ -1041,54 +1004,12 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   end
 
   // ---------------------------------------------------------------- commit datapath
-  logic [H_W-1:0]   cw_t_h1, cw_t_tail;   // the written class's FIFO as the request sees it
-  logic [SEQ_W-1:0] cw_t_s1;
-  assign cw_t_h1   = t4c[cw_cls].h1;
-  assign cw_t_s1   = t4c[cw_cls].s1;
-  assign cw_t_tail = t4c[cw_cls].tail;
-  assign cw_idx = idx_q[4][cw_cls][cw_way];
-  always_comb begin
-    cw_data.v    = cw_v;
-    cw_data.gen  = gen[r4.srq];
-    cw_data.kr   = kr_q[4][cw_cls];
-    unique case (cw_hsrc)
-      HS_LINK: begin cw_data.h1 = lnk4[cw_cls].n1; cw_data.s1 = lnk4[cw_cls].ns; end
-      HS_NEW:  begin cw_data.h1 = r4.hdl;          cw_data.s1 = seq_q;           end
-      HS_UL:   begin cw_data.h1 = ul_link_q.n1;    cw_data.s1 = ul_link_q.ns;    end
-      default: begin cw_data.h1 = cw_t_h1;         cw_data.s1 = cw_t_s1;         end
-    endcase
-    unique case (cw_tsrc)
-      TS_HDL:  cw_data.tail = r4.hdl;
-      TS_UL:   cw_data.tail = ul_prev_q.p;
-      default: cw_data.tail = cw_t_tail;
-    endcase
-  end
-  assign cw_link  = '{n1: r4.hdl, ns: seq_q};  // a FIFO's head whose next is the new entry
+  // The written words: tmnic_tm_tables.
   assign cw2_way  = ck_x_q;
   assign cw2_idx  = ck_alt_q[ck_x_q];
   assign cw2_data = ck_occ_q[ck_w_q];
 
   always_comb begin
-    unique case (lk_asrc)
-      LA_SPT:  lk_waddr = cur_sp_tail;
-      LA_ULP:  lk_waddr = ul_prev_q.p;
-      default: lk_waddr = cw_t_tail;
-    endcase
-    unique case (lk_dsrc)
-      LD_UL:   lk_wdata = ul_link_q;
-      default: lk_wdata = cw_link;
-    endcase
-    unique case (pv_asrc)
-      PA_LNK:  pv_waddr = lnk4[cw_cls].n1;
-      PA_UL:   pv_waddr = ul_link_q.n1;
-      default: pv_waddr = r4.hdl;
-    endcase
-    unique case (pv_dsrc)
-      PD_TAIL: pv_wdata = '{hp: 1'b1, p: cw_t_tail};
-      PD_SPT:  pv_wdata = '{hp: 1'b1, p: cur_sp_tail};
-      PD_UL:   pv_wdata = ul_prev_q;
-      default: pv_wdata = '{hp: 1'b0, p: cw_t_tail};   // a head (p unused)
-    endcase
     unique case (rsp_hsrc)
       RH_CAM:  rsp_hdl = cam_hdl[c4i];
       RH_SC:   rsp_hdl = sc_h_q;
@@ -1096,8 +1017,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     endcase
   end
   assign cl_hdl      = rsp_lk ? rsp_hdl : r4.hdl;
-  assign en_waddr    = r4.hdl;
-  assign en_wdata    = '{mtag: r4.tag, mask: r4.mask, seq: seq_q};
   assign cc_ins_idx  = cam_free;
   assign cam_ins_idx = cam_free;
   assign cam_rm_idx  = cc_rm_idx;
@@ -1120,100 +1039,26 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   assign scr_free  = !(v_q[0] || v_q[1] || v_q[2] || v_q[3] || v_q[4]);
   assign inject  = inj_d;
 
-  // ---------------------------------------------------------------- RAM ports
-  // The scrubber uses the class-slot and live RAMs in cycles without requests in s0..s4
-  // (tmnic_tm_scrub); its write-back drops the words of older generations (everything after reset).
-  slot_t [D-1:0] wway;
-  always_comb begin
-    for (int w = 0; w < int'(D); w++) begin
-      wway[w]   = (cw2_we && int'(cw2_way) == w) ? cw2_data : cw_data;
-      wway[w].v = wway[w].v && !scr_wr;
-    end
-  end
-  always_comb begin
-    for (int c = 0; c < int'(K); c++) begin
-      for (int w = 0; w < int'(D); w++) begin
-        sl_re[c][w]    = scr_rd ? (32'(scr_rd_addr) < B) : (advance && v_q[1]);
-        sl_raddr[c][w] = scr_rd ? LB'(scr_rd_addr) : idx_q[1][c][w];
-        if (ck_rst) begin
-          sl_re[c][w]    = v_q[2];
-          sl_raddr[c][w] = idx_q[2][c][w];
-        end
-        if (ck_re[w] && int'(r4.cls) == c) begin
-          sl_re[c][w]    = 1'b1;
-          sl_raddr[c][w] = ck_raddr[w];
-        end
-        // Write data per way, shared by the classes: the relocated FIFO in its new way, else the
-        // commit's slot; the scrubber only clears the valid bit (the rest of its word is unused).
-        sl_we[c][w]    = cw_we && int'(cw_cls) == c && int'(cw_way) == w;
-        sl_waddr[c][w] = cw_idx;
-        if (cw2_we && int'(cw_cls) == c && int'(cw2_way) == w) begin
-          sl_we[c][w]    = 1'b1;
-          sl_waddr[c][w] = cw2_idx;
-        end
-        if (scr_wr) begin
-          sl_we[c][w]    = 32'(scr_wr_addr) < B &&
-                           (scr_init || (sl_rdata[c][w].v &&
-                                         sl_rdata[c][w].gen != gen[sl_rdata[c][w].kr[R_W-1 -: SRQ_W]]));
-          sl_waddr[c][w] = LB'(scr_wr_addr);
-        end
-        sl_wdata[c][w]   = wway[w];
-      end
-    end
-    // Link copies 0..K-1: each class head's link, for the request moving into s4.
-    for (int c = 0; c < int'(K); c++) begin
-      lk_re[c]    = advance && v_q[3];
-      lk_raddr[c] = t3c[c].h1;
-    end
-    // The chase copy: the new head's link after a pop; DEL's link; the spill scan.
-    lk_re[K]    = 1'b0;
-    lk_raddr[K] = '0;
-    if (cw_pop) begin
-      lk_re[K]    = 1'b1;
-      lk_raddr[K] = cw_data.h1;
-    end else if (v_q[4] && r4.kind == RK_LK && (xs_d == X_SCAN)) begin
-      lk_re[K]    = 1'b1;
-      lk_raddr[K] = sc_p_d;
-    end else if (advance && v_q[1] && r_q[1].kind == RK_DEL) begin
-      lk_re[K]    = 1'b1;
-      lk_raddr[K] = r_q[1].hdl;
-    end
-    // Handle-indexed state: ADD and DEL read at s1; the scan reads the spill entries.
-    pv_re = 1'b0; pv_raddr = r_q[1].hdl;
-    en_re = 1'b0; en_raddr = r_q[1].hdl;
-    lv_re = 1'b0; lv_raddr = r_q[1].hdl;
-    if (v_q[4] && r4.kind == RK_LK && xs_d == X_SCAN) begin
-      pv_re = 1'b1; pv_raddr = sc_p_d;
-      en_re = 1'b1; en_raddr = sc_p_d;
-    end else if (advance && v_q[1] && r_q[1].kind == RK_DEL) begin
-      pv_re = 1'b1;
-      en_re = 1'b1;
-    end
-    if (scr_rd) begin
-      lv_re    = 32'(scr_rd_addr) < N;
-      lv_raddr = H_W'(scr_rd_addr);
-    end else if (advance && v_q[1] && (r_q[1].kind == RK_ADD || r_q[1].kind == RK_DEL)) begin
-      lv_re = 1'b1;
-    end
-    // Live records: the commit's, or the scrubber's.
-    lv_we    = cl_we;
-    lv_waddr = cl_hdl;
-    lv_wdata = '0;
-    lv_wdata.live = cl_live;
-    if (cl_we && cl_live) begin
-      lv_wdata.gen = gen[r4.srq];
-      lv_wdata.srq = r4.srq;
-      lv_wdata.loc = (cw_we) ? LOC_CLS : cam_ins ? LOC_CAM : LOC_SPILL;
-      lv_wdata.cls = r4.cls;
-      lv_wdata.cam = cam_ins_idx;
-    end
-    if (scr_wr) begin
-      lv_we    = 32'(scr_wr_addr) < N &&
-                 (scr_init || (lv_rdata.live && lv_rdata.gen != gen[lv_rdata.srq]));
-      lv_waddr = H_W'(scr_wr_addr);
-      lv_wdata = '0;
-    end
-  end
+  // ---------------------------------------------------------------- tables (block RAM)
+  tmnic_tm_tables #(.N_ENTRIES(N), .NUM_SRQ(NUM_SRQ), .K(K), .D(D), .N_BUCKETS(B), .CAM_W(CAM_W),
+      .SEQ_W(SEQ_W), .GEN_W(GEN_W), .req_t(req_t), .slot_t(slot_t), .link_t(link_t), .prev_t(prev_t),
+      .live_t(live_t), .ent_t(ent_t), .tup_t(tup_t)) u_tables (
+    .clk_i, .adv_i(advance), .v1_i(v_q[1]), .r1_i(r_q[1]), .idx1_i(idx_q[1]), .v2_i(v_q[2]),
+    .idx2_i(idx_q[2]), .v3_i(v_q[3]), .t3_i(t3c),
+    .r4_i(r4), .idx4_i(idx_q[4]), .kr4_i(kr_q[4]), .t4_i(t4c), .lnk4_i(lnk4), .seq_i(seq_q),
+    .gen_i(gen), .cur_sp_tail_i(cur_sp_tail),
+    .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_v_i(cw_v), .cw_hsrc_i(cw_hsrc),
+    .cw_tsrc_i(cw_tsrc), .cw_pop_i(cw_pop), .cw2_we_i(cw2_we), .mv_way_i(cw2_way), .mv_idx_i(cw2_idx),
+    .mv_slot_i(cw2_data), .ck_re_i(ck_re), .ck_raddr_i(ck_raddr), .ck_rst_i(ck_rst),
+    .lk_we_i(lk_we), .lk_asrc_i(lk_asrc), .lk_dsrc_i(lk_dsrc), .pv_we_i(pv_we), .pv_asrc_i(pv_asrc),
+    .pv_dsrc_i(pv_dsrc), .ul_prev_i(ul_prev_q), .ul_link_i(ul_link_q), .en_we_i(en_we),
+    .cl_we_i(cl_we), .cl_hdl_i(cl_hdl), .cl_live_i(cl_live), .cam_ins_i(cam_ins),
+    .cam_ins_idx_i(cam_ins_idx), .scan_rd_i(v_q[4] && r4.kind == RK_LK && xs_d == X_SCAN),
+    .scan_addr_i(sc_p_d),
+    .scr_rd_i(scr_rd), .scr_rd_addr_i(scr_rd_addr), .scr_wr_i(scr_wr), .scr_wr_addr_i(scr_wr_addr),
+    .scr_init_i(scr_init),
+    .sl_rdata_o(sl_rdata), .lk_rdata_o(lk_rdata), .pv_rdata_o(pv_rdata), .lv_rdata_o(lv_rdata),
+    .en_rdata_o(en_rdata), .cw_idx_o(cw_idx), .cw_data_o(cw_data), .cw_link_o(cw_link));
 
   // ---------------------------------------------------------------- CAM
   tmnic_tm_cam #(.W(CAM_W), .SRQ_W(SRQ_W), .H_W(H_W), .SEQ_W(SEQ_W)) u_cam (
