@@ -26,7 +26,8 @@
 // class mask run alone (the pipeline empty before and after); a lookup whose SRQ has spilled entries
 // holds s4 while it scans them.
 // Simulation cost follows activity: the stages' logic is evaluated under their valid bits.
-// Blocks: tmnic_tm_tables (block RAMs, their ports, the commit's write words), tmnic_tm_cam,
+// Blocks: tmnic_tm_tables (block RAMs, their ports, the commit's write words), tmnic_tm_commit_fwd
+// (the last commit applied to s2..s4, the candidates' stage registers), tmnic_tm_cam,
 // tmnic_tm_order, tmnic_tm_srq_state, tmnic_tm_scrub, tmnic_tm_hash.
 module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   parameter int unsigned N_ENTRIES = 1024,           // handles (entries of all SRQs), power of two
@@ -177,7 +178,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     logic [H_W-1:0]   tail;
     logic [SEQ_W-1:0] s1;
   } tup_t;
-  typedef enum logic [1:0] {LS_RAM, LS_CHASE, LS_VAL} lsrc_e;  // where a head's link comes from
 
   // ---------------------------------------------------------------- helpers
   function automatic logic seq_older(logic [SEQ_W-1:0] a, logic [SEQ_W-1:0] b);
@@ -190,18 +190,11 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   logic [K-1:0][63:0] cmask_q;  // class masks
   logic [SEQ_W-1:0]   seq_q;    // next sequence number
 
-  // Stage registers.
+  // Stage registers of the requests (their candidates: tmnic_tm_commit_fwd).
   logic                    v_q [5];
   req_t                    r_q [5];
   logic [K-1:0][D-1:0][LB-1:0] idx_q [5];   // from s1
   logic [K-1:0][R_W-1:0]   kr_q [5];        // from s1
-  tup_t [K-1:0]            t3_q, t4_q;      // class tuples (s3, s4)
-  logic [D-1:0]            fr3_q, fr4_q;    // free ways of the ADD's class
-  logic                    lv3_q, lv4_q;    // ADD: handle live
-  logic [CAM_W-1:0]        ch3_q;           // CAM hits (s3)
-  logic                    c41v_q, c42v_q;  // CAM oldest and second oldest hit (s4)
-  logic [CIW-1:0]          c41i_q, c42i_q;
-  logic [SEQ_W-1:0]        c41s_q, c42s_q;  // ...their sequence numbers
 
   // s4 sub-states: a lookup whose SRQ has spilled entries scans them; an ADD without a free way
   // searches for a relocation (X_CK_*).
@@ -400,7 +393,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   end
 
   // ---------------------------------------------------------------- commit outputs (s4, below)
-  // What the commit at the coming clock edge writes; used here to update younger requests.
+  // What the commit at the coming clock edge writes (recorded by tmnic_tm_commit_fwd).
   logic             cw_we;       // slot write
   logic [CLS_W-1:0] cw_cls;
   logic [WAY_W-1:0] cw_way;
@@ -420,188 +413,42 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   logic [H_W-1:0]   cl_hdl;
   logic             cl_live;
 
-  // History of the commit at the edge where s1's slot read happens (read-first RAMs).
-  logic             hw_we_q, hw2_we_q, hl_we_q, hl_live_q;
-  logic [CLS_W-1:0] hw_cls_q;
-  logic [WAY_W-1:0] hw_way_q, hw2_way_q;
-  logic [LB-1:0]    hw_idx_q, hw2_idx_q;
-  slot_t            hw_data_q, hw2_data_q;
-  logic [H_W-1:0]   hl_hdl_q;
-
-  // ---------------------------------------------------------------- s2: slot compare, CAM compare
-  tup_t [K-1:0]   t2;
-  logic [D-1:0]   fr2;
-  logic           lv2;
-  always_comb begin
-    slot_t s;
-    s   = '0;
-    t2  = '0;
-    fr2 = '0;
-    lv2 = 1'b0;
-    if (v_q[2]) begin
-      for (int c = 0; c < int'(K); c++) begin
-        for (int w = 0; w < int'(D); w++) begin
-          s = sl_rdata[c][w];
-          if (hw_we_q && int'(hw_cls_q) == c && int'(hw_way_q) == w && hw_idx_q == idx_q[2][c][w])
-            s = hw_data_q;
-          if (hw2_we_q && int'(hw_cls_q) == c && int'(hw2_way_q) == w && hw2_idx_q == idx_q[2][c][w])
-            s = hw2_data_q;
-          if (s.v && s.gen == gen[r_q[2].srq] && s.kr == kr_q[2][c]) begin
-            t2[c] = '{v: 1'b1, way: WAY_W'(w), h1: s.h1, s1: s.s1, tail: s.tail};
-          end
-          if (int'(r_q[2].cls) == c) fr2[w] = !s.v || s.gen != gen[s.kr[R_W-1 -: SRQ_W]];
-        end
-      end
-      lv2 = (hl_we_q && hl_hdl_q == r_q[2].hdl) ? hl_live_q
-                                                 : lv_rdata.live && lv_rdata.gen == gen[lv_rdata.srq];
-    end
-  end
+  // ---------------------------------------------------------------- s2: CAM compare
   assign cam_cmp_en = v_q[2] && r_q[2].kind == RK_LK;
 
-  // ---------------------------------------------------------------- the last commit (H)
-  // Younger requests are not patched by the commit of the same cycle (that would put the decision in
-  // front of every stage register). The commit is recorded instead (h*_q: what it wrote, and for the
-  // requests moving on at its edge whether they share its key, bucket or SRQ, compared from
-  // registers), and each stage applies that record to its inputs: the slot read in s2 by address, the
-  // tuples in s3 and s4 by key. Applying it is idempotent, so the record may stay while s4 holds.
-  logic             hv_pop_q, hv_new_q, hv_lval_q;   // the slot write popped / created / linked
-  link_t            hlink_q;
-  logic             hcrm_q, hcins_q;                 // CAM removal / insert
-  logic [CIW-1:0]   hcrm_idx_q, hcins_idx_q;
-  logic [SEQ_W-1:0] hseq_q;                          // sequence number of the inserted entry
-  logic             hen_all_q, hmiss_q, hcnt_q, hnew_en_q;  // its per-SRQ event
-  logic [K-1:0]     eqk3_q, eqk4_q;   // the s3 / s4 request's key, per class, is the committer's
-  logic [D-1:0]     eqi3_q, eqi4_q;   // ...its bucket per way, in its own class
-  logic             eqo3_q, eqo4_q;   // ...its key is the relocated occupant's (same class)
-  logic             eqf3_q, eqf4_q;   // ...its bucket in the occupant's new way is that bucket
-  logic             insm3_q, insm4_q; // ...it is a lookup that the inserted CAM entry matches
-  logic             eqs4_q;           // the s4 request's SRQ is the committer's
-
-  // Compares between the committing request and the younger ones (registers only), registered at
-  // the edge with the requests they describe.
-  logic [K-1:0]   eqk2, eqk3;
-  logic [D-1:0]   eqi2, eqi3;
-  logic           eqo2, eqo3, eqf2, eqf3, insm2, insm3;
-  always_comb begin
-    for (int c = 0; c < int'(K); c++) begin
-      eqk2[c] = kr_q[2][c] == kr_q[4][c] && idx_q[2][c][0] == idx_q[4][c][0];
-      eqk3[c] = kr_q[3][c] == kr_q[4][c] && idx_q[3][c][0] == idx_q[4][c][0];
-    end
-    for (int w = 0; w < int'(D); w++) begin
-      eqi2[w] = idx_q[2][r_q[2].cls][w] == idx_q[4][r_q[2].cls][w];
-      eqi3[w] = idx_q[3][r_q[3].cls][w] == idx_q[4][r_q[3].cls][w];
-    end
-    // The cuckoo move (slow path, s4 holding): the occupant's key and its new bucket.
-    eqo2 = kr_q[2][r_q[4].cls] == ck_occ_q[ck_w_q].kr &&
-           idx_q[2][r_q[4].cls][ck_w_q] == idx_q[4][r_q[4].cls][ck_w_q];
-    eqo3 = kr_q[3][r_q[4].cls] == ck_occ_q[ck_w_q].kr &&
-           idx_q[3][r_q[4].cls][ck_w_q] == idx_q[4][r_q[4].cls][ck_w_q];
-    eqf2 = r_q[2].cls == r_q[4].cls && idx_q[2][r_q[4].cls][ck_x_q] == ck_alt_q[ck_x_q];
-    eqf3 = r_q[3].cls == r_q[4].cls && idx_q[3][r_q[4].cls][ck_x_q] == ck_alt_q[ck_x_q];
-    insm2 = r_q[2].kind == RK_LK && r_q[4].srq == r_q[2].srq &&
-            ((r_q[4].tag ^ r_q[2].tag) & r_q[4].mask) == 64'd0;
-    insm3 = r_q[3].kind == RK_LK && r_q[4].srq == r_q[3].srq &&
-            ((r_q[4].tag ^ r_q[3].tag) & r_q[4].mask) == 64'd0;
-  end
-
-  // The tuples the last commit wrote (its slot, and a relocated occupant's).
-  tup_t hw_tup, hw2_tup;
-  assign hw_tup  = '{v: hw_data_q.v, way: hw_way_q, h1: hw_data_q.h1, s1: hw_data_q.s1, tail: hw_data_q.tail};
-  assign hw2_tup = '{v: hw2_data_q.v, way: hw2_way_q, h1: hw2_data_q.h1, s1: hw2_data_q.s1,
-                     tail: hw2_data_q.tail};
-
-  // ---------------------------------------------------------------- s3: the last commit applied
-  tup_t [K-1:0]   t3c;
-  logic [D-1:0]   fr3c;
-  logic           lv3c;
-  logic [CAM_W-1:0] ch3c;
-  always_comb begin
-    t3c  = t3_q;
-    fr3c = fr3_q;
-    lv3c = lv3_q;
-    ch3c = ch3_q;
-    for (int c = 0; c < int'(K); c++) begin
-      if (hw_we_q && int'(hw_cls_q) == c && eqk3_q[c]) t3c[c] = hw_tup;
-      if (hw2_we_q && int'(hw_cls_q) == c && eqo3_q) t3c[c] = hw2_tup;
-    end
-    if (hw_we_q && hw_cls_q == r_q[3].cls && eqi3_q[hw_way_q]) fr3c[hw_way_q] = !hw_data_q.v;
-    if (hw2_we_q && eqf3_q) fr3c[hw2_way_q] = 1'b0;
-    if (hl_we_q && hl_hdl_q == r_q[3].hdl) lv3c = hl_live_q;
-    if (hcrm_q) ch3c[hcrm_idx_q] = 1'b0;
-    if (hcins_q && insm3_q) ch3c[hcins_idx_q] = 1'b1;
-  end
-  assign cam_sel = v_q[3] ? ch3c : '0;
-
-  // ---------------------------------------------------------------- s4: the last commit applied
-  // What it did to the request's candidates is also told to the order selection (tmnic_tm_order),
-  // whose compares were made in s3 without it: a popped FIFO (the head's next takes over), a new
-  // FIFO or CAM entry (younger than everything), the CAM's oldest hit removed (the second takes over).
-  tup_t [K-1:0]   t4c;
-  logic [D-1:0]   fr4c;
-  logic           lv4c;
-  lsrc_e [K-1:0]  ls4;
-  logic [K-1:0]   pop4, new4;
-  logic           camrm14, camnew4, c4v;
-  logic [CIW-1:0] c4i;
+  // ---------------------------------------------------------------- s2..s4: the last commit applied
+  tup_t [K-1:0]     t3c, t4c;   // class tuples of s3 and s4, corrected
+  logic [D-1:0]     fr4c;
+  logic             lv4c, blocked4, c4v, new_en4, en_all4, camrm14, camnew4;
+  link_t [K-1:0]    lnk4;
+  logic [CIW-1:0]   c4i;
   logic [SEQ_W-1:0] c4s;
-  always_comb begin
-    t4c  = t4_q;
-    fr4c = fr4_q;
-    lv4c = lv4_q;
-    ls4  = {K{LS_RAM}};
-    pop4 = '0;
-    new4 = '0;
-    for (int c = 0; c < int'(K); c++) begin
-      if (hw_we_q && int'(hw_cls_q) == c && eqk4_q[c]) begin
-        t4c[c]  = hw_tup;
-        pop4[c] = hv_pop_q;
-        new4[c] = hv_new_q;
-        if (hv_pop_q) ls4[c] = LS_CHASE;
-        else if (hv_lval_q) ls4[c] = LS_VAL;
-      end
-      if (hw2_we_q && int'(hw_cls_q) == c && eqo4_q) t4c[c] = hw2_tup;
-    end
-    if (hw_we_q && hw_cls_q == r_q[4].cls && eqi4_q[hw_way_q]) fr4c[hw_way_q] = !hw_data_q.v;
-    if (hw2_we_q && eqf4_q) fr4c[hw2_way_q] = 1'b0;
-    if (hl_we_q && hl_hdl_q == r_q[4].hdl) lv4c = hl_live_q;
-    // The CAM's oldest hit: removed -> the second oldest; a new matching entry is younger than all.
-    c4v = c41v_q;
-    c4i = c41i_q;
-    c4s = c41s_q;
-    camrm14 = 1'b0;
-    camnew4 = 1'b0;
-    if (hcrm_q && c41v_q && hcrm_idx_q == c41i_q) begin
-      c4v = c42v_q;
-      c4i = c42i_q;
-      c4s = c42s_q;
-      camrm14 = 1'b1;
-    end
-    if (hcins_q && insm4_q && !c4v) begin
-      c4v = 1'b1;
-      c4i = hcins_idx_q;
-      c4s = hseq_q;
-      camnew4 = 1'b1;
-    end
-  end
+  logic [K-1:0]     pop4, new4;
+  logic             hold4;     // s4 keeps its request this cycle
+  tmnic_tm_commit_fwd #(.NUM_SRQ(NUM_SRQ), .K(K), .D(D), .LB(LB), .H_W(H_W), .CAM_W(CAM_W),
+      .SEQ_W(SEQ_W), .GEN_W(GEN_W), .req_t(req_t), .slot_t(slot_t), .link_t(link_t), .live_t(live_t),
+      .tup_t(tup_t)) u_fwd (
+    .clk_i, .rst_ni, .adv_i(advance),
+    .v2_i(v_q[2]), .v3_i(v_q[3]), .r2_i(r_q[2]), .r3_i(r_q[3]), .r4_i(r_q[4]),
+    .idx2_i(idx_q[2]), .idx3_i(idx_q[3]), .idx4_i(idx_q[4]), .kr2_i(kr_q[2]), .kr3_i(kr_q[3]),
+    .kr4_i(kr_q[4]), .gen_i(gen),
+    .sl_rdata_i(sl_rdata), .lv_rdata_i(lv_rdata), .cam_hit_i(cam_hit),
+    .cam_o1v_i(cam_o1v), .cam_o1_i(cam_o1), .cam_o1s_i(cam_o1s), .cam_o2v_i(cam_o2v), .cam_o2_i(cam_o2),
+    .cam_o2s_i(cam_o2s), .q_hw_i(q_hw), .q_sw_i(q_sw),
+    .lk_rdata_i(lk_rdata), .v4_i(v_q[4]), .hold_i(hold4),
+    .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_idx_i(cw_idx), .cw_data_i(cw_data),
+    .cw_pop_i(cw_pop), .cw_new_i(cw_new), .cw_lval_i(cw_lval), .cw_link_i(cw_link),
+    .cw2_we_i(cw2_we), .mv_from_i(ck_w_q), .mv_way_i(cw2_way), .mv_idx_i(cw2_idx), .mv_slot_i(cw2_data),
+    .cl_we_i(cl_we), .cl_hdl_i(cl_hdl), .cl_live_i(cl_live),
+    .cam_rm_i(cc_rm), .cam_rm_idx_i(cc_rm_idx), .cam_ins_i(cc_ins), .cam_ins_idx_i(cc_ins_idx),
+    .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
+    .ev_i(ev), .ev_miss_i(ev_miss), .ev_cnt_vld_i(ev_cnt_vld), .ev_en_all_i(cam_en_all),
+    .t3_o(t3c), .cam_sel_o(cam_sel), .t4_o(t4c), .fr4_o(fr4c), .lv4_o(lv4c), .lnk4_o(lnk4),
+    .blocked4_o(blocked4), .c4v_o(c4v), .c4i_o(c4i), .c4s_o(c4s), .pop4_o(pop4), .new4_o(new4),
+    .new_en4_o(new_en4), .en_all4_o(en_all4), .camrm1_o(camrm14), .camnew_o(camnew4));
 
   // ---------------------------------------------------------------- s4: commit
-  // Effective link of each class head (read at s3, or forwarded by the last commit).
-  link_t [K-1:0] lnk4;
-  link_t         chase_q;     // link captured from the chase read when s4 holds (scan)
-  logic          chase_cap_q; // chase_q is valid for classes with LS_CHASE
-  always_comb begin
-    for (int c = 0; c < int'(K); c++) begin
-      unique case (ls4[c])
-        LS_CHASE: lnk4[c] = chase_cap_q ? chase_q : lk_rdata[K];
-        LS_VAL:   lnk4[c] = hlink_q;
-        default:  lnk4[c] = lk_rdata[c];
-      endcase
-    end
-  end
-
   req_t           r4;
-  logic           blocked4;
-  logic           hold4;     // s4 keeps its request this cycle
   logic           done4;     // s4's request completes this cycle (response, state update)
   logic           inj_d;     // a DEL becomes its FIND
   logic           rsp_op, rsp_lk, rsp_ok, rsp_hit, rsp_unexp, rsp_blocked;
@@ -611,22 +458,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   assign q_srq = r_q[3].srq;   // s3 reads its SRQ's counters and threshold
   logic ser_ok;  // DEL: the handle is live, in the current generation of the DEL's SRQ
   assign ser_ok = ser_live_q.live && ser_live_q.srq == r4.srq && ser_live_q.gen == gen[r4.srq];
-
-  // Blocked (hw_cnt - sw_cnt > 0x7fff) for the request in s4: computed in s3 for the counts then
-  // and for the two ways the commit ahead can change them (a counted miss, a new sw_cnt), selected.
-  function automatic logic gap_blocked(logic [15:0] hw, logic [15:0] sw);
-    return 16'(hw - sw) > 16'h7fff;
-  endfunction
-  logic [2:0] blk3_d, blk4_q;  // no change / +1 miss / sw := cnt of the commit ahead
-  logic       bsel_miss, bsel_cnt;
-  always_comb begin
-    blk3_d[0] = gap_blocked(q_hw, q_sw);
-    blk3_d[1] = gap_blocked(q_hw + 16'd1, q_sw);
-    blk3_d[2] = gap_blocked(q_hw, r_q[4].cnt);
-  end
-  assign bsel_miss = hmiss_q && eqs4_q;
-  assign bsel_cnt  = hcnt_q && eqs4_q;
-  assign blocked4  = bsel_miss ? blk4_q[1] : bsel_cnt ? blk4_q[2] : blk4_q[0];
 
   // Candidates: class heads 0..K-1, the CAM's oldest hit (K), the spill match (K+1); the order
   // (tmnic_tm_order) compares their sequence numbers in s3.
@@ -648,7 +479,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .clk_i, .adv_i(advance && v_q[3]),
     .sA_i(o_sA), .sB_i(o_sB), .sF1_i(cam_o1s), .sF2_i(cam_o2s),
     .dis_act_i(q_dis_act), .dis_seq_i(q_dis_seq),
-    .cv_i(cv4), .pop_i(pop4), .new_i(new4), .new_en_i(hnew_en_q), .en_all_i(hen_all_q && eqs4_q),
+    .cv_i(cv4), .pop_i(pop4), .new_i(new4), .new_en_i(new_en4), .en_all_i(en_all4),
     .camv_i(o_camv), .camen_i(cam_en[c4i]), .camrm1_i(camrm14), .camnew_i(camnew4),
     .spv_i(v_q[4] && r4.kind == RK_LK && xs_q == X_DECIDE && sc_v_q), .spen_i(sp_en_q),
     .spold_i(sp_old_q), .win_o(win));
@@ -1086,31 +917,14 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
       prio_op_q  <= 1'b0;
       xs_q       <= X_START;
       ck_found_q <= 1'b0;
-      chase_cap_q <= 1'b0;
       seq_q      <= '0;
       cmask_q    <= '0;
-      hw_we_q    <= 1'b0;
-      hw2_we_q   <= 1'b0;
-      hl_we_q    <= 1'b0;
-      hcrm_q     <= 1'b0;
-      hcins_q    <= 1'b0;
-      hen_all_q  <= 1'b0;
-      hmiss_q    <= 1'b0;
-      hcnt_q     <= 1'b0;
       op_rsp_valid_q <= 1'b0;
       lk_rsp_valid_q <= 1'b0;
     end else begin
       if (advance) begin
         v_q[0] <= acc_lk || acc_op || inject;
         for (int i = 1; i < 5; i++) v_q[i] <= v_q[i-1];
-        hw_we_q <= cw_we;
-        hw2_we_q <= cw2_we;
-        hl_we_q <= cl_we;
-        hcrm_q    <= cc_rm;
-        hcins_q   <= cc_ins;
-        hen_all_q <= ev && en_all && !ev_clear;
-        hmiss_q   <= ev && ev_miss;
-        hcnt_q    <= ev && ev_cnt_vld;
       end
       if (acc_lk || acc_op) prio_op_q <= acc_lk;
       if (acc_op && op_serial) busy_ser_q <= 1'b1;
@@ -1120,8 +934,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
       if (ev_add) seq_q <= seq_q + 1'b1;
       xs_q <= xs_d;
       ck_found_q <= ck_found_d;
-      // The chase read's data is taken over when s4 holds (the port serves the scan next).
-      chase_cap_q <= hold4 && v_q[4];
       op_rsp_valid_q <= done4 && rsp_op;
       lk_rsp_valid_q <= done4 && rsp_lk;
     end
@@ -1140,53 +952,9 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
         idx_q[i] <= idx_q[i-1];
         kr_q[i]  <= kr_q[i-1];
       end
-      t3_q  <= t2;
-      fr3_q <= fr2;
-      lv3_q <= lv2;
-      ch3_q <= cam_hit;
-      t4_q  <= t3c;
-      fr4_q <= fr3c;
-      lv4_q <= lv3c;
-      c41v_q <= cam_o1v;
-      c41i_q <= cam_o1;
-      c41s_q <= cam_o1s;
-      c42v_q <= cam_o2v;
-      c42i_q <= cam_o2;
-      c42s_q <= cam_o2s;
-      blk4_q <= blk3_d;
-      // The commit of this edge, for the stages it does not patch (above: the last commit).
-      hv_pop_q  <= cw_pop;
-      hv_new_q  <= cw_new;
-      hv_lval_q <= cw_lval;
-      hlink_q   <= cw_link;
-      hcrm_idx_q <= cc_rm_idx;
-      hcins_idx_q <= cc_ins_idx;
-      hseq_q    <= seq_q;
-      hnew_en_q <= ev_add_en;
-      eqk3_q <= eqk2;
-      eqk4_q <= eqk3;
-      eqi3_q <= eqi2;
-      eqi4_q <= eqi3;
-      eqo3_q <= eqo2;
-      eqo4_q <= eqo3;
-      eqf3_q <= eqf2;
-      eqf4_q <= eqf3;
-      insm3_q <= insm2;
-      insm4_q <= insm3;
-      eqs4_q <= r_q[3].srq == r_q[4].srq;
       // A DEL's entry was disabled (its SRQ's threshold, read in s3 while the DEL runs alone).
       ser_dis_q <= q_dis_act && !seq_older(ser_ent_q.seq, q_dis_seq);
-      hw_cls_q  <= cw_cls;
-      hw_way_q  <= cw_way;
-      hw_idx_q  <= cw_idx;
-      hw_data_q <= cw_data;
-      hw2_way_q  <= cw2_way;
-      hw2_idx_q  <= cw2_idx;
-      hw2_data_q <= cw2_data;
-      hl_hdl_q  <= cl_hdl;
-      hl_live_q <= cl_live;
     end
-    if (hold4 && !chase_cap_q) chase_q <= lk_rdata[K];
     sc_p_q <= sc_p_d; sc_v_q <= sc_v_d; sc_h_q <= sc_h_d; sc_seq_q <= sc_seq_d;
     ul_prev_q <= ul_prev_d; ul_link_q <= ul_link_d; sp_en_q <= sp_en_d; sp_old_q <= sp_old_d;
     ck_occ_q <= ck_occ_d; ck_w_q <= ck_w_d; ck_x_q <= ck_x_d; ck_alt_q <= ck_alt_d;

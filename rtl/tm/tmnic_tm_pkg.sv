@@ -1,5 +1,5 @@
 // Types shared by the blocks of the tag-matching engine (tmnic_tm_engine and the blocks it is made
-// of: tmnic_tm_tables).
+// of: tmnic_tm_commit_fwd, tmnic_tm_tables).
 //
 // The enums are the same at every geometry. The engine's structs (request, class slot, link, ...)
 // have fields as wide as its parameters make them (handle, SRQ, sequence number, ...), which a

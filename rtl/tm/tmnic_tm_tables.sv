@@ -15,7 +15,7 @@
 // scrubber's write-back of stale words as empty. The commit's words are built here field by field
 // from the commit's selects, so no wide value goes through a chain of priority
 // multiplexers. The RAMs have no read-first logic (READ_FIRST 0): a read of a word the commit writes
-// in the same cycle returns an undefined word, which the engine replaces by the written one.
+// in the same cycle returns an undefined word, which tmnic_tm_commit_fwd replaces by the written one.
 module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   parameter int unsigned N_ENTRIES = 1024,
   parameter int unsigned NUM_SRQ   = 16,
@@ -109,7 +109,7 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   output prev_t                       pv_rdata_o,
   output live_t                       lv_rdata_o,
   output ent_t                        en_rdata_o,
-  // The commit's slot write (recorded for the younger stages), and the link of a FIFO head whose next
+  // The commit's slot write (recorded by tmnic_tm_commit_fwd), and the link of a FIFO head whose next
   // is the new entry.
   output logic [LB-1:0]               cw_idx_o,
   output slot_t                       cw_data_o,
