@@ -9,4 +9,5 @@ rtl/tm/tmnic_tm_scrub.sv
 rtl/tm/tmnic_tm_order.sv
 rtl/tm/tmnic_tm_tables.sv
 rtl/tm/tmnic_tm_commit_fwd.sv
+rtl/tm/tmnic_tm_commit.sv
 rtl/tm/tmnic_tm_engine.sv

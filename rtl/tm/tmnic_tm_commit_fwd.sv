@@ -2,7 +2,7 @@
 // tmnic_tm_engine), and the class / CAM candidates those stages carry.
 //
 // Younger requests are never patched by the commit of the same cycle: that would put the whole
-// decision (the commit's control in s4) in front of every stage register. Instead the commit is recorded at its
+// decision (tmnic_tm_commit) in front of every stage register. Instead the commit is recorded at its
 // clock edge: the slot words it wrote (including a relocated FIFO), the handle whose live bit it
 // wrote, the CAM entry it removed or inserted, its per-SRQ event, and, compared from registers only,
 // whether each request moving on at that edge has the same key, bucket, SRQ or matching CAM entry.
@@ -70,7 +70,7 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   input  logic                        v4_i,
   input  logic                        hold_i,
 
-  // The commit of this cycle (its control in tmnic_tm_engine, tmnic_tm_tables).
+  // The commit of this cycle (tmnic_tm_commit, tmnic_tm_tables).
   input  logic                        cw_we_i,     // slot write
   input  logic [CLS_W-1:0]            cw_cls_i,
   input  logic [WAY_W-1:0]            cw_way_i,

@@ -1,5 +1,5 @@
 // Types shared by the blocks of the tag-matching engine (tmnic_tm_engine and the blocks it is made
-// of: tmnic_tm_commit_fwd, tmnic_tm_tables).
+// of: tmnic_tm_commit, tmnic_tm_commit_fwd, tmnic_tm_tables).
 //
 // The enums are the same at every geometry. The engine's structs (request, class slot, link, ...)
 // have fields as wide as its parameters make them (handle, SRQ, sequence number, ...), which a
@@ -14,7 +14,7 @@ package tmnic_tm_pkg;
   // Where a live entry is: a class FIFO, the wildcard CAM, its SRQ's spill list.
   typedef enum logic [1:0] {LOC_CLS, LOC_CAM, LOC_SPILL} loc_e;
 
-  // The commit's write words, chosen by its control (s4) and built by tmnic_tm_tables. *_UL: the
+  // The commit's write words, chosen by tmnic_tm_commit and built by tmnic_tm_tables. *_UL: the
   // neighbours of the entry the commit unlinks (its prev record and link, captured earlier).
   typedef enum logic [1:0] {HS_LINK, HS_TUP, HS_NEW, HS_UL} hsrc_e;    // a written slot's head from
   typedef enum logic [1:0] {TS_TUP, TS_HDL, TS_UL} tsrc_e;             // ... and its tail from

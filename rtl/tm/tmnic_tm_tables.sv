@@ -13,7 +13,7 @@
 // sub-states (the relocation search re-reads slots, the spill scan reads its entries), and the
 // scrubber (tmnic_tm_scrub) in cycles with no request in s0..s4. Write ports: the commit, or the
 // scrubber's write-back of stale words as empty. The commit's words are built here field by field
-// from the commit's selects, so no wide value goes through a chain of priority
+// from the selects of tmnic_tm_commit, so no wide value goes through a chain of priority
 // multiplexers. The RAMs have no read-first logic (READ_FIRST 0): a read of a word the commit writes
 // in the same cycle returns an undefined word, which tmnic_tm_commit_fwd replaces by the written one.
 module tmnic_tm_tables import tmnic_tm_pkg::*; #(
@@ -56,7 +56,7 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   input  logic                        v3_i,
   input  tup_t [K-1:0]                t3_i,
 
-  // The commit (s4): its request, candidates and state, and its decisions.
+  // The commit (s4): its request, candidates and state, and tmnic_tm_commit's decisions.
   input  req_t                        r4_i,
   input  logic [K-1:0][D-1:0][LB-1:0] idx4_i,
   input  logic [K-1:0][R_W-1:0]       kr4_i,
