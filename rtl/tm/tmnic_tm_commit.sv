@@ -198,8 +198,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   logic ser_ok;  // DEL: the handle is live, in the current generation of the DEL's SRQ
   assign ser_ok = ser_live_q.live && ser_live_q.srq == r4_i.srq && ser_live_q.gen == gen_i[r4_i.srq];
 
-  // Free CAM entry for an ADD (lowest index).
-  logic            cam_free_v;
+  logic            cam_free_v;   // a free CAM entry for an ADD, the lowest
   logic [CIW-1:0]  cam_free;
   always_comb begin
     cam_free_v = 1'b0;
@@ -217,7 +216,6 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   logic             sp_unlink; // a spill entry leaves its list: ul_hdl
   logic [H_W-1:0]   ul_hdl;
   assign ul_hdl = (r4_i.kind == RK_LK) ? sc_h_q : r4_i.hdl;
-
   always_comb begin
     win_cls = '0;
     for (int c = int'(K) - 1; c >= 0; c--) if (win_i[c]) win_cls = CLS_W'(c);
@@ -242,7 +240,8 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     ck_occ_d = ck_occ_q; ck_w_d = ck_w_q; ck_x_d = ck_x_q; ck_alt_d = ck_alt_q; ck_found_d = ck_found_q;
     ck_re_o = '0; ck_raddr_o = '0; ck_rst_o = 1'b0;
     hold_o = 1'b0; done_o = 1'b0; find_o = 1'b0;
-    cw_we_o = 1'b0; cw_cls_o = r4_i.cls; cw_way_o = t_way; cw_v_o = 1'b1; cw_hsrc_o = HS_TUP; cw_tsrc_o = TS_TUP;
+    cw_we_o = 1'b0; cw_cls_o = r4_i.cls; cw_way_o = t_way; cw_v_o = 1'b1;
+    cw_hsrc_o = HS_TUP; cw_tsrc_o = TS_TUP;
     cw_pop_o = 1'b0; cw_new_o = 1'b0; cw_lval_o = 1'b0; cw2_we_o = 1'b0;
     cam_rm_o = 1'b0; cam_ins_o = 1'b0; cam_rm_idx_o = c4i_i;
     cl_we_o = 1'b0; cl_live_o = 1'b0;
@@ -253,8 +252,10 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     ev_o = 1'b0; ev_clear_o = 1'b0; ev_cnt_vld_o = 1'b0; ev_miss_o = 1'b0;
     ev_add_o = 1'b0; ev_add_cls_o = 1'b0;
     ev_rm_o = 1'b0; ev_rm_dis_o = 1'b0; ev_rm_cls_o = 1'b0; ev_rm_cls_idx_o = r4_i.cls;
-    ev_sp_we_o = 1'b0; ev_sp_head_o = cur_sp_head_i; ev_sp_tail_o = cur_sp_tail_i; ev_sp_cnt_o = cur_sp_cnt_i;
-    rsp_op_o = 1'b0; rsp_lk_o = 1'b0; rsp_ok_o = 1'b0; rsp_hit_o = 1'b0; rsp_unexp_o = 1'b0; rsp_blocked_o = 1'b0;
+    ev_sp_we_o = 1'b0;
+    ev_sp_head_o = cur_sp_head_i; ev_sp_tail_o = cur_sp_tail_i; ev_sp_cnt_o = cur_sp_cnt_i;
+    rsp_op_o = 1'b0; rsp_lk_o = 1'b0; rsp_ok_o = 1'b0;
+    rsp_hit_o = 1'b0; rsp_unexp_o = 1'b0; rsp_blocked_o = 1'b0;
     rsp_hsrc = RH_CLS;
 
     if (v4_i) begin
@@ -360,8 +361,8 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
           end else if (xs_q == X_CK_CHK) begin
             hold_o = 1'b1;
             for (int x = int'(D) - 1; x >= 0; x--) begin
-              if (WAY_W'(x) != ck_w_q && (!sl_rdata_i[r4_i.cls][x].v ||
-                  sl_rdata_i[r4_i.cls][x].gen != gen_i[sl_rdata_i[r4_i.cls][x].kr[R_W-1 -: SRQ_W]])) begin
+              if (WAY_W'(x) != ck_w_q && (!sl_rdata_i[r4_i.cls][x].v || sl_rdata_i[r4_i.cls][x].gen !=
+                                          gen_i[sl_rdata_i[r4_i.cls][x].kr[R_W-1 -: SRQ_W]])) begin
                 ck_x_d     = WAY_W'(x);
                 ck_found_d = 1'b1;
               end
@@ -584,4 +585,15 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   end
 
   wire unused_ok = ^ser_ent_q.mask;  // a DEL needs the entry's masked tag and sequence number
+
+`ifndef SYNTHESIS
+  logic chk_q;  // checks start one cycle after reset
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
+  // s4's request either holds or completes, every cycle it is there; a sub-state keeps it there.
+  a_hold_xor_done: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(hold_o && done_o) && (hold_o || done_o) == v4_i && (xs_q == X_START || v4_i))
+    else $error("tmnic_tm_commit: s4 holds and completes, or neither, or a sub-state without a request");
+  a_find_from_del: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !find_o || (v4_i && r4_i.kind == RK_DEL)) else $error("tmnic_tm_commit: a FIND from no DEL");
+`endif
 endmodule

@@ -188,8 +188,8 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
           if (int'(r2_i.cls) == c) fr2[w] = !s.v || s.gen != gen_i[s.kr[R_W-1 -: SRQ_W]];
         end
       end
-      lv2 = (hl_we_q && hl_hdl_q == r2_i.hdl) ? hl_live_q
-                                             : lv_rdata_i.live && lv_rdata_i.gen == gen_i[lv_rdata_i.srq];
+      lv2 = (hl_we_q && hl_hdl_q == r2_i.hdl) ?
+            hl_live_q : lv_rdata_i.live && lv_rdata_i.gen == gen_i[lv_rdata_i.srq];
     end
   end
 

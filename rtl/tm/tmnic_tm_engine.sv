@@ -226,7 +226,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
 
   tmnic_tm_srq_state #(.NUM_SRQ(NUM_SRQ), .N_CLASS(K), .H_W(H_W), .SEQ_W(SEQ_W)) u_state (
     .clk_i, .rst_ni,
-    .ev_i(ev), .ev_srq_i(r_q[4].srq), .ev_clear_i(ev_clear), .ev_cnt_vld_i(ev_cnt_vld), .ev_cnt_i(r_q[4].cnt),
+    .ev_i(ev), .ev_srq_i(r_q[4].srq), .ev_clear_i(ev_clear), .ev_cnt_vld_i(ev_cnt_vld),
+    .ev_cnt_i(r_q[4].cnt),
     .ev_miss_i(ev_miss), .ev_add_i(ev_add), .ev_add_en_i(ev_add_en), .ev_add_seq_i(seq_q),
     .ev_add_cls_i(ev_add_cls), .ev_add_cls_idx_i(r_q[4].cls), .ev_rm_i(ev_rm), .ev_rm_dis_i(ev_rm_dis),
     .ev_rm_cls_i(ev_rm_cls), .ev_rm_cls_idx_i(ev_rm_cls_idx), .ev_sp_we_i(ev_sp_we),
@@ -576,8 +577,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   always_ff @(posedge clk_i) begin
     if (done4 || inj_d)
       $display("[rtl] commit %0d srq %0d tag %h hdl %0d | hit %0d win %b hdl %0d t4 %p | cw %0d c%0d w%0d i%0d v%0d h1 %0d tail %0d | cam ins %0d rm %0d",
-               r_q[4].kind, r_q[4].srq, r_q[4].tag, r_q[4].hdl, rsp_hit, win, rsp_hdl, t4c, cw_we, cw_cls,
-               cw_way, cw_idx, cw_data.v, cw_data.h1, cw_data.tail, cam_ins, cam_rm);
+               r_q[4].kind, r_q[4].srq, r_q[4].tag, r_q[4].hdl, rsp_hit, win, rsp_hdl, t4c, cw_we,
+               cw_cls, cw_way, cw_idx, cw_data.v, cw_data.h1, cw_data.tail, cam_ins, cam_rm);
   end
 `endif
   always_comb begin

@@ -246,9 +246,8 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
           sl_waddr[c][w] = mv_idx_i;
         end
         if (scr_wr_i) begin
-          sl_we[c][w]    = 32'(scr_wr_addr_i) < B &&
-                           (scr_init_i || (sl_rdata_o[c][w].v &&
-                                         sl_rdata_o[c][w].gen != gen_i[sl_rdata_o[c][w].kr[R_W-1 -: SRQ_W]]));
+          sl_we[c][w]    = 32'(scr_wr_addr_i) < B && (scr_init_i || (sl_rdata_o[c][w].v &&
+                           sl_rdata_o[c][w].gen != gen_i[sl_rdata_o[c][w].kr[R_W-1 -: SRQ_W]]));
           sl_waddr[c][w] = LB'(scr_wr_addr_i);
         end
         sl_wdata[c][w]   = wway[w];
