@@ -1,4 +1,5 @@
 rtl/pkg/tmnic_hwif_pkg.sv
+rtl/tm/tmnic_tm_pkg.sv
 rtl/common/tmnic_ram_sdp.sv
 rtl/common/tmnic_chk_en.sv
 rtl/tm/tmnic_tm_hash.sv
@@ -6,4 +7,7 @@ rtl/tm/tmnic_tm_cam.sv
 rtl/tm/tmnic_tm_srq_state.sv
 rtl/tm/tmnic_tm_scrub.sv
 rtl/tm/tmnic_tm_order.sv
+rtl/tm/tmnic_tm_tables.sv
+rtl/tm/tmnic_tm_commit_fwd.sv
+rtl/tm/tmnic_tm_commit.sv
 rtl/tm/tmnic_tm_engine.sv

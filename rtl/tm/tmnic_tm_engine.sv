@@ -19,14 +19,17 @@
 // Pipeline (one request per cycle; s4 commits in acceptance order, the response is registered):
 //   s0 keys and hash -> s1 slot RAM read -> s2 key compare, CAM compare -> s3 CAM age select, link
 //   RAM read of each class head -> s4 commit (decision, RAM writes, response).
-// Hazards without stall or replay: the commit at s4 is recorded at its clock edge (what it wrote,
-// and registered compares telling whether the requests moving on share its key, bucket, SRQ or CAM
-// entry); in the next cycle s2, s3 and s4 each apply that record to what they read or carried. No
-// decision of the current cycle reaches a younger stage's registers. DEL, CLEAR and an ADD that reprograms a
-// class mask run alone (the pipeline empty before and after); a lookup whose SRQ has spilled entries
-// holds s4 while it scans them.
+// Hazards without stall or replay: the commit at s4 is recorded at its clock edge, and in the next
+// cycle s2, s3 and s4 each apply that record to what they read or carried (tmnic_tm_commit_fwd). No
+// decision of the current cycle reaches a younger stage's registers. DEL, CLEAR and an ADD that
+// reprograms a class mask run alone (the pipeline empty before and after); a lookup whose SRQ has
+// spilled entries holds s4 while it scans them.
+// This module: request acceptance, s0 (keys and hash), the stage registers of the requests, the
+// response; and the blocks: tmnic_tm_tables (block RAMs and their ports), tmnic_tm_commit_fwd (the
+// last commit applied to s2..s4, the candidates' stage registers), tmnic_tm_order (MPI order),
+// tmnic_tm_commit (s4's decision and sub-states), tmnic_tm_cam, tmnic_tm_srq_state, tmnic_tm_scrub.
 // Simulation cost follows activity: the stages' logic is evaluated under their valid bits.
-module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
+module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   parameter int unsigned N_ENTRIES = 1024,           // handles (entries of all SRQs), power of two
   parameter int unsigned NUM_SRQ   = 16,             // TM SRQs sharing the engine, power of two
   parameter int unsigned N_CLASS   = 2,              // mask classes (class tables)
@@ -89,7 +92,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   localparam int unsigned CLS_W = (K > 1) ? $clog2(K) : 1;
   localparam int unsigned WAY_W = (D > 1) ? $clog2(D) : 1;
   localparam int unsigned CIW   = (CAM_W > 1) ? $clog2(CAM_W) : 1;
-  localparam int unsigned NR    = K + 1;              // link-RAM copies: one per class + the chase
   localparam int unsigned SW_N  = (B > N) ? B : N;    // addresses of a scrub pass
   localparam int unsigned SW_AW = $clog2(SW_N);
   localparam int unsigned GEN_W = 2;                  // generations per SRQ (tmnic_tm_scrub)
@@ -120,9 +122,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   end
 
   // ---------------------------------------------------------------- types
-  typedef enum logic [2:0] {RK_LK, RK_ADD, RK_DEL, RK_SYNC, RK_CLEAR, RK_FIND} rkind_e;
-  typedef enum logic [1:0] {LOC_CLS, LOC_CAM, LOC_SPILL} loc_e;
-
+  // Passed to the blocks as type parameters (tmnic_tm_pkg: why); the enums are tmnic_tm_pkg's.
   // Field order: the 64-bit fields last, so that they sit on 64-bit boundaries (cheaper to simulate).
   typedef struct packed {
     rkind_e           kind;
@@ -178,62 +178,19 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     logic [H_W-1:0]   tail;
     logic [SEQ_W-1:0] s1;
   } tup_t;
-  typedef enum logic [1:0] {LS_RAM, LS_CHASE, LS_VAL} lsrc_e;  // where a head's link comes from
 
-  // ---------------------------------------------------------------- helpers
-  function automatic logic seq_older(logic [SEQ_W-1:0] a, logic [SEQ_W-1:0] b);
-    logic [SEQ_W-1:0] d;
-    d = a - b;
-    return d[SEQ_W-1];
-  endfunction
-
-  // ---------------------------------------------------------------- state and memories
+  // ---------------------------------------------------------------- state
   logic [K-1:0][63:0] cmask_q;  // class masks
   logic [SEQ_W-1:0]   seq_q;    // next sequence number
 
-  // Stage registers.
+  // Stage registers of the requests (their candidates: tmnic_tm_commit_fwd).
   logic                    v_q [5];
   req_t                    r_q [5];
   logic [K-1:0][D-1:0][LB-1:0] idx_q [5];   // from s1
   logic [K-1:0][R_W-1:0]   kr_q [5];        // from s1
-  tup_t [K-1:0]            t3_q, t4_q;      // class tuples (s3, s4)
-  logic [D-1:0]            fr3_q, fr4_q;    // free ways of the ADD's class
-  logic                    lv3_q, lv4_q;    // ADD: handle live
-  logic [CAM_W-1:0]        ch3_q;           // CAM hits (s3)
-  logic                    c41v_q, c42v_q;  // CAM oldest and second oldest hit (s4)
-  logic [CIW-1:0]          c41i_q, c42i_q;
-  logic [SEQ_W-1:0]        c41s_q, c42s_q;  // ...their sequence numbers
-
-  // s4 sub-states: a lookup whose SRQ has spilled entries scans them; an ADD without a free way
-  // searches for a relocation (X_CK_*).
-  typedef enum logic [3:0] {X_START, X_SCAN, X_DECIDE, X_CK_OCC, X_CK_H, X_CK_RD, X_CK_CHK, X_CK_RST,
-                            X_CK_DONE} xst_e;
-  xst_e            xs_q, xs_d;
-  logic [H_W-1:0]  sc_p_q, sc_p_d;         // spill entry being read
-  logic            sc_v_q, sc_v_d;         // spill candidate found
-  logic [H_W-1:0]  sc_h_q, sc_h_d;
-  logic [SEQ_W-1:0] sc_seq_q, sc_seq_d;
-  // Relocation search of an ADD (X_CK_*): the occupants of its buckets, the one being tried, its
-  // buckets in the other ways, the free way found.
-  slot_t [D-1:0]             ck_occ_q, ck_occ_d;
-  logic [WAY_W-1:0]          ck_w_q, ck_w_d, ck_x_q, ck_x_d;
-  logic [D-1:0][LB-1:0]      ck_alt_q, ck_alt_d;
-  logic                      ck_found_q, ck_found_d;
-  logic [D-1:0]              ck_re;
-  logic [D-1:0][LB-1:0]      ck_raddr;
-  logic                      ck_rst;
-
-  // Serialized request data (DEL pass 1), held from s2 of the DEL to the end of its FIND.
-  live_t ser_live_q;
-  logic  ser_dis_q;
-  ent_t  ser_ent_q;
-  // The neighbours (prev record, link) of the entry a commit unlinks from its list: captured by a
-  // DEL at s2, or by the spill scan at its match. Never both in flight: a DEL runs alone, and the
-  // scan holds s4 (no DEL moves meanwhile).
-  prev_t ul_prev_q, ul_prev_d;
-  link_t ul_link_q, ul_link_d;
 
   logic busy_ser_q;   // a serialized request is in flight (nothing else accepted)
+  logic prio_op_q;    // an op wins acceptance if both wait
 
   // Generations and the background scrubber.
   logic [NUM_SRQ-1:0][GEN_W-1:0] gen;
@@ -244,53 +201,18 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     .clk_i, .rst_ni, .gen_o(gen), .clear_ok_o(clear_ok), .clear_i(scr_clear), .clear_srq_i(r_q[4].srq),
     .free_i(scr_free), .init_o(scr_init), .rd_o(scr_rd), .rd_addr_o(scr_rd_addr), .wr_o(scr_wr),
     .wr_addr_o(scr_wr_addr));
-  logic prio_op_q;    // an op wins acceptance if both wait
 
-  // RAM ports.
-  logic [K-1:0][D-1:0]          sl_re, sl_we;
-  logic [K-1:0][D-1:0][LB-1:0]  sl_raddr, sl_waddr;
-  slot_t [K-1:0][D-1:0]         sl_rdata, sl_wdata;
-  logic [NR-1:0]                lk_re;
-  logic [NR-1:0][H_W-1:0]       lk_raddr;
-  link_t [NR-1:0]               lk_rdata;
-  logic                         lk_we;
-  logic [H_W-1:0]               lk_waddr;
-  link_t                        lk_wdata;
-  logic                         pv_re, pv_we, lv_re, lv_we, en_re, en_we;
-  logic [H_W-1:0]               pv_raddr, pv_waddr, lv_raddr, lv_waddr, en_raddr, en_waddr;
-  prev_t                        pv_rdata, pv_wdata;
-  live_t                        lv_rdata, lv_wdata;
-  ent_t                         en_rdata, en_wdata;
-
-  for (genvar c = 0; c < int'(K); c++) begin : g_cls
-    for (genvar w = 0; w < int'(D); w++) begin : g_way
-      tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(slot_t)), .DEPTH(B)) u_slot (
-        .clk_i, .we_i(sl_we[c][w]), .waddr_i(sl_waddr[c][w]), .wdata_i(sl_wdata[c][w]),
-        .re_i(sl_re[c][w]), .raddr_i(sl_raddr[c][w]), .rdata_o(sl_rdata[c][w]));
-    end
-  end
-  for (genvar r = 0; r < int'(NR); r++) begin : g_link
-    tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(link_t)), .DEPTH(N)) u_link (
-      .clk_i, .we_i(lk_we), .waddr_i(lk_waddr), .wdata_i(lk_wdata),
-      .re_i(lk_re[r]), .raddr_i(lk_raddr[r]), .rdata_o(lk_rdata[r]));
-  end
-  tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(prev_t)), .DEPTH(N)) u_prev (
-    .clk_i, .we_i(pv_we), .waddr_i(pv_waddr), .wdata_i(pv_wdata),
-    .re_i(pv_re), .raddr_i(pv_raddr), .rdata_o(pv_rdata));
-  tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(live_t)), .DEPTH(N)) u_live (
-    .clk_i, .we_i(lv_we), .waddr_i(lv_waddr), .wdata_i(lv_wdata),
-    .re_i(lv_re), .raddr_i(lv_raddr), .rdata_o(lv_rdata));
-  tmnic_ram_sdp #(.READ_FIRST(1'b0), .WIDTH($bits(ent_t)), .DEPTH(N)) u_ent (
-    .clk_i, .we_i(en_we), .waddr_i(en_waddr), .wdata_i(en_wdata),
-    .re_i(en_re), .raddr_i(en_raddr), .rdata_o(en_rdata));
+  // Table read data (tmnic_tm_tables).
+  slot_t [K-1:0][D-1:0] sl_rdata;
+  link_t [K:0]          lk_rdata;   // copies 0..K-1: class heads; K: the chase copy
+  prev_t                pv_rdata;
+  live_t                lv_rdata;
+  ent_t                 en_rdata;
 
   // Per-SRQ state.
   logic             ev, ev_clear, ev_cnt_vld, ev_miss, ev_add, ev_add_en, ev_add_cls, ev_rm, ev_rm_dis;
   logic             ev_rm_cls, ev_sp_we;
-  logic [SRQ_W-1:0] ev_srq;
-  logic [15:0]      ev_cnt;
-  logic [SEQ_W-1:0] ev_add_seq;
-  logic [CLS_W-1:0] ev_add_cls_idx, ev_rm_cls_idx;
+  logic [CLS_W-1:0] ev_rm_cls_idx;
   logic [H_W-1:0]   ev_sp_head, ev_sp_tail;
   logic [H_W:0]     ev_sp_cnt;
   logic             en_all;
@@ -298,25 +220,27 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   logic [15:0]      cur_hw, q_hw, q_sw;
   logic             cur_dis_act, q_dis_act;
   logic [SEQ_W-1:0] cur_dis_seq, q_dis_seq;
-  logic [SRQ_W-1:0] q_srq;
   logic [H_W-1:0]   cur_sp_head, cur_sp_tail;
   logic [H_W:0]     cur_sp_cnt;
   logic [K-1:0]     cls_free;
 
   tmnic_tm_srq_state #(.NUM_SRQ(NUM_SRQ), .N_CLASS(K), .H_W(H_W), .SEQ_W(SEQ_W)) u_state (
     .clk_i, .rst_ni,
-    .ev_i(ev), .ev_srq_i(ev_srq), .ev_clear_i(ev_clear), .ev_cnt_vld_i(ev_cnt_vld), .ev_cnt_i(ev_cnt),
-    .ev_miss_i(ev_miss), .ev_add_i(ev_add), .ev_add_en_i(ev_add_en), .ev_add_seq_i(ev_add_seq),
-    .ev_add_cls_i(ev_add_cls), .ev_add_cls_idx_i(ev_add_cls_idx), .ev_rm_i(ev_rm), .ev_rm_dis_i(ev_rm_dis),
+    .ev_i(ev), .ev_srq_i(r_q[4].srq), .ev_clear_i(ev_clear), .ev_cnt_vld_i(ev_cnt_vld),
+    .ev_cnt_i(r_q[4].cnt),
+    .ev_miss_i(ev_miss), .ev_add_i(ev_add), .ev_add_en_i(ev_add_en), .ev_add_seq_i(seq_q),
+    .ev_add_cls_i(ev_add_cls), .ev_add_cls_idx_i(r_q[4].cls), .ev_rm_i(ev_rm), .ev_rm_dis_i(ev_rm_dis),
     .ev_rm_cls_i(ev_rm_cls), .ev_rm_cls_idx_i(ev_rm_cls_idx), .ev_sp_we_i(ev_sp_we),
     .ev_sp_head_i(ev_sp_head), .ev_sp_tail_i(ev_sp_tail),
     .ev_sp_cnt_i(ev_sp_cnt),
     .en_all_o(en_all), .sw_new_o(sw_new), .hw_new_o(hw_new),
     .cur_hw_o(cur_hw), .cur_dis_act_o(cur_dis_act), .cur_dis_seq_o(cur_dis_seq),
     .cur_sp_head_o(cur_sp_head), .cur_sp_tail_o(cur_sp_tail), .cur_sp_cnt_o(cur_sp_cnt),
-    .q_srq_i(q_srq), .q_hw_o(q_hw), .q_sw_o(q_sw), .q_dis_act_o(q_dis_act), .q_dis_seq_o(q_dis_seq),
+    .q_srq_i(r_q[3].srq), .q_hw_o(q_hw), .q_sw_o(q_sw), .q_dis_act_o(q_dis_act), .q_dis_seq_o(q_dis_seq),
     .hw_o(hw_cnt_o), .sw_o(sw_cnt_o), .occ_o(occ_o), .dis_o(disabled_o), .spilled_o(spilled_o),
     .cls_free_o(cls_free));
+  // An ADD now is enabled.
+  assign ev_add_en = sw_new == cur_hw;
 
   // Wildcard CAM.
   logic                         cam_cmp_en, cam_ins, cam_rm, cam_en_all, cam_clr;
@@ -326,6 +250,34 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   logic [SEQ_W-1:0]             cam_o1s, cam_o2s;
   logic [CAM_W-1:0][H_W-1:0]    cam_hdl;
 
+  // The commit (tmnic_tm_commit): s4's decision, for the blocks that carry it out.
+  logic             hold4;     // s4 keeps its request this cycle
+  logic             done4;     // s4's request completes this cycle (response, state update)
+  logic             inj_d;     // a DEL becomes its FIND (inj_req)
+  logic             cw_we, cw_v, cw_pop, cw_new, cw_lval, cw2_we;
+  logic [CLS_W-1:0] cw_cls;
+  logic [WAY_W-1:0] cw_way, mv_from, mv_way;
+  hsrc_e            cw_hsrc;
+  tsrc_e            cw_tsrc;
+  logic [LB-1:0]    cw_idx, mv_idx;
+  slot_t            cw_data, mv_slot;
+  link_t            cw_link;
+  logic             reloc_hash, ck_rst;
+  logic [D-1:0]     ck_re;
+  logic [D-1:0][LB-1:0] ck_raddr;
+  logic             lk_we, pv_we, en_we, cl_we, cl_live;
+  lasrc_e           lk_asrc;
+  ldsrc_e           lk_dsrc;
+  pasrc_e           pv_asrc;
+  pdsrc_e           pv_dsrc;
+  prev_t            ul_prev;
+  link_t            ul_link;
+  logic [H_W-1:0]   cl_hdl;
+  logic             scan_rd, sp_v, sp_en;
+  logic [H_W-1:0]   scan_addr;
+  logic [K:0]       sp_old;
+  logic             rsp_op, rsp_lk, rsp_ok, rsp_hit, rsp_unexp, rsp_blocked;
+  logic [H_W-1:0]   rsp_hdl;
 
   // ---------------------------------------------------------------- accept
   logic advance;     // every stage moves one step (no s4 hold)
@@ -417,9 +369,9 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   always_comb begin
     hsrq0 = r_q[0].srq;
     for (int c = 0; c < int'(K); c++) mt0[c] = v_q[0] ? (r_q[0].tag & cmask_q[c]) : 64'd0;
-    if (xs_q == X_CK_H) begin
-      hsrq0 = ck_occ_q[ck_w_q].kr[R_W-1 -: SRQ_W];
-      for (int c = 0; c < int'(K); c++) mt0[c] = {ck_occ_q[ck_w_q].kr[R_W-SRQ_W-1:0], LB'(0)};
+    if (reloc_hash) begin
+      hsrq0 = mv_slot.kr[R_W-1 -: SRQ_W];
+      for (int c = 0; c < int'(K); c++) mt0[c] = {mv_slot.kr[R_W-SRQ_W-1:0], LB'(0)};
     end
   end
   for (genvar c = 0; c < int'(K); c++) begin : g_hc
@@ -430,790 +382,120 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     assign kr0[c] = {hsrq0, mt0[c][63:LB]};
   end
 
-  // ---------------------------------------------------------------- commit outputs (s4, below)
-  // What the commit at the coming clock edge writes; used here to update younger requests.
-  logic             cw_we;       // slot write
-  logic [CLS_W-1:0] cw_cls;
-  logic [WAY_W-1:0] cw_way;
-  logic [LB-1:0]    cw_idx;
-  slot_t            cw_data;
-  logic             cw2_we;      // second slot write (a relocated FIFO), same class
-  logic [WAY_W-1:0] cw2_way;
-  logic [LB-1:0]    cw2_idx;
-  slot_t            cw2_data;
-  logic             cw_pop;      // ...by a pop: the new head's link comes from the chase read
-  logic             cw_new;      // ...creating the FIFO (its head is the newest entry)
-  logic             cw_lval;     // ...with a new head link cw_link
-  link_t            cw_link;
-  logic             cc_rm, cc_ins;         // CAM removal / insert
-  logic [CIW-1:0]   cc_rm_idx, cc_ins_idx;
-  logic             cl_we;                 // live bit of handle cl_hdl := cl_live
-  logic [H_W-1:0]   cl_hdl;
-  logic             cl_live;
 
-  // History of the commit at the edge where s1's slot read happens (read-first RAMs).
-  logic             hw_we_q, hw2_we_q, hl_we_q, hl_live_q;
-  logic [CLS_W-1:0] hw_cls_q;
-  logic [WAY_W-1:0] hw_way_q, hw2_way_q;
-  logic [LB-1:0]    hw_idx_q, hw2_idx_q;
-  slot_t            hw_data_q, hw2_data_q;
-  logic [H_W-1:0]   hl_hdl_q;
-
-  // ---------------------------------------------------------------- s2: slot compare, CAM compare
-  tup_t [K-1:0]   t2;
-  logic [D-1:0]   fr2;
-  logic           lv2;
-  always_comb begin
-    slot_t s;
-    s   = '0;
-    t2  = '0;
-    fr2 = '0;
-    lv2 = 1'b0;
-    if (v_q[2]) begin
-      for (int c = 0; c < int'(K); c++) begin
-        for (int w = 0; w < int'(D); w++) begin
-          s = sl_rdata[c][w];
-          if (hw_we_q && int'(hw_cls_q) == c && int'(hw_way_q) == w && hw_idx_q == idx_q[2][c][w])
-            s = hw_data_q;
-          if (hw2_we_q && int'(hw_cls_q) == c && int'(hw2_way_q) == w && hw2_idx_q == idx_q[2][c][w])
-            s = hw2_data_q;
-          if (s.v && s.gen == gen[r_q[2].srq] && s.kr == kr_q[2][c]) begin
-            t2[c] = '{v: 1'b1, way: WAY_W'(w), h1: s.h1, s1: s.s1, tail: s.tail};
-          end
-          if (int'(r_q[2].cls) == c) fr2[w] = !s.v || s.gen != gen[s.kr[R_W-1 -: SRQ_W]];
-        end
-      end
-      lv2 = (hl_we_q && hl_hdl_q == r_q[2].hdl) ? hl_live_q
-                                                 : lv_rdata.live && lv_rdata.gen == gen[lv_rdata.srq];
-    end
-  end
+  // ---------------------------------------------------------------- s2: CAM compare
   assign cam_cmp_en = v_q[2] && r_q[2].kind == RK_LK;
 
-  // ---------------------------------------------------------------- the last commit (H)
-  // Younger requests are not patched by the commit of the same cycle (that would put the decision in
-  // front of every stage register). The commit is recorded instead (h*_q: what it wrote, and for the
-  // requests moving on at its edge whether they share its key, bucket or SRQ, compared from
-  // registers), and each stage applies that record to its inputs: the slot read in s2 by address, the
-  // tuples in s3 and s4 by key. Applying it is idempotent, so the record may stay while s4 holds.
-  logic             hv_pop_q, hv_new_q, hv_lval_q;   // the slot write popped / created / linked
-  link_t            hlink_q;
-  logic             hcrm_q, hcins_q;                 // CAM removal / insert
-  logic [CIW-1:0]   hcrm_idx_q, hcins_idx_q;
-  logic [SEQ_W-1:0] hseq_q;                          // sequence number of the inserted entry
-  logic             hen_all_q, hmiss_q, hcnt_q, hnew_en_q;  // its per-SRQ event
-  logic [K-1:0]     eqk3_q, eqk4_q;   // the s3 / s4 request's key, per class, is the committer's
-  logic [D-1:0]     eqi3_q, eqi4_q;   // ...its bucket per way, in its own class
-  logic             eqo3_q, eqo4_q;   // ...its key is the relocated occupant's (same class)
-  logic             eqf3_q, eqf4_q;   // ...its bucket in the occupant's new way is that bucket
-  logic             insm3_q, insm4_q; // ...it is a lookup that the inserted CAM entry matches
-  logic             eqs4_q;           // the s4 request's SRQ is the committer's
-
-  // Compares between the committing request and the younger ones (registers only), registered at
-  // the edge with the requests they describe.
-  logic [K-1:0]   eqk2, eqk3;
-  logic [D-1:0]   eqi2, eqi3;
-  logic           eqo2, eqo3, eqf2, eqf3, insm2, insm3;
-  always_comb begin
-    for (int c = 0; c < int'(K); c++) begin
-      eqk2[c] = kr_q[2][c] == kr_q[4][c] && idx_q[2][c][0] == idx_q[4][c][0];
-      eqk3[c] = kr_q[3][c] == kr_q[4][c] && idx_q[3][c][0] == idx_q[4][c][0];
-    end
-    for (int w = 0; w < int'(D); w++) begin
-      eqi2[w] = idx_q[2][r_q[2].cls][w] == idx_q[4][r_q[2].cls][w];
-      eqi3[w] = idx_q[3][r_q[3].cls][w] == idx_q[4][r_q[3].cls][w];
-    end
-    // The cuckoo move (slow path, s4 holding): the occupant's key and its new bucket.
-    eqo2 = kr_q[2][r_q[4].cls] == ck_occ_q[ck_w_q].kr &&
-           idx_q[2][r_q[4].cls][ck_w_q] == idx_q[4][r_q[4].cls][ck_w_q];
-    eqo3 = kr_q[3][r_q[4].cls] == ck_occ_q[ck_w_q].kr &&
-           idx_q[3][r_q[4].cls][ck_w_q] == idx_q[4][r_q[4].cls][ck_w_q];
-    eqf2 = r_q[2].cls == r_q[4].cls && idx_q[2][r_q[4].cls][ck_x_q] == ck_alt_q[ck_x_q];
-    eqf3 = r_q[3].cls == r_q[4].cls && idx_q[3][r_q[4].cls][ck_x_q] == ck_alt_q[ck_x_q];
-    insm2 = r_q[2].kind == RK_LK && r_q[4].srq == r_q[2].srq &&
-            ((r_q[4].tag ^ r_q[2].tag) & r_q[4].mask) == 64'd0;
-    insm3 = r_q[3].kind == RK_LK && r_q[4].srq == r_q[3].srq &&
-            ((r_q[4].tag ^ r_q[3].tag) & r_q[4].mask) == 64'd0;
-  end
-
-  // The tuples the last commit wrote (its slot, and a relocated occupant's).
-  tup_t hw_tup, hw2_tup;
-  assign hw_tup  = '{v: hw_data_q.v, way: hw_way_q, h1: hw_data_q.h1, s1: hw_data_q.s1, tail: hw_data_q.tail};
-  assign hw2_tup = '{v: hw2_data_q.v, way: hw2_way_q, h1: hw2_data_q.h1, s1: hw2_data_q.s1,
-                     tail: hw2_data_q.tail};
-
-  // ---------------------------------------------------------------- s3: the last commit applied
-  tup_t [K-1:0]   t3c;
-  logic [D-1:0]   fr3c;
-  logic           lv3c;
-  logic [CAM_W-1:0] ch3c;
-  always_comb begin
-    t3c  = t3_q;
-    fr3c = fr3_q;
-    lv3c = lv3_q;
-    ch3c = ch3_q;
-    for (int c = 0; c < int'(K); c++) begin
-      if (hw_we_q && int'(hw_cls_q) == c && eqk3_q[c]) t3c[c] = hw_tup;
-      if (hw2_we_q && int'(hw_cls_q) == c && eqo3_q) t3c[c] = hw2_tup;
-    end
-    if (hw_we_q && hw_cls_q == r_q[3].cls && eqi3_q[hw_way_q]) fr3c[hw_way_q] = !hw_data_q.v;
-    if (hw2_we_q && eqf3_q) fr3c[hw2_way_q] = 1'b0;
-    if (hl_we_q && hl_hdl_q == r_q[3].hdl) lv3c = hl_live_q;
-    if (hcrm_q) ch3c[hcrm_idx_q] = 1'b0;
-    if (hcins_q && insm3_q) ch3c[hcins_idx_q] = 1'b1;
-  end
-  assign cam_sel = v_q[3] ? ch3c : '0;
-
-  // ---------------------------------------------------------------- s4: the last commit applied
-  // What it did to the request's candidates is also told to the order selection (tmnic_tm_order),
-  // whose compares were made in s3 without it: a popped FIFO (the head's next takes over), a new
-  // FIFO or CAM entry (younger than everything), the CAM's oldest hit removed (the second takes over).
-  tup_t [K-1:0]   t4c;
-  logic [D-1:0]   fr4c;
-  logic           lv4c;
-  lsrc_e [K-1:0]  ls4;
-  logic [K-1:0]   pop4, new4;
-  logic           camrm14, camnew4, c4v;
-  logic [CIW-1:0] c4i;
+  // ---------------------------------------------------------------- s2..s4: the last commit applied
+  tup_t [K-1:0]     t3c, t4c;   // class tuples of s3 and s4, corrected
+  logic [D-1:0]     fr4c;
+  logic             lv4c, blocked4, c4v, new_en4, en_all4, camrm14, camnew4;
+  link_t [K-1:0]    lnk4;
+  logic [CIW-1:0]   c4i;
   logic [SEQ_W-1:0] c4s;
-  always_comb begin
-    t4c  = t4_q;
-    fr4c = fr4_q;
-    lv4c = lv4_q;
-    ls4  = {K{LS_RAM}};
-    pop4 = '0;
-    new4 = '0;
-    for (int c = 0; c < int'(K); c++) begin
-      if (hw_we_q && int'(hw_cls_q) == c && eqk4_q[c]) begin
-        t4c[c]  = hw_tup;
-        pop4[c] = hv_pop_q;
-        new4[c] = hv_new_q;
-        if (hv_pop_q) ls4[c] = LS_CHASE;
-        else if (hv_lval_q) ls4[c] = LS_VAL;
-      end
-      if (hw2_we_q && int'(hw_cls_q) == c && eqo4_q) t4c[c] = hw2_tup;
-    end
-    if (hw_we_q && hw_cls_q == r_q[4].cls && eqi4_q[hw_way_q]) fr4c[hw_way_q] = !hw_data_q.v;
-    if (hw2_we_q && eqf4_q) fr4c[hw2_way_q] = 1'b0;
-    if (hl_we_q && hl_hdl_q == r_q[4].hdl) lv4c = hl_live_q;
-    // The CAM's oldest hit: removed -> the second oldest; a new matching entry is younger than all.
-    c4v = c41v_q;
-    c4i = c41i_q;
-    c4s = c41s_q;
-    camrm14 = 1'b0;
-    camnew4 = 1'b0;
-    if (hcrm_q && c41v_q && hcrm_idx_q == c41i_q) begin
-      c4v = c42v_q;
-      c4i = c42i_q;
-      c4s = c42s_q;
-      camrm14 = 1'b1;
-    end
-    if (hcins_q && insm4_q && !c4v) begin
-      c4v = 1'b1;
-      c4i = hcins_idx_q;
-      c4s = hseq_q;
-      camnew4 = 1'b1;
-    end
-  end
+  logic [K-1:0]     pop4, new4;
+  tmnic_tm_commit_fwd #(.NUM_SRQ(NUM_SRQ), .K(K), .D(D), .LB(LB), .H_W(H_W), .CAM_W(CAM_W),
+      .SEQ_W(SEQ_W), .GEN_W(GEN_W), .req_t(req_t), .slot_t(slot_t), .link_t(link_t), .live_t(live_t),
+      .tup_t(tup_t)) u_fwd (
+    .clk_i, .rst_ni, .adv_i(advance),
+    .v2_i(v_q[2]), .v3_i(v_q[3]), .r2_i(r_q[2]), .r3_i(r_q[3]), .r4_i(r_q[4]),
+    .idx2_i(idx_q[2]), .idx3_i(idx_q[3]), .idx4_i(idx_q[4]), .kr2_i(kr_q[2]), .kr3_i(kr_q[3]),
+    .kr4_i(kr_q[4]), .gen_i(gen),
+    .sl_rdata_i(sl_rdata), .lv_rdata_i(lv_rdata), .cam_hit_i(cam_hit),
+    .cam_o1v_i(cam_o1v), .cam_o1_i(cam_o1), .cam_o1s_i(cam_o1s), .cam_o2v_i(cam_o2v), .cam_o2_i(cam_o2),
+    .cam_o2s_i(cam_o2s), .q_hw_i(q_hw), .q_sw_i(q_sw),
+    .lk_rdata_i(lk_rdata), .v4_i(v_q[4]), .hold_i(hold4),
+    .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_idx_i(cw_idx), .cw_data_i(cw_data),
+    .cw_pop_i(cw_pop), .cw_new_i(cw_new), .cw_lval_i(cw_lval), .cw_link_i(cw_link),
+    .cw2_we_i(cw2_we), .mv_from_i(mv_from), .mv_way_i(mv_way), .mv_idx_i(mv_idx), .mv_slot_i(mv_slot),
+    .cl_we_i(cl_we), .cl_hdl_i(cl_hdl), .cl_live_i(cl_live),
+    .cam_rm_i(cam_rm), .cam_rm_idx_i(cam_rm_idx), .cam_ins_i(cam_ins), .cam_ins_idx_i(cam_ins_idx),
+    .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
+    .ev_i(ev), .ev_miss_i(ev_miss), .ev_cnt_vld_i(ev_cnt_vld), .ev_en_all_i(cam_en_all),
+    .t3_o(t3c), .cam_sel_o(cam_sel), .t4_o(t4c), .fr4_o(fr4c), .lv4_o(lv4c), .lnk4_o(lnk4),
+    .blocked4_o(blocked4), .c4v_o(c4v), .c4i_o(c4i), .c4s_o(c4s), .pop4_o(pop4), .new4_o(new4),
+    .new_en4_o(new_en4), .en_all4_o(en_all4), .camrm1_o(camrm14), .camnew_o(camnew4));
 
-  // ---------------------------------------------------------------- s4: commit
-  // Effective link of each class head (read at s3, or forwarded by the last commit).
-  link_t [K-1:0] lnk4;
-  link_t         chase_q;     // link captured from the chase read when s4 holds (scan)
-  logic          chase_cap_q; // chase_q is valid for classes with LS_CHASE
-  always_comb begin
-    for (int c = 0; c < int'(K); c++) begin
-      unique case (ls4[c])
-        LS_CHASE: lnk4[c] = chase_cap_q ? chase_q : lk_rdata[K];
-        LS_VAL:   lnk4[c] = hlink_q;
-        default:  lnk4[c] = lk_rdata[c];
-      endcase
-    end
-  end
-
-  req_t           r4;
-  logic           blocked4;
-  logic           hold4;     // s4 keeps its request this cycle
-  logic           done4;     // s4's request completes this cycle (response, state update)
-  logic           inj_d;     // a DEL becomes its FIND
-  logic           rsp_op, rsp_lk, rsp_ok, rsp_hit, rsp_unexp, rsp_blocked;
-  logic [H_W-1:0] rsp_hdl;
-
-  assign r4 = r_q[4];
-  assign q_srq = r_q[3].srq;   // s3 reads its SRQ's counters and threshold
-  logic ser_ok;  // DEL: the handle is live, in the current generation of the DEL's SRQ
-  assign ser_ok = ser_live_q.live && ser_live_q.srq == r4.srq && ser_live_q.gen == gen[r4.srq];
-
-  // Blocked (hw_cnt - sw_cnt > 0x7fff) for the request in s4: computed in s3 for the counts then
-  // and for the two ways the commit ahead can change them (a counted miss, a new sw_cnt), selected.
-  function automatic logic gap_blocked(logic [15:0] hw, logic [15:0] sw);
-    return 16'(hw - sw) > 16'h7fff;
-  endfunction
-  logic [2:0] blk3_d, blk4_q;  // no change / +1 miss / sw := cnt of the commit ahead
-  logic       bsel_miss, bsel_cnt;
-  always_comb begin
-    blk3_d[0] = gap_blocked(q_hw, q_sw);
-    blk3_d[1] = gap_blocked(q_hw + 16'd1, q_sw);
-    blk3_d[2] = gap_blocked(q_hw, r_q[4].cnt);
-  end
-  assign bsel_miss = hmiss_q && eqs4_q;
-  assign bsel_cnt  = hcnt_q && eqs4_q;
-  assign blocked4  = bsel_miss ? blk4_q[1] : bsel_cnt ? blk4_q[2] : blk4_q[0];
-
+  // ---------------------------------------------------------------- s3 / s4: MPI order
   // Candidates: class heads 0..K-1, the CAM's oldest hit (K), the spill match (K+1); the order
   // (tmnic_tm_order) compares their sequence numbers in s3.
   logic [K+1:0]              win;
   logic [K-1:0][SEQ_W-1:0]   o_sA, o_sB;
   logic [K-1:0]              cv4;
   logic                      o_camv;
-  logic                      sp_en_q, sp_en_d;
-  logic [K:0]                sp_old_q, sp_old_d;
   always_comb begin
     for (int c = 0; c < int'(K); c++) begin
       o_sA[c] = t3c[c].s1;
       o_sB[c] = lnk4[c].ns;   // the commit ahead's view of the same FIFO: its head's next
-      cv4[c]  = v_q[4] && r4.kind == RK_LK && t4c[c].v;
+      cv4[c]  = v_q[4] && r_q[4].kind == RK_LK && t4c[c].v;
     end
-    o_camv = v_q[4] && r4.kind == RK_LK && c4v;
+    o_camv = v_q[4] && r_q[4].kind == RK_LK && c4v;
   end
   tmnic_tm_order #(.K(K), .SEQ_W(SEQ_W)) u_order (
     .clk_i, .adv_i(advance && v_q[3]),
     .sA_i(o_sA), .sB_i(o_sB), .sF1_i(cam_o1s), .sF2_i(cam_o2s),
     .dis_act_i(q_dis_act), .dis_seq_i(q_dis_seq),
-    .cv_i(cv4), .pop_i(pop4), .new_i(new4), .new_en_i(hnew_en_q), .en_all_i(hen_all_q && eqs4_q),
+    .cv_i(cv4), .pop_i(pop4), .new_i(new4), .new_en_i(new_en4), .en_all_i(en_all4),
     .camv_i(o_camv), .camen_i(cam_en[c4i]), .camrm1_i(camrm14), .camnew_i(camnew4),
-    .spv_i(v_q[4] && r4.kind == RK_LK && xs_q == X_DECIDE && sc_v_q), .spen_i(sp_en_q),
-    .spold_i(sp_old_q), .win_o(win));
+    .spv_i(sp_v), .spen_i(sp_en), .spold_i(sp_old), .win_o(win));
 
-  // Free CAM entry for an ADD (lowest index).
-  logic            cam_free_v;
-  logic [CIW-1:0]  cam_free;
-  always_comb begin
-    cam_free_v = 1'b0;
-    cam_free   = '0;
-    for (int i = int'(CAM_W) - 1; i >= 0; i--) begin
-      if (!cam_valid[i]) begin
-        cam_free_v = 1'b1;
-        cam_free   = CIW'(i);
-      end
-    end
-  end
+  // ---------------------------------------------------------------- s4: commit
+  tmnic_tm_commit #(.NUM_SRQ(NUM_SRQ), .K(K), .D(D), .LB(LB), .H_W(H_W), .CAM_W(CAM_W), .SEQ_W(SEQ_W),
+      .GEN_W(GEN_W), .req_t(req_t), .slot_t(slot_t), .link_t(link_t), .prev_t(prev_t), .live_t(live_t),
+      .ent_t(ent_t), .tup_t(tup_t)) u_commit (
+    .clk_i, .rst_ni,
+    .v4_i(v_q[4]), .r4_i(r_q[4]), .idx4_i(idx_q[4]), .t4_i(t4c), .fr4_i(fr4c), .lv4_i(lv4c),
+    .blocked4_i(blocked4), .win_i(win), .c4i_i(c4i), .c4s_i(c4s), .cam_valid_i(cam_valid),
+    .cam_hdl_i(cam_hdl),
+    .cur_sp_head_i(cur_sp_head), .cur_sp_tail_i(cur_sp_tail), .cur_sp_cnt_i(cur_sp_cnt),
+    .cur_dis_act_i(cur_dis_act), .cur_dis_seq_i(cur_dis_seq), .q_dis_act_i(q_dis_act),
+    .q_dis_seq_i(q_dis_seq), .gen_i(gen),
+    .sl_rdata_i(sl_rdata), .en_rdata_i(en_rdata), .pv_rdata_i(pv_rdata), .lv_rdata_i(lv_rdata),
+    .chase_i(lk_rdata[K]), .adv_i(advance), .del2_i(v_q[2] && r_q[2].kind == RK_DEL), .idx0_i(idx0),
+    .hold_o(hold4), .done_o(done4), .find_o(inj_d), .find_req_o(inj_req),
+    .cw_we_o(cw_we), .cw_cls_o(cw_cls), .cw_way_o(cw_way), .cw_v_o(cw_v), .cw_hsrc_o(cw_hsrc),
+    .cw_tsrc_o(cw_tsrc), .cw_pop_o(cw_pop), .cw_new_o(cw_new), .cw_lval_o(cw_lval),
+    .cw2_we_o(cw2_we), .mv_from_o(mv_from), .mv_way_o(mv_way), .mv_idx_o(mv_idx), .mv_slot_o(mv_slot),
+    .reloc_hash_o(reloc_hash), .ck_re_o(ck_re), .ck_raddr_o(ck_raddr), .ck_rst_o(ck_rst),
+    .lk_we_o(lk_we), .lk_asrc_o(lk_asrc), .lk_dsrc_o(lk_dsrc), .pv_we_o(pv_we), .pv_asrc_o(pv_asrc),
+    .pv_dsrc_o(pv_dsrc), .ul_prev_o(ul_prev), .ul_link_o(ul_link), .en_we_o(en_we),
+    .cl_we_o(cl_we), .cl_hdl_o(cl_hdl), .cl_live_o(cl_live),
+    .scan_rd_o(scan_rd), .scan_addr_o(scan_addr), .sp_v_o(sp_v), .sp_en_o(sp_en), .sp_old_o(sp_old),
+    .cam_ins_o(cam_ins), .cam_ins_idx_o(cam_ins_idx), .cam_rm_o(cam_rm), .cam_rm_idx_o(cam_rm_idx),
+    .cam_clr_o(cam_clr),
+    .ev_o(ev), .ev_clear_o(ev_clear), .ev_cnt_vld_o(ev_cnt_vld), .ev_miss_o(ev_miss), .ev_add_o(ev_add),
+    .ev_add_cls_o(ev_add_cls), .ev_rm_o(ev_rm), .ev_rm_dis_o(ev_rm_dis), .ev_rm_cls_o(ev_rm_cls),
+    .ev_rm_cls_idx_o(ev_rm_cls_idx), .ev_sp_we_o(ev_sp_we), .ev_sp_head_o(ev_sp_head),
+    .ev_sp_tail_o(ev_sp_tail), .ev_sp_cnt_o(ev_sp_cnt),
+    .rsp_op_o(rsp_op), .rsp_lk_o(rsp_lk), .rsp_ok_o(rsp_ok), .rsp_hit_o(rsp_hit),
+    .rsp_unexp_o(rsp_unexp), .rsp_blocked_o(rsp_blocked), .rsp_hdl_o(rsp_hdl));
 
-  // The commit. The control block decides what happens: narrow one-hot selects and enables, the
-  // per-SRQ events, the response, the sub-state. The write buses are built below it field by field
-  // from those selects, so that no wide value goes through a chain of priority multiplexers.
-  logic en_new;  // an ADD now is enabled
-  assign en_new = sw_new == cur_hw;
-  assign ev_add_en = en_new;
-
-  // *_UL: the unlinked entry's neighbours (ul_prev_q, ul_link_q).
-  typedef enum logic [1:0] {HS_LINK, HS_TUP, HS_NEW, HS_UL} hsrc_e;    // a written slot's head from
-  typedef enum logic [1:0] {TS_TUP, TS_HDL, TS_UL} tsrc_e;             // ... and its tail from
-  typedef enum logic [1:0] {LA_TAIL, LA_SPT, LA_ULP} lasrc_e;          // link write address
-  typedef enum logic [1:0] {LD_NEW, LD_UL} ldsrc_e;                    // ... and data
-  typedef enum logic [1:0] {PA_LNK, PA_HDL, PA_UL} pasrc_e;            // prev write address
-  typedef enum logic [1:0] {PD_HEAD, PD_TAIL, PD_SPT, PD_UL} pdsrc_e;  // ... and data
-  typedef enum logic [1:0] {RH_CLS, RH_CAM, RH_SC} rhsrc_e;            // matched handle from
-
-  hsrc_e            cw_hsrc;
-  tsrc_e            cw_tsrc;
-  logic             cw_v;
-  lasrc_e           lk_asrc;
-  ldsrc_e           lk_dsrc;
-  pasrc_e           pv_asrc;
-  pdsrc_e           pv_dsrc;
-  rhsrc_e           rsp_hsrc;
-  logic [CLS_W-1:0] win_cls;   // the class whose head a lookup takes
-  logic             sp_unlink; // a spill entry leaves its list: ul_hdl
-  logic [H_W-1:0]   ul_hdl;
-  assign ul_hdl = (r4.kind == RK_LK) ? sc_h_q : r4.hdl;
-
-  always_comb begin
-    win_cls = '0;
-    for (int c = int'(K) - 1; c >= 0; c--) if (win[c]) win_cls = CLS_W'(c);
-  end
-
-  always_comb begin
-    logic [WAY_W-1:0] fw;
-    logic             fw_v;
-    logic             t_v, t_one;   // the request's class: a FIFO of its key, of one entry
-    logic [WAY_W-1:0] t_way;
-    logic             is_tail;      // FIND: the entry is its FIFO's tail
-    fw = '0; fw_v = 1'b0;
-    t_v     = t4c[r4.cls].v;
-    t_way   = t4c[r4.cls].way;
-    t_one   = t4c[r4.cls].h1 == t4c[r4.cls].tail;
-    is_tail = r4.hdl == t4c[r4.cls].tail;
-    for (int w = int'(D) - 1; w >= 0; w--) if (fr4c[w]) begin fw = WAY_W'(w); fw_v = 1'b1; end
-    // defaults
-    xs_d = xs_q; sc_p_d = sc_p_q; sc_v_d = sc_v_q; sc_h_d = sc_h_q; sc_seq_d = sc_seq_q;
-    ul_prev_d = ul_prev_q; ul_link_d = ul_link_q; sp_en_d = sp_en_q; sp_old_d = sp_old_q;
-    sp_unlink = 1'b0;
-    ck_occ_d = ck_occ_q; ck_w_d = ck_w_q; ck_x_d = ck_x_q; ck_alt_d = ck_alt_q; ck_found_d = ck_found_q;
-    ck_re = '0; ck_raddr = '0; ck_rst = 1'b0;
-    hold4 = 1'b0; done4 = 1'b0; inj_d = 1'b0;
-    cw_we = 1'b0; cw_cls = r4.cls; cw_way = t_way; cw_v = 1'b1; cw_hsrc = HS_TUP; cw_tsrc = TS_TUP;
-    cw_pop = 1'b0; cw_new = 1'b0; cw_lval = 1'b0; cw2_we = 1'b0;
-    cc_rm = 1'b0; cc_ins = 1'b0; cc_rm_idx = c4i;
-    cl_we = 1'b0; cl_live = 1'b0;
-    lk_we = 1'b0; lk_asrc = LA_TAIL; lk_dsrc = LD_NEW;
-    pv_we = 1'b0; pv_asrc = PA_HDL; pv_dsrc = PD_HEAD;
-    en_we = 1'b0;
-    cam_ins = 1'b0; cam_rm = 1'b0; cam_clr = 1'b0;
-    ev = 1'b0; ev_clear = 1'b0; ev_cnt_vld = 1'b0; ev_miss = 1'b0;
-    ev_add = 1'b0; ev_add_cls = 1'b0;
-    ev_rm = 1'b0; ev_rm_dis = 1'b0; ev_rm_cls = 1'b0; ev_rm_cls_idx = r4.cls;
-    ev_sp_we = 1'b0; ev_sp_head = cur_sp_head; ev_sp_tail = cur_sp_tail; ev_sp_cnt = cur_sp_cnt;
-    rsp_op = 1'b0; rsp_lk = 1'b0; rsp_ok = 1'b0; rsp_hit = 1'b0; rsp_unexp = 1'b0; rsp_blocked = 1'b0;
-    rsp_hsrc = RH_CLS;
-
-    if (v_q[4]) begin
-      unique case (r4.kind)
-        // ------------------------------------------------ lookup
-        RK_LK: begin
-          if (!blocked4 && cur_sp_cnt != '0 && xs_q == X_START) begin
-            // Scan the spill list from its head (the class heads' chase link is captured first).
-            hold4  = 1'b1;
-            xs_d   = X_SCAN;
-            sc_p_d = cur_sp_head;
-            sc_v_d = 1'b0;
-          end else if (xs_q == X_SCAN) begin
-            hold4 = 1'b1;
-            // Entry sc_p_q: its data is on the RAM outputs now (read at the last edge).
-            if (((en_rdata.mtag ^ r4.tag) & en_rdata.mask) == 64'd0) begin
-              sc_v_d    = 1'b1;
-              sc_h_d    = sc_p_q;
-              sc_seq_d  = en_rdata.seq;
-              // Its order against the other candidates, for the decision next cycle.
-              sp_en_d = !cur_dis_act || seq_older(en_rdata.seq, cur_dis_seq);
-              for (int c = 0; c < int'(K); c++) sp_old_d[c] = seq_older(en_rdata.seq, t4c[c].s1);
-              sp_old_d[K] = seq_older(en_rdata.seq, c4s);
-              ul_prev_d = pv_rdata;
-              ul_link_d = lk_rdata[K];
-              xs_d      = X_DECIDE;
-            end else if (sc_p_q != cur_sp_tail) begin
-              sc_p_d = lk_rdata[K].n1;
-            end else begin
-              xs_d = X_DECIDE;
-            end
-          end else begin
-            done4 = 1'b1;
-            xs_d  = X_START;
-            ev    = 1'b1;
-            rsp_lk = 1'b1;
-            rsp_blocked = blocked4;
-            rsp_hit = !blocked4 && win != '0;
-            if (rsp_hit) begin
-              ev_rm   = 1'b1;
-              cl_we   = 1'b1;
-              if (win[K-1:0] != '0) begin
-                // Pop the FIFO of class win_cls: the new head is the old head's next.
-                cw_we    = 1'b1;
-                cw_cls   = win_cls;
-                cw_way   = t4c[win_cls].way;
-                cw_v     = t4c[win_cls].h1 != t4c[win_cls].tail;
-                cw_hsrc  = HS_LINK;
-                cw_pop   = 1'b1;
-                pv_we    = cw_v;
-                pv_asrc  = PA_LNK;
-                pv_dsrc  = PD_HEAD;
-                ev_rm_cls = 1'b1;
-                ev_rm_cls_idx = win_cls;
-              end
-              if (win[K]) begin
-                cc_rm    = 1'b1;
-                cam_rm   = 1'b1;
-                rsp_hsrc = RH_CAM;
-              end
-              if (win[K+1]) begin
-                rsp_hsrc  = RH_SC;
-                sp_unlink = 1'b1;   // the spill entry sc_h_q
-              end
-            end else if (!blocked4 && r4.commit_miss) begin
-              ev_miss   = 1'b1;
-              rsp_unexp = 1'b1;
-            end
-          end
-        end
-        // ------------------------------------------------ ADD
-        RK_ADD: begin
-          // No free way for a new key: look for an occupant that can move to another of its ways
-          // (one step of cuckoo hashing), reading the tables while the pipeline waits.
-          if (D > 1 && xs_q == X_START && !lv4c && r4.has_cls && !t_v && !fw_v) begin
-            hold4 = 1'b1;
-            xs_d  = X_CK_OCC;
-            for (int w = 0; w < int'(D); w++) begin
-              ck_re[w]    = 1'b1;
-              ck_raddr[w] = idx_q[4][r4.cls][w];
-            end
-          end else if (xs_q == X_CK_OCC) begin
-            hold4  = 1'b1;
-            xs_d   = X_CK_H;
-            ck_w_d = '0;
-            for (int w = 0; w < int'(D); w++) ck_occ_d[w] = sl_rdata[r4.cls][w];
-          end else if (xs_q == X_CK_H) begin
-            // The occupant of way ck_w_q sits at bucket idx = L ^ H_w(R): its bucket in way x is
-            // idx ^ H_w(R) ^ H_x(R) (hash units fed with its R, index bits 0).
-            hold4 = 1'b1;
-            xs_d  = X_CK_RD;
-            for (int x = 0; x < int'(D); x++)
-              ck_alt_d[x] = idx_q[4][r4.cls][ck_w_q] ^ idx0[r4.cls][ck_w_q] ^ idx0[r4.cls][x];
-          end else if (xs_q == X_CK_RD) begin
-            // Those buckets are read from registers (the hash stays out of the RAM address path).
-            hold4 = 1'b1;
-            xs_d  = X_CK_CHK;
-            for (int x = 0; x < int'(D); x++) begin
-              if (WAY_W'(x) != ck_w_q) begin
-                ck_re[x]    = 1'b1;
-                ck_raddr[x] = ck_alt_q[x];
-              end
-            end
-          end else if (xs_q == X_CK_CHK) begin
-            hold4 = 1'b1;
-            for (int x = int'(D) - 1; x >= 0; x--) begin
-              if (WAY_W'(x) != ck_w_q && (!sl_rdata[r4.cls][x].v ||
-                  sl_rdata[r4.cls][x].gen != gen[sl_rdata[r4.cls][x].kr[R_W-1 -: SRQ_W]])) begin
-                ck_x_d     = WAY_W'(x);
-                ck_found_d = 1'b1;
-              end
-            end
-            if (ck_found_d || ck_w_q == WAY_W'(D - 1)) xs_d = X_CK_RST;
-            else begin
-              ck_w_d = ck_w_q + 1'b1;
-              xs_d   = X_CK_H;
-            end
-          end else if (xs_q == X_CK_RST) begin
-            // Read the words of the request in s2 again: they are on the RAM outputs at the commit.
-            hold4  = 1'b1;
-            xs_d   = X_CK_DONE;
-            ck_rst = 1'b1;
-          end else begin
-            done4 = 1'b1;
-            ev    = 1'b1;
-            xs_d  = X_START;
-            ck_found_d = 1'b0;
-            ev_cnt_vld = r4.cnt_vld;
-            rsp_op = 1'b1;
-            rsp_ok = !lv4c;
-            if (xs_q == X_CK_DONE && ck_found_q) begin
-              // The occupant moves to way ck_x_q; the new key takes its slot.
-              fw     = ck_w_q;
-              fw_v   = 1'b1;
-              cw2_we = 1'b1;
-            end
-            if (!lv4c) begin
-              ev_add  = 1'b1;
-              cl_we   = 1'b1;
-              cl_live = 1'b1;
-              en_we   = 1'b1;
-              pv_we   = 1'b1;
-              pv_asrc = PA_HDL;
-              if (r4.has_cls && t_v) begin
-                // Append to the key's FIFO.
-                ev_add_cls = 1'b1;
-                cw_we   = 1'b1;
-                cw_tsrc = TS_HDL;
-                cw_lval = t_one;   // the head's next is the new entry
-                lk_we   = 1'b1;
-                lk_asrc = LA_TAIL;
-                pv_dsrc = PD_TAIL;
-              end else if (r4.has_cls && fw_v) begin
-                // A new FIFO in a free way of the key's bucket.
-                ev_add_cls = 1'b1;
-                cw_we   = 1'b1;
-                cw_way  = fw;
-                cw_hsrc = HS_NEW;
-                cw_tsrc = TS_HDL;
-                cw_new  = 1'b1;
-                cw_lval = 1'b1;
-                pv_dsrc = PD_HEAD;
-              end else if (cam_free_v) begin
-                cc_ins  = 1'b1;
-                cam_ins = 1'b1;
-              end else begin
-                // Spill: append to the SRQ's list.
-                ev_sp_we   = 1'b1;
-                ev_sp_tail = r4.hdl;
-                ev_sp_cnt  = cur_sp_cnt + 1'b1;
-                if (cur_sp_cnt == '0) begin
-                  ev_sp_head = r4.hdl;
-                  pv_dsrc = PD_HEAD;
-                end else begin
-                  pv_dsrc = PD_SPT;
-                  lk_we   = 1'b1;
-                  lk_asrc = LA_SPT;
-                end
-              end
-            end
-          end
-        end
-        // ------------------------------------------------ SYNC
-        RK_SYNC: begin
-          done4 = 1'b1;
-          ev    = 1'b1;
-          ev_cnt_vld = r4.cnt_vld;
-          rsp_op = 1'b1;
-          rsp_ok = 1'b1;
-        end
-        // ------------------------------------------------ DEL, pass 1: the handle's state
-        RK_DEL: begin
-          done4 = 1'b1;
-          if (ser_ok && ser_live_q.loc == LOC_CLS) begin
-            inj_d = 1'b1;   // find the FIFO: the entry's key goes through the pipeline again
-          end else begin
-            ev = 1'b1;
-            ev_cnt_vld = r4.cnt_vld;
-            rsp_op = 1'b1;
-            rsp_ok = ser_ok;
-            if (ser_ok) begin
-              ev_rm     = 1'b1;
-              ev_rm_dis = ser_dis_q;
-              cl_we     = 1'b1;
-              if (ser_live_q.loc == LOC_CAM) begin
-                cc_rm     = 1'b1;
-                cc_rm_idx = ser_live_q.cam;
-                cam_rm    = 1'b1;
-              end else begin
-                sp_unlink = 1'b1;   // the spill entry r4.hdl
-              end
-            end
-          end
-        end
-        // ------------------------------------------------ DEL, pass 2: unlink from the FIFO
-        RK_FIND: begin
-          done4 = 1'b1;
-          ev    = 1'b1;
-          ev_cnt_vld = r4.cnt_vld;
-          ev_rm     = 1'b1;
-          ev_rm_dis = ser_dis_q;
-          ev_rm_cls = 1'b1;
-          rsp_op = 1'b1;
-          rsp_ok = 1'b1;
-          cl_we  = 1'b1;
-          if (!ul_prev_q.hp) begin
-            // The head: its next becomes the head.
-            cw_we   = 1'b1;
-            cw_v    = !is_tail;
-            cw_hsrc = HS_UL;
-            pv_we   = !is_tail;
-            pv_asrc = PA_UL;
-            pv_dsrc = PD_HEAD;
-          end else begin
-            lk_we   = 1'b1;
-            lk_asrc = LA_ULP;
-            lk_dsrc = LD_UL;
-            if (!is_tail) begin
-              pv_we   = 1'b1;
-              pv_asrc = PA_UL;
-              pv_dsrc = PD_UL;
-            end else begin
-              cw_we   = 1'b1;
-              cw_tsrc = TS_UL;
-            end
-          end
-        end
-        // ------------------------------------------------ CLEAR: O(1), a new generation
-        default: begin
-          done4 = 1'b1;
-          ev    = 1'b1;
-          ev_clear = 1'b1;
-          cam_clr  = 1'b1;
-          rsp_op = 1'b1;
-          rsp_ok = 1'b1;
-        end
-      endcase
-    end
-    // Unlink a spill entry (consumed by a lookup, or deleted) from its SRQ's list.
-    if (sp_unlink) begin
-      ev_sp_we  = 1'b1;
-      ev_sp_cnt = cur_sp_cnt - 1'b1;
-      if (!ul_prev_q.hp) ev_sp_head = ul_link_q.n1;
-      else begin
-        lk_we   = 1'b1;
-        lk_asrc = LA_ULP;
-        lk_dsrc = LD_UL;
-      end
-      if (ul_hdl != cur_sp_tail) begin
-        pv_we   = 1'b1;
-        pv_asrc = PA_UL;
-        pv_dsrc = PD_UL;
-      end else ev_sp_tail = ul_prev_q.p;
-    end
-  end
-
-  // ---------------------------------------------------------------- commit datapath
-  logic [H_W-1:0]   cw_t_h1, cw_t_tail;   // the written class's FIFO as the request sees it
-  logic [SEQ_W-1:0] cw_t_s1;
-  assign cw_t_h1   = t4c[cw_cls].h1;
-  assign cw_t_s1   = t4c[cw_cls].s1;
-  assign cw_t_tail = t4c[cw_cls].tail;
-  assign cw_idx = idx_q[4][cw_cls][cw_way];
-  always_comb begin
-    cw_data.v    = cw_v;
-    cw_data.gen  = gen[r4.srq];
-    cw_data.kr   = kr_q[4][cw_cls];
-    unique case (cw_hsrc)
-      HS_LINK: begin cw_data.h1 = lnk4[cw_cls].n1; cw_data.s1 = lnk4[cw_cls].ns; end
-      HS_NEW:  begin cw_data.h1 = r4.hdl;          cw_data.s1 = seq_q;           end
-      HS_UL:   begin cw_data.h1 = ul_link_q.n1;    cw_data.s1 = ul_link_q.ns;    end
-      default: begin cw_data.h1 = cw_t_h1;         cw_data.s1 = cw_t_s1;         end
-    endcase
-    unique case (cw_tsrc)
-      TS_HDL:  cw_data.tail = r4.hdl;
-      TS_UL:   cw_data.tail = ul_prev_q.p;
-      default: cw_data.tail = cw_t_tail;
-    endcase
-  end
-  assign cw_link  = '{n1: r4.hdl, ns: seq_q};  // a FIFO's head whose next is the new entry
-  assign cw2_way  = ck_x_q;
-  assign cw2_idx  = ck_alt_q[ck_x_q];
-  assign cw2_data = ck_occ_q[ck_w_q];
-
-  always_comb begin
-    unique case (lk_asrc)
-      LA_SPT:  lk_waddr = cur_sp_tail;
-      LA_ULP:  lk_waddr = ul_prev_q.p;
-      default: lk_waddr = cw_t_tail;
-    endcase
-    unique case (lk_dsrc)
-      LD_UL:   lk_wdata = ul_link_q;
-      default: lk_wdata = cw_link;
-    endcase
-    unique case (pv_asrc)
-      PA_LNK:  pv_waddr = lnk4[cw_cls].n1;
-      PA_UL:   pv_waddr = ul_link_q.n1;
-      default: pv_waddr = r4.hdl;
-    endcase
-    unique case (pv_dsrc)
-      PD_TAIL: pv_wdata = '{hp: 1'b1, p: cw_t_tail};
-      PD_SPT:  pv_wdata = '{hp: 1'b1, p: cur_sp_tail};
-      PD_UL:   pv_wdata = ul_prev_q;
-      default: pv_wdata = '{hp: 1'b0, p: cw_t_tail};   // a head (p unused)
-    endcase
-    unique case (rsp_hsrc)
-      RH_CAM:  rsp_hdl = cam_hdl[c4i];
-      RH_SC:   rsp_hdl = sc_h_q;
-      default: rsp_hdl = t4c[win_cls].h1;
-    endcase
-  end
-  assign cl_hdl      = rsp_lk ? rsp_hdl : r4.hdl;
-  assign en_waddr    = r4.hdl;
-  assign en_wdata    = '{mtag: r4.tag, mask: r4.mask, seq: seq_q};
-  assign cc_ins_idx  = cam_free;
-  assign cam_ins_idx = cam_free;
-  assign cam_rm_idx  = cc_rm_idx;
-  assign ev_srq      = r4.srq;
-  assign ev_cnt      = r4.cnt;
-  assign ev_add_seq  = seq_q;
-  assign ev_add_cls_idx = r4.cls;
-  always_comb begin
-    inj_req         = r4;
-    inj_req.kind    = RK_FIND;
-    inj_req.tag     = ser_ent_q.mtag;
-    inj_req.has_cls = 1'b1;
-    inj_req.cls     = ser_live_q.cls;
-  end
   assign cam_en_all = en_all && ev && !ev_clear;
-
-  assign advance = !hold4;
-  assign scr_clear = done4 && v_q[4] && r4.kind == RK_CLEAR;
+  assign advance    = !hold4;
+  assign inject     = inj_d;
+  assign scr_clear  = done4 && v_q[4] && r_q[4].kind == RK_CLEAR;
   // s0 too: a request in s0 reads at the edge of the scrubber's write-back.
-  assign scr_free  = !(v_q[0] || v_q[1] || v_q[2] || v_q[3] || v_q[4]);
-  assign inject  = inj_d;
+  assign scr_free   = !(v_q[0] || v_q[1] || v_q[2] || v_q[3] || v_q[4]);
 
-  // ---------------------------------------------------------------- RAM ports
-  // The scrubber uses the class-slot and live RAMs in cycles without requests in s0..s4
-  // (tmnic_tm_scrub); its write-back drops the words of older generations (everything after reset).
-  slot_t [D-1:0] wway;
-  always_comb begin
-    for (int w = 0; w < int'(D); w++) begin
-      wway[w]   = (cw2_we && int'(cw2_way) == w) ? cw2_data : cw_data;
-      wway[w].v = wway[w].v && !scr_wr;
-    end
-  end
-  always_comb begin
-    for (int c = 0; c < int'(K); c++) begin
-      for (int w = 0; w < int'(D); w++) begin
-        sl_re[c][w]    = scr_rd ? (32'(scr_rd_addr) < B) : (advance && v_q[1]);
-        sl_raddr[c][w] = scr_rd ? LB'(scr_rd_addr) : idx_q[1][c][w];
-        if (ck_rst) begin
-          sl_re[c][w]    = v_q[2];
-          sl_raddr[c][w] = idx_q[2][c][w];
-        end
-        if (ck_re[w] && int'(r4.cls) == c) begin
-          sl_re[c][w]    = 1'b1;
-          sl_raddr[c][w] = ck_raddr[w];
-        end
-        // Write data per way, shared by the classes: the relocated FIFO in its new way, else the
-        // commit's slot; the scrubber only clears the valid bit (the rest of its word is unused).
-        sl_we[c][w]    = cw_we && int'(cw_cls) == c && int'(cw_way) == w;
-        sl_waddr[c][w] = cw_idx;
-        if (cw2_we && int'(cw_cls) == c && int'(cw2_way) == w) begin
-          sl_we[c][w]    = 1'b1;
-          sl_waddr[c][w] = cw2_idx;
-        end
-        if (scr_wr) begin
-          sl_we[c][w]    = 32'(scr_wr_addr) < B &&
-                           (scr_init || (sl_rdata[c][w].v &&
-                                         sl_rdata[c][w].gen != gen[sl_rdata[c][w].kr[R_W-1 -: SRQ_W]]));
-          sl_waddr[c][w] = LB'(scr_wr_addr);
-        end
-        sl_wdata[c][w]   = wway[w];
-      end
-    end
-    // Link copies 0..K-1: each class head's link, for the request moving into s4.
-    for (int c = 0; c < int'(K); c++) begin
-      lk_re[c]    = advance && v_q[3];
-      lk_raddr[c] = t3c[c].h1;
-    end
-    // The chase copy: the new head's link after a pop; DEL's link; the spill scan.
-    lk_re[K]    = 1'b0;
-    lk_raddr[K] = '0;
-    if (cw_pop) begin
-      lk_re[K]    = 1'b1;
-      lk_raddr[K] = cw_data.h1;
-    end else if (v_q[4] && r4.kind == RK_LK && (xs_d == X_SCAN)) begin
-      lk_re[K]    = 1'b1;
-      lk_raddr[K] = sc_p_d;
-    end else if (advance && v_q[1] && r_q[1].kind == RK_DEL) begin
-      lk_re[K]    = 1'b1;
-      lk_raddr[K] = r_q[1].hdl;
-    end
-    // Handle-indexed state: ADD and DEL read at s1; the scan reads the spill entries.
-    pv_re = 1'b0; pv_raddr = r_q[1].hdl;
-    en_re = 1'b0; en_raddr = r_q[1].hdl;
-    lv_re = 1'b0; lv_raddr = r_q[1].hdl;
-    if (v_q[4] && r4.kind == RK_LK && xs_d == X_SCAN) begin
-      pv_re = 1'b1; pv_raddr = sc_p_d;
-      en_re = 1'b1; en_raddr = sc_p_d;
-    end else if (advance && v_q[1] && r_q[1].kind == RK_DEL) begin
-      pv_re = 1'b1;
-      en_re = 1'b1;
-    end
-    if (scr_rd) begin
-      lv_re    = 32'(scr_rd_addr) < N;
-      lv_raddr = H_W'(scr_rd_addr);
-    end else if (advance && v_q[1] && (r_q[1].kind == RK_ADD || r_q[1].kind == RK_DEL)) begin
-      lv_re = 1'b1;
-    end
-    // Live records: the commit's, or the scrubber's.
-    lv_we    = cl_we;
-    lv_waddr = cl_hdl;
-    lv_wdata = '0;
-    lv_wdata.live = cl_live;
-    if (cl_we && cl_live) begin
-      lv_wdata.gen = gen[r4.srq];
-      lv_wdata.srq = r4.srq;
-      lv_wdata.loc = (cw_we) ? LOC_CLS : cam_ins ? LOC_CAM : LOC_SPILL;
-      lv_wdata.cls = r4.cls;
-      lv_wdata.cam = cam_ins_idx;
-    end
-    if (scr_wr) begin
-      lv_we    = 32'(scr_wr_addr) < N &&
-                 (scr_init || (lv_rdata.live && lv_rdata.gen != gen[lv_rdata.srq]));
-      lv_waddr = H_W'(scr_wr_addr);
-      lv_wdata = '0;
-    end
-  end
+  // ---------------------------------------------------------------- tables (block RAM)
+  tmnic_tm_tables #(.N_ENTRIES(N), .NUM_SRQ(NUM_SRQ), .K(K), .D(D), .N_BUCKETS(B), .CAM_W(CAM_W),
+      .SEQ_W(SEQ_W), .GEN_W(GEN_W), .req_t(req_t), .slot_t(slot_t), .link_t(link_t), .prev_t(prev_t),
+      .live_t(live_t), .ent_t(ent_t), .tup_t(tup_t)) u_tables (
+    .clk_i, .adv_i(advance), .v1_i(v_q[1]), .r1_i(r_q[1]), .idx1_i(idx_q[1]), .v2_i(v_q[2]),
+    .idx2_i(idx_q[2]), .v3_i(v_q[3]), .t3_i(t3c),
+    .r4_i(r_q[4]), .idx4_i(idx_q[4]), .kr4_i(kr_q[4]), .t4_i(t4c), .lnk4_i(lnk4), .seq_i(seq_q),
+    .gen_i(gen), .cur_sp_tail_i(cur_sp_tail),
+    .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_v_i(cw_v), .cw_hsrc_i(cw_hsrc),
+    .cw_tsrc_i(cw_tsrc), .cw_pop_i(cw_pop), .cw2_we_i(cw2_we), .mv_way_i(mv_way), .mv_idx_i(mv_idx),
+    .mv_slot_i(mv_slot), .ck_re_i(ck_re), .ck_raddr_i(ck_raddr), .ck_rst_i(ck_rst),
+    .lk_we_i(lk_we), .lk_asrc_i(lk_asrc), .lk_dsrc_i(lk_dsrc), .pv_we_i(pv_we), .pv_asrc_i(pv_asrc),
+    .pv_dsrc_i(pv_dsrc), .ul_prev_i(ul_prev), .ul_link_i(ul_link), .en_we_i(en_we),
+    .cl_we_i(cl_we), .cl_hdl_i(cl_hdl), .cl_live_i(cl_live), .cam_ins_i(cam_ins),
+    .cam_ins_idx_i(cam_ins_idx), .scan_rd_i(scan_rd), .scan_addr_i(scan_addr),
+    .scr_rd_i(scr_rd), .scr_rd_addr_i(scr_rd_addr), .scr_wr_i(scr_wr), .scr_wr_addr_i(scr_wr_addr),
+    .scr_init_i(scr_init),
+    .sl_rdata_o(sl_rdata), .lk_rdata_o(lk_rdata), .pv_rdata_o(pv_rdata), .lv_rdata_o(lv_rdata),
+    .en_rdata_o(en_rdata), .cw_idx_o(cw_idx), .cw_data_o(cw_data), .cw_link_o(cw_link));
 
   // ---------------------------------------------------------------- CAM
   tmnic_tm_cam #(.W(CAM_W), .SRQ_W(SRQ_W), .H_W(H_W), .SEQ_W(SEQ_W)) u_cam (
@@ -1221,10 +503,10 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
     .cmp_en_i(cam_cmp_en), .cmp_srq_i(r_q[2].srq), .cmp_tag_i(r_q[2].tag), .cmp_hit_o(cam_hit),
     .sel_i(cam_sel), .old1_vld_o(cam_o1v), .old1_o(cam_o1), .old2_vld_o(cam_o2v), .old2_o(cam_o2),
     .old1_seq_o(cam_o1s), .old2_seq_o(cam_o2s),
-    .ins_i(cam_ins), .ins_idx_i(cam_ins_idx), .ins_srq_i(r4.srq), .ins_tag_i(r4.tag),
-    .ins_mask_i(r4.mask), .ins_hdl_i(r4.hdl), .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
+    .ins_i(cam_ins), .ins_idx_i(cam_ins_idx), .ins_srq_i(r_q[4].srq), .ins_tag_i(r_q[4].tag),
+    .ins_mask_i(r_q[4].mask), .ins_hdl_i(r_q[4].hdl), .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
     .rm_i(cam_rm), .rm_idx_i(cam_rm_idx), .en_all_i(cam_en_all), .clr_i(cam_clr),
-    .en_srq_i(r4.srq),
+    .en_srq_i(r_q[4].srq),
     .valid_o(cam_valid), .en_o(cam_en), .hdl_o(cam_hdl));
 
   // ---------------------------------------------------------------- registers
@@ -1233,39 +515,20 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   logic [15:0]      op_rsp_hw_q;
   logic [H_W-1:0]   lk_rsp_hdl_q;
 
-  // Control: valid bits, sub-states, flags (reset).
+  // Control: valid bits, flags (reset).
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       for (int i = 0; i < 5; i++) v_q[i] <= 1'b0;
       busy_ser_q <= 1'b0;
       prio_op_q  <= 1'b0;
-      xs_q       <= X_START;
-      ck_found_q <= 1'b0;
-      chase_cap_q <= 1'b0;
       seq_q      <= '0;
       cmask_q    <= '0;
-      hw_we_q    <= 1'b0;
-      hw2_we_q   <= 1'b0;
-      hl_we_q    <= 1'b0;
-      hcrm_q     <= 1'b0;
-      hcins_q    <= 1'b0;
-      hen_all_q  <= 1'b0;
-      hmiss_q    <= 1'b0;
-      hcnt_q     <= 1'b0;
       op_rsp_valid_q <= 1'b0;
       lk_rsp_valid_q <= 1'b0;
     end else begin
       if (advance) begin
         v_q[0] <= acc_lk || acc_op || inject;
         for (int i = 1; i < 5; i++) v_q[i] <= v_q[i-1];
-        hw_we_q <= cw_we;
-        hw2_we_q <= cw2_we;
-        hl_we_q <= cl_we;
-        hcrm_q    <= cc_rm;
-        hcins_q   <= cc_ins;
-        hen_all_q <= ev && en_all && !ev_clear;
-        hmiss_q   <= ev && ev_miss;
-        hcnt_q    <= ev && ev_cnt_vld;
       end
       if (acc_lk || acc_op) prio_op_q <= acc_lk;
       if (acc_op && op_serial) busy_ser_q <= 1'b1;
@@ -1273,10 +536,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
       // A class is reprogrammed by the ADD that takes it (it is empty, and the engine is too).
       if (acc_op && op_code_i == 2'd0 && add_reprog) cmask_q[add_cls] <= op_mask_i;
       if (ev_add) seq_q <= seq_q + 1'b1;
-      xs_q <= xs_d;
-      ck_found_q <= ck_found_d;
-      // The chase read's data is taken over when s4 holds (the port serves the scan next).
-      chase_cap_q <= hold4 && v_q[4];
       op_rsp_valid_q <= done4 && rsp_op;
       lk_rsp_valid_q <= done4 && rsp_lk;
     end
@@ -1295,62 +554,6 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
         idx_q[i] <= idx_q[i-1];
         kr_q[i]  <= kr_q[i-1];
       end
-      t3_q  <= t2;
-      fr3_q <= fr2;
-      lv3_q <= lv2;
-      ch3_q <= cam_hit;
-      t4_q  <= t3c;
-      fr4_q <= fr3c;
-      lv4_q <= lv3c;
-      c41v_q <= cam_o1v;
-      c41i_q <= cam_o1;
-      c41s_q <= cam_o1s;
-      c42v_q <= cam_o2v;
-      c42i_q <= cam_o2;
-      c42s_q <= cam_o2s;
-      blk4_q <= blk3_d;
-      // The commit of this edge, for the stages it does not patch (above: the last commit).
-      hv_pop_q  <= cw_pop;
-      hv_new_q  <= cw_new;
-      hv_lval_q <= cw_lval;
-      hlink_q   <= cw_link;
-      hcrm_idx_q <= cc_rm_idx;
-      hcins_idx_q <= cc_ins_idx;
-      hseq_q    <= seq_q;
-      hnew_en_q <= ev_add_en;
-      eqk3_q <= eqk2;
-      eqk4_q <= eqk3;
-      eqi3_q <= eqi2;
-      eqi4_q <= eqi3;
-      eqo3_q <= eqo2;
-      eqo4_q <= eqo3;
-      eqf3_q <= eqf2;
-      eqf4_q <= eqf3;
-      insm3_q <= insm2;
-      insm4_q <= insm3;
-      eqs4_q <= r_q[3].srq == r_q[4].srq;
-      // A DEL's entry was disabled (its SRQ's threshold, read in s3 while the DEL runs alone).
-      ser_dis_q <= q_dis_act && !seq_older(ser_ent_q.seq, q_dis_seq);
-      hw_cls_q  <= cw_cls;
-      hw_way_q  <= cw_way;
-      hw_idx_q  <= cw_idx;
-      hw_data_q <= cw_data;
-      hw2_way_q  <= cw2_way;
-      hw2_idx_q  <= cw2_idx;
-      hw2_data_q <= cw2_data;
-      hl_hdl_q  <= cl_hdl;
-      hl_live_q <= cl_live;
-    end
-    if (hold4 && !chase_cap_q) chase_q <= lk_rdata[K];
-    sc_p_q <= sc_p_d; sc_v_q <= sc_v_d; sc_h_q <= sc_h_d; sc_seq_q <= sc_seq_d;
-    ul_prev_q <= ul_prev_d; ul_link_q <= ul_link_d; sp_en_q <= sp_en_d; sp_old_q <= sp_old_d;
-    ck_occ_q <= ck_occ_d; ck_w_q <= ck_w_d; ck_x_q <= ck_x_d; ck_alt_q <= ck_alt_d;
-    // DEL pass 1: the handle's state arrives at s2.
-    if (advance && v_q[2] && r_q[2].kind == RK_DEL) begin
-      ser_live_q <= lv_rdata;   // alone in the pipeline: nothing committed since the read
-      ser_ent_q  <= en_rdata;
-      ul_prev_q  <= pv_rdata;    // (scan: never in the same cycle, s4 holds)
-      ul_link_q  <= lk_rdata[K];
     end
     op_rsp_ok_q      <= rsp_ok;
     op_rsp_hw_q      <= hw_new;   // 0 after a CLEAR (tmnic_tm_srq_state)
@@ -1374,12 +577,10 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i) begin
     if (done4 || inj_d)
       $display("[rtl] commit %0d srq %0d tag %h hdl %0d | hit %0d win %b hdl %0d t4 %p | cw %0d c%0d w%0d i%0d v%0d h1 %0d tail %0d | cam ins %0d rm %0d",
-               r4.kind, r4.srq, r4.tag, r4.hdl, rsp_hit, win, rsp_hdl, t4c, cw_we, cw_cls, cw_way, cw_idx,
-               cw_data.v, cw_data.h1, cw_data.tail, cam_ins, cam_rm);
+               r_q[4].kind, r_q[4].srq, r_q[4].tag, r_q[4].hdl, rsp_hit, win, rsp_hdl, t4c, cw_we,
+               cw_cls, cw_way, cw_idx, cw_data.v, cw_data.h1, cw_data.tail, cam_ins, cam_rm);
   end
 `endif
-  logic unused_ok;  // a DEL needs the entry's masked tag and sequence number, not its mask
-  assign unused_ok = ^ser_ent_q.mask;
   always_comb begin
     cam_used_o = '0;
     for (int i = 0; i < int'(CAM_W); i++) cam_used_o += $bits(cam_used_o)'(cam_valid[i]);
