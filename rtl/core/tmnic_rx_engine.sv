@@ -283,7 +283,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // The receive WQE of a first packet (tmnic_rx_wqe): RNR, or a WQE taken and its SGEs checked,
   // from the QP's receive queue, its SRQ, or a matched tag's buffer (TM-SRQ); also the flush's
   // fetches from a receive queue. Its checked SGEs go to the scatter's table.
-  logic           wq_start, wq_idle, wq_rnr, wq_done, wq_ok, wq_rq_inc, wq_rndv, wq_flush, wq_flush_last;
+  logic           wq_start, wq_idle, wq_rnr_now, wq_rnr, wq_done, wq_ok, wq_rq_inc, wq_rndv, wq_flush, wq_flush_last;
   logic [34:0]    wq_cap;
   rx_kind_e       wq_kind;
   logic [63:0]    wq_tag, wq_wrid;
@@ -300,7 +300,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .has_srq_i(has_srq), .srq_i(sn), .srq_fresh_i(srq_fresh), .scfg_i(scfg), .pd_i(cfg.pd),
     .rq_base_i(cfg.rq_base), .rq_log_i(cfg.rq_log), .rq_idx_i(cur_q.ci), .rq_avail_i(tab_rdata.ci != pi_rdata),
     .pay_len_i(h_q.pay_len), .head_beg_i(rb_beg), .head_first_i(rb_first),
-    .start_i(wq_start), .idle_o(wq_idle), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
+    .start_i(wq_start), .idle_o(wq_idle), .rnr_now_o(wq_rnr_now), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
     .kind_o(wq_kind), .rndv_o(wq_rndv), .tag_o(wq_tag), .ctx_o(wq_ctx), .idx_o(wq_idx), .rq_inc_o(wq_rq_inc),
     .skip_o(wq_skip), .wrid_o(wq_wrid),
     .flush_i(wq_flush), .flush_idx_i(tab_rdata.ci), .flush_last_o(wq_flush_last),
@@ -478,7 +478,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           end
           RV_FIRST: begin                   // a receive WQE, or RNR (tmnic_rx_wqe)
             wq_start = 1'b1;
-            state_d = wq_rnr ? S_RNR : S_WQE;
+            state_d = wq_rnr_now ? S_RNR : S_WQE;
           end
           RV_NEXT: state_d = S_EXEC;
           default: drop_qp_d = 1'b1;         // RV_DROP: unknown QP, wrong peer, not ready, not a SEND

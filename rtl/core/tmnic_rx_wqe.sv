@@ -14,8 +14,9 @@
 // buffer stands in as a one-SGE WQE, an unexpected or untagged message takes the next SRQ WQE.
 // The QP's SRQ entry (scfg_i) is a registered read that lags a cycle when the SRQ changed
 // (srq_fresh_i low): the decision then waits a cycle.
-// The outputs hold from done_o until the next start. rnr_o and done_o are single cycles; rnr_o can
-// come in the start cycle (decided from the inputs), so the responder loses no cycle.
+// The outputs hold from done_o until the next start. rnr_o and done_o are single cycles. An RNR that
+// needs no lookup is rnr_now_o instead, in the start cycle itself (decided from the inputs alone, so
+// the responder's packet decision does not wait for this block's state), and the block stays idle.
 // flush_i (while idle_o) fetches WQE flush_idx_i of the QP's receive queue for its wr_id
 // (flush_last_o: wrid_o is valid from the next cycle).
 module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
@@ -58,6 +59,7 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   input  logic             start_i,
   output logic             idle_o,
+  output logic             rnr_now_o,     // with start_i: no buffer, decided now
   output logic             rnr_o,
   output logic             done_o,
   output logic             ok_o,
@@ -148,6 +150,8 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .rd_addr_o, .rd_len_o, .rd_valid_o, .rd_ready_i, .rsp_valid_i, .rsp_data_i, .rsp_off_i, .rsp_last_i);
   wire is_tm = has_srq_i && scfg_i.valid && scfg_i.tm;
   wire srq_has_wqe = scfg_i.valid && src_avail;
+  wire no_buf = has_srq_i ? !srq_has_wqe : !rq_avail_i;
+  assign rnr_now_o = !(has_srq_i && !srq_fresh_i) && !is_tm && no_buf;
 
   logic           tc_start, tc_idle, tc_done, tc_rnr, tc_rndv;
   rx_kind_e       tc_kind;
@@ -235,8 +239,8 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       if (is_tm) begin
         tc_start = 1'b1;
         state_d = W_TM;
-      end else if (has_srq_i ? !srq_has_wqe : !rq_avail_i) begin
-        rnr_o = 1'b1;
+      end else if (no_buf) begin
+        rnr_o = state_q == W_SRQ;                   // (in the start cycle: rnr_now_o)
         state_d = W_IDLE;
       end else begin
         state_d = W_FETCH;

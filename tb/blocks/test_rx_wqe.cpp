@@ -452,10 +452,13 @@ class WqeBench {
       if (op_ != OP_FLUSH || rd_state_ != 3 || !last) return fail("flush_last_o unexpected");
       flush_shown_ = true;
     }
-    if (top_->rnr_o && top_->done_o) return fail("rnr_o and done_o together");
-    if (top_->rnr_o || top_->done_o) {
+    // RNR: rnr_now_o with the start (no lookup needed), or rnr_o later
+    const bool rnr = top_->rnr_o || (start && top_->rnr_now_o);
+    if (start && top_->rnr_o) return fail("rnr_o in the start cycle (rnr_now_o's)");
+    if (rnr && top_->done_o) return fail("RNR and done_o together");
+    if (rnr || top_->done_o) {
       if (op_ != OP_START) return fail("outcome without a start");
-      if (bool(top_->rnr_o) != e_.rnr) return fail("rnr_o ", int(top_->rnr_o), ", model ", e_.rnr);
+      if (rnr != e_.rnr) return fail("RNR ", rnr, " (rnr_now_o ", int(top_->rnr_now_o), "), model ", e_.rnr);
       if (e_.fetch && rd_state_ != 4) return fail("outcome before the WQE was read");
       if (e_.lookup && lk_state_ != 5) return fail("outcome before the lookup ended");
       if (top_->done_o) {
