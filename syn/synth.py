@@ -190,11 +190,18 @@ BLOCKS = {
     "tmnic_tx_gather": dict(
         params=dict(DATA_W=512, NSLOT=8),
         ff_min=[("header RAM 8 x roce_hdr_t", 8 * HDR), ("txb_data_o", 512), ("pkt_hdr_o", HDR)]),
+    # The loopback switch: at 512 bits two flags; at 256 bits the first beat is held for the second,
+    # which holds the IPv4 destination.
+    "tmnic_lb_demux": dict(params=dict(DATA_W=512), ff_min=[("in_frame_q, lb_q", 2)]),
+    "tmnic_lb_demux_w256": dict(top="tmnic_lb_demux", params=dict(DATA_W=256),
+                                ff_min=[("held beat {data, keep, last}", 256 + 32 + 1)]),
     # The requester's packet builder: the TX slots' header RAM and write port (tmnic_tx_gather), the
-    # gather walk's SGE table (one context of 8), the message offset.
+    # gather walk's SGE table (one context of 8), the message offset. A SEND header's RETH and AETH
+    # (160 bits) are constant zero here, so they are not stored.
     "tmnic_req_pkt": dict(
         params=dict(DATA_W=512, NSLOT=8),
-        ff_min=[("header RAM 8 x roce_hdr_t", 8 * HDR), ("txb_data_o", 512), ("pkt_hdr_o", HDR),
+        ff_min=[("header RAM 8 x roce_hdr_t less RETH and AETH", 8 * (HDR - 160)), ("txb_data_o", 512),
+                ("pkt_hdr_o less RETH and AETH", HDR - 160),
                 ("SGE table 8 x {iova 64, len 32} (RAM)", 8 * 96),
                 ("rd_addr_o, rd_len_o, walk offset, cursor sgo_q", 64 + 13 + 12 + 32), ("message offset", 32)]),
     # The responder's receive WQE: SRQ indices and the fetched WQE's used fields (tmnic_rq_src), the
