@@ -80,10 +80,13 @@ module tmnic_tm_scrub #(
         if (addr_q == AW'(WORDS - 1)) begin
           // Last address of the pass (its write-back is next cycle, before any later use).
           run_q   <= 1'b0;
-          init_q  <= 1'b0;
           gbase_q <= gstart_q;
         end
       end
+      // The first pass ends with the write-back of its last address: until then init_o holds, so
+      // that word is emptied whatever it holds (it dropped with the read before, and a live record
+      // of the last handle from before a reset survived it).
+      if (wr_q && wr_addr_q == AW'(WORDS - 1)) init_q <= 1'b0;
       if (!run_q && need) begin
         run_q    <= 1'b1;
         gstart_q <= gen_q;

@@ -55,6 +55,21 @@ TEST(TmEngine, MpiOrderAfterMiddleDeletion) {
   CHECK_H(h);
 }
 
+// A reset while entries are live (a device reset): afterwards no entry of before may be live or
+// match, at any handle (the first and the last handle, the last address of the tables' reset pass,
+// included), and every handle can be added again.
+TEST(TmEngine, ResetMidRunLeavesNoLiveEntry) {
+  H h(kN, kSrq);
+  const unsigned hs[] = {0u, 1u, kN / 2, kN - 2, kN - 1};
+  for (unsigned i : hs) EXPECT_TRUE(run(h, add(3, i, 0x100 + i)).ok);
+  EXPECT_TRUE(run(h, add(3, 5, 0x77, 0)).ok);  // a wildcard (CAM) entry too
+  h.reset();
+  for (unsigned i : hs) EXPECT_FALSE(run(h, lk(3, 0x100 + i, false)).hit) << "tag of handle " << i;
+  for (unsigned i : hs) EXPECT_TRUE(run(h, add(3, i, 0x200 + i)).ok) << "handle " << i;
+  for (unsigned i : hs) EXPECT_EQ(run(h, lk(3, 0x200 + i)).handle, i);
+  CHECK_H(h);
+}
+
 TEST(TmEngine, WildcardVersusExactOrder) {
   H h(kN, kSrq);
   run(h, add(0, 0, 9)), run(h, add(0, 1, 0x1234, 0)), run(h, add(0, 2, 9)), run(h, add(0, 3, 0x19, 0x0f));

@@ -68,6 +68,26 @@ class Harness {
   }
   ~Harness() { top_->final(); }
 
+  // A reset in the middle of a run (nothing in flight): the engine forgets every entry and counter
+  // (its tables keep their contents over a reset; its first pass must empty all of them) and accepts
+  // nothing until that pass is done. The model starts empty too.
+  void reset() {
+    if (!q_.empty() || op_slot || lk_slot) fail("reset with requests in flight");
+    top_->op_valid_i = 0;
+    top_->lk_valid_i = 0;
+    top_->rst_ni = 0;
+    top_->eval();
+    for (int i = 0; i < 3; ++i) tick();
+    top_->rst_ni = 1;
+    top_->eval();
+    for (unsigned i = 0; i < 4 * n_ + 64 && !top_->lk_ready_o; ++i) {
+      tick();
+      top_->eval();
+    }
+    if (!top_->lk_ready_o) fail("not ready after the reset pass");
+    model_ = Model(n_, nsrq_);
+  }
+
   std::optional<Req> op_slot, lk_slot;
 
   // One clock cycle. Returns the number of requests accepted (0 or 1).
