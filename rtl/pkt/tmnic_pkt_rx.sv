@@ -2,27 +2,23 @@
 //
 // Every frame is written into a circular buffer (tmnic_ram_sdp, one DATA_W word per beat, each
 // frame starting on a word) while its ICRC is computed and its header captured. At tlast the frame
-// is either committed (descriptor {header, start word, end word, header length} into a FIFO) or
+// is either committed (a descriptor {header, start word, end word, header length} queued) or
 // dropped (the write pointer rewinds to the frame start). A reader pops descriptors, presents the
 // header on m_hdr and streams the payload out of the buffer realigned to byte 0. See
 // rtl/pkt/README.md for the acceptance rules and the pipeline.
 //
-// Pipeline, input side (all wide logic runs only on valid beats):
-//   I  input register (data masked with tkeep)
-//   C  parse: header window capture, ICRC byte enables from the UDP length (the received ICRC is
-//      covered too), ICRC accumulator (tmnic_crc_acc); on the last beat all header rules
-//   W  RAM write; on the last beat residue check, commit/drop, descriptor push, statistics pulse
-// A new frame is admitted (s_axis_tready_o for its first beat) only when the buffer has room for a
-// MAX_FRAME_LEN frame plus the two beats still in I/C, and the descriptor FIFO has room for it and
-// the frames still in flight. Within a frame tready stays high: the input never stalls mid-frame.
-// Output side: descriptor FIFO -> read issue (credit-based) -> RAM (1 cycle) -> 4-entry beat FIFO
-// -> realigner/output register. One payload beat per cycle within a frame; a payload spanning
-// more than one buffer word costs one extra cycle per frame (its first word only primes the
-// realigner, or its last word yields two output beats).
+// This module only connects the pipeline's blocks:
+//   tmnic_pkt_rx_parse  write side: input register I, parse/ICRC stage C, buffer write and
+//                       commit/drop W, admission, descriptor FIFO
+//   u_buf               the frame buffer (BUF_BYTES, registered read)
+//   tmnic_pkt_rx_rd     read side: descriptor pop -> m_hdr register, payload read issue against
+//                       credits, 4-entry read FIFO (head in flip-flops), buffer release pointer
+//   tmnic_pkt_rx_align  realigner: payload words -> payload packed from byte 0 -> m_pay register
+// One payload beat per cycle within a frame; a payload spanning more than one buffer word costs
+// one extra cycle per frame (its first word only primes the realigner, or its last word yields
+// two output beats).
 module tmnic_pkt_rx
   import tmnic_hwif_pkg::*;
-  import tmnic_pkg::*;
-  import tmnic_crc_pkg::*;
 #(
   parameter int unsigned DATA_W     = 512,    // stream width in bits: 256 or 512
   parameter int unsigned BUF_BYTES  = 16384,  // frame buffer size (power of two)
@@ -65,567 +61,123 @@ module tmnic_pkt_rx
   localparam int unsigned DEPTH     = BUF_BYTES / W;                    // buffer words
   localparam int unsigned AW        = $clog2(DEPTH);
   localparam int unsigned MAX_BEATS = (MAX_FRAME_LEN + W - 1) / W;      // words of a longest frame
-  localparam int unsigned SLACK     = 2;                                // beats in stages I and C
-  localparam int unsigned HDR_MAX   = 74;                               // 54 + RETH + ImmDt
-  localparam int unsigned HB        = (HDR_MAX + W - 1) / W;            // header window beats
-  localparam int unsigned WIN_BYTES = HB * W;
-  localparam int unsigned BI_W      = 8;                                // beat index, saturating
-  localparam int unsigned OFF_W     = 17;                               // frame offsets
-  localparam int unsigned BF_DEPTH  = 4;                                // read-data FIFO entries
 
   if (DATA_W != 256 && DATA_W != 512) begin : g_chk_w
     $fatal(1, "tmnic_pkt_rx: DATA_W must be 256 or 512");
   end
-  if ((BUF_BYTES & (BUF_BYTES - 1)) != 0 || DEPTH < MAX_BEATS + SLACK) begin : g_chk_buf
+  if ((BUF_BYTES & (BUF_BYTES - 1)) != 0 || DEPTH < MAX_BEATS + 2) begin : g_chk_buf
     $fatal(1, "tmnic_pkt_rx: BUF_BYTES must be a power of two >= MAX_FRAME_LEN + 2 beats");
   end
   if (DESC_DEPTH < 4 || (DESC_DEPTH & (DESC_DEPTH - 1)) != 0) begin : g_chk_desc
     $fatal(1, "tmnic_pkt_rx: DESC_DEPTH must be a power of two >= 4");
   end
 
-  // Frame offsets of the bytes forced to 0xFF for the ICRC.
-  function automatic logic [WIN_BYTES-1:0] icrc_ff_mask();
-    logic [WIN_BYTES-1:0] m;
-    m = '0;
-    m[15] = 1'b1;
-    m[22] = 1'b1;
-    m[24] = 1'b1;
-    m[25] = 1'b1;
-    m[40] = 1'b1;
-    m[41] = 1'b1;
-    m[46] = 1'b1;
-    return m;
-  endfunction
-  localparam logic [WIN_BYTES-1:0] ICRC_FF = icrc_ff_mask();
+  // Write side -> buffer, descriptors; read side -> release pointer.
+  logic              buf_we, buf_re;
+  logic [AW-1:0]     buf_waddr, buf_raddr;
+  logic [DATA_W-1:0] buf_wdata, buf_rdata;
+  logic [AW:0]       rel_ptr;
+  roce_hdr_t         desc_hdr;
+  logic [AW-1:0]     desc_start;
+  logic [AW:0]       desc_fend;
+  logic [6:0]        desc_hl;
+  logic              desc_valid, desc_ready;
+  // Read side -> realigner.
+  logic [DATA_W-1:0] word_data;
+  logic              word_first, word_last, word_flush, word_valid, word_ready;
+  logic [LW-1:0]     word_sh;
+  logic [LW:0]       word_lcnt;
 
-  typedef struct packed {
-    roce_hdr_t     hdr;
-    logic [AW-1:0] start;  // first buffer word of the frame
-    logic [AW:0]   fend;   // write pointer after the frame (with wrap bit): release point
-    logic [6:0]    hl;     // header length 54..74 (payload offset in the frame)
-  } desc_t;
-
-  typedef struct packed {
-    logic          first;  // first buffer word of the payload
-    logic          last;   // last buffer word of the payload
-    logic          flush;  // the last word yields two output beats
-    logic [LW-1:0] sh;     // payload offset inside the first word
-    logic [LW:0]   lcnt;   // bytes in the last output beat (1..W)
-  } rmeta_t;
-
-  // Thermometer code: lanes [0, n) set, n in 0..W.
-  function automatic logic [W-1:0] therm(input logic [LW:0] n);
-    return ~({W{1'b1}} << n);
-  endfunction
-
-  // Note on style: the wide logic below is written inline with block-local variables rather than
-  // as functions with wide arguments, because Verilator zero-initialises the temporaries of every
-  // inlined function call on every evaluation of the block, which costs time even when idle.
-
-  // ---------------------------------------------------------------------------------------------
-  // Stage I: input register and admission
-  // ---------------------------------------------------------------------------------------------
-  logic              in_frame_q, in_frame_d;
-  logic              i_valid_q;
-  logic [DATA_W-1:0] i_data_q;
-  logic              i_last_q;
-
-  logic [AW:0]       wr_ptr_q, wr_ptr_d;    // next word to write
-  logic [AW:0]       cmt_ptr_q, cmt_ptr_d;  // start of the frame being written
-  logic [AW:0]       rel_ptr_q, rel_ptr_d;  // words before this are free
-  logic [AW:0]       used;
-  logic [$clog2(DESC_DEPTH):0] desc_level;
-  logic              admit, in_fire;
-  logic [BI_W-1:0]   ib_q;         // index of the next input beat within its frame (saturating)
-  logic [BI_W-1:0]   cb_q;         // index of the beat in stage I (ib_q taken with it)
-  logic [OFF_W-1:0]  cov_end_q;    // end of the ICRC-covered bytes (34 + UDP length)
-  logic [W-1:0]      i_crc_en_q;   // ICRC lanes of the beat in stage I
-  logic [W-1:0]      i_crc_ff_q;   // ... fed as 0xFF
-  logic [LW:0]       i_kcnt_q;     // bytes in the beat in stage I (tkeep is contiguous from lane 0)
-
-  always_comb begin
-    used  = wr_ptr_q - rel_ptr_q;
-    admit = (32'(used) + MAX_BEATS + SLACK <= DEPTH) &&
-            (32'(desc_level) + SLACK + 1 <= DESC_DEPTH);
-    s_axis_tready_o = in_frame_q || admit;
-    in_fire         = s_axis_tvalid_i && s_axis_tready_o;
-    in_frame_d      = in_frame_q;
-    if (in_fire) begin
-      in_frame_d = !s_axis_tlast_i;
-    end
-  end
-
-  localparam int unsigned ULEN_BEAT = 38 / W;  // beat holding the UDP length (bytes 38-39)
-
-  always_ff @(posedge clk_i) begin : p_in
-    logic [OFF_W-1:0] cov_end;
-    logic [W-1:0]     en;
-    if (in_fire) begin
-      for (int unsigned i = 0; i < W; i++) begin
-        i_data_q[8*i +: 8] <= s_axis_tkeep_i[i] ? s_axis_tdata_i[8*i +: 8] : 8'h00;
-      end
-      i_kcnt_q <= '0;
-      for (int unsigned i = 0; i < W; i++) begin
-        if (s_axis_tkeep_i[i]) begin
-          i_kcnt_q <= (LW + 1)'(i + 1);
-        end
-      end
-      // ICRC lanes: frame bytes [14, 34 + UDP length), i.e. IPv4 header through the received
-      // ICRC, so a correct frame leaves the CRC residue. The UDP length (bytes 38-39) is known
-      // from the beat that holds it on; earlier beats are covered entirely (a valid frame's ICRC
-      // ends at byte 58 or later). Bytes beyond tkeep are never covered. Computed here, from the
-      // input, so that stage C holds only the CRC matrix.
-      // Lanes below cov_end in beat ib_q: all if the end lies in a later beat, a thermometer of
-      // its lane if in this one (beat compare, no subtraction).
-      cov_end = (ib_q == BI_W'(ULEN_BEAT))
-                ? OFF_W'(34) + OFF_W'({s_axis_tdata_i[8*(38 % W) +: 8],
-                                       s_axis_tdata_i[8*(39 % W) +: 8]})
-                : cov_end_q;
-      cov_end_q <= cov_end;
-      if (32'(ib_q) + 1 <= ULEN_BEAT || 32'(ib_q) < (32'(cov_end) >> LW)) begin
-        en = '1;
-      end else if (32'(ib_q) == (32'(cov_end) >> LW)) begin
-        en = therm({1'b0, cov_end[LW-1:0]});
-      end else begin
-        en = '0;
-      end
-      if (ib_q == '0) begin
-        en = en & ~therm((LW + 1)'(14));
-      end
-      i_crc_en_q <= en & s_axis_tkeep_i;
-      i_crc_ff_q <= '0;
-      for (int unsigned k = 0; k < HB; k++) begin
-        if (ib_q == BI_W'(k)) begin
-          i_crc_ff_q <= ICRC_FF[W*k +: W];
-        end
-      end
-      i_last_q <= s_axis_tlast_i;
-      cb_q     <= ib_q;
-    end
-  end
-
-  // ---------------------------------------------------------------------------------------------
-  // Stage C: parse, ICRC
-  // ---------------------------------------------------------------------------------------------
-  logic [WIN_BYTES-1:0][7:0] win_q;  // header bytes seen so far (zero beyond)
-  logic                   crc_ok;    // residue check over the frame so far (registers only)
-  logic [31:0]            unused_crc_y;
-  logic [CRC_SH_W-1:0]    unused_crc_k;
-
-  tmnic_crc_acc #(.W(W), .FIRST_LO(14), .CHECK(1'b1)) u_crc (
-    .clk_i,
-    .rst_ni,
-    .valid_i  (i_valid_q),
-    .first_i  (cb_q == '0),
-    .data_i   (i_data_q),
-    .en_i     (i_crc_en_q),
-    .ff_i     (i_crc_ff_q),
-    .y_o      (unused_crc_y),
-    .k_o      (unused_crc_k),
-    .res_ok_o (crc_ok)
+  tmnic_pkt_rx_parse #(
+    .DATA_W     (DATA_W),
+    .BUF_BYTES  (BUF_BYTES),
+    .DESC_DEPTH (DESC_DEPTH)
+  ) u_parse (
+    .clk_i           (clk_i),
+    .rst_ni          (rst_ni),
+    .local_mac_i     (local_mac_i),
+    .local_ip_i      (local_ip_i),
+    .s_axis_tdata_i  (s_axis_tdata_i),
+    .s_axis_tkeep_i  (s_axis_tkeep_i),
+    .s_axis_tlast_i  (s_axis_tlast_i),
+    .s_axis_tvalid_i (s_axis_tvalid_i),
+    .s_axis_tready_o (s_axis_tready_o),
+    .buf_we_o        (buf_we),
+    .buf_waddr_o     (buf_waddr),
+    .buf_wdata_o     (buf_wdata),
+    .rel_ptr_i       (rel_ptr),
+    .desc_hdr_o      (desc_hdr),
+    .desc_start_o    (desc_start),
+    .desc_fend_o     (desc_fend),
+    .desc_hl_o       (desc_hl),
+    .desc_valid_o    (desc_valid),
+    .desc_ready_i    (desc_ready),
+    .drop_icrc_o     (drop_icrc_o),
+    .drop_hdr_o      (drop_hdr_o),
+    .accept_o        (accept_o)
   );
-
-  logic                   c_valid_q;
-  logic [DATA_W-1:0]      c_data_q;
-  logic                   c_last_q;
-  logic                   c_write_q;  // beat fits in MAX_BEATS (longer frames are dropped anyway)
-  roce_hdr_t              c_hdr_q;
-  logic [6:0]             c_hl_q;
-  logic                   c_hdr_ok_q;
-
-  always_ff @(posedge clk_i) begin : p_parse
-    logic [WIN_BYTES-1:0][7:0] win;  // frame byte i in win[i]; fields are big-endian
-    logic [OFF_W-1:0]       boff, flen, ip_len, udp_len;
-    logic [7:0]             op;
-    logic [1:0]             pc;
-    logic [3:0]             tver;
-    logic [4:0]             ext;
-    logic [15:0]            frag;   // flags + fragment offset
-    logic [15:0]            pkey;
-    roce_hdr_t              h;
-
-    if (i_valid_q) begin
-      boff = OFF_W'(cb_q) << LW;
-
-      win = (cb_q == '0) ? '0 : win_q;
-      for (int unsigned k = 0; k < HB; k++) begin
-        if (cb_q == BI_W'(k)) begin
-          win[W*k +: W] = i_data_q;
-        end
-      end
-      win_q <= win;
-
-      udp_len = OFF_W'({win[38], win[39]});
-
-      flen = boff + OFF_W'(i_kcnt_q);
-
-      // Header fields and rules (used on the last beat only).
-      op     = win[42];
-      pkey   = {win[44], win[45]};
-      pc     = win[43][5:4];
-      tver   = win[43][3:0];
-      ext    = bth_ext_len(op);
-      ip_len = OFF_W'({win[16], win[17]});
-      frag   = {win[20], win[21]};
-
-      h           = '0;
-      h.dst_mac   = {win[0], win[1], win[2], win[3], win[4], win[5]};
-      h.src_mac   = {win[6], win[7], win[8], win[9], win[10], win[11]};
-      h.src_ip    = {win[26], win[27], win[28], win[29]};
-      h.dst_ip    = {win[30], win[31], win[32], win[33]};
-      h.udp_sport = {win[34], win[35]};
-      h.opcode    = op;
-      h.se        = win[43][7];
-      h.ack_req   = win[50][7];
-      h.dest_qp   = {win[47], win[48], win[49]};
-      h.psn       = {win[51], win[52], win[53]};
-      if (bth_has_reth(op)) begin
-        h.reth_va   = {win[54], win[55], win[56], win[57],
-                       win[58], win[59], win[60], win[61]};
-        h.reth_rkey = {win[62], win[63], win[64], win[65]};
-        h.reth_len  = {win[66], win[67], win[68], win[69]};
-      end
-      if (bth_has_imm(op)) begin
-        h.imm = bth_has_reth(op) ? {win[70], win[71], win[72], win[73]}
-                                 : {win[54], win[55], win[56], win[57]};
-      end
-      if (bth_has_aeth(op)) begin
-        h.aeth = {win[54], win[55], win[56], win[57]};
-      end
-      h.pay_len = 13'(udp_len - OFF_W'(24) - OFF_W'(ext) - OFF_W'(pc));
-
-      c_hdr_q <= h;
-      c_hl_q  <= 7'd54 + 7'(ext);
-      c_hdr_ok_q <= (flen <= OFF_W'(MAX_FRAME_LEN)) &&
-                    ({win[12], win[13]} == 16'h0800) &&
-                    (win[14] == 8'h45) &&
-                    ((frag & 16'h3FFF) == 16'h0) &&  // MF, fragment offset
-                    (win[23] == 8'd17) &&
-                    ({win[36], win[37]} == ROCE_UDP_PORT) &&
-                    (ip_len == udp_len + OFF_W'(20)) &&
-                    (OFF_W'(14) + ip_len <= flen) &&
-                    (h.dst_mac == local_mac_i) &&
-                    (h.dst_ip == local_ip_i) &&
-                    (tver == 4'h0) &&
-                    ((pkey & 16'h7FFF) == 16'h7FFF) &&
-                    bth_op_supported(op) &&
-                    (udp_len >= OFF_W'(24) + OFF_W'(ext) + OFF_W'(pc));
-      c_data_q    <= i_data_q;
-      c_last_q    <= i_last_q;
-      c_write_q   <= (32'(cb_q) < MAX_BEATS);
-    end
-  end
-
-  // ---------------------------------------------------------------------------------------------
-  // Stage W: buffer write, commit / drop
-  // ---------------------------------------------------------------------------------------------
-  logic  c_icrc_ok, c_accept, wr_en, desc_push;
-  desc_t desc_in;
-
-  always_comb begin
-    wr_en     = c_valid_q && c_write_q;
-    // The accumulator still holds the frame's value (the next frame's first beat updates it at
-    // the end of this cycle), so the check sits here, behind registers only.
-    c_icrc_ok = crc_ok;
-    c_accept  = c_hdr_ok_q && c_icrc_ok;
-    desc_push = c_valid_q && c_last_q && c_accept;
-
-    wr_ptr_d  = wr_ptr_q + (AW + 1)'(wr_en);
-    cmt_ptr_d = cmt_ptr_q;
-    if (c_valid_q && c_last_q) begin
-      if (c_accept) begin
-        cmt_ptr_d = wr_ptr_d;
-      end else begin
-        wr_ptr_d = cmt_ptr_q;
-      end
-    end
-
-    desc_in.hdr   = c_hdr_q;
-    desc_in.start = cmt_ptr_q[AW-1:0];
-    desc_in.fend  = wr_ptr_q + (AW + 1)'(wr_en);
-    desc_in.hl    = c_hl_q;
-
-    accept_o    = desc_push;
-    drop_hdr_o  = c_valid_q && c_last_q && !c_hdr_ok_q;
-    drop_icrc_o = c_valid_q && c_last_q && c_hdr_ok_q && !c_icrc_ok;
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      in_frame_q <= 1'b0;
-      i_valid_q  <= 1'b0;
-      c_valid_q  <= 1'b0;
-      ib_q       <= '0;
-      wr_ptr_q   <= '0;
-      cmt_ptr_q  <= '0;
-    end else begin
-      in_frame_q <= in_frame_d;
-      i_valid_q  <= in_fire;
-      if (in_fire) begin
-        ib_q <= s_axis_tlast_i ? '0 : ((ib_q == '1) ? ib_q : ib_q + 1'b1);
-      end
-      c_valid_q  <= i_valid_q;
-      wr_ptr_q   <= wr_ptr_d;
-      cmt_ptr_q  <= cmt_ptr_d;
-    end
-  end
-
-  logic              rd_en;
-  logic [AW-1:0]     rd_addr;
-  logic [DATA_W-1:0] rd_data;
 
   tmnic_ram_sdp #(
-    .WIDTH (DATA_W),
-    .DEPTH (DEPTH),
-    .NO_COLLISION (1'b1)
-  ) u_buf (
+    .WIDTH        (DATA_W),
+    .DEPTH        (DEPTH),
+    .NO_COLLISION (1'b1)  // a word is read only after its frame was committed, written again
+  ) u_buf (               // only after it was released
     .clk_i   (clk_i),
-    .we_i    (wr_en),
-    .waddr_i (wr_ptr_q[AW-1:0]),
-    .wdata_i (c_data_q),
-    .re_i    (rd_en),
-    .raddr_i (rd_addr),
-    .rdata_o (rd_data)
+    .we_i    (buf_we),
+    .waddr_i (buf_waddr),
+    .wdata_i (buf_wdata),
+    .re_i    (buf_re),
+    .raddr_i (buf_raddr),
+    .rdata_o (buf_rdata)
   );
 
-  // ---------------------------------------------------------------------------------------------
-  // Descriptor FIFO and read issue
-  // ---------------------------------------------------------------------------------------------
-  desc_t desc_out;
-  logic  desc_valid, desc_pop, desc_ready;
-
-  tmnic_fifo #(
-    .WIDTH ($bits(desc_t)),
-    .DEPTH (DESC_DEPTH)
-  ) u_desc_fifo (
-    .clk_i     (clk_i),
-    .rst_ni    (rst_ni),
-    .s_data_i  (desc_in),
-    .s_valid_i (desc_push),
-    .s_ready_o (desc_ready),  // never low on a push: admission reserves a slot per frame
-    .m_data_o  (desc_out),
-    .m_valid_o (desc_valid),
-    .m_ready_i (desc_pop),
-    .level_o   (desc_level)
+  tmnic_pkt_rx_rd #(
+    .DATA_W    (DATA_W),
+    .BUF_BYTES (BUF_BYTES)
+  ) u_rd (
+    .clk_i         (clk_i),
+    .rst_ni        (rst_ni),
+    .desc_hdr_i    (desc_hdr),
+    .desc_start_i  (desc_start),
+    .desc_fend_i   (desc_fend),
+    .desc_hl_i     (desc_hl),
+    .desc_valid_i  (desc_valid),
+    .desc_ready_o  (desc_ready),
+    .m_hdr_o       (m_hdr_o),
+    .m_hdr_valid_o (m_hdr_valid_o),
+    .m_hdr_ready_i (m_hdr_ready_i),
+    .buf_re_o      (buf_re),
+    .buf_raddr_o   (buf_raddr),
+    .buf_rdata_i   (buf_rdata),
+    .rel_ptr_o     (rel_ptr),
+    .word_data_o   (word_data),
+    .word_first_o  (word_first),
+    .word_last_o   (word_last),
+    .word_flush_o  (word_flush),
+    .word_sh_o     (word_sh),
+    .word_lcnt_o   (word_lcnt),
+    .word_valid_o  (word_valid),
+    .word_ready_i  (word_ready)
   );
 
-  logic            m_hdr_valid_q, m_hdr_valid_d;
-  roce_hdr_t       m_hdr_q;
-  logic            job_q, job_d;          // payload words left to read
-  logic [AW-1:0]   job_addr_q;
-  logic [BI_W-1:0] job_left_q;
-  logic            job_first_q;
-  logic            job_flush_q;
-  logic [LW-1:0]   job_sh_q;
-  logic [LW:0]     job_lcnt_q;
-  logic [AW:0]     job_end_q;
-  logic            rd_valid_q;            // a read is in the RAM this cycle
-  rmeta_t          rd_meta_q;
-  logic [$clog2(BF_DEPTH):0] bf_level;
-  logic            issue, issue_last, hdr_free, pop_pay;
-
-  always_comb begin
-    hdr_free   = !m_hdr_valid_q || m_hdr_ready_i;
-    issue      = job_q && (32'(bf_level) + 32'(rd_valid_q) < BF_DEPTH);
-    issue_last = issue && (job_left_q == BI_W'(1));
-    desc_pop   = desc_valid && hdr_free && (!job_q || issue_last);
-    pop_pay    = desc_pop && (desc_out.hdr.pay_len != '0);
-    rd_en      = issue;
-    rd_addr    = job_addr_q;
-
-    job_d = job_q;
-    if (issue_last) begin
-      job_d = 1'b0;
-    end
-    if (pop_pay) begin
-      job_d = 1'b1;
-    end
-
-    rel_ptr_d = rel_ptr_q;
-    if (issue_last) begin
-      rel_ptr_d = job_end_q;
-    end
-    if (desc_pop && !pop_pay) begin
-      rel_ptr_d = desc_out.fend;
-    end
-
-    m_hdr_valid_d = m_hdr_valid_q;
-    if (desc_pop) begin
-      m_hdr_valid_d = 1'b1;
-    end else if (m_hdr_ready_i) begin
-      m_hdr_valid_d = 1'b0;
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      job_q         <= 1'b0;
-      rel_ptr_q     <= '0;
-      m_hdr_valid_q <= 1'b0;
-      rd_valid_q    <= 1'b0;
-    end else begin
-      job_q         <= job_d;
-      rel_ptr_q     <= rel_ptr_d;
-      m_hdr_valid_q <= m_hdr_valid_d;
-      rd_valid_q    <= issue;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin : p_issue
-    logic [12:0]     p;
-    logic [LW-1:0]   sh;
-    logic [BI_W-1:0] nr, np;
-    if (desc_pop) begin
-      m_hdr_q <= desc_out.hdr;
-    end
-    if (issue) begin
-      rd_meta_q.first <= job_first_q;
-      rd_meta_q.last  <= (job_left_q == BI_W'(1));
-      rd_meta_q.flush <= job_flush_q;
-      rd_meta_q.sh    <= job_sh_q;
-      rd_meta_q.lcnt  <= job_lcnt_q;
-      job_addr_q      <= job_addr_q + 1'b1;
-      job_left_q      <= job_left_q - 1'b1;
-      job_first_q     <= 1'b0;
-    end
-    if (pop_pay) begin
-      p  = desc_out.hdr.pay_len;
-      sh = desc_out.hl[LW-1:0];
-      np = BI_W'((32'(p) + W - 1) >> LW);
-      nr = BI_W'((32'(p) + 32'(sh) + W - 1) >> LW);
-      job_addr_q  <= desc_out.start + AW'(desc_out.hl[6:LW]);
-      job_left_q  <= nr;
-      job_first_q <= 1'b1;
-      job_flush_q <= (nr == np);
-      job_sh_q    <= sh;
-      job_lcnt_q  <= (LW + 1)'((32'(p) - 1) % W) + 1'b1;
-      job_end_q   <= desc_out.fend;
-    end
-  end
-
-  // ---------------------------------------------------------------------------------------------
-  // Read-data FIFO and realigner
-  // ---------------------------------------------------------------------------------------------
-  logic [$bits(rmeta_t)+DATA_W-1:0] bf_out;
-  rmeta_t            h_meta;
-  logic [DATA_W-1:0] h_data;
-  logic              bf_valid, bf_pop, bf_ready;
-
-  tmnic_fifo #(
-    .WIDTH   ($bits(rmeta_t) + DATA_W),
-    .DEPTH   (BF_DEPTH),
-    .OUT_REG (1)     // the realigner shifts the head: start from flip-flops, not the LUTRAM mux
-  ) u_rd_fifo (
-    .clk_i     (clk_i),
-    .rst_ni    (rst_ni),
-    .s_data_i  ({rd_meta_q, rd_data}),
-    .s_valid_i (rd_valid_q),
-    .s_ready_o (bf_ready),    // never low on a push: reads are issued against credits
-    .m_data_o  (bf_out),
-    .m_valid_o (bf_valid),
-    .m_ready_i (bf_pop),
-    .level_o   (bf_level)
+  tmnic_pkt_rx_align #(
+    .DATA_W (DATA_W)
+  ) u_align (
+    .clk_i          (clk_i),
+    .rst_ni         (rst_ni),
+    .word_data_i    (word_data),
+    .word_first_i   (word_first),
+    .word_last_i    (word_last),
+    .word_flush_i   (word_flush),
+    .word_sh_i      (word_sh),
+    .word_lcnt_i    (word_lcnt),
+    .word_valid_i   (word_valid),
+    .word_ready_o   (word_ready),
+    .m_pay_tdata_o  (m_pay_tdata_o),
+    .m_pay_tkeep_o  (m_pay_tkeep_o),
+    .m_pay_tlast_o  (m_pay_tlast_o),
+    .m_pay_tvalid_o (m_pay_tvalid_o),
+    .m_pay_tready_i (m_pay_tready_i)
   );
-  assign {h_meta, h_data} = bf_out;
-
-  logic              flush_q, flush_d;    // one more output beat from prev_q
-  logic [DATA_W-1:0] prev_q;              // previous payload word
-  logic [LW-1:0]     prev_sh_q;
-  logic [LW:0]       prev_lcnt_q;
-  logic              m_pay_valid_q, m_pay_valid_d;
-  logic [DATA_W-1:0] m_pay_data_q;
-  logic [W-1:0]      m_pay_keep_q;
-  logic              m_pay_last_q;
-  logic              out_free, emit;
-
-  always_comb begin
-    out_free = !m_pay_valid_q || m_pay_tready_i;
-    bf_pop   = 1'b0;
-    emit     = 1'b0;
-    flush_d  = flush_q;
-    if (flush_q) begin
-      emit = out_free;
-      if (out_free) begin
-        flush_d = 1'b0;
-      end
-    end else if (bf_valid) begin
-      if (h_meta.first && !h_meta.last) begin
-        bf_pop = 1'b1;                   // only fills prev_q
-      end else begin
-        bf_pop = out_free;
-        emit   = out_free;
-        if (out_free && !h_meta.first && h_meta.last && h_meta.flush) begin
-          flush_d = 1'b1;
-        end
-      end
-    end
-
-    m_pay_valid_d = m_pay_valid_q;
-    if (emit) begin
-      m_pay_valid_d = 1'b1;
-    end else if (m_pay_tready_i) begin
-      m_pay_valid_d = 1'b0;
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      flush_q       <= 1'b0;
-      m_pay_valid_q <= 1'b0;
-    end else begin
-      flush_q       <= flush_d;
-      m_pay_valid_q <= m_pay_valid_d;
-    end
-  end
-
-  // One funnel shift {hi, lo} >> 8*sh serves all three cases (no W - sh subtraction in front of
-  // the shifter): a first word alone {0, head}, a later word {head, prev}, the flush {0, prev}.
-  // Every word of a frame has the same sh, so the flush uses prev_sh_q, the others the head's.
-  always_ff @(posedge clk_i) begin : p_align
-    logic [2*DATA_W-1:0] f;
-    logic [LW-1:0]       sh;
-    logic [DATA_W-1:0]   d;
-    logic [W-1:0]        k;
-    logic                l;
-    if (flush_q ? out_free : emit) begin
-      if (flush_q) begin
-        f  = {{DATA_W{1'b0}}, prev_q};
-        sh = prev_sh_q;
-        l  = 1'b1;
-        k  = therm(prev_lcnt_q);
-      end else begin
-        f  = h_meta.first ? {{DATA_W{1'b0}}, h_data} : {h_data, prev_q};
-        sh = h_meta.sh;
-        l  = h_meta.last && (h_meta.first || !h_meta.flush);
-        k  = l ? therm(h_meta.lcnt) : {W{1'b1}};
-      end
-      d = DATA_W'(f >> (8 * 32'(sh)));
-      for (int unsigned i = 0; i < W; i++) begin
-        m_pay_data_q[8*i +: 8] <= k[i] ? d[8*i +: 8] : 8'h00;
-      end
-      m_pay_keep_q <= k;
-      m_pay_last_q <= l;
-    end
-    if (!flush_q && bf_pop) begin
-      prev_q      <= h_data;
-      prev_sh_q   <= h_meta.sh;
-      prev_lcnt_q <= h_meta.lcnt;
-    end
-  end
-
-`ifndef SYNTHESIS
-  // Flow-control invariants: the FIFOs are sized so that they never overflow.
-  always_ff @(posedge clk_i) begin
-    assert (!desc_push || desc_ready) else $error("tmnic_pkt_rx: descriptor FIFO overflow");
-    assert (!rd_valid_q || bf_ready) else $error("tmnic_pkt_rx: read-data FIFO overflow");
-  end
-`endif
-
-  assign m_hdr_o        = m_hdr_q;
-  assign m_hdr_valid_o  = m_hdr_valid_q;
-  assign m_pay_tdata_o  = m_pay_data_q;
-  assign m_pay_tkeep_o  = m_pay_keep_q;
-  assign m_pay_tlast_o  = m_pay_last_q;
-  assign m_pay_tvalid_o = m_pay_valid_q;
 
 endmodule
