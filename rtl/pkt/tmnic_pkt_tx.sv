@@ -4,7 +4,8 @@
 //   Ethernet(14) IPv4(20) UDP(8) BTH(12) [RETH(16)] [ImmDt(4) | AETH(4)] payload pad ICRC(4)
 // without FCS and without Ethernet min-size padding. See rtl/pkt/README.md.
 //
-// Micro-architecture (all wide logic sits in clocked blocks that only evaluate on a handshake):
+// Micro-architecture (two-process form: all logic sits in always_comb blocks, which compute a
+// stage's next values while it can load; the always_ff blocks load registers on the handshakes):
 //   H  header register: on s_hdr handshake the whole header (<= 74 bytes, incl. IPv4 checksum) is
 //      laid out in little-endian byte lanes together with the frame geometry (prep_q).
 //   F  beat former (no storage of its own besides the carry): output beat b is either a pure
@@ -229,79 +230,41 @@ module tmnic_pkt_tx
   end
 
   // ---------------------------------------------------------------------------------------------
-  // Datapath (no reset; evaluated only on handshakes)
+  // Datapath (no reset). Simulation cost (rtl/pkt/README.md): each always_comb holds its next
+  // values at the registers' by default and computes new ones only while its stage can load (a
+  // condition of registers where one exists, so that the simulator evaluates it once per cycle);
+  // the registers load on the handshake. The wide logic is written inline rather than as functions
+  // with wide arguments (Verilator zero-initialises the temporaries of every inlined call on every
+  // evaluation).
   // ---------------------------------------------------------------------------------------------
+  prep_t               prep_d;
+  beat_t               a_d;
+  logic [DATA_W-1:0]   pay_carry;  // payload bytes of beat b_q that spill into the next beat
+  logic [DATA_W-1:0]   carry_d;
+  logic                carry_en;
+  logic [31:0]         oc_u_d;
+  logic [CRC_SH_W-1:0] oc_k_d;
+  logic [DATA_W-1:0]   m_data_d;
 
-  // H + F datapath. The wide logic is written inline with block-local variables rather than as
-  // functions with wide arguments: Verilator zero-initialises the temporaries of every inlined
-  // function call on every evaluation of the block, which would cost time even when idle.
-  always_ff @(posedge clk_i) begin : p_form
-    // former
-    logic [OFF_W-1:0]      boff;
-    logic [DATA_W-1:0]     d;
-    logic [W-1:0]          dmask;
-    // header preparation
-    prep_t                 pr;
-    logic [159:0]          ext;      // extension headers, first byte in [159:152]
+  // H: header preparation, for a header that can be taken in this cycle (hdr_fire implies it).
+  // (The two wide temporaries are module-level: the simulator zero-initialises block-local ones on
+  // every evaluation of the block.)
+  logic [159:0]         ext;  // extension headers, first byte in [159:152]
+  logic [8*HDR_MAX-1:0] be;   // header, first byte in the MSBs
+  always_comb begin : c_prep
     logic [6:0]            hl;       // header length 54..74
     logic [1:0]            pc;       // pad count
     logic [6:0]            hlp;      // hl + pc
     logic [15:0]           ip_len, udp_len;
-    logic [16:0]           csum;     // IPv4 checksum fold
-    logic [8*HDR_MAX-1:0]  be;       // header, first byte in the MSBs
-
-    if (f_fire) begin
-      boff = OFF_W'(b_q) << LW;
-      d    = '0;
-      if (f_in_hdr) begin
-        for (int unsigned i = 0; i < HV_BEATS; i++) begin
-          if (b_q == BC_W'(i)) begin
-            d = prep_q.hv[DATA_W*i +: DATA_W];
-          end
-        end
-      end else begin
-        d = carry_q | (f_need_pay ? (s_pay_tdata_i << (8 * 32'(prep_q.s))) : '0);
-      end
-      // IPv4 header checksum (bytes 24-25, always in beat 0, left zero by the header stage):
-      // the one's complement fold happens here, beside the payload shift, not in the header
-      // stage's adder chain.
-      if (b_q == '0) begin
-        csum = 17'(prep_q.csum[15:0]) + 17'(prep_q.csum[18:16]);
-        csum = 17'(csum[15:0]) + 17'(csum[16]);
-        d[8*24 +: 16] = {~csum[7:0], ~csum[15:8]};
-      end
-      // Zero the pad, the ICRC slot and whatever follows the payload in its last beat.
-      dmask = lanes_below(prep_q.plim, boff);
-      for (int unsigned i = 0; i < W; i++) begin
-        a_q.data[8*i +: 8] <= dmask[i] ? d[8*i +: 8] : 8'h00;
-      end
-      a_q.keep   <= lanes_below(prep_q.t, boff);
-      a_q.last   <= f_last;
-      a_q.first  <= (b_q == '0);
-      a_q.crc_en <= lanes_below(prep_q.l0, boff) & ~lanes_below(OFF_W'(14), boff);
-      a_q.crc_ff <= '0;
-      for (int unsigned i = 0; i < HV_BEATS; i++) begin
-        if (b_q == BC_W'(i)) begin
-          a_q.crc_ff <= ICRC_FF[W*i +: W];
-        end
-      end
-      if (prep_q.l0 >= boff && (prep_q.l0 - boff) < OFF_W'(W)) begin
-        a_q.icrc_pos <= IcrcFirst;
-        a_q.icrc_sh  <= LW'(prep_q.l0 - boff);
-      end else if (prep_q.l0 < boff && (boff - prep_q.l0) < OFF_W'(4)) begin
-        a_q.icrc_pos <= IcrcCont;
-        a_q.icrc_sh  <= LW'(boff - prep_q.l0);
-      end else begin
-        a_q.icrc_pos <= IcrcNone;
-        a_q.icrc_sh  <= '0;
-      end
-      if (f_need_pay) begin
-        // Payload bytes that did not fit go to the lanes below S of the next beat.
-        carry_q <= s_pay_tdata_i >> (8 * (W - 32'(prep_q.s)));
-      end
-    end
-
-    if (hdr_fire) begin
+    prep_d    = prep_q;
+    ext       = '0;
+    hl        = '0;
+    pc        = '0;
+    hlp       = '0;
+    ip_len    = '0;
+    udp_len   = '0;
+    be        = '0;
+    if (s_hdr_valid_i && (!run_q || f_last)) begin
       // IBA order: RETH, then ImmDt (WRITE_ONLY_IMM); AETH and ImmDt never come together.
       if (bth_has_reth(s_hdr_i.opcode)) begin
         ext = {s_hdr_i.reth_va, s_hdr_i.reth_rkey, s_hdr_i.reth_len,
@@ -310,8 +273,6 @@ module tmnic_pkt_tx
         ext = {s_hdr_i.imm, 128'h0};
       end else if (bth_has_aeth(s_hdr_i.opcode)) begin
         ext = {s_hdr_i.aeth, 128'h0};
-      end else begin
-        ext = '0;
       end
       // Every length is pay_len plus a small opcode-dependent constant: one adder each, no chain.
       hl      = 7'd54 + 7'(bth_ext_len(s_hdr_i.opcode));
@@ -322,9 +283,10 @@ module tmnic_pkt_tx
 
       // IPv4 header checksum words 4500, len, 0000 (ID), 4000 (DF), 4011 (TTL 64, UDP), the
       // addresses; added as a tree (the fold is in the former). ip_len = pay_len + hlp - 10.
-      pr.csum = (19'(s_hdr_i.src_ip[31:16]) + 19'(s_hdr_i.src_ip[15:0])) +
-                (19'(s_hdr_i.dst_ip[31:16]) + 19'(s_hdr_i.dst_ip[15:0])) +
-                19'(18'(s_hdr_i.pay_len) + 18'(18'h4500 + 18'h4000 + 18'h4011 + 18'(hlp) - 18'd10));
+      prep_d.csum = (19'(s_hdr_i.src_ip[31:16]) + 19'(s_hdr_i.src_ip[15:0])) +
+                    (19'(s_hdr_i.dst_ip[31:16]) + 19'(s_hdr_i.dst_ip[15:0])) +
+                    19'(18'(s_hdr_i.pay_len) +
+                        18'(18'h4500 + 18'h4000 + 18'h4011 + 18'(hlp) - 18'd10));
 
       be = {s_hdr_i.dst_mac, s_hdr_i.src_mac, 16'h0800,
             8'h45, 8'h00, ip_len, 16'h0000, 16'h4000, 8'd64, 8'd17, 16'h0000,
@@ -333,26 +295,95 @@ module tmnic_pkt_tx
             s_hdr_i.opcode, s_hdr_i.se, 1'b0, pc, 4'h0, 16'hFFFF, 8'h00, s_hdr_i.dest_qp,
             s_hdr_i.ack_req, 7'h00, s_hdr_i.psn,
             ext};
-      pr.hv = '0;
+      prep_d.hv = '0;
       for (int unsigned i = 0; i < HDR_MAX; i++) begin
         if (i < 32'(hl)) begin
-          pr.hv[8*i +: 8] = be[8*(HDR_MAX-1-i) +: 8];
+          prep_d.hv[8*i +: 8] = be[8*(HDR_MAX-1-i) +: 8];
         end
       end
-      pr.p    = s_hdr_i.pay_len;
-      pr.plim = OFF_W'(s_hdr_i.pay_len) + OFF_W'(hl);
-      pr.l0   = OFF_W'(s_hdr_i.pay_len) + OFF_W'(hlp);
-      pr.t    = OFF_W'(s_hdr_i.pay_len) + OFF_W'(hlp) + OFF_W'(4);
-      pr.nb   = BC_W'((OFF_W'(s_hdr_i.pay_len) + OFF_W'(hlp) + OFF_W'(4 + W - 1)) >> LW);
-      pr.hb   = BC_W'(hl[6:LW]);
-      pr.s    = hl[LW-1:0];
-      pr.pend = pr.hb + BC_W'((OFF_W'(s_hdr_i.pay_len) + OFF_W'(W - 1)) >> LW);
-      prep_q <= pr;
-      // Header bytes that precede the first payload byte in beat hb (overrides the carry update
-      // of the previous frame's last beat in the same cycle).
+      prep_d.p    = s_hdr_i.pay_len;
+      prep_d.plim = OFF_W'(s_hdr_i.pay_len) + OFF_W'(hl);
+      prep_d.l0   = OFF_W'(s_hdr_i.pay_len) + OFF_W'(hlp);
+      prep_d.t    = OFF_W'(s_hdr_i.pay_len) + OFF_W'(hlp) + OFF_W'(4);
+      prep_d.nb   = BC_W'((OFF_W'(s_hdr_i.pay_len) + OFF_W'(hlp) + OFF_W'(4 + W - 1)) >> LW);
+      prep_d.hb   = BC_W'(hl[6:LW]);
+      prep_d.s    = hl[LW-1:0];
+      prep_d.pend = prep_d.hb + BC_W'((OFF_W'(s_hdr_i.pay_len) + OFF_W'(W - 1)) >> LW);
+    end
+  end
+
+  // F: the beat former (beat b_q of the running frame) into stage A.
+  always_comb begin : c_form
+    logic [OFF_W-1:0]  boff;
+    logic [W-1:0]      dmask;
+    logic [16:0]       csum;     // IPv4 checksum fold
+    a_d       = a_q;
+    pay_carry = '0;
+    boff      = '0;
+    dmask     = '0;
+    csum      = '0;
+    if (run_q) begin
+      boff = OFF_W'(b_q) << LW;
+      // The beat's bytes (then masked): header bytes only, or {carry, payload << 8*S}.
+      a_d.data = '0;
+      if (f_in_hdr) begin
+        for (int unsigned i = 0; i < HV_BEATS; i++) begin
+          if (b_q == BC_W'(i)) begin
+            a_d.data = prep_q.hv[DATA_W*i +: DATA_W];
+          end
+        end
+      end else begin
+        a_d.data = carry_q | (f_need_pay ? (s_pay_tdata_i << (8 * 32'(prep_q.s))) : '0);
+      end
+      // IPv4 header checksum (bytes 24-25, always in beat 0, left zero by the header stage):
+      // the one's complement fold happens here, beside the payload shift, not in the header
+      // stage's adder chain.
+      if (b_q == '0) begin
+        csum = 17'(prep_q.csum[15:0]) + 17'(prep_q.csum[18:16]);
+        csum = 17'(csum[15:0]) + 17'(csum[16]);
+        a_d.data[8*24 +: 16] = {~csum[7:0], ~csum[15:8]};
+      end
+      // Zero the pad, the ICRC slot and whatever follows the payload in its last beat.
+      dmask = lanes_below(prep_q.plim, boff);
+      for (int unsigned i = 0; i < W; i++) begin
+        if (!dmask[i]) begin
+          a_d.data[8*i +: 8] = 8'h00;
+        end
+      end
+      a_d.keep   = lanes_below(prep_q.t, boff);
+      a_d.last   = f_last;
+      a_d.first  = (b_q == '0);
+      a_d.crc_en = lanes_below(prep_q.l0, boff) & ~lanes_below(OFF_W'(14), boff);
+      a_d.crc_ff = '0;
       for (int unsigned i = 0; i < HV_BEATS; i++) begin
-        if (pr.hb == BC_W'(i)) begin
-          carry_q <= pr.hv[DATA_W*i +: DATA_W];
+        if (b_q == BC_W'(i)) begin
+          a_d.crc_ff = ICRC_FF[W*i +: W];
+        end
+      end
+      if (prep_q.l0 >= boff && (prep_q.l0 - boff) < OFF_W'(W)) begin
+        a_d.icrc_pos = IcrcFirst;
+        a_d.icrc_sh  = LW'(prep_q.l0 - boff);
+      end else if (prep_q.l0 < boff && (boff - prep_q.l0) < OFF_W'(4)) begin
+        a_d.icrc_pos = IcrcCont;
+        a_d.icrc_sh  = LW'(boff - prep_q.l0);
+      end else begin
+        a_d.icrc_pos = IcrcNone;
+        a_d.icrc_sh  = '0;
+      end
+      // Payload bytes that did not fit go to the lanes below S of the next beat.
+      pay_carry = s_pay_tdata_i >> (8 * (W - 32'(prep_q.s)));
+    end
+  end
+
+  // The carry: a new header's bytes before its first payload byte (overriding the carry of the
+  // previous frame's last beat in the same cycle), else a payload beat's spill.
+  always_comb begin : c_carry
+    carry_en = hdr_fire || (f_fire && f_need_pay);
+    carry_d  = pay_carry;
+    if (hdr_fire) begin
+      for (int unsigned i = 0; i < HV_BEATS; i++) begin
+        if (prep_d.hb == BC_W'(i)) begin
+          carry_d = prep_d.hv[DATA_W*i +: DATA_W];
         end
       end
     end
@@ -377,7 +408,56 @@ module tmnic_pkt_tx
     .res_ok_o (unused_crc_res)
   );
 
-  always_ff @(posedge clk_i) begin : p_beat
+  // C: the accumulator holds the CRC up to the beat in B. On the ICRC beat the covered bytes
+  // ended in this beat or the one before (a continuation beat covers nothing, the accumulator
+  // holds). k - CRC_BACK is a multiple of 4; only its bits 2-3 are undone here.
+  localparam logic [CRC_SH_W-1:0] K_LO = CRC_SH_W'(4'b1100);
+  localparam logic [CRC_SH_W-1:0] K_HI = ~K_LO & ~CRC_SH_W'(2'b11);
+  always_comb begin : c_unshift
+    logic [CRC_SH_W-1:0] k;
+    oc_u_d = oc_q.u;
+    oc_k_d = oc_q.k;
+    k      = '0;
+    if (ob_valid_q) begin
+      k      = crc_k - CRC_SH_W'(CRC_BACK);
+      oc_k_d = k & K_HI;
+      oc_u_d = crc32_unshift(crc_y, k & K_LO);
+    end
+  end
+
+  // D: the rest of the shift, ICRC insertion.
+  always_comb begin : c_out
+    logic [31:0] icrc;
+    m_data_d = m_data_q;
+    icrc     = '0;
+    if (oc_valid_q) begin
+      icrc     = ~crc32_unshift(oc_q.u, oc_q.k);
+      m_data_d = oc_q.b.data;
+      unique case (oc_q.b.icrc_pos)
+        IcrcFirst: m_data_d = m_data_d | (DATA_W'(icrc) << (8 * 32'(oc_q.b.icrc_sh)));
+        IcrcCont:  m_data_d = m_data_d | (DATA_W'(icrc) >> (8 * 32'(oc_q.b.icrc_sh)));
+        default:   ;
+      endcase
+    end
+  end
+
+  always_ff @(posedge clk_i) begin : r_prep
+    if (hdr_fire) begin
+      prep_q <= prep_d;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin : r_form
+    if (f_fire) begin
+      a_q <= a_d;
+    end
+    if (carry_en) begin
+      carry_q <= carry_d;
+    end
+  end
+
+  // B's beat register: stage A's beat without its CRC controls, loaded when it moves on.
+  always_ff @(posedge clk_i) begin : r_beat
     if (a_fire) begin
       ob_q.data     <= a_q.data;
       ob_q.keep     <= a_q.keep;
@@ -387,35 +467,17 @@ module tmnic_pkt_tx
     end
   end
 
-  // C: the accumulator holds the CRC up to the beat in B. On the ICRC beat the covered bytes
-  // ended in this beat or the one before (a continuation beat covers nothing, the accumulator
-  // holds). k - CRC_BACK is a multiple of 4; only its bits 2-3 are undone here.
-  localparam logic [CRC_SH_W-1:0] K_LO = CRC_SH_W'(4'b1100);
-  localparam logic [CRC_SH_W-1:0] K_HI = ~K_LO & ~CRC_SH_W'(2'b11);
-  always_ff @(posedge clk_i) begin : p_unshift
-    logic [CRC_SH_W-1:0] k;
+  always_ff @(posedge clk_i) begin : r_unshift
     if (ob_fire) begin
-      k        = crc_k - CRC_SH_W'(CRC_BACK);
-      oc_q.b  <= ob_q;
-      oc_q.k  <= k & K_HI;
-      oc_q.u  <= crc32_unshift(crc_y, k & K_LO);
+      oc_q.b <= ob_q;
+      oc_q.u <= oc_u_d;
+      oc_q.k <= oc_k_d;
     end
   end
 
-  // D: the rest of the shift, ICRC insertion.
-  always_ff @(posedge clk_i) begin : p_out
-    logic [31:0]       c;
-    logic [DATA_W-1:0] d, icrc;
+  always_ff @(posedge clk_i) begin : r_out
     if (oc_fire) begin
-      c    = crc32_unshift(oc_q.u, oc_q.k);
-      icrc = {{(DATA_W - 32){1'b0}}, ~c};
-      d    = oc_q.b.data;
-      unique case (oc_q.b.icrc_pos)
-        IcrcFirst: d = d | (icrc << (8 * 32'(oc_q.b.icrc_sh)));
-        IcrcCont:  d = d | (icrc >> (8 * 32'(oc_q.b.icrc_sh)));
-        default:   ;
-      endcase
-      m_data_q <= d;
+      m_data_q <= m_data_d;
       m_keep_q <= oc_q.b.keep;
       m_last_q <= oc_q.b.last;
     end
@@ -427,22 +489,54 @@ module tmnic_pkt_tx
   assign m_axis_tvalid_o = m_valid_q;
 
 `ifndef SYNTHESIS
-  // The ICRC starts at frame offset 2 mod 4, so k - CRC_BACK is a multiple of 4 on ICRC beats.
-  always_ff @(posedge clk_i) begin
-    if (ob_fire && ob_q.icrc_pos != IcrcNone) begin
-      assert (((crc_k - CRC_SH_W'(CRC_BACK)) & CRC_SH_W'(2'b11)) == '0)
-        else $error("tmnic_pkt_tx: ICRC start not at 2 mod 4");
+  // Checks, from the cycle after reset on (tmnic_chk_en), as immediate assertions in one clocked
+  // process (as in tmnic_pkt_rx_parse: Verilator's concurrent assertions copy every signal they
+  // name on every evaluation). Past values are kept only where compared.
+  logic                chk_q;
+  logic                hdr_wait_q, pay_wait_q, out_wait_q;  // waited in the last cycle ...
+  roce_hdr_t           hdr_held_q;                          // ... with this header
+  logic [DATA_W+W:0]   pay_held_q;                          // ... with this payload beat
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
+  always_ff @(posedge clk_i) begin : p_chk
+    hdr_wait_q <= s_hdr_valid_i && !s_hdr_ready_o;
+    pay_wait_q <= s_pay_tvalid_i && !s_pay_tready_o;
+    out_wait_q <= m_axis_tvalid_o && !m_axis_tready_i;
+    if (s_hdr_valid_i && !s_hdr_ready_o) begin
+      hdr_held_q <= s_hdr_i;
     end
-  end
-
-  // The payload stream must match pay_len: tlast on beat pend-1, full keep before it.
-  always_ff @(posedge clk_i) begin
-    if (s_pay_tvalid_i && s_pay_tready_o) begin  // tready is low in reset
-      assert (s_pay_tlast_i == (b_q == prep_q.pend - 1'b1))
-        else $error("tmnic_pkt_tx: s_pay_tlast_i does not match pay_len");
-      assert (s_pay_tkeep_i ==
-              lanes_below(OFF_W'(prep_q.p), (OFF_W'(b_q) - OFF_W'(prep_q.hb)) << LW))
-        else $error("tmnic_pkt_tx: s_pay_tkeep_i does not match pay_len");
+    if (s_pay_tvalid_i && !s_pay_tready_o) begin
+      pay_held_q <= {s_pay_tdata_i, s_pay_tkeep_i, s_pay_tlast_i};
+    end
+    if (chk_q) begin
+      // Input handshakes: header and payload beat held, unchanged, until taken.
+      if (hdr_wait_q) begin
+        assert (s_hdr_valid_i && s_hdr_i == hdr_held_q)
+          else $error("tmnic_pkt_tx: header dropped or changed before it was taken");
+      end
+      if (pay_wait_q) begin
+        assert (s_pay_tvalid_i && {s_pay_tdata_i, s_pay_tkeep_i, s_pay_tlast_i} == pay_held_q)
+          else $error("tmnic_pkt_tx: payload beat dropped or changed before it was taken");
+      end
+      // Output handshake: held until taken; the output registers are loaded only on oc_fire,
+      // which waits for them to be free, so they do not change meanwhile.
+      assert (!out_wait_q || m_axis_tvalid_o)
+        else $error("tmnic_pkt_tx: frame beat dropped before it was taken");
+      assert (!(m_axis_tvalid_o && !m_axis_tready_i) || !oc_fire)
+        else $error("tmnic_pkt_tx: output register loaded while its beat waits");
+      // The ICRC starts at frame offset 2 mod 4, so k - CRC_BACK is a multiple of 4 on ICRC
+      // beats.
+      if (ob_fire && ob_q.icrc_pos != IcrcNone) begin
+        assert (((crc_k - CRC_SH_W'(CRC_BACK)) & CRC_SH_W'(2'b11)) == '0)
+          else $error("tmnic_pkt_tx: ICRC start not at 2 mod 4");
+      end
+      // The payload stream must match pay_len: tlast on beat pend-1, full keep before it.
+      if (s_pay_tvalid_i && s_pay_tready_o) begin
+        assert (s_pay_tlast_i == (b_q == prep_q.pend - 1'b1))
+          else $error("tmnic_pkt_tx: s_pay_tlast_i does not match pay_len");
+        assert (s_pay_tkeep_i ==
+                lanes_below(OFF_W'(prep_q.p), (OFF_W'(b_q) - OFF_W'(prep_q.hb)) << LW))
+          else $error("tmnic_pkt_tx: s_pay_tkeep_i does not match pay_len");
+      end
     end
   end
 `endif
