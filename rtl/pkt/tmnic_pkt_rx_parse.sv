@@ -236,6 +236,8 @@ module tmnic_pkt_rx_parse
   logic [6:0]                c_hl_q, c_hl_d;
   logic                      c_hdr_ok_q, c_hdr_ok_d;
   logic                      c_rules_ok;      // every header rule but the destination addresses
+  logic [47:0]               c_dst_mac;       // the destination addresses, for c_dst
+  logic [31:0]               c_dst_ip;
 
   // Frame byte i is win_d[i]; fields are big-endian. The header and the rules are only used on the
   // last beat but are computed on every beat (the window is complete from beat HB-1 on). Reads
@@ -252,6 +254,8 @@ module tmnic_pkt_rx_parse
     c_hdr_d    = c_hdr_q;
     c_hl_d     = c_hl_q;
     c_rules_ok = 1'b0;
+    c_dst_mac  = '0;
+    c_dst_ip   = '0;
     boff       = '0;
     flen       = '0;
     ip_len     = '0;
@@ -311,6 +315,8 @@ module tmnic_pkt_rx_parse
       c_hdr_d.pay_len = 13'(udp_len - OFF_W'(24) - OFF_W'(ext) - OFF_W'(pc));
 
       c_hl_d     = 7'd54 + 7'(ext);
+      c_dst_mac  = c_hdr_d.dst_mac;
+      c_dst_ip   = c_hdr_d.dst_ip;
       c_rules_ok = (flen <= OFF_W'(MAX_FRAME_LEN)) &&
                    ({win_d[12], win_d[13]} == 16'h0800) &&
                    (win_d[14] == 8'h45) &&
@@ -326,8 +332,10 @@ module tmnic_pkt_rx_parse
     end
   end
 
+  // (From c_dst_mac/c_dst_ip, not from c_hdr_d: a second reader of c_hdr_d's hold multiplexer
+  // keeps synthesis from turning it into the register's enable.)
   always_comb begin : c_dst
-    c_hdr_ok_d = c_rules_ok && (c_hdr_d.dst_mac == local_mac_i) && (c_hdr_d.dst_ip == local_ip_i);
+    c_hdr_ok_d = c_rules_ok && (c_dst_mac == local_mac_i) && (c_dst_ip == local_ip_i);
   end
 
   // ---------------------------------------------------------------------------------------------

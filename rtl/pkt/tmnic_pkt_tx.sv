@@ -238,6 +238,7 @@ module tmnic_pkt_tx
   // evaluation).
   // ---------------------------------------------------------------------------------------------
   prep_t               prep_d;
+  logic [DATA_W-1:0]   hdr_carry;  // a new header's bytes before its first payload byte
   beat_t               a_d;
   logic [DATA_W-1:0]   pay_carry;  // payload bytes of beat b_q that spill into the next beat
   logic [DATA_W-1:0]   carry_d;
@@ -257,6 +258,7 @@ module tmnic_pkt_tx
     logic [6:0]            hlp;      // hl + pc
     logic [15:0]           ip_len, udp_len;
     prep_d    = prep_q;
+    hdr_carry = '0;
     ext       = '0;
     hl        = '0;
     pc        = '0;
@@ -309,6 +311,13 @@ module tmnic_pkt_tx
       prep_d.hb   = BC_W'(hl[6:LW]);
       prep_d.s    = hl[LW-1:0];
       prep_d.pend = prep_d.hb + BC_W'((OFF_W'(s_hdr_i.pay_len) + OFF_W'(W - 1)) >> LW);
+      // (From here, not from prep_d outside this branch: a second reader of prep_d's hold
+      // multiplexer keeps synthesis from turning it into the register's enable.)
+      for (int unsigned i = 0; i < HV_BEATS; i++) begin
+        if (prep_d.hb == BC_W'(i)) begin
+          hdr_carry = prep_d.hv[DATA_W*i +: DATA_W];
+        end
+      end
     end
   end
 
@@ -379,14 +388,7 @@ module tmnic_pkt_tx
   // previous frame's last beat in the same cycle), else a payload beat's spill.
   always_comb begin : c_carry
     carry_en = hdr_fire || (f_fire && f_need_pay);
-    carry_d  = pay_carry;
-    if (hdr_fire) begin
-      for (int unsigned i = 0; i < HV_BEATS; i++) begin
-        if (prep_d.hb == BC_W'(i)) begin
-          carry_d = prep_d.hv[DATA_W*i +: DATA_W];
-        end
-      end
-    end
+    carry_d  = hdr_fire ? hdr_carry : pay_carry;
   end
 
   // B: ICRC accumulator and beat register.
