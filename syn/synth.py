@@ -159,11 +159,23 @@ BLOCKS = {
                 ("slot_q", 3), ("m_hdr_valid_o, m_pay_tvalid_o, busy_q, last_q", 4)]),
     "tmnic_pkt_tx": dict(
         params=dict(DATA_W=512),
-        ff_min=[("m_data_q", 512), ("m_keep_q", 64), ("carry_q", 512), ("a_q.data", 512), ("crc_q", 32)]),
+        ff_min=[("m_data_q", 512), ("m_keep_q", 64), ("carry_q", 512), ("a_q.data", 512),
+                ("ICRC accumulator y_q", 32)]),
     "tmnic_pkt_rx": dict(
         params=dict(DATA_W=512, BUF_BYTES=16384, DESC_DEPTH=16),
         ff_min=[("frame buffer (tmnic_ram_sdp, 16 KiB)", 16384 * 8), ("i_data_q, c_data_q", 1024),
-                ("m_hdr_q (roce_hdr_t)", HDR), ("crc_q, icrc_q", 64)]),
+                ("m_hdr_q (roce_hdr_t)", HDR), ("ICRC accumulator y_q, k_q", 32 + 6)]),
+    # The parser's three blocks (tmnic_pkt_rx connects them around its frame buffer).
+    "tmnic_pkt_rx_parse": dict(
+        params=dict(DATA_W=512, BUF_BYTES=16384, DESC_DEPTH=16),
+        ff_min=[("i_data_q, c_data_q (buf_wdata_o)", 1024), ("descriptor FIFO 16 x roce_hdr_t", 16 * HDR),
+                ("ICRC accumulator y_q, k_q", 32 + 6)]),
+    "tmnic_pkt_rx_rd": dict(
+        params=dict(DATA_W=512, BUF_BYTES=16384),
+        ff_min=[("m_hdr_q (roce_hdr_t)", HDR), ("read FIFO: 4 entries + head register of the 512-bit word", 5 * 512)]),
+    "tmnic_pkt_rx_align": dict(
+        params=dict(DATA_W=512),
+        ff_min=[("prev_q", 512), ("m_pay_tdata_o", 512), ("m_pay_tkeep_o", 64)]),
     # The send queue: requester (per-QP word, producer indices, PSN and next copies in tmnic_ram_sdp
     # tables) and completer (per-QP word, ci copy and the outstanding rings; the ring's error byte is
     # left out of the bound: only a few constant values are ever written to it).
