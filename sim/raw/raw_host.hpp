@@ -154,20 +154,21 @@ struct Node {
   static constexpr uint32_t kLog = 8;
   static constexpr uint32_t kKey = (1u << 8) | 0x5A;
   Node(sim::World& w, int nic)
-      : h(w, nic), cq(h.mmu(), (1u << kLog) * 64), srq(h.mmu(), (1u << kLog) * 128), sq(h.mmu(), (1u << kLog) * 128),
+      : h(w, nic), cq(h.mmu(), (1u << kLog) * hwif::CQE_SIZE), srq(h.mmu(), (1u << kLog) * hwif::WQE_STRIDE),
+        sq(h.mmu(), (1u << kLog) * hwif::WQE_STRIDE),
         data(h.mmu(), 4 << 20) {
     ok = h.set_cq(0, cq.iova, kLog) == 0 && h.set_srq(0, srq.iova, kLog, 1) == 0 &&
          h.set_mr(1, kKey, 1, reinterpret_cast<uint64_t>(data.p), data.len, data.iova, 1) == 0;
   }
   uint64_t va(size_t off) const { return reinterpret_cast<uint64_t>(data.p) + off; }
   void post_srq(uint64_t wr_id, std::vector<std::tuple<uint64_t, uint32_t, uint32_t>> sges) {
-    RawHost::put_wqe(srq.p + (srq_pi % (1u << kLog)) * 128, wr_id, 0, 0, sges);
+    RawHost::put_wqe(srq.p + (srq_pi % (1u << kLog)) * hwif::WQE_STRIDE, wr_id, 0, 0, sges);
     srq_pi++;
     h.wr(hwif::reg::DB_SRQ0, srq_pi & 0xFFFF);
   }
   void post_send(uint32_t qpn, uint64_t wr_id, uint8_t op, uint8_t flags,
                  std::vector<std::tuple<uint64_t, uint32_t, uint32_t>> sges, uint32_t imm = 0) {
-    RawHost::put_wqe(sq.p + (sq_pi % (1u << kLog)) * 128, wr_id, op, flags, sges, imm);
+    RawHost::put_wqe(sq.p + (sq_pi % (1u << kLog)) * hwif::WQE_STRIDE, wr_id, op, flags, sges, imm);
     sq_pi++;
     h.wr(hwif::reg::DB_SQ0 + 4 * qpn, sq_pi & 0xFFFF);
   }
@@ -195,15 +196,15 @@ struct TmSrq {
   uint32_t ring_pi = 0, ops_pi = 0;
   bool ok = false;
   TmSrq(Node& node, uint32_t srq_idx, uint32_t tag_base, uint32_t tag_num, uint32_t ops_log2 = 10)
-      : n(node), idx(srq_idx), ops_log(ops_log2), ring(n.h.mmu(), (1u << Node::kLog) * 128),
-        ops(n.h.mmu(), (size_t(1) << ops_log2) * 64) {
+      : n(node), idx(srq_idx), ops_log(ops_log2), ring(n.h.mmu(), (1u << Node::kLog) * hwif::WQE_STRIDE),
+        ops(n.h.mmu(), (size_t(1) << ops_log2) * hwif::TM_OP_STRIDE) {
     ok = n.h.set_srq_tm(idx, ring.iova, Node::kLog, 1, ops.iova, ops_log, 0, tag_base, tag_num) == 0;
   }
   // Writes one op WQE; rings the doorbell when `ring_db` (one doorbell may cover a batch).
   void op(uint64_t wr_id, uint8_t opcode, uint8_t flags, uint32_t handle, uint64_t tag = 0, uint64_t mask = 0,
           uint64_t addr = 0, uint32_t len = 0, uint32_t lkey = Node::kKey, uint16_t sw_cnt = 0, bool ring_db = true) {
-    uint8_t* e = ops.p + (ops_pi % (1u << ops_log)) * 64;
-    std::memset(e, 0, 64);
+    uint8_t* e = ops.p + (ops_pi % (1u << ops_log)) * hwif::TM_OP_STRIDE;
+    std::memset(e, 0, hwif::TM_OP_STRIDE);
     std::memcpy(e + hw::tm_op::WR_ID_OFF, &wr_id, 8);
     e[hw::tm_op::OPCODE_OFF] = opcode;
     e[hw::tm_op::FLAGS_OFF] = flags;
@@ -219,7 +220,7 @@ struct TmSrq {
   }
   void doorbell() { n.h.wr(hw::reg::DB_TM0 + 4 * idx, ops_pi & 0xFFFF); }
   void post(uint64_t wr_id, uint64_t va, uint32_t len) {
-    RawHost::put_wqe(ring.p + (ring_pi % (1u << Node::kLog)) * 128, wr_id, 0, 0, {{va, len, Node::kKey}});
+    RawHost::put_wqe(ring.p + (ring_pi % (1u << Node::kLog)) * hwif::WQE_STRIDE, wr_id, 0, 0, {{va, len, Node::kKey}});
     ring_pi++;
     n.h.wr(hw::reg::DB_SRQ0 + 4 * idx, ring_pi & 0xFFFF);
   }

@@ -149,7 +149,7 @@ TEST(TopRaw, ManyQpsAcrossTheRange) {
   }
   std::map<uint32_t, size_t> ring_of;
   for (uint32_t q : qps) {
-    rings.push_back(std::make_unique<DmaBuf>(n.h.mmu(), (1u << kLog) * 128));
+    rings.push_back(std::make_unique<DmaBuf>(n.h.mmu(), (1u << kLog) * hwif::WQE_STRIDE));
     ring_of[q] = rings.size() - 1;
     RawHost::QpCfg c = n.qp(peer[q], 0);
     c.sq_base = rings.back()->iova;
@@ -169,7 +169,7 @@ TEST(TopRaw, ManyQpsAcrossTheRange) {
     for (uint32_t q : qps) {
       Msg m{rng() % ((1u << 20) - 2048), uint32_t(rng() % 2049)};
       sent[q].push_back(m);
-      RawHost::put_wqe(rings[ring_of[q]]->p + k * 128, (uint64_t(q) << 8) | k, hwif::wqe_op::SEND,
+      RawHost::put_wqe(rings[ring_of[q]]->p + k * hwif::WQE_STRIDE, (uint64_t(q) << 8) | k, hwif::wqe_op::SEND,
                        hwif::wqe_flag::SIGNALED, {{n.va(m.off), m.len, Node::kKey}});
     }
   for (uint32_t q : qps) n.h.wr(hwif::reg::DB_SQ0 + 4 * q, kMsgs);
