@@ -247,7 +247,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
                        wqe_q[WQE_IMM_OFF*8+16 +: 8], wqe_q[WQE_IMM_OFF*8+24 +: 8]};
 
   // SGE/MR protection check of the gather list (shared block): every SGE passes before any payload
-  // DMA; each passing SGE's IOVA and length land in the gather's SGE table (u_walk).
+  // DMA; each passing SGE's IOVA and length land in the packet builder's SGE table (u_pkt).
   logic                sge_start, chk_idle, chk_out_valid, chk_done, chk_ok;
   logic [2:0]          chk_out_idx;
   logic [63:0]         chk_out_iova;

@@ -276,7 +276,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // The SRQ table's read port is registered (write-first): scfg is the entry that srq_idx_o (sn)
   // named one cycle earlier, so it is the QP's SRQ only when sn did not change (srq_fresh). sn comes
   // from the QP's own registered read, so right after a new QP is loaded on another SRQ, scfg is a
-  // cycle late: a first packet then decides in S_SRQ, the flush in a second S_LOAD cycle.
+  // cycle late: tmnic_rx_wqe then decides a cycle later (srq_fresh_i), the flush takes a second
+  // S_LOAD cycle.
   logic [SRQ_W-1:0] sn_q;
   always_ff @(posedge clk_i) sn_q <= sn;
   wire srq_fresh = sn_q == sn;
@@ -652,7 +653,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 `ifndef SYNTHESIS
   logic chk_q;
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
-  // (u_qtab and u_sgtab assert themselves that a word is never read while written: NO_COLLISION)
+  // (u_qtab and the scatter's SGE table assert themselves that a word is never read while written)
   a_init_twice: assert property (@(posedge clk_i) disable iff (!chk_q) !(init_rq_i && init_pend_q))
     else $error("tmnic_rx_engine: QP init while another is pending");
   a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)

@@ -126,12 +126,13 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // responder's next-state logic, cost the flattened responder 2.4 K LUT4 on ECP5: 14,351 vs 11,966.)
   (* fsm_encoding = "none" *) state_e state_q;
   state_e state_d;
-  // Payload registers (no reset): the WQE's queue, kind and the fields the done cycle reports
+  // Payload registers (no reset): the WQE's queue, kind and the fields the done cycle reports. (The
+  // receive queue's index moves on exactly when the WQE is not the SRQ's, and only a matched EAGER
+  // skips its TMH: rq_inc_o and skip_o follow from these.)
   logic        fl_srq_q, fl_srq_d;      // the WQE is the SRQ's (or a matched buffer): the SRQ's PD
   rx_kind_e    kind_q, kind_d;
-  logic        rndv_q, rndv_d, rq_inc_q, rq_inc_d;
+  logic        rndv_q, rndv_d;
   logic [15:0] idx_q, idx_d;
-  logic [4:0]  skip_q, skip_d;
 
   // ---------------------------------------------------------------- sub-blocks
   logic        src_avail, f_req, f_srq, f_last, tb_ld;
@@ -176,8 +177,7 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic decide;              // the QP's SRQ entry is current: classify, fetch, or no buffer
   always_comb begin
     state_d = state_q;
-    fl_srq_d = fl_srq_q; kind_d = kind_q; rndv_d = rndv_q; rq_inc_d = rq_inc_q; idx_d = idx_q;
-    skip_d = skip_q;
+    fl_srq_d = fl_srq_q; kind_d = kind_q; rndv_d = rndv_q; idx_d = idx_q;
     rnr_o = 1'b0; done_o = 1'b0; flush_last_o = 1'b0;
     fetch_go = 1'b0; decide = 1'b0; tc_start = 1'b0; sge_start = 1'b0; tb_ld = 1'b0;
     f_req = 1'b0; f_srq = 1'b0; f_base = rq_base_i; f_log = 5'(rq_log_i); f_idx = rq_idx_i;
@@ -187,8 +187,6 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         if (start_i) begin
           kind_d = RXK_PLAIN;
           rndv_d = 1'b0;
-          skip_d = '0;
-          rq_inc_d = 1'b0;
           if (has_srq_i && !srq_fresh_i) state_d = W_SRQ;   // its SRQ's entry arrives next cycle
           else decide = 1'b1;
         end else if (flush_i) begin
@@ -212,7 +210,6 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           rnr_o = 1'b1;
           state_d = W_IDLE;
         end else if (tc_kind == RXK_MATCHED) begin
-          skip_d = tc_rndv ? 5'd0 : 5'(TMH_SIZE);     // an EAGER's TMH is not delivered
           tb_ld = 1'b1;
           fl_srq_d = 1'b1;
           idx_d = 16'(tc_handle) - scfg_i.tag_base;   // completions carry the SRQ's own handle
@@ -250,7 +247,6 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       f_req = 1'b1;
       f_srq = has_srq_i;
       fl_srq_d = has_srq_i;
-      rq_inc_d = !has_srq_i;
       if (has_srq_i) begin
         f_base = scfg_i.base;
         f_log = 5'(scfg_i.log_size);
@@ -267,16 +263,15 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else         state_q <= state_d;
   end
   always_ff @(posedge clk_i) begin
-    fl_srq_q <= fl_srq_d; kind_q <= kind_d; rndv_q <= rndv_d; rq_inc_q <= rq_inc_d; idx_q <= idx_d;
-    skip_q <= skip_d;
+    fl_srq_q <= fl_srq_d; kind_q <= kind_d; rndv_q <= rndv_d; idx_q <= idx_d;
   end
 
   assign idle_o = state_q == W_IDLE;
   assign kind_o = kind_q;
   assign rndv_o = rndv_q;
-  assign rq_inc_o = rq_inc_q;
+  assign rq_inc_o = !fl_srq_q;
   assign idx_o = idx_q;
-  assign skip_o = skip_q;
+  assign skip_o = (kind_q == RXK_MATCHED && !rndv_q) ? 5'(TMH_SIZE) : 5'd0;   // an EAGER's TMH
 
 `ifndef SYNTHESIS
   logic chk_q;

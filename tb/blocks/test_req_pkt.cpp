@@ -24,6 +24,7 @@
 #include "lib/bits.hpp"
 #include "lib/clock.hpp"
 #include "lib/coverage.hpp"
+#include "lib/fail.hpp"
 #include "lib/seed.hpp"
 #include "lib/speed.hpp"
 #include "tmnic/hwif.h"
@@ -91,11 +92,8 @@ class PktBench {
 
  private:
   template <class... A>
-  void fail(A... a) {
-    std::ostringstream o;
-    o << "cycle " << cyc_ << ": ";
-    (o << ... << a);
-    ADD_FAILURE() << o.str();
+  void fail(const A&... a) {
+    fail_at(cyc_, a...);
   }
   uint64_t u(uint64_t lo, uint64_t hi) { return urand(rng_, lo, hi); }
 
@@ -132,7 +130,6 @@ class PktBench {
     sgi_ = 0;
     sgo_ = 0;
     sg_wr_ = 0;
-    msg_pkts_ = 0;
     in_msg_ = true;
   }
 
@@ -322,7 +319,6 @@ class PktBench {
       sent_.push_back(cur_);
       cur_.pay.clear();
       building_ = true;
-      ++msg_pkts_;
       if (inline_) cov_.hit(msg_len_ > kBytes ? "inline_two_words" : "inline_one_word");
     }
     clock_tick(*top_, *ctx_);
@@ -336,7 +332,7 @@ class PktBench {
   uint64_t cyc_ = 0, handed_ = 0, path_dmac_ = 0, lmac_ = 0;
   uint32_t path_ip_ = 0, path_qpn_ = 0, lip_ = 0, msg_len_ = 0, off_ = 0, imm_data_ = 0, psn_ = 0xFFFFF0;
   uint16_t sport_ = 0xC000;
-  unsigned pmtu_log_ = 10, sgi_ = 0, sgo_ = 0, sg_wr_ = 0, slot_next_ = 0, msg_pkts_ = 0;
+  unsigned pmtu_log_ = 10, sgi_ = 0, sgo_ = 0, sg_wr_ = 0, slot_next_ = 0;
   bool inline_ = false, imm_ = false, solicited_ = false, in_msg_ = false, building_ = false, exp_last_ = false;
   std::array<uint8_t, kInline> inl_{};
   std::vector<Piece> sges_;

@@ -27,6 +27,7 @@
 #include "lib/bits.hpp"
 #include "lib/clock.hpp"
 #include "lib/coverage.hpp"
+#include "lib/fail.hpp"
 #include "lib/seed.hpp"
 #include "lib/speed.hpp"
 #include "tmnic/hwif.h"
@@ -109,11 +110,8 @@ class WqeBench {
 
  private:
   template <class... A>
-  void fail(A... a) {
-    std::ostringstream o;
-    o << "cycle " << cyc_ << ": ";
-    (o << ... << a);
-    ADD_FAILURE() << o.str();
+  void fail(const A&... a) {
+    fail_at(cyc_, a...);
   }
   uint64_t u(uint64_t lo, uint64_t hi) { return urand(rng_, lo, hi); }
 
