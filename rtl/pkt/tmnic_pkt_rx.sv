@@ -528,90 +528,13 @@ module tmnic_pkt_rx
   );
   assign {h_meta, h_data} = bf_out;
 
-  logic              flush_q, flush_d;    // one more output beat from prev_q
-  logic [DATA_W-1:0] prev_q;              // previous payload word
-  logic [LW-1:0]     prev_sh_q;
-  logic [LW:0]       prev_lcnt_q;
-  logic              m_pay_valid_q, m_pay_valid_d;
-  logic [DATA_W-1:0] m_pay_data_q;
-  logic [W-1:0]      m_pay_keep_q;
-  logic              m_pay_last_q;
-  logic              out_free, emit;
-
-  always_comb begin
-    out_free = !m_pay_valid_q || m_pay_tready_i;
-    bf_pop   = 1'b0;
-    emit     = 1'b0;
-    flush_d  = flush_q;
-    if (flush_q) begin
-      emit = out_free;
-      if (out_free) begin
-        flush_d = 1'b0;
-      end
-    end else if (bf_valid) begin
-      if (h_meta.first && !h_meta.last) begin
-        bf_pop = 1'b1;                   // only fills prev_q
-      end else begin
-        bf_pop = out_free;
-        emit   = out_free;
-        if (out_free && !h_meta.first && h_meta.last && h_meta.flush) begin
-          flush_d = 1'b1;
-        end
-      end
-    end
-
-    m_pay_valid_d = m_pay_valid_q;
-    if (emit) begin
-      m_pay_valid_d = 1'b1;
-    end else if (m_pay_tready_i) begin
-      m_pay_valid_d = 1'b0;
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      flush_q       <= 1'b0;
-      m_pay_valid_q <= 1'b0;
-    end else begin
-      flush_q       <= flush_d;
-      m_pay_valid_q <= m_pay_valid_d;
-    end
-  end
-
-  // One funnel shift {hi, lo} >> 8*sh serves all three cases (no W - sh subtraction in front of
-  // the shifter): a first word alone {0, head}, a later word {head, prev}, the flush {0, prev}.
-  // Every word of a frame has the same sh, so the flush uses prev_sh_q, the others the head's.
-  always_ff @(posedge clk_i) begin : p_align
-    logic [2*DATA_W-1:0] f;
-    logic [LW-1:0]       sh;
-    logic [DATA_W-1:0]   d;
-    logic [W-1:0]        k;
-    logic                l;
-    if (flush_q ? out_free : emit) begin
-      if (flush_q) begin
-        f  = {{DATA_W{1'b0}}, prev_q};
-        sh = prev_sh_q;
-        l  = 1'b1;
-        k  = therm(prev_lcnt_q);
-      end else begin
-        f  = h_meta.first ? {{DATA_W{1'b0}}, h_data} : {h_data, prev_q};
-        sh = h_meta.sh;
-        l  = h_meta.last && (h_meta.first || !h_meta.flush);
-        k  = l ? therm(h_meta.lcnt) : {W{1'b1}};
-      end
-      d = DATA_W'(f >> (8 * 32'(sh)));
-      for (int unsigned i = 0; i < W; i++) begin
-        m_pay_data_q[8*i +: 8] <= k[i] ? d[8*i +: 8] : 8'h00;
-      end
-      m_pay_keep_q <= k;
-      m_pay_last_q <= l;
-    end
-    if (!flush_q && bf_pop) begin
-      prev_q      <= h_data;
-      prev_sh_q   <= h_meta.sh;
-      prev_lcnt_q <= h_meta.lcnt;
-    end
-  end
+  // The realigner: the head word's payload bytes packed from byte 0 (tmnic_pkt_rx_align).
+  tmnic_pkt_rx_align #(.DATA_W(DATA_W)) u_align (
+    .clk_i, .rst_ni,
+    .word_data_i(h_data), .word_first_i(h_meta.first), .word_last_i(h_meta.last),
+    .word_flush_i(h_meta.flush), .word_sh_i(h_meta.sh), .word_lcnt_i(h_meta.lcnt),
+    .word_valid_i(bf_valid), .word_ready_o(bf_pop),
+    .m_pay_tdata_o, .m_pay_tkeep_o, .m_pay_tlast_o, .m_pay_tvalid_o, .m_pay_tready_i);
 
 `ifndef SYNTHESIS
   // Flow-control invariants: the FIFOs are sized so that they never overflow.
@@ -623,9 +546,5 @@ module tmnic_pkt_rx
 
   assign m_hdr_o        = m_hdr_q;
   assign m_hdr_valid_o  = m_hdr_valid_q;
-  assign m_pay_tdata_o  = m_pay_data_q;
-  assign m_pay_tkeep_o  = m_pay_keep_q;
-  assign m_pay_tlast_o  = m_pay_last_q;
-  assign m_pay_tvalid_o = m_pay_valid_q;
 
 endmodule
