@@ -6,8 +6,9 @@
 //     queue, its SRQ, or on a TM-SRQ a matched tag's buffer; none: RNR NAK, packet dropped); the
 //     payload is scattered from the RX buffer (tmnic_rx_buf, which stores the next packet meanwhile)
 //     by DMA writes (tmnic_scatter); the last packet completes the WQE (tmnic_rx_cqe), ACKs go out
-//     when asked (tmnic_ack_gen). Errors: LOC_LEN_ERR (buffer too small) with NAK invalid request,
-//     LOC_PROT_ERR (bad SGE) with NAK remote operational error; both move the QP to ERR.
+//     when asked (events to tmnic_ack_gen, beside this block in tmnic_top). Errors: LOC_LEN_ERR
+//     (buffer too small) with NAK invalid request, LOC_PROT_ERR (bad SGE) with NAK remote
+//     operational error; both move the QP to ERR.
 // It also flushes the receive queue (and a WQE held mid-message) of QPs in ERR, one WQE per visit;
 // QPs to flush are found by tmnic_qp_sched (marked by doorbells, SET_QP, either engine's error and
 // the flush itself).
@@ -15,6 +16,7 @@
 // a per-QP word (PSN, MSN, RQ consumer index, the held message with its scatter cursor), the RQ
 // producer indices (doorbells) and a PSN copy for QUERY_QP; the checked SGEs of the held messages
 // (NUM_QP x 8) are tmnic_scatter's; the SRQ indices are tmnic_rq_src's (inside tmnic_rx_wqe).
+// The file is over ~600 lines (100 of them ports): docs/architecture.md says why it is not cut further.
 module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned NUM_QP = 64,
@@ -31,20 +33,15 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic rst_ni,
 
   // Context read ports (registered reads: a word arrives one cycle after its index): the current QP,
-  // the QP of the ACK being built, the QP of the completion being reported; MR of the SGE being
-  // checked; SRQ of the QP (combinational)
+  // the QP of the completion being reported; MR of the SGE being checked; SRQ of the QP
   output logic [QP_W-1:0]         qp_idx_o,      // the responder's view of the current QP
   input  qp_rsp_cfg_t             qp_rd_i,
-  output logic [QP_W-1:0]         path_qp_o,     // the ACK generator's: the peer's address
-  input  qp_path_t                path_i,
   output logic [QP_W-1:0]         cqe_qp_o,      // the completion's: the peer's QP number
   input  logic [23:0]             cqe_src_qp_i,
   output logic [MR_W-1:0]         mr_idx_o,
   input  mr_t                     mr_rd_i,
   output logic [SRQ_W-1:0]        srq_idx_o,
   input  srq_cfg_t                srq_rd_i,
-  input  logic [47:0] local_mac_i,
-  input  logic [31:0] local_ip_i,
   input  logic [1:0]  kick_i,            // look at QP kick_qp_i[k] (its state may have changed)
   input  logic [1:0][QP_W-1:0] kick_qp_i,
   input  logic        init_rq_i,
@@ -75,10 +72,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic [31:0]     ack_aeth_o,
   output logic [23:0]     ack_psn_o,
 
-  // ACK/NAK packets to send
-  output roce_hdr_t tx_hdr_o,
-  output logic      tx_valid_o,
-  input  logic      tx_ready_i,
+  // ACK/NAK packets to send, as events to the ACK generator (tmnic_ack_gen): held until taken
+  output logic            ev_valid_o,
+  input  logic            ev_ready_i,
+  output logic [QP_W-1:0] ev_qp_o,
+  output logic [7:0]      ev_syn_o,
+  output logic [23:0]     ev_msn_o,
+  output logic [23:0]     ev_psn_o,
 
   // DMA read client (receive WQEs)
   output logic [63:0]        rd_addr_o,
@@ -151,20 +151,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     $fatal(1, "tmnic_rx_engine: NUM_SRQ must be a power of two >= 2");
   end
 
-  // ---------------------------------------------------------------- table words
-  typedef struct packed {
-    logic [23:0] epsn;        // expected PSN
-    logic [23:0] msn;
-    logic [15:0] ci;          // receive queue consumer index
-    logic        nak_sent;    // a PSN-sequence NAK was sent for the current gap
-    logic        held;        // a WQE is held for a multi-packet message
-    rx_msg_t     m;           // the held message: what its completion needs (tmnic_pkg),
-    logic        bad;         //   an SGE failed the protection check (or too many SGEs),
-    logic [31:0] off;         //   message bytes received so far,
-    logic [34:0] cap;         //   total SGE bytes,
-    logic [2:0]  sgi;         //   scatter cursor: SGE and offset in it of message byte off
-    logic [31:0] sgo;
-  } rq_qp_t;
+  // ---------------------------------------------------------------- states
   typedef enum logic [4:0] {
     S_IDLE, S_LOAD, S_LOOKUP, S_WQE, S_EXEC, S_STORE, S_SCATTER, S_DONE, S_OUT, S_DRAIN,
     S_FLUSH_WAIT, S_FLUSH_CQE, S_RNR
@@ -174,12 +161,12 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Control (reset)
   state_e          state_q, state_d, after_q, after_d;
   logic            init_pend_q, init_pend_d;
-  logic            ack_valid_d, ev_valid_q, ev_valid_d;
+  logic            ack_valid_d, ev_valid_d;
   logic            err_d, drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d;
   // Payload (no reset)
   logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, err_qp_d, ack_qp_d;
   logic [23:0]     init_psn_q, init_psn_d;
-  rq_qp_t          cur_q, cur_d;
+  rsp_qp_t          cur_q, cur_d;
   /* verilator lint_off UNUSEDSIGNAL */
   roce_hdr_t       h_q;                      // header of the packet being handled (checked by the parser)
   /* verilator lint_on UNUSEDSIGNAL */
@@ -192,9 +179,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [34:0]     room_q, room_d;
   logic [31:0]     ack_aeth_d;
   logic [23:0]     ack_psn_d;
-  logic [QP_W-1:0] ev_qp_q, ev_qp_d;         // event to the ACK generator
-  logic [7:0]      ev_syn_q, ev_syn_d;
-  logic [23:0]     ev_msn_q, ev_msn_d, ev_psn_q, ev_psn_d;
+  logic [QP_W-1:0] ev_qp_d;                  // event to the ACK generator
+  logic [7:0]      ev_syn_d;
+  logic [23:0]     ev_msn_d, ev_psn_d;
   // The completion to raise (tmnic_rx_cqe, below)
   logic            c_go, c_busy;
   rx_msg_t         c_msg;
@@ -205,8 +192,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // ---------------------------------------------------------------- tables
   logic tab_re, tab_we;
   logic [QP_W-1:0] tab_raddr, tab_waddr;
-  rq_qp_t tab_wdata, tab_rdata;
-  tmnic_ram_sdp #(.WIDTH($bits(rq_qp_t)), .DEPTH(NUM_QP), .NO_COLLISION(1'b1)) u_qtab (
+  rsp_qp_t tab_wdata, tab_rdata;
+  tmnic_ram_sdp #(.WIDTH($bits(rsp_qp_t)), .DEPTH(NUM_QP), .NO_COLLISION(1'b1)) u_qtab (
     .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata),
     .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(tab_rdata));
   // QUERY_QP's copy of the expected PSNs (same writes, its own read port)
@@ -238,15 +225,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .set_i({kick_i, db_rq_ok, own_q}), .set_idx_i({kick_qp_i, db_idx_i[QP_W-1:0], own_qp_q}),
     .set_ready_o(db_ready_o),
     .valid_o(sched_valid), .idx_o(sched_idx), .take_i(sched_take), .pending_o(sched_pending));
-
-  // ---------------------------------------------------------------- ACK/NAK generator
-  logic            ev_ready, ag_idle;
-  tmnic_ack_gen #(.NUM_QP(NUM_QP)) u_ack (
-    .clk_i, .rst_ni,
-    .ev_valid_i(ev_valid_q), .ev_ready_o(ev_ready), .ev_qp_i(ev_qp_q), .ev_syn_i(ev_syn_q),
-    .ev_msn_i(ev_msn_q), .ev_psn_i(ev_psn_q),
-    .cfg_idx_o(path_qp_o), .cfg_i(path_i), .local_mac_i, .local_ip_i,
-    .tx_hdr_o, .tx_valid_o, .tx_ready_i, .idle_o(ag_idle));
 
   // ---------------------------------------------------------------- current packet and QP
   // Configuration of the current QP (the responder's view).
@@ -367,8 +345,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     ack_valid_d = ack_valid_o && !ack_ready_i;
     ack_qp_d = ack_qp_o; ack_aeth_d = ack_aeth_o; ack_psn_d = ack_psn_o;
     wq_start = 1'b0; wq_flush = 1'b0;
-    ev_valid_d = ev_valid_q && !ev_ready;
-    ev_qp_d = ev_qp_q; ev_syn_d = ev_syn_q; ev_msn_d = ev_msn_q; ev_psn_d = ev_psn_q;
+    ev_valid_d = ev_valid_o && !ev_ready_i;
+    ev_qp_d = ev_qp_o; ev_syn_d = ev_syn_o; ev_msn_d = ev_msn_o; ev_psn_d = ev_psn_o;
     err_d = 1'b0; err_qp_d = err_qp_o;
     {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d} = '0;
     h_ld = 1'b0;
@@ -613,7 +591,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       init_pend_q <= 1'b0;
       own_q <= 1'b0;
       ack_valid_o <= 1'b0;
-      ev_valid_q <= 1'b0;
+      ev_valid_o <= 1'b0;
       err_o <= 1'b0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
     end else begin
@@ -622,7 +600,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       init_pend_q <= init_pend_d;
       own_q <= set_own;
       ack_valid_o <= ack_valid_d;
-      ev_valid_q <= ev_valid_d;
+      ev_valid_o <= ev_valid_d;
       err_o <= err_d;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <=
         {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d};
@@ -635,7 +613,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     skip_q <= skip_d;
     pay_del_q <= pay_del_d; room_q <= room_d;
     ack_qp_o <= ack_qp_d; ack_aeth_o <= ack_aeth_d; ack_psn_o <= ack_psn_d;
-    ev_qp_q <= ev_qp_d; ev_syn_q <= ev_syn_d; ev_msn_q <= ev_msn_d; ev_psn_q <= ev_psn_d;
+    ev_qp_o <= ev_qp_d; ev_syn_o <= ev_syn_d; ev_msn_o <= ev_msn_d; ev_psn_o <= ev_psn_d;
     err_qp_o <= err_qp_d;
   end
 
@@ -643,8 +621,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i) if (h_ld) h_q <= s_hdr_i;
 
   assign quiet_o = (state_q == S_IDLE) && !rd_valid_o && !wr_valid_o && !init_pend_q;
-  assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !db_hold && !ev_valid_q &&
-                  !ack_valid_o && !cqe_valid_o && ag_idle && rb_idle;
+  assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !db_hold && !ev_valid_o &&
+                  !ack_valid_o && !cqe_valid_o && rb_idle;
   // Blocked lookups and misses with an empty SRQ are handled alike (RNR NAK), so "blocked" itself
   // is not needed. The WQE source is idle whenever this FSM requests (it waits for last_o;
   // asserted there).
@@ -664,9 +642,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     ack_valid_o && !ack_ready_i |=> ack_valid_o && $stable(ack_qp_o) && $stable(ack_aeth_o) && $stable(ack_psn_o))
     else $error("tmnic_rx_engine: ACK event changed before it was taken");
   a_ev_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    ev_valid_q && !ev_ready |=> ev_valid_q && $stable(ev_qp_q) && $stable(ev_syn_q) && $stable(ev_psn_q))
+    ev_valid_o && !ev_ready_i |=> ev_valid_o && $stable(ev_qp_o) && $stable(ev_syn_o) && $stable(ev_msn_o) &&
+      $stable(ev_psn_o))
     else $error("tmnic_rx_engine: ACK/NAK request changed before it was taken");
-  a_ev_over: assert property (@(posedge clk_i) disable iff (!chk_q) a_go |-> !ev_valid_q)
+  a_ev_over: assert property (@(posedge clk_i) disable iff (!chk_q) a_go |-> !ev_valid_o)
     else $error("tmnic_rx_engine: ACK/NAK request raised over one not yet taken");
   a_lookup: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_LOOKUP |-> $past(tab_re))
     else $error("tmnic_rx_engine: QP word used without a read");

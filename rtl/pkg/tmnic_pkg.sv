@@ -172,4 +172,19 @@ package tmnic_pkg;
   // of a multi-packet matched message: the data follows).
   typedef enum logic [1:0] {RXF_END, RXF_END_IMM, RXF_MATCH} rx_cqe_flags_e;
 
+  // The responder's word per QP (tmnic_rx_engine's table in block RAM).
+  typedef struct packed {
+    logic [23:0] epsn;        // expected PSN
+    logic [23:0] msn;
+    logic [15:0] ci;          // receive queue consumer index
+    logic        nak_sent;    // a PSN-sequence NAK was sent for the current gap
+    logic        held;        // a WQE is held for a multi-packet message
+    rx_msg_t     m;           // the held message: what its completion needs (tmnic_pkg),
+    logic        bad;         //   an SGE failed the protection check (or too many SGEs),
+    logic [31:0] off;         //   message bytes received so far,
+    logic [34:0] cap;         //   total SGE bytes,
+    logic [2:0]  sgi;         //   scatter cursor: SGE and offset in it of message byte off
+    logic [31:0] sgo;
+  } rsp_qp_t;
+
 endpackage

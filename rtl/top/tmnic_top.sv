@@ -422,13 +422,17 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .we_i(tb_we), .waddr_i(tb_waddr), .wdata_i(tb_wdata),
     .re_i(tb_re), .raddr_i(tb_raddr), .rdata_o(tb_rdata));
 
+  // The responder; its ACK/NAK events go to the ACK generator below.
+  logic            ag_ev_valid, ag_ev_ready, ag_idle, rsp_idle;
+  logic [QP_W-1:0] ag_ev_qp;
+  logic [7:0]      ag_ev_syn;
+  logic [23:0]     ag_ev_msn, ag_ev_psn;
   tmnic_rx_engine #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .NUM_SRQ(NUM_SRQ),
                     .TM_ENTRIES(TM_ENTRIES)) u_rx (
     .clk_i, .rst_ni,
-    .qp_idx_o(rsp_qp), .qp_rd_i(rsp_cfg), .path_qp_o(ack_qp), .path_i(ack_path),
+    .qp_idx_o(rsp_qp), .qp_rd_i(rsp_cfg),
     .cqe_qp_o(cqe_qp), .cqe_src_qp_i(cqe_src_qp),
     .mr_idx_o(mr_rd_idx[1]), .mr_rd_i(mr_rd[1]), .srq_idx_o(srq_rd_idx), .srq_rd_i(srq_rd),
-    .local_mac_i(mac), .local_ip_i(ip),
     .kick_i({err_sq, qp_set}), .kick_qp_i({err_sq_qp, init_qp}), .init_rq_i(init_rq), .init_qp_i(init_qp), .init_psn_i(init_rq_psn),
     .srq_reset_i(srq_reset), .srq_reset_idx_i(srq_reset_idx),
     .db_valid_i(db_valid && (db_type == 3'd1 || db_type == 3'd2)), .db_srq_i(db_type == 3'd2), .db_ready_o(rx_db_ready),
@@ -438,7 +442,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .s_pay_tvalid_i(prx_tvalid), .s_pay_tready_o(prx_tready),
     .ack_valid_o(ack_ev_valid), .ack_ready_i(ack_ev_ready), .ack_qp_o(ack_ev_qp), .ack_aeth_o(ack_ev_aeth),
     .ack_psn_o(ack_ev_psn),
-    .tx_hdr_o(ack_hdr), .tx_valid_o(ack_tx_valid), .tx_ready_i(ack_tx_ready),
+    .ev_valid_o(ag_ev_valid), .ev_ready_i(ag_ev_ready), .ev_qp_o(ag_ev_qp), .ev_syn_o(ag_ev_syn),
+    .ev_msn_o(ag_ev_msn), .ev_psn_o(ag_ev_psn),
     .rd_addr_o(rd_addr[RD_RQ_WQE]), .rd_len_o(rd_len[RD_RQ_WQE]), .rd_valid_o(rd_valid[RD_RQ_WQE]),
     .rd_ready_i(rd_ready[RD_RQ_WQE]), .rsp_valid_i(rsp_valid && rsp_client == 2'(RD_RQ_WQE)),
     .rsp_data_i(rsp_data), .rsp_off_i(rsp_off), .rsp_last_i(rsp_last),
@@ -454,7 +459,16 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .cqe_o(cqe[1]), .cqe_valid_o(cqe_valid[1]), .cqe_ready_i(cqe_ready[1]),
     .err_o(err_rq), .err_qp_o(err_rq_qp), .query_qp_i(query_qp), .query_psn_o(query_rq_psn),
     .drop_qp_o(st_drop_qp), .tx_ack_o(st_tx_ack), .tx_rnr_o(st_tx_rnr), .tx_nak_o(st_tx_nak),
-    .dup_o(st_dup), .psn_err_o(st_psn_err), .prot_err_o(st_rx_prot), .quiet_o(rx_quiet), .idle_o(rx_idle));
+    .dup_o(st_dup), .psn_err_o(st_psn_err), .prot_err_o(st_rx_prot), .quiet_o(rx_quiet), .idle_o(rsp_idle));
+
+  // ACK/NAK packets for the responder's events (peer's address from the context).
+  tmnic_ack_gen #(.NUM_QP(NUM_QP)) u_ack_gen (
+    .clk_i, .rst_ni,
+    .ev_valid_i(ag_ev_valid), .ev_ready_o(ag_ev_ready), .ev_qp_i(ag_ev_qp), .ev_syn_i(ag_ev_syn),
+    .ev_msn_i(ag_ev_msn), .ev_psn_i(ag_ev_psn),
+    .cfg_idx_o(ack_qp), .cfg_i(ack_path), .local_mac_i(mac), .local_ip_i(ip),
+    .tx_hdr_o(ack_hdr), .tx_valid_o(ack_tx_valid), .tx_ready_i(ack_tx_ready), .idle_o(ag_idle));
+  assign rx_idle = rsp_idle && ag_idle;
 
   // ---------------------------------------------------------------- completions
   logic st_cqe, st_cq_ovf;
