@@ -204,7 +204,7 @@ std::vector<std::string> coverage_points() {
   return {"msg_only", "msg_multi_packet", "msg_3plus_packets", "msg_zero_length", "msg_with_imm", "msg_multi_sge",
           "ack_on_ack_req", "dup_reack", "gap_nak", "gap_nak_once", "psn_wrap", "inv_req_first_while_held",
           "inv_req_next_while_idle", "rnr_rq_empty", "rnr_srq", "srq_msg", "prot_err", "len_err", "len_err_later_packet",
-          "flush_rq_wqe", "flush_held_wqe", "drop_unknown_qp", "drop_reserved_qp", "drop_wrong_peer",
+          "flush_rq_wqe", "len_err_by_one_byte", "msg_fills_buffer", "flush_held_wqe", "drop_unknown_qp", "drop_reserved_qp", "drop_wrong_peer",
           "drop_not_ready", "drop_err_qp", "drop_not_send", "ack_forwarded", "ack_dropped_not_rts",
           "tm_match_eager", "tm_match_rndv", "tm_unexpected", "tm_notag", "tm_rnr", "qp_first_msg", "qp_last_msg",
           "interleaved_msgs", "qp_set_err_mid_msg", "qp_reinit", "headers_merged", "query_psn",
@@ -345,7 +345,7 @@ class Bench {
     w.nsge = r < 3 ? 0 : r < 4 ? static_cast<unsigned>(u(kNsge + 1, 15)) : static_cast<unsigned>(u(1, r < 40 ? 1 : 4));
     const double bad = chance(rng_, 0.03) ? 0.5 : 0.0;
     for (unsigned k = 0; k < kNsge; ++k) {
-      const unsigned len = chance(rng_, 0.08) ? 0 : chance(rng_, 0.05) ? static_cast<unsigned>(u(1, 64))
+      const unsigned len = chance(rng_, 0.08) ? 0 : chance(rng_, 0.2) ? static_cast<unsigned>(u(1, 700))
                                                                      : static_cast<unsigned>(u(2048, 16000));
       w.sge[k] = make_sge(pd, len, bad);
     }
@@ -592,6 +592,7 @@ class Bench {
       if (Q.m.bad) ++n_prot_;
       cov_.hit(Q.m.bad ? "prot_err" : "len_err");
       if (!Q.m.bad && !first) cov_.hit("len_err_later_packet");
+      if (!Q.m.bad && Q.m.off + del == Q.m.cap + 1) cov_.hit("len_err_by_one_byte");
       Q.held = false;
       to_err(q, true);
       return;
@@ -623,6 +624,7 @@ class Bench {
       cov_.hit(Q.npk == 1 ? "msg_only" : "msg_multi_packet");
       if (Q.npk >= 3) cov_.hit("msg_3plus_packets");
       if (Q.m.off == 0) cov_.hit("msg_zero_length");
+      if (Q.m.off == Q.m.cap) cov_.hit("msg_fills_buffer");
       if (imm) cov_.hit("msg_with_imm");
       if (q == hw::QPN_FIRST) cov_.hit("qp_first_msg");
       if (q == kNumQp - 1) cov_.hit("qp_last_msg");
@@ -719,9 +721,20 @@ class Bench {
       advance = false;
     } else if (!Q.pin) {
       // A new message: its length in packets and bytes.
-      const unsigned np = chance(rng_, 0.55) ? 1 : static_cast<unsigned>(u(2, k.max_msg_pkts));
+      unsigned np = chance(rng_, 0.55) ? 1 : static_cast<unsigned>(u(2, k.max_msg_pkts));
       unsigned lastb = np == 1 ? (chance(rng_, 0.08) ? 0 : static_cast<unsigned>(u(1, Q.pmtu)))
                                : static_cast<unsigned>(u(1, Q.pmtu));
+      // Sometimes exactly the capacity of the receive WQE it will take, or one byte more.
+      if (cfg_get(Q, kCfSrq) == kNoSrq && Q.ci != Q.pi && chance(rng_, 0.15)) {
+        const Wqe& w = Q.ring[Q.ci & (Q.ring.size() - 1)];
+        Msg m;
+        check_sges(m, w.sge.data(), w.nsge, static_cast<uint32_t>(cfg_get(Q, kCfPd)));
+        const uint64_t total = m.cap + (chance(rng_, 0.4) ? 1 : 0);
+        if (!m.bad && total <= uint64_t(k.max_msg_pkts) * Q.pmtu) {
+          np = total == 0 ? 1 : static_cast<unsigned>((total + Q.pmtu - 1) / Q.pmtu);
+          lastb = static_cast<unsigned>(total - uint64_t(np - 1) * Q.pmtu);
+        }
+      }
       if (np == 1) {
         h.opcode = chance(rng_, 0.3) ? wire::kSendOnlyImm : wire::kSendOnly;
         n = lastb;
