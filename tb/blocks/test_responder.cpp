@@ -208,7 +208,7 @@ std::vector<std::string> coverage_points() {
           "drop_not_ready", "drop_err_qp", "drop_not_send", "ack_forwarded", "ack_dropped_not_rts",
           "tm_match_eager", "tm_match_rndv", "tm_unexpected", "tm_notag", "tm_rnr", "qp_first_msg", "qp_last_msg",
           "interleaved_msgs", "qp_set_err_mid_msg", "qp_reinit", "headers_merged", "query_psn",
-          "stall_cqe", "stall_tx", "stall_ack", "stall_wr", "stall_rd", "stall_lk", "doorbell_rq", "doorbell_srq"};
+          "stall_cqe", "stall_tx", "stall_ack", "stall_wr", "stall_rd", "stall_lk", "doorbell_rq", "doorbell_srq", "add_pending_on_hit"};
 }
 
 struct Knobs {
@@ -296,7 +296,8 @@ class Bench {
       Qp& Q = qp_[q];
       for (auto& w : Q.cfg) w = static_cast<uint32_t>(rng_());
       const unsigned r = static_cast<unsigned>(u(0, 99));
-      Q.lstate = r < 70 ? st(hw::QpState::RTS) : r < 85 ? st(hw::QpState::RTR) : r < 90 ? st(hw::QpState::SQD)
+      Q.lstate = r < 65 ? st(hw::QpState::RTS) : r < 80 ? st(hw::QpState::RTR) : r < 85 ? st(hw::QpState::SQE)
+                 : r < 90 ? st(hw::QpState::SQD)
                  : r < 95 ? st(hw::QpState::INIT) : st(hw::QpState::RESET);
       if (q < hw::QPN_FIRST) Q.lstate = st(hw::QpState::RTS);  // reserved: dropped whatever the state
       cfg_set(Q, kCfState, Q.lstate);
@@ -950,8 +951,17 @@ class Bench {
     top_->local_ip_i = local_ip_;
     top_->srq_reset_i = 0;
     top_->srq_reset_idx_i = 0;
-    top_->add_pend_i = 0;
-    top_->add_pend_handle_i = static_cast<uint32_t>(u(0, kEntries - 1));
+    // An ADD still on its way to the tag buffer: sometimes on the handle just matched (the buffer
+    // read waits for it; the tag buffer here never changes, so the outcome does not).
+    if (add_pend_ > 0) {
+      --add_pend_;
+    } else if (chance(rng_, 0.01)) {
+      add_pend_ = static_cast<unsigned>(u(1, 12));
+      add_pend_h_ = chance(rng_, 0.7) ? last_hit_ : static_cast<unsigned>(u(0, kEntries - 1));
+    }
+    top_->add_pend_i = add_pend_ > 0;
+    top_->add_pend_handle_i = add_pend_ > 0 ? add_pend_h_ : static_cast<unsigned>(u(0, kEntries - 1));
+    if (add_pend_ > 0 && add_pend_h_ == last_hit_ && !lk_rsp_.empty() && lk_rsp_.front().hit) cov_.hit("add_pending_on_hit");
     if (traffic && hq_.size() < 3 && pending_inits_.empty()) gen_packet(k);  // (a re-init waits for quiet)
     if (!hdr_valid_ && !hq_.empty() && !chance_nz(rng_, k.pkt_gap)) {
       hdr_valid_ = true;
@@ -1111,6 +1121,7 @@ class Bench {
         return fail("lookup {tag 0x", hex(top_->lk_tag_o), " commit_miss ", int(top_->lk_commit_miss_o), " srq ",
                     int(top_->lk_srq_o), "}, model {0x", hex(l.tag), " ", l.commit_miss, " ", l.srq, "}");
       lk_rsp_.push_back(l);
+      if (l.hit) last_hit_ = l.handle;
       lk_at_ = cyc_ + 1 + u(0, k.max_lat);
     }
     if (top_->tb_re_o) tb_raddr_q_ = top_->tb_raddr_o;
@@ -1232,7 +1243,8 @@ class Bench {
     unsigned quiet = 0;
     for (uint64_t t = 0; t < 200000 && quiet < 50 && !failed(); ++t) {
       step(d, false);
-      const bool exp_left = !wr_exp_.empty() || !ack_exp_.empty() || !lk_exp_.empty() || !err_exp_.empty() || !hq_.empty();
+      const bool exp_left = !wr_exp_.empty() || !ack_exp_.empty() || !lk_exp_.empty() || !err_exp_.empty() || !hq_.empty() ||
+                            !pay_.idle();
       quiet = (top_->idle_o && !exp_left && pending_inits_.empty()) ? quiet + 1 : 0;
     }
     if (failed()) return;
@@ -1290,7 +1302,7 @@ class Bench {
   bool tx_seen_ = false;
   unsigned qp_idx_q_ = 0, path_idx_q_ = 0, cqe_idx_q_ = 0, mr_idx_q_ = 0, srq_idx_q_ = 0, tb_raddr_q_ = 0;
   bool db_ready_q_ = false, idle_q_ = false, hdr_take_q_ = false;
-  unsigned kick_gap_ = 0, tx_stall_ = 0;
+  unsigned kick_gap_ = 0, tx_stall_ = 0, add_pend_ = 0, add_pend_h_ = 0, last_hit_ = 0;
   uint64_t init_cyc_ = 0, done_last_ = 0;
   bool query_chk_ = false, query_chk_q_ = false;
   uint32_t query_psn_ = 0, query_psn_q_ = 0;
