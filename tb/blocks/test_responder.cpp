@@ -1,0 +1,1340 @@
+// tmnic_rx_engine (the responder of every QP, with all its blocks, and tmnic_ack_gen beside it as in
+// tmnic_top: tmnic_responder_tb.sv) against an independent model of
+// the IBA receive rules (IBA 9.7; the engine's header comment; docs/tag-matching.md for TM-SRQs).
+// Model, per QP: expected PSN (24-bit wrap), MSN, receive-queue consumer/producer index, the held
+// message (receive WQE, checked SGE list, bytes received). At each header the bench hands the engine,
+// the model decides, in the order of tmnic_rx_check's rules written from the IBA:
+//   - unknown QP (reserved 0/1 or >= NUM_QP), wrong peer IP, QP not able to receive, not a SEND:
+//     dropped (payload discarded); an ACK/NAK packet for a QP that can send goes out on ack_*
+//     unchanged ({qp, AETH, PSN}), else it is dropped;
+//   - PSN behind the expected one (half-window rule): duplicate, re-ACKed with {MSN, ePSN-1}, not
+//     executed; ahead: sequence-error NAK {MSN, ePSN} once per gap;
+//   - FIRST/ONLY while a message is held, MIDDLE/LAST while none is: NAK invalid request, QP to ERR;
+//   - a first packet takes a receive WQE: the QP's receive queue, its SRQ, or on a TM-SRQ by the
+//     tag lookup (hit: the tag buffer, EAGER's TMH skipped; unexpected miss: next SRQ WQE; untagged:
+//     next SRQ WQE); none: RNR NAK with the QP's min_rnr_timer, packet dropped;
+//   - SGEs that fail the local protection check (or too many): LOC_PROT_ERR completion, NAK remote
+//     operational error, QP to ERR; a packet that does not fit in what is left of the buffer:
+//     LOC_LEN_ERR completion, NAK invalid request, QP to ERR;
+//   - else every delivered byte is scattered to the SGEs (IOVA), PSN advances, the last packet
+//     completes (byte_len, imm, wr_id, index, flags, CQ, opcode as mlx5), MSN advances, AckReq -> ACK;
+//   - a QP in ERR flushes its held WQE and then every posted receive WQE with WR_FLUSH_ERR.
+// Checked: every DMA write request and every pulled byte against the expected (IOVA, byte) stream of
+// the scatter (byte for byte, in order); every WQE read address; every lookup (tag, commit_miss,
+// SRQ); every completion (per QP in order, all cqe_req_t fields); every forwarded ACK (in order);
+// every error pulse; ACK/NAK headers against the per-QP event lists under the ACK generator's merge
+// rule (any header must be the merge of a run of the QP's events: a set of hypotheses, all events
+// accounted for at the end); statistics pulses counted; QUERY_QP's PSN when idle; stability of every
+// offered output while stalled; nothing left over after a drain.
+// Stimulus: a peer per QP sending messages of 0..several PMTU with random PMTU, interleaved across
+// QPs (hot QPs incl. QPN_FIRST and NUM_QP-1), duplicates, gaps (the peer goes back after the NAK),
+// bad opcode sequences, ACK packets, foreign and unknown QPs; receive-queue and SRQ doorbells; QPs set
+// to ERR by a command (kick) mid-message, re-initialised later; random latency and gaps on the DMA
+// read, the lookup port and the payload stream, random ready on the DMA write client (data pulled
+// three cycles ahead of its check, done some cycles later), back-pressure on every output.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "Vtmnic_responder_tb.h"
+#include "lib/axis.hpp"
+#include "lib/bits.hpp"
+#include "lib/clock.hpp"
+#include "lib/coverage.hpp"
+#include "lib/cqe_req.hpp"
+#include "lib/fail.hpp"
+#include "lib/seed.hpp"
+#include "lib/speed.hpp"
+#include "qp_cfg.hpp"
+#include "tmnic/hwif.h"
+#include "tmnic/wire.h"
+
+#ifndef TB_DATA_W
+#define TB_DATA_W 512
+#endif
+#ifndef TB_NUM_QP
+#define TB_NUM_QP 64
+#endif
+
+using namespace tmnic::tb;
+namespace hw = tmnic::hwif;
+namespace wire = tmnic::wire;
+
+namespace {
+
+constexpr unsigned kBytes = TB_DATA_W / 8, kNumQp = TB_NUM_QP, kNumMr = 64, kSrq = 16, kEntries = 1024;
+constexpr unsigned kStride = hw::WQE_STRIDE, kNsge = hw::WQE_MAX_SGE, kTmh = hw::TMH_SIZE;
+constexpr unsigned kQpW = 31 - static_cast<unsigned>(__builtin_clz(kNumQp));  // $clog2(NUM_QP)
+constexpr unsigned kLat = 3;  // wr_data_o follows wr_data_req_i (tmnic_dma_wr DATA_LAT)
+constexpr uint32_t kM24 = 0xFFFFFF;
+constexpr uint16_t kNoSrq = static_cast<uint16_t>(hw::NO_SRQ);
+enum Kind : unsigned { kPlain = 0, kMatched = 1, kUnexp = 2, kNotag = 3 };  // tmnic_pkg rx_kind_e
+enum Flags : unsigned { kEnd = 0, kEndImm = 1, kMatch = 2 };                 // rx_cqe_flags_e
+constexpr unsigned st(hw::QpState s) { return static_cast<unsigned>(s); }
+
+constexpr uint8_t kSynAck = wire::aeth_syndrome(wire::kAethTypeAck, wire::kAethCreditInvalid);
+constexpr uint8_t kSynSeq = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakPsnSeqErr);
+constexpr uint8_t kSynInv = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakInvReq);
+constexpr uint8_t kSynRemOp = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakRemOpErr);
+uint8_t syn_rnr(unsigned timer) { return wire::aeth_syndrome(wire::kAethTypeRnrNak, static_cast<uint8_t>(timer)); }
+bool is_seq_nak(uint8_t s) { return wire::aeth_type(s) == wire::kAethTypeNak && wire::aeth_value(s) == wire::kNakPsnSeqErr; }
+// The ACK generator's merge rule: a newer event replaces the pending one, except that a sequence NAK
+// never replaces a pending NAK (of any kind).
+bool replaces(uint8_t pending, uint8_t incoming) {
+  return !(is_seq_nak(incoming) && wire::aeth_type(pending) != wire::kAethTypeAck);
+}
+// 24-bit PSN: a at or after b within half the space.
+bool psn_ge(uint32_t a, uint32_t b) { return ((a - b) & kM24) < 0x800000; }
+
+struct Mr {
+  bool valid = false;
+  uint32_t key = 0, pd = 0, access = 0;
+  uint64_t va = 0, len = 0, iova = 0;
+};
+struct Sge {
+  uint64_t addr = 0;
+  uint32_t len = 0, key = 0;
+};
+struct Wqe {
+  uint64_t wrid = 0;
+  unsigned nsge = 0;  // may exceed kNsge (a protection error)
+  std::array<Sge, kNsge> sge{};
+};
+struct Srq {
+  bool valid = false, tm = false;
+  uint64_t base = 0;
+  unsigned log = 0;
+  uint16_t pd = 0, cq = 0, tag_base = 0, pi = 0, ci = 0;
+  std::vector<Wqe> ring;
+};
+// The held message (what its completion needs, and the checked SGE list with the bytes so far).
+struct Msg {
+  Kind kind = kPlain;
+  bool rndv = false, msent = false, bad = false;
+  uint64_t wrid = 0, tag = 0, cap = 0, off = 0;
+  uint32_t ctx = 0;
+  uint16_t idx = 0;
+  std::vector<std::pair<uint64_t, uint32_t>> sg;  // IOVA, length of the passing SGEs
+};
+struct Ev {
+  uint8_t syn = 0;
+  uint32_t msn = 0, psn = 0;
+  bool operator==(const Ev& o) const { return syn == o.syn && msn == o.msn && psn == o.psn; }
+};
+struct Qp {
+  std::array<uint32_t, kQpCfgWords> cfg{};  // the context's qp_cfg_t (all bits random)
+  bool inited = false, held = false, nak_sent = false;
+  unsigned lstate = 0;  // the model's state (the context's follows err_o)
+  uint32_t epsn = 0, msn = 0;
+  uint16_t ci = 0, pi = 0, fl_pi = 0;  // fl_pi: flushes expected up to here
+  unsigned pmtu = 256, npk = 0;  // npk: packets of the held message so far
+  Msg m;
+  std::vector<Wqe> ring;
+  std::deque<CqeReq> cqes;      // completions expected, in order
+  std::vector<Ev> evs;          // ACK/NAK events, in order, and the hypotheses of how many
+  std::vector<size_t> hyp{0};   //   of them the headers so far accounted for
+  // the peer
+  uint32_t ppsn = 0;
+  bool pin = false, resync = false;  // in a message; go back to the responder's PSN
+  unsigned prem = 0, plast = 0;      // packets left in the message, bytes of its last packet
+  uint64_t guard = 0;                // no doorbell before this cycle (an init)
+};
+struct Pkt {
+  wire::RoceHdr h;
+  std::vector<uint8_t> pay;
+};
+struct Lookup {
+  uint64_t tag = 0;
+  bool commit_miss = false, hit = false, unexp = false;
+  unsigned srq = 0, handle = 0;
+};
+struct WrReq {
+  uint64_t addr = 0;
+  unsigned len = 0;
+  std::vector<uint8_t> data;
+  int next_off = 0;  // next pull
+};
+struct Pull {
+  uint64_t due = 0;
+  std::shared_ptr<WrReq> r;
+  int off = 0;
+};
+struct RdRsp {
+  uint64_t addr = 0, at = 0;
+  unsigned k = 0;
+};
+
+uint64_t cfg_get(const Qp& q, CfgField f) { return get_bits(q.cfg.data(), cfg_lsb(f), kCfgWidth[f]); }
+void cfg_set(Qp& q, CfgField f, uint64_t v) { set_bits(q.cfg.data(), cfg_lsb(f), kCfgWidth[f], v); }
+
+// The completion rx_cqe reports (mlx5's conventions, as test_rx_cqe models them).
+CqeReq make_cqe(const Msg& m, unsigned qp, uint16_t rcq, uint16_t scq, uint32_t src_qp, uint8_t status,
+                uint32_t len, uint32_t imm, Flags flags) {
+  const bool matched = m.kind == kMatched;
+  CqeReq r;
+  r.cq = m.kind == kPlain ? rcq : scq;
+  r.wr_id = m.wrid;
+  r.wqe_idx = m.idx;
+  r.qp_num = qp;
+  r.src_qp = src_qp;
+  r.opcode = m.kind == kPlain ? hw::wc_op::RECV : m.kind == kNotag ? hw::wc_op::TM_NO_TAG : hw::wc_op::TM_RECV;
+  r.status = (status == hw::wc_status::SUCCESS && matched && m.rndv) ? hw::wc_status::TM_RNDV_INCOMPLETE : status;
+  r.byte_len = len;
+  r.imm = imm;
+  const uint32_t end = !matched ? 0u
+                       : m.msent ? hw::wc_flag::TM_DATA_VALID
+                                 : (hw::wc_flag::TM_DATA_VALID | hw::wc_flag::TM_MATCH);
+  r.wc_flags = flags == kMatch ? hw::wc_flag::TM_MATCH : flags == kEndImm ? (hw::wc_flag::WITH_IMM | end) : end;
+  if (matched) {
+    r.tm_tag = m.tag;
+    r.tm_app_ctx = m.ctx;
+    r.tm_handle = m.idx;
+  }
+  return r;
+}
+
+std::vector<std::string> coverage_points() {
+  return {"msg_only", "msg_multi_packet", "msg_3plus_packets", "msg_zero_length", "msg_with_imm", "msg_multi_sge",
+          "ack_on_ack_req", "dup_reack", "gap_nak", "gap_nak_once", "psn_wrap", "inv_req_first_while_held",
+          "inv_req_next_while_idle", "rnr_rq_empty", "rnr_srq", "srq_msg", "prot_err", "len_err", "len_err_later_packet",
+          "flush_rq_wqe", "len_err_by_one_byte", "msg_fills_buffer", "flush_held_wqe", "drop_unknown_qp", "drop_reserved_qp", "drop_wrong_peer",
+          "drop_not_ready", "drop_err_qp", "drop_not_send", "ack_forwarded", "ack_dropped_not_rts",
+          "tm_match_eager", "tm_match_rndv", "tm_unexpected", "tm_notag", "tm_rnr", "qp_first_msg", "qp_last_msg",
+          "interleaved_msgs", "qp_set_err_mid_msg", "qp_reinit", "headers_merged", "query_psn",
+          "stall_cqe", "stall_tx", "stall_ack", "stall_wr", "stall_rd", "stall_lk", "doorbell_rq", "doorbell_srq", "add_pending_on_hit"};
+}
+
+struct Knobs {
+  const char* name;
+  double pkt_gap, pay_gap;                       // header and payload gaps
+  double rdy_cqe, rdy_tx, rdy_ack, rdy_wr, rdy_rd, rdy_lk, pull;  // ready / pull chances
+  unsigned max_lat;                              // DMA read and lookup latency
+  double db;                                     // doorbell chance per cycle
+  double hot;                                    // share of packets on the hot QPs
+  unsigned max_msg_pkts;
+  double tx_stall;                               // chance per cycle of a long TX stall
+};
+
+class Bench {
+ public:
+  Bench(uint64_t seed, Coverage& cov)
+      : ctx_(std::make_unique<VerilatedContext>()), rng_(seed), cov_(cov), pay_(kBytes, &rng_) {
+    ctx_->randReset(2);
+    ctx_->randSeed(static_cast<int>(seed & 0x7fffffff));
+    top_ = std::make_unique<Vtmnic_responder_tb>(ctx_.get());
+    local_ip_ = static_cast<uint32_t>(rng_());
+    local_mac_ = rng_() & mask64(48);
+    make_tables();
+    top_->clk_i = 0;
+    top_->rst_ni = 0;
+    top_->eval();
+    for (int i = 0; i < 3; ++i) clock_tick(*top_, *ctx_);
+    top_->rst_ni = 1;
+    top_->eval();
+    hot_ = {hw::QPN_FIRST, kNumQp - 1, static_cast<unsigned>(u(hw::QPN_FIRST, kNumQp - 1)),
+            static_cast<unsigned>(u(hw::QPN_FIRST, kNumQp - 1))};
+  }
+  ~Bench() { top_->final(); }
+
+  uint64_t cycles() const { return cyc_; }
+  uint64_t messages() const { return msgs_; }
+
+  // Every QP that receives: SET_QP with the receive-state init, one at a time.
+  void init_all() {
+    for (unsigned q = hw::QPN_FIRST; q < kNumQp && !failed(); ++q)
+      if (qp_[q].lstate != st(hw::QpState::RESET)) pending_inits_.push_back(q);
+    Knobs k{"init", 0, 0, 1, 1, 1, 1, 1, 1, 1, 2, 0, 0, 1, 0};
+    for (uint64_t t = 0; !pending_inits_.empty() && t < 20 * kNumQp + 5000 && !failed(); ++t) step(k, false);
+    if (!pending_inits_.empty()) fail("QP inits not done");
+  }
+  void run(const Knobs& k, uint64_t cycles) {
+    for (uint64_t c = 0; c < cycles && !failed(); ++c) step(k, true);
+    drain(k);
+  }
+
+ private:
+  template <class... A>
+  void fail(const A&... a) {
+    if (!failed_) fail_at(cyc_, a...);
+    failed_ = true;
+  }
+  bool failed() const { return failed_ || ::testing::Test::HasFailure(); }
+  uint64_t u(uint64_t lo, uint64_t hi) { return urand(rng_, lo, hi); }
+
+  // ---------------------------------------------------------------- configuration
+  void make_tables() {
+    for (unsigned i = 0; i < kNumMr; ++i) {
+      Mr& m = mr_[i];
+      m.valid = chance(rng_, 0.95);
+      m.key = (i << hw::MR_KEY_SHIFT) | static_cast<uint32_t>(u(0, 255));
+      m.pd = static_cast<uint32_t>(u(1, 3));
+      m.access = static_cast<uint32_t>(u(0, 7)) | (chance(rng_, 0.85) ? hw::access::LOCAL_WRITE : 0u);
+      m.len = u(1ull << 16, 1ull << 22);
+      m.va = u(0, 1ull << 40) << 12;
+      m.iova = rng_() & ~0xFFFull;
+    }
+    for (unsigned s = 0; s < kSrq; ++s) {
+      Srq& c = srq_[s];
+      c.valid = s != kSrq - 1;  // the last one invalid
+      c.tm = s < 4;
+      c.base = u(0, 1ull << 36) << 12;
+      c.log = static_cast<unsigned>(u(2, 6));
+      c.pd = static_cast<uint16_t>(u(1, 3));
+      c.cq = static_cast<uint16_t>(rng_());
+      c.tag_base = static_cast<uint16_t>(chance(rng_, 0.5) ? 0 : u(0, kEntries - 1));
+      c.ring.assign(1u << c.log, Wqe{});
+    }
+    for (auto& t : tb_) t = make_sge(static_cast<uint32_t>(u(1, 3)), static_cast<uint32_t>(u(0, 9000)), 0.05);
+    for (unsigned q = 0; q < kNumQp; ++q) {
+      Qp& Q = qp_[q];
+      for (auto& w : Q.cfg) w = static_cast<uint32_t>(rng_());
+      const unsigned r = static_cast<unsigned>(u(0, 99));
+      Q.lstate = r < 65 ? st(hw::QpState::RTS) : r < 80 ? st(hw::QpState::RTR) : r < 85 ? st(hw::QpState::SQE)
+                 : r < 90 ? st(hw::QpState::SQD)
+                 : r < 95 ? st(hw::QpState::INIT) : st(hw::QpState::RESET);
+      if (q < hw::QPN_FIRST) Q.lstate = st(hw::QpState::RTS);  // reserved: dropped whatever the state
+      cfg_set(Q, kCfState, Q.lstate);
+      configure(Q);
+    }
+  }
+  // A new (re-)configuration of a QP's receive side; the peer stays.
+  void configure(Qp& Q) {
+    cfg_set(Q, kCfPd, u(1, 3));
+    const unsigned r = static_cast<unsigned>(u(0, 9));
+    cfg_set(Q, kCfSrq, r < 7 ? kNoSrq : r < 9 ? u(0, 3) : u(4, kSrq - 1));
+    cfg_set(Q, kCfRqBase, u(0, 1ull << 36) << 12);
+    cfg_set(Q, kCfRqLog, u(1, 5));
+    cfg_set(Q, kCfMinRnr, u(0, 31));
+    Q.ring.assign(1u << cfg_get(Q, kCfRqLog), Wqe{});
+    static constexpr unsigned kPmtu[] = {256, 512, 1024, 2048, 4096};
+    Q.pmtu = kPmtu[u(0, 4)];
+  }
+  Sge make_sge(uint32_t pd, uint32_t len, double bad) {
+    Sge s;
+    const unsigned i0 = static_cast<unsigned>(u(0, kNumMr - 1));
+    for (unsigned t = 0; t < kNumMr; ++t) {
+      const Mr& g = mr_[(i0 + t) % kNumMr];
+      if (g.valid && g.pd == pd && (g.access & hw::access::LOCAL_WRITE) && g.len >= len) {
+        s.key = g.key;
+        s.addr = g.va + u(0, g.len - len);
+        s.len = len;
+        break;
+      }
+    }
+    if (chance(rng_, bad)) {
+      const Mr& m = mr_[(s.key >> hw::MR_KEY_SHIFT) % kNumMr];
+      switch (u(0, 3)) {
+        case 0: s.key ^= static_cast<uint32_t>(u(1, 255)); break;  // foreign key
+        case 1: s.addr = m.va + m.len - s.len + 1; break;           // one byte past the end
+        case 2: s.addr = m.va - 1; break;                            // one byte below
+        default: s.key = mr_[u(0, kNumMr - 1)].key; break;           // any MR (PD, access)
+      }
+    }
+    return s;
+  }
+  Wqe make_wqe(uint32_t pd) {
+    Wqe w;
+    w.wrid = rng_();
+    const unsigned r = static_cast<unsigned>(u(0, 99));
+    w.nsge = r < 3 ? 0 : r < 4 ? static_cast<unsigned>(u(kNsge + 1, 15)) : static_cast<unsigned>(u(1, r < 40 ? 1 : 4));
+    const double bad = chance(rng_, 0.03) ? 0.5 : 0.0;
+    for (unsigned k = 0; k < kNsge; ++k) {
+      const unsigned len = chance(rng_, 0.08) ? 0 : chance(rng_, 0.2) ? static_cast<unsigned>(u(1, 700))
+                                                                     : static_cast<unsigned>(u(2048, 16000));
+      w.sge[k] = make_sge(pd, len, bad);
+    }
+    return w;
+  }
+  // The WQE's bytes in host memory.
+  void store_wqe(uint64_t addr, const Wqe& w) {
+    std::array<uint8_t, kStride> b{};
+    for (auto& x : b) x = static_cast<uint8_t>(rng_());
+    for (unsigned i = 0; i < 8; ++i) b[hw::wqe::WR_ID_OFF + i] = static_cast<uint8_t>(w.wrid >> (8 * i));
+    b[hw::wqe::NUM_SGE_OFF] = static_cast<uint8_t>(w.nsge);
+    for (unsigned k = 0; k < kNsge; ++k) {
+      uint8_t* p = &b[hw::wqe::SGE_OFF + hw::wqe::SGE_LEN * k];
+      for (unsigned i = 0; i < 8; ++i) p[hw::sge::ADDR_OFF + i] = static_cast<uint8_t>(w.sge[k].addr >> (8 * i));
+      for (unsigned i = 0; i < 4; ++i) p[hw::sge::LENGTH_OFF + i] = static_cast<uint8_t>(w.sge[k].len >> (8 * i));
+      for (unsigned i = 0; i < 4; ++i) p[hw::sge::LKEY_OFF + i] = static_cast<uint8_t>(w.sge[k].key >> (8 * i));
+    }
+    mem_[addr] = b;
+  }
+  uint64_t rq_addr(const Qp& Q, uint16_t idx) const {
+    return cfg_get(Q, kCfRqBase) + (uint64_t(idx) & ((1ull << cfg_get(Q, kCfRqLog)) - 1)) * kStride;
+  }
+  uint64_t srq_addr(const Srq& S, uint16_t idx) const { return S.base + (uint64_t(idx) & ((1ull << S.log) - 1)) * kStride; }
+
+  // IBA local protection (LOCAL_WRITE) of a scatter list with the PD of its queue.
+  bool mr_ok(const Sge& s, uint32_t pd) const {
+    const Mr& m = mr_[(s.key >> hw::MR_KEY_SHIFT) % kNumMr];
+    const unsigned __int128 end_a = static_cast<unsigned __int128>(s.addr) + s.len;
+    const unsigned __int128 end_m = static_cast<unsigned __int128>(m.va) + m.len;
+    return m.valid && m.key == s.key && m.pd == pd && s.addr >= m.va && end_a <= end_m &&
+           (m.access & hw::access::LOCAL_WRITE);
+  }
+  void check_sges(Msg& m, const Sge* sg, unsigned n, uint32_t pd) {
+    m.bad = n > kNsge;
+    m.cap = 0;
+    m.sg.clear();
+    for (unsigned i = 0; i < std::min(n, kNsge) && !m.bad; ++i) {
+      if (!mr_ok(sg[i], pd)) {
+        m.bad = true;
+        break;
+      }
+      const Mr& r = mr_[(sg[i].key >> hw::MR_KEY_SHIFT) % kNumMr];
+      m.sg.push_back({sg[i].addr - r.va + r.iova, sg[i].len});
+      m.cap += sg[i].len;
+    }
+  }
+
+  // ---------------------------------------------------------------- the model's decisions
+  bool can_recv(unsigned s) const {
+    return s == st(hw::QpState::RTR) || s == st(hw::QpState::RTS) || s == st(hw::QpState::SQD) ||
+           s == st(hw::QpState::SQE);
+  }
+  bool can_send(unsigned s) const {
+    return s == st(hw::QpState::RTS) || s == st(hw::QpState::SQD) || s == st(hw::QpState::SQE);
+  }
+  void event(unsigned q, uint8_t syn, uint32_t msn, uint32_t psn) {
+    qp_[q].evs.push_back({syn, msn & kM24, psn & kM24});
+    ++n_ev_;
+  }
+  void expect_cqe(unsigned q, const Msg& m, uint8_t status, uint32_t len, uint32_t imm, Flags f) {
+    Qp& Q = qp_[q];
+    const uint16_t s = static_cast<uint16_t>(cfg_get(Q, kCfSrq));
+    Q.cqes.push_back(make_cqe(m, q, static_cast<uint16_t>(cfg_get(Q, kCfRecvCq)), s < kSrq ? srq_[s].cq : 0,
+                              static_cast<uint32_t>(cfg_get(Q, kCfDestQpn)), status, len, imm, f));
+  }
+  // The QP goes to ERR: its held WQE and its receive queue are flushed.
+  void to_err(unsigned q, bool engine) {
+    Qp& Q = qp_[q];
+    Q.lstate = st(hw::QpState::ERR);
+    if (engine) err_exp_.push_back(q);
+    if (Q.held) {
+      expect_cqe(q, Q.m, hw::wc_status::WR_FLUSH_ERR, 0, 0, kEnd);
+      cov_.hit("flush_held_wqe");
+      Q.held = false;
+    }
+    Q.fl_pi = Q.ci;
+    extend_flush(q);
+  }
+  void extend_flush(unsigned q) {
+    Qp& Q = qp_[q];
+    if (cfg_get(Q, kCfSrq) != kNoSrq) return;  // an SRQ is not flushed
+    for (; Q.fl_pi != Q.pi; ++Q.fl_pi) {
+      Msg m;
+      m.wrid = Q.ring[Q.fl_pi & (Q.ring.size() - 1)].wrid;
+      m.idx = Q.fl_pi;
+      expect_cqe(q, m, hw::wc_status::WR_FLUSH_ERR, 0, 0, kEnd);
+      ++rd_exp_[rq_addr(Q, Q.fl_pi)];
+      cov_.hit("flush_rq_wqe");
+    }
+    // (ci stays: the flushed slots are not free until the engine has read them)
+  }
+
+  void accept(const Pkt& p) {
+    const wire::RoceHdr& h = p.h;
+    const unsigned op = h.opcode;
+    if (h.dest_qp >= kNumQp || h.dest_qp < hw::QPN_FIRST) {
+      cov_.hit(h.dest_qp >= kNumQp ? "drop_unknown_qp" : "drop_reserved_qp");
+      ++n_drop_;
+      return;
+    }
+    const unsigned q = h.dest_qp;
+    Qp& Q = qp_[q];
+    if (h.src_ip != cfg_get(Q, kCfDestIp)) {
+      cov_.hit("drop_wrong_peer");
+      ++n_drop_;
+      return;
+    }
+    if (op == wire::kAck) {
+      if (can_send(Q.lstate)) {
+        ack_exp_.push_back({q, h.aeth, h.psn});
+        cov_.hit("ack_forwarded");
+      } else {
+        ++n_drop_;
+        cov_.hit("ack_dropped_not_rts");
+      }
+      return;
+    }
+    if (op > wire::kSendOnlyImm || !can_recv(Q.lstate)) {
+      ++n_drop_;
+      cov_.hit(op > wire::kSendOnlyImm ? "drop_not_send"
+               : Q.lstate == st(hw::QpState::ERR) ? "drop_err_qp" : "drop_not_ready");
+      return;
+    }
+    if (h.psn != Q.epsn) {
+      if (psn_ge(h.psn, Q.epsn)) {
+        ++n_psn_err_;
+        if (!Q.nak_sent) {
+          Q.nak_sent = true;
+          event(q, kSynSeq, Q.msn, Q.epsn);
+          ++n_nak_;
+          cov_.hit("gap_nak");
+        } else {
+          cov_.hit("gap_nak_once");
+        }
+        Q.resync = true;
+      } else {
+        ++n_dup_;
+        ++n_ack_;
+        event(q, kSynAck, Q.msn, Q.epsn - 1);
+        cov_.hit("dup_reack");
+      }
+      return;
+    }
+    const bool first = op == wire::kSendFirst || op == wire::kSendOnly || op == wire::kSendOnlyImm;
+    const bool last = op == wire::kSendLast || op == wire::kSendLastImm || op == wire::kSendOnly || op == wire::kSendOnlyImm;
+    const bool imm = op == wire::kSendLastImm || op == wire::kSendOnlyImm;
+    if (first == Q.held) {
+      event(q, kSynInv, Q.msn, h.psn);
+      ++n_nak_;
+      cov_.hit(first ? "inv_req_first_while_held" : "inv_req_next_while_idle");
+      to_err(q, true);
+      return;
+    }
+    for (unsigned o : busy_qps_)
+      if (o != q && qp_[o].held) {
+        cov_.hit("interleaved_msgs");
+        break;
+      }
+    unsigned skip = 0;
+    if (first) {
+      Msg m;
+      const uint16_t sn = static_cast<uint16_t>(cfg_get(Q, kCfSrq));
+      bool rnr = false;
+      auto take_srq = [&](Kind kind) {
+        Srq& S = srq_[sn];
+        const Wqe& w = S.ring[S.ci & (S.ring.size() - 1)];
+        ++rd_exp_[srq_addr(S, S.ci)];
+        m.kind = kind;
+        m.wrid = w.wrid;
+        m.idx = S.ci++;
+        check_sges(m, w.sge.data(), w.nsge, S.pd);
+        cov_.hit("srq_msg");
+      };
+      if (sn == kNoSrq) {
+        if (Q.ci == Q.pi) {
+          rnr = true;
+          cov_.hit("rnr_rq_empty");
+        } else {
+          const Wqe& w = Q.ring[Q.ci & (Q.ring.size() - 1)];
+          ++rd_exp_[rq_addr(Q, Q.ci)];
+          m.wrid = w.wrid;
+          m.idx = Q.ci++;
+          check_sges(m, w.sge.data(), w.nsge, static_cast<uint32_t>(cfg_get(Q, kCfPd)));
+        }
+      } else {
+        const Srq& S = srq_[sn];
+        const bool has = S.valid && S.ci != S.pi;
+        const bool tagged = S.valid && S.tm && p.pay.size() >= kTmh &&
+                            (p.pay[0] == hw::tmh_op::EAGER || p.pay[0] == hw::tmh_op::RNDV);
+        if (!tagged) {
+          if (!has) {
+            rnr = true;
+            cov_.hit("rnr_srq");
+          } else {
+            take_srq(S.valid && S.tm ? kNotag : kPlain);
+            if (S.tm) cov_.hit("tm_notag");
+          }
+        } else {
+          Lookup l;
+          for (unsigned i = 0; i < 8; ++i) l.tag = (l.tag << 8) | p.pay[8 + i];
+          uint32_t tctx = 0;
+          for (unsigned i = 0; i < 4; ++i) tctx = (tctx << 8) | p.pay[4 + i];
+          l.commit_miss = has;
+          l.srq = sn;
+          const unsigned r = static_cast<unsigned>(u(0, 9));
+          l.hit = r < 5;
+          l.unexp = !l.hit && r < 8 && has;
+          if (l.hit) {
+            l.handle = static_cast<unsigned>(u(0, kEntries - 1));
+            m.kind = kMatched;
+            m.rndv = p.pay[0] == hw::tmh_op::RNDV;
+            m.tag = l.tag;
+            m.ctx = tctx;
+            m.idx = static_cast<uint16_t>(l.handle - S.tag_base);
+            skip = m.rndv ? 0 : kTmh;
+            check_sges(m, &tb_[l.handle], 1, S.pd);
+            cov_.hit(m.rndv ? "tm_match_rndv" : "tm_match_eager");
+          } else if (l.unexp) {
+            take_srq(kUnexp);
+            cov_.hit("tm_unexpected");
+          } else {
+            rnr = true;
+            cov_.hit("tm_rnr");
+          }
+          lk_exp_.push_back(l);
+        }
+      }
+      if (rnr) {
+        event(q, syn_rnr(static_cast<unsigned>(cfg_get(Q, kCfMinRnr))), Q.msn, h.psn);
+        ++n_rnr_;
+        Q.resync = true;
+        return;
+      }
+      Q.m = m;
+      Q.held = true;
+      Q.npk = 0;
+    }
+    ++Q.npk;
+    const unsigned del = static_cast<unsigned>(p.pay.size()) - skip;
+    if (Q.m.bad || Q.m.cap - Q.m.off < del) {
+      expect_cqe(q, Q.m, Q.m.bad ? hw::wc_status::LOC_PROT_ERR : hw::wc_status::LOC_LEN_ERR, 0, 0, kEnd);
+      event(q, Q.m.bad ? kSynRemOp : kSynInv, Q.msn, h.psn);
+      ++n_nak_;
+      if (Q.m.bad) ++n_prot_;
+      cov_.hit(Q.m.bad ? "prot_err" : "len_err");
+      if (!Q.m.bad && !first) cov_.hit("len_err_later_packet");
+      if (!Q.m.bad && Q.m.off + del == Q.m.cap + 1) cov_.hit("len_err_by_one_byte");
+      Q.held = false;
+      to_err(q, true);
+      return;
+    }
+    // Scatter: message byte off + i lands at its SGE's IOVA.
+    if (del > 0) {
+      uint64_t o = Q.m.off;
+      size_t k = 0;
+      while (k < Q.m.sg.size() && o >= Q.m.sg[k].second) o -= Q.m.sg[k++].second;
+      if (k > 0 || del > Q.m.sg[0].second - o) cov_.hit("msg_multi_sge");
+      for (unsigned i = 0; i < del; ++i) {
+        while (o >= Q.m.sg[k].second) {
+          o = 0;
+          ++k;
+        }
+        wr_exp_.push_back({Q.m.sg[k].first + o, p.pay[skip + i]});
+        ++o;
+      }
+    }
+    if (Q.epsn == kM24) cov_.hit("psn_wrap");
+    Q.epsn = (Q.epsn + 1) & kM24;
+    Q.nak_sent = false;
+    Q.m.off += del;
+    if (last) {
+      expect_cqe(q, Q.m, hw::wc_status::SUCCESS, static_cast<uint32_t>(Q.m.off), imm ? h.imm : 0, imm ? kEndImm : kEnd);
+      Q.msn = (Q.msn + 1) & kM24;
+      Q.held = false;
+      ++msgs_;
+      cov_.hit(Q.npk == 1 ? "msg_only" : "msg_multi_packet");
+      if (Q.npk >= 3) cov_.hit("msg_3plus_packets");
+      if (Q.m.off == 0) cov_.hit("msg_zero_length");
+      if (Q.m.off == Q.m.cap) cov_.hit("msg_fills_buffer");
+      if (imm) cov_.hit("msg_with_imm");
+      if (q == hw::QPN_FIRST) cov_.hit("qp_first_msg");
+      if (q == kNumQp - 1) cov_.hit("qp_last_msg");
+    } else if (Q.m.kind == kMatched && !Q.m.msent) {
+      expect_cqe(q, Q.m, hw::wc_status::SUCCESS, 0, 0, kMatch);
+      Q.m.msent = true;
+    }
+    if (h.ack_req) {
+      event(q, kSynAck, Q.msn, h.psn);
+      ++n_ack_;
+      cov_.hit("ack_on_ack_req");
+    }
+  }
+
+  // ---------------------------------------------------------------- the peers
+  unsigned pick_qp(const Knobs& k) {
+    if (chance(rng_, k.hot)) return hot_[u(0, hot_.size() - 1)];
+    return static_cast<unsigned>(u(0, kNumQp - 1));
+  }
+  void gen_packet(const Knobs& k) {
+    Pkt p;
+    wire::RoceHdr& h = p.h;
+    h.dst_mac = local_mac_;
+    h.src_mac = rng_() & mask64(48);
+    h.dst_ip = local_ip_;
+    h.udp_sport = static_cast<uint16_t>(rng_());
+    h.se = chance(rng_, 0.1);
+    h.reth_va = rng_();
+    h.reth_rkey = static_cast<uint32_t>(rng_());
+    h.reth_len = static_cast<uint32_t>(rng_());
+    h.imm = static_cast<uint32_t>(rng_());
+    const unsigned q = pick_qp(k);
+    Qp& Q = qp_[q];
+    h.dest_qp = q;
+    h.src_ip = static_cast<uint32_t>(cfg_get(Q, kCfDestIp));
+    const unsigned r = static_cast<unsigned>(u(0, 999));
+    auto rand_pay = [&](unsigned n) {
+      p.pay.resize(n);
+      for (auto& b : p.pay) b = static_cast<uint8_t>(rng_());
+    };
+    if (r < 10) {  // an unknown QP number
+      h.dest_qp = static_cast<uint32_t>(u(kNumQp, kM24));
+      h.opcode = wire::kSendOnly;
+      rand_pay(static_cast<unsigned>(u(0, 300)));
+    } else if (r < 20) {  // another peer
+      h.src_ip ^= static_cast<uint32_t>(u(1, 0xFFFFFFFF));
+      h.opcode = static_cast<uint8_t>(u(wire::kSendFirst, wire::kSendOnlyImm));
+      h.psn = Q.epsn;
+      rand_pay(static_cast<unsigned>(u(0, 300)));
+    } else if (r < 30) {  // an RDMA WRITE (not a SEND)
+      h.opcode = wire::kWriteOnly;
+      h.psn = Q.epsn;
+      rand_pay(static_cast<unsigned>(u(0, 300)));
+    } else if (r < 60) {  // an ACK/NAK for the send side
+      h.opcode = wire::kAck;
+      h.aeth = static_cast<uint32_t>(rng_());
+      h.psn = static_cast<uint32_t>(rng_() & kM24);
+    } else {
+      peer_packet(k, q, p);
+    }
+    h.pay_len = static_cast<uint16_t>(p.pay.size());
+    if (!p.pay.empty()) pay_.push(p.pay);
+    hq_.push_back(std::move(p));
+  }
+  // The next packet of QP q's peer: a SEND in sequence, or a duplicate, a gap, a bad sequence.
+  void peer_packet(const Knobs& k, unsigned q, Pkt& p) {
+    Qp& Q = qp_[q];
+    wire::RoceHdr& h = p.h;
+    if (Q.resync || chance(rng_, 0.01)) {  // go back to the responder's PSN (it NAKed)
+      Q.resync = false;
+      Q.ppsn = Q.epsn;
+      Q.pin = Q.held;
+      if (Q.pin) {
+        Q.prem = static_cast<unsigned>(u(1, 3));
+        Q.plast = static_cast<unsigned>(u(1, Q.pmtu));
+      }
+    }
+    const unsigned r = static_cast<unsigned>(u(0, 999));
+    bool advance = true;
+    if (r < 25) {  // a duplicate: any SEND behind
+      h.psn = (Q.ppsn - static_cast<uint32_t>(u(1, 4))) & kM24;
+      h.opcode = static_cast<uint8_t>(u(wire::kSendFirst, wire::kSendOnlyImm));
+      h.ack_req = chance(rng_, 0.5);
+      p.pay.resize(u(0, 100));
+      for (auto& b : p.pay) b = static_cast<uint8_t>(rng_());
+      return;
+    }
+    if (r < 45) Q.ppsn = (Q.ppsn + static_cast<uint32_t>(u(1, 3))) & kM24;  // packets lost: a gap
+    h.psn = Q.ppsn;
+    unsigned n = 0;
+    if (r >= 45 && r < 53) {  // a bad opcode sequence
+      h.opcode = Q.pin ? wire::kSendOnly : wire::kSendMiddle;
+      n = static_cast<unsigned>(u(0, 64));
+      advance = false;
+    } else if (!Q.pin) {
+      // A new message: its length in packets and bytes.
+      unsigned np = chance(rng_, 0.55) ? 1 : static_cast<unsigned>(u(2, k.max_msg_pkts));
+      unsigned lastb = np == 1 ? (chance(rng_, 0.08) ? 0 : static_cast<unsigned>(u(1, Q.pmtu)))
+                               : static_cast<unsigned>(u(1, Q.pmtu));
+      // Sometimes exactly the capacity of the receive WQE it will take, or one byte more.
+      if (cfg_get(Q, kCfSrq) == kNoSrq && Q.ci != Q.pi && chance(rng_, 0.15)) {
+        const Wqe& w = Q.ring[Q.ci & (Q.ring.size() - 1)];
+        Msg m;
+        check_sges(m, w.sge.data(), w.nsge, static_cast<uint32_t>(cfg_get(Q, kCfPd)));
+        const uint64_t total = m.cap + (chance(rng_, 0.4) ? 1 : 0);
+        if (!m.bad && total <= uint64_t(k.max_msg_pkts) * Q.pmtu) {
+          np = total == 0 ? 1 : static_cast<unsigned>((total + Q.pmtu - 1) / Q.pmtu);
+          lastb = static_cast<unsigned>(total - uint64_t(np - 1) * Q.pmtu);
+        }
+      }
+      if (np == 1) {
+        h.opcode = chance(rng_, 0.3) ? wire::kSendOnlyImm : wire::kSendOnly;
+        n = lastb;
+      } else {
+        h.opcode = wire::kSendFirst;
+        n = Q.pmtu;
+        Q.pin = true;
+        Q.prem = np - 1;
+        Q.plast = lastb;
+      }
+      // On a TM-SRQ, a TMH up front.
+      const uint16_t sn = static_cast<uint16_t>(cfg_get(Q, kCfSrq));
+      if (sn < kSrq && srq_[sn].tm && n >= kTmh) tmh_ = true;
+    } else if (Q.prem == 1) {
+      h.opcode = chance(rng_, 0.3) ? wire::kSendLastImm : wire::kSendLast;
+      n = Q.plast;
+      Q.pin = false;
+      Q.prem = 0;
+    } else {
+      h.opcode = wire::kSendMiddle;
+      n = Q.pmtu;
+      --Q.prem;
+    }
+    const bool lastp = h.opcode == wire::kSendLast || h.opcode == wire::kSendLastImm ||
+                       h.opcode == wire::kSendOnly || h.opcode == wire::kSendOnlyImm;
+    h.ack_req = chance(rng_, lastp ? 0.7 : 0.1);
+    p.pay.resize(n);
+    for (auto& b : p.pay) b = static_cast<uint8_t>(rng_());
+    if (tmh_) {
+      tmh_ = false;
+      const unsigned o = static_cast<unsigned>(u(0, 9));
+      p.pay[0] = o < 5 ? hw::tmh_op::EAGER : o < 7 ? hw::tmh_op::RNDV : o < 9 ? hw::tmh_op::NO_TAG : p.pay[0];
+    }
+    if (advance) Q.ppsn = (Q.ppsn + 1) & kM24;
+  }
+
+  // ---------------------------------------------------------------- host actions
+  // Is QP q (or, for an SRQ, any QP on it) the subject of a header in flight or about to be offered?
+  bool qp_near(unsigned q) const {
+    if (busy_ && busy_q_ == q) return true;
+    for (size_t i = 0; i < hq_.size() && i < 3; ++i)
+      if (hq_[i].h.dest_qp == q) return true;
+    return false;
+  }
+  bool srq_near(unsigned s) const {
+    auto on = [&](uint32_t q) { return q < kNumQp && cfg_get(qp_[q], kCfSrq) == s; };
+    if (busy_ && on(busy_q_)) return true;
+    for (size_t i = 0; i < hq_.size() && i < 3; ++i)
+      if (on(hq_[i].h.dest_qp)) return true;
+    return false;
+  }
+  // One host action per cycle (doorbell, SET_QP to ERR, re-init, a kick), only when the scheduler
+  // had room in the previous cycle.
+  void host_action(const Knobs& k, bool traffic) {
+    top_->db_valid_i = 0;
+    top_->db_srq_i = 0;
+    top_->db_idx_i = static_cast<uint32_t>(rng_() & 0xFFF);
+    top_->db_pi_i = static_cast<uint32_t>(rng_() & 0xFFFF);
+    top_->kick_i = 0;
+    top_->init_rq_i = 0;
+    top_->init_qp_i = static_cast<uint32_t>(u(0, kNumQp - 1));
+    top_->init_psn_i = static_cast<uint32_t>(rng_() & kM24);
+    if (kick_gap_ > 0) --kick_gap_;
+    if (!db_ready_q_) return;
+    // QP inits: when the engine is idle (no init pending) and nothing of the QP is near.
+    if (!pending_inits_.empty()) {
+      const unsigned q = pending_inits_.front();
+      if (idle_q_ && !hdr_take_q_ && !qp_near(q) && kick_gap_ == 0) {
+        pending_inits_.pop_front();
+        init_qp(q);
+      }
+      return;
+    }
+    if (!traffic) return;
+    if (kick_gap_ > 0) {
+      // (kicks and inits a few cycles apart, as commands are)
+    } else if (chance(rng_, 0.002)) {  // SET_QP to ERR (a command) mid-traffic
+      const unsigned q = pick_qp(k);
+      if (q >= hw::QPN_FIRST && can_recv(qp_[q].lstate) && !qp_near(q)) {
+        if (qp_[q].held) cov_.hit("qp_set_err_mid_msg");
+        to_err(q, false);
+        cfg_set(qp_[q], kCfState, st(hw::QpState::ERR));
+        top_->kick_i = 1;
+        kick_qp(0, q);
+        kick_gap_ = 4;
+        return;
+      }
+    } else if (chance(rng_, 0.01)) {  // a QP in ERR whose flush is over comes back
+      const unsigned q = pick_qp(k);
+      const Qp& Q = qp_[q];
+      if (q >= hw::QPN_FIRST && Q.lstate == st(hw::QpState::ERR) && Q.cqes.empty() && err_exp_.empty() && !qp_near(q) && !rd_outstanding()) {
+        pending_inits_.push_back(q);
+        reinit_.insert(q);
+        return;
+      }
+    } else if (chance(rng_, 0.005)) {  // the send engine's error kick: a look at the QP, nothing more
+      top_->kick_i = 2;
+      kick_qp(1, static_cast<unsigned>(u(0, kNumQp - 1)));
+      kick_gap_ = 4;
+      return;
+    }
+    if (!chance(rng_, k.db)) return;
+    if (chance(rng_, 0.75)) {  // receive queue: post 1..4 WQEs
+      const unsigned q = chance(rng_, 0.05) ? static_cast<unsigned>(u(kNumQp, 4095)) : pick_qp(k);
+      if (q >= kNumQp) {  // out of range: ignored
+        top_->db_valid_i = 1;
+        top_->db_idx_i = q;
+        return;
+      }
+      Qp& Q = qp_[q];
+      if (!Q.inited || qp_near(q) || cyc_ < Q.guard) return;
+      const unsigned room = static_cast<unsigned>(Q.ring.size() - static_cast<uint16_t>(Q.pi - Q.ci));
+      const unsigned n = std::min<unsigned>(room, static_cast<unsigned>(u(0, 4)));
+      const uint32_t pd = static_cast<uint32_t>(cfg_get(Q, kCfPd));
+      for (unsigned i = 0; i < n; ++i) {
+        const Wqe w = make_wqe(pd);
+        Q.ring[Q.pi & (Q.ring.size() - 1)] = w;
+        store_wqe(rq_addr(Q, Q.pi), w);
+        ++Q.pi;
+      }
+      top_->db_valid_i = 1;
+      top_->db_idx_i = q;
+      top_->db_pi_i = Q.pi;
+      if (Q.lstate == st(hw::QpState::ERR)) extend_flush(q);
+      cov_.hit("doorbell_rq");
+    } else {
+      const unsigned s = static_cast<unsigned>(u(0, kSrq - 2));
+      Srq& S = srq_[s];
+      if (srq_near(s)) return;
+      const unsigned room = static_cast<unsigned>(S.ring.size() - static_cast<uint16_t>(S.pi - S.ci));
+      const unsigned n = std::min<unsigned>(room, static_cast<unsigned>(u(1, 4)));
+      for (unsigned i = 0; i < n; ++i) {
+        const Wqe w = make_wqe(S.pd);
+        S.ring[S.pi & (S.ring.size() - 1)] = w;
+        store_wqe(srq_addr(S, S.pi), w);
+        ++S.pi;
+      }
+      top_->db_valid_i = 1;
+      top_->db_srq_i = 1;
+      top_->db_idx_i = s;
+      top_->db_pi_i = S.pi;
+      cov_.hit("doorbell_srq");
+    }
+  }
+  void kick_qp(unsigned k, unsigned q) { set_sig_bits(top_->kick_qp_i, k * kQpW, kQpW, q); }
+  bool rd_outstanding() const {
+    for (auto& [a, n] : rd_exp_)
+      if (n) return true;
+    return false;
+  }
+  void init_qp(unsigned q) {
+    Qp& Q = qp_[q];
+    if (reinit_.count(q)) {
+      reinit_.erase(q);
+      configure(Q);
+      Q.lstate = chance(rng_, 0.8) ? st(hw::QpState::RTS) : st(hw::QpState::RTR);
+      cfg_set(Q, kCfState, Q.lstate);
+      cov_.hit("qp_reinit");
+    }
+    const uint32_t psn = static_cast<uint32_t>(chance(rng_, 0.3) ? u(kM24 - 8, kM24) : (rng_() & kM24));
+    Q.inited = true;
+    Q.epsn = Q.ppsn = psn;
+    Q.msn = 0;
+    Q.ci = Q.pi = Q.fl_pi = 0;
+    Q.held = Q.nak_sent = Q.pin = Q.resync = false;
+    Q.guard = cyc_ + 4;
+    init_cyc_ = cyc_;
+    top_->init_rq_i = 1;
+    top_->init_qp_i = q;
+    top_->init_psn_i = psn;
+    top_->kick_i = 1;  // SET_QP kicks the QP as well
+    kick_qp(0, q);
+    kick_gap_ = 4;
+  }
+
+  // ---------------------------------------------------------------- one cycle
+  void drive_cfg() {
+    // Registered reads: each word is the one its index named in the previous cycle.
+    const Qp& Q = qp_[qp_idx_q_];
+    pack_view(kRspView, Q.cfg.data(), top_->qp_rd_i.data(), 0);
+    pack_view(kPathView, qp_[path_idx_q_].cfg.data(), top_->path_i.data(), 0);
+    top_->cqe_src_qp_i = static_cast<uint32_t>(cfg_get(qp_[cqe_idx_q_], kCfDestQpn));
+    const Mr& m = mr_[mr_idx_q_];
+    auto& s = top_->mr_rd_i;
+    set_sig_bits(s, 0, 64, m.iova);
+    set_sig_bits(s, 64, 64, m.len);
+    set_sig_bits(s, 128, 64, m.va);
+    set_sig_bits(s, 192, 3, m.access);
+    set_sig_bits(s, 195, 16, m.pd);
+    set_sig_bits(s, 211, 32, m.key);
+    set_sig_bits(s, 243, 1, m.valid);
+    const Srq& c = srq_[srq_idx_q_];
+    auto& w = top_->srq_rd_i;
+    for (unsigned i = 0; i < 7; ++i) w[i] = static_cast<uint32_t>(rng_());  // ops ring and tag_num: noise
+    w[6] &= (1u << (202 - 192)) - 1;
+    set_sig_bits(w, 201, 1, c.valid);
+    set_sig_bits(w, 137, 64, c.base);
+    set_sig_bits(w, 133, 4, c.log);
+    set_sig_bits(w, 117, 16, c.pd);
+    set_sig_bits(w, 116, 1, c.tm);
+    set_sig_bits(w, 32, 16, c.cq);
+    set_sig_bits(w, 16, 16, c.tag_base);
+    const Sge& t = tb_[tb_raddr_q_];
+    set_sig_bits(top_->tb_rdata_i, 0, 64, t.addr);
+    set_sig_bits(top_->tb_rdata_i, 64, 32, t.len);
+    set_sig_bits(top_->tb_rdata_i, 96, 32, t.key);
+  }
+
+  void step(const Knobs& k, bool traffic) {
+    // ---------------- drive
+    drive_cfg();
+    top_->local_mac_i = local_mac_;
+    top_->local_ip_i = local_ip_;
+    top_->srq_reset_i = 0;
+    top_->srq_reset_idx_i = 0;
+    // An ADD still on its way to the tag buffer: sometimes on the handle just matched (the buffer
+    // read waits for it; the tag buffer here never changes, so the outcome does not).
+    if (add_pend_ > 0) {
+      --add_pend_;
+    } else if (chance(rng_, 0.01)) {
+      add_pend_ = static_cast<unsigned>(u(1, 12));
+      add_pend_h_ = chance(rng_, 0.7) ? last_hit_ : static_cast<unsigned>(u(0, kEntries - 1));
+    }
+    top_->add_pend_i = add_pend_ > 0;
+    top_->add_pend_handle_i = add_pend_ > 0 ? add_pend_h_ : static_cast<unsigned>(u(0, kEntries - 1));
+    if (add_pend_ > 0 && add_pend_h_ == last_hit_ && !lk_rsp_.empty() && lk_rsp_.front().hit) cov_.hit("add_pending_on_hit");
+    if (traffic && hq_.size() < 3 && pending_inits_.empty()) gen_packet(k);  // (a re-init waits for quiet)
+    if (!hdr_valid_ && !hq_.empty() && !chance_nz(rng_, k.pkt_gap)) {
+      hdr_valid_ = true;
+      uint32_t w[wire::kRoceHdrWords];
+      wire::pack_hdr(hq_.front().h, w);
+      for (unsigned i = 0; i < wire::kRoceHdrWords; ++i) top_->s_hdr_i[i] = w[i];
+    }
+    top_->s_hdr_valid_i = hdr_valid_;
+    pay_.set_gap_prob(k.pay_gap);
+    pay_.drive(top_->s_pay_tdata_i, top_->s_pay_tkeep_i, top_->s_pay_tlast_i, top_->s_pay_tvalid_i);
+    host_action(k, traffic);
+    // query: a QP whose PSN the model knows, when nothing is in flight
+    query_chk_ = false;
+    if (idle_q_ && !hdr_take_q_ && cyc_ > init_cyc_ + 3 && chance(rng_, 0.3)) {
+      const unsigned q = static_cast<unsigned>(u(0, kNumQp - 1));
+      if (qp_[q].inited) {
+        query_chk_ = true;
+        query_psn_ = qp_[q].epsn;
+        query_qp_ = q;
+      }
+    }
+    top_->query_qp_i = query_chk_ ? query_qp_ : static_cast<unsigned>(u(0, kNumQp - 1));
+    // DMA read responses (in order)
+    bool beat = false;
+    if (!rd_q_.empty() && cyc_ >= rd_q_.front().at && !chance_nz(rng_, k.pay_gap)) {
+      RdRsp& r = rd_q_.front();
+      const auto& b = mem_.at(r.addr);
+      beat = true;
+      for (unsigned i = 0; i < kBytes; ++i) set_byte(top_->rsp_data_i.data(), i, b[r.k * kBytes + i]);
+      top_->rsp_off_i = static_cast<int16_t>(r.k * kBytes);
+      top_->rsp_last_i = r.k + 1 == kStride / kBytes;
+    } else {
+      for (unsigned i = 0; i < kBytes / 4; ++i) top_->rsp_data_i[i] = static_cast<uint32_t>(rng_());
+      top_->rsp_last_i = 0;
+    }
+    top_->rsp_valid_i = beat;
+    top_->rd_ready_i = chance(rng_, k.rdy_rd);
+    // Lookup port
+    top_->lk_ready_i = chance(rng_, k.rdy_lk) && lk_rsp_.empty();
+    const bool lk_rsp = !lk_rsp_.empty() && cyc_ >= lk_at_;
+    top_->lk_rsp_valid_i = lk_rsp;
+    top_->lk_rsp_hit_i = lk_rsp && lk_rsp_.front().hit;
+    top_->lk_rsp_unexp_i = lk_rsp && lk_rsp_.front().unexp;
+    top_->lk_rsp_blocked_i = lk_rsp && !lk_rsp_.front().hit && !lk_rsp_.front().unexp && chance(rng_, 0.5);
+    top_->lk_rsp_handle_i = lk_rsp && lk_rsp_.front().hit ? lk_rsp_.front().handle : static_cast<unsigned>(u(0, kEntries - 1));
+    // DMA write client: a pull of the current request, the next request only after its last pull
+    bool pull = false;
+    int pull_off = 0;
+    if (wr_cur_ && wr_cur_->next_off < static_cast<int>(wr_cur_->len) && chance(rng_, k.pull)) {
+      pull = true;
+      pull_off = wr_cur_->next_off;
+    }
+    top_->wr_data_req_i = pull;
+    top_->wr_data_off_i = static_cast<uint16_t>(pull_off) & 0x3FFF;
+    const bool cur_done = !wr_cur_ || wr_cur_->next_off + (pull ? static_cast<int>(kBytes) : 0) >= static_cast<int>(wr_cur_->len);
+    top_->wr_ready_i = cur_done && chance(rng_, k.rdy_wr);
+    const bool done = !done_at_.empty() && cyc_ >= done_at_.front();
+    top_->wr_done_i = done;
+    top_->ack_ready_i = chance(rng_, k.rdy_ack);
+    // TX: random ready, and in some phases long stalls (ACK/NAK requests merge meanwhile)
+    if (tx_stall_ > 0) --tx_stall_;
+    else if (chance_nz(rng_, k.tx_stall)) tx_stall_ = static_cast<unsigned>(u(50, 400));
+    top_->tx_ready_i = tx_stall_ == 0 && chance(rng_, k.rdy_tx);
+    top_->cqe_ready_i = chance(rng_, k.rdy_cqe);
+    top_->eval();
+
+    // ---------------- sample and check
+    sample(k, pull, pull_off, beat, lk_rsp, done);
+    if (failed()) return;
+    clock_tick(*top_, *ctx_);
+    ++cyc_;
+  }
+
+  void sample(const Knobs& k, bool pull, int pull_off, bool beat, bool lk_rsp, bool done) {
+    // Packet headers and payload
+    const bool hdr_take = hdr_valid_ && top_->s_hdr_ready_o;
+    if (top_->s_hdr_ready_o) busy_ = false;
+    if (hdr_take) {
+      const Pkt p = std::move(hq_.front());
+      hq_.pop_front();
+      hdr_valid_ = false;
+      busy_ = true;
+      busy_q_ = p.h.dest_qp;
+      if (busy_q_ < kNumQp) {
+        busy_qps_.insert(busy_q_);
+      }
+      accept(p);
+      if (busy_qps_.size() > 64) busy_qps_.clear();
+    }
+    pay_.handshake(top_->s_pay_tready_o);
+    // ACKs passed to the send side
+    check_stable(ack_st_, top_->ack_valid_o, top_->ack_ready_i,
+                 {top_->ack_qp_o, top_->ack_aeth_o, top_->ack_psn_o}, "ACK event", "stall_ack");
+    if (top_->ack_valid_o && top_->ack_ready_i) {
+      if (ack_exp_.empty()) return fail("ACK event for QP ", top_->ack_qp_o, " not expected");
+      const auto e = ack_exp_.front();
+      ack_exp_.pop_front();
+      if (top_->ack_qp_o != e[0] || top_->ack_aeth_o != e[1] || top_->ack_psn_o != e[2])
+        return fail("ACK event {qp ", top_->ack_qp_o, " aeth 0x", hex(top_->ack_aeth_o), " psn 0x", hex(top_->ack_psn_o),
+                    "}, model {", e[0], " 0x", hex(e[1]), " 0x", hex(e[2]), "}");
+    }
+    // ACK/NAK headers
+    {
+      std::vector<uint64_t> v(top_->tx_hdr_o.data(), top_->tx_hdr_o.data() + wire::kRoceHdrWords);
+      check_stable(tx_st_, top_->tx_valid_o, top_->tx_ready_i, v, "ACK/NAK header", "stall_tx");
+      if (top_->tx_valid_o && !tx_seen_) tx_header();
+      tx_seen_ = top_->tx_valid_o && !top_->tx_ready_i;
+    }
+    // Completions
+    {
+      std::vector<uint64_t> v(top_->cqe_o.data(), top_->cqe_o.data() + kCqeReqBits / 32);
+      check_stable(cqe_st_, top_->cqe_valid_o, top_->cqe_ready_i, v, "completion", "stall_cqe");
+    }
+    if (top_->cqe_valid_o && top_->cqe_ready_i) {
+      const CqeReq c = unpack_cqe_req(top_->cqe_o.data(), 0);
+      if (c.qp_num >= kNumQp || qp_[c.qp_num].cqes.empty())
+        return fail("completion for QP ", c.qp_num, " (wr_id 0x", hex(c.wr_id), " status ", unsigned(c.status), ") not expected");
+      const CqeReq w = qp_[c.qp_num].cqes.front();
+      qp_[c.qp_num].cqes.pop_front();
+      if (!(c == w))
+        return fail("completion of QP ", c.qp_num, ": {cq ", c.cq, " wr_id 0x", hex(c.wr_id), " len ", c.byte_len, " imm 0x",
+                    hex(c.imm), " src_qp 0x", hex(c.src_qp), " flags 0x", hex(c.wc_flags), " idx ", c.wqe_idx, " op ",
+                    unsigned(c.opcode), " status ", unsigned(c.status), " tag 0x", hex(c.tm_tag), " ctx 0x",
+                    hex(c.tm_app_ctx), " handle ", c.tm_handle, "}, model {", w.cq, " 0x", hex(w.wr_id), " ", w.byte_len,
+                    " 0x", hex(w.imm), " 0x", hex(w.src_qp), " 0x", hex(w.wc_flags), " ", w.wqe_idx, " ",
+                    unsigned(w.opcode), " ", unsigned(w.status), " 0x", hex(w.tm_tag), " 0x", hex(w.tm_app_ctx), " ",
+                    w.tm_handle, "}");
+    }
+    // Engine errors (the context sets the QP to ERR for the next read)
+    if (top_->err_o) {
+      if (err_exp_.empty() || err_exp_.front() != top_->err_qp_o)
+        return fail("err_o for QP ", top_->err_qp_o, ", model ", err_exp_.empty() ? std::string("none") : std::to_string(err_exp_.front()));
+      err_exp_.pop_front();
+      cfg_set(qp_[top_->err_qp_o], kCfState, st(hw::QpState::ERR));
+    }
+    // Receive WQE reads
+    check_stable(rd_st_, top_->rd_valid_o, top_->rd_ready_i, {top_->rd_addr_o, top_->rd_len_o}, "WQE read", "stall_rd");
+    if (beat) {
+      if (++rd_q_.front().k == kStride / kBytes) rd_q_.pop_front();
+    }
+    if (top_->rd_valid_o && top_->rd_ready_i) {
+      auto it = rd_exp_.find(top_->rd_addr_o);
+      if (it == rd_exp_.end() || it->second == 0 || top_->rd_len_o != kStride)
+        return fail("WQE read of 0x", hex(top_->rd_addr_o), "+", top_->rd_len_o, " not expected");
+      --it->second;
+      rd_q_.push_back({top_->rd_addr_o, cyc_ + 1 + u(0, k.max_lat), 0});
+    }
+    // Lookups and the tag buffer
+    check_stable(lk_st_, top_->lk_valid_o, top_->lk_ready_i,
+                 {top_->lk_tag_o, top_->lk_commit_miss_o, top_->lk_srq_o}, "lookup", "stall_lk");
+    if (lk_rsp) lk_rsp_.pop_front();
+    if (top_->lk_valid_o && top_->lk_ready_i) {
+      if (lk_exp_.empty()) return fail("lookup not expected");
+      const Lookup l = lk_exp_.front();
+      lk_exp_.pop_front();
+      if (top_->lk_tag_o != l.tag || bool(top_->lk_commit_miss_o) != l.commit_miss || top_->lk_srq_o != l.srq)
+        return fail("lookup {tag 0x", hex(top_->lk_tag_o), " commit_miss ", int(top_->lk_commit_miss_o), " srq ",
+                    int(top_->lk_srq_o), "}, model {0x", hex(l.tag), " ", l.commit_miss, " ", l.srq, "}");
+      lk_rsp_.push_back(l);
+      if (l.hit) last_hit_ = l.handle;
+      lk_at_ = cyc_ + 1 + u(0, k.max_lat);
+    }
+    if (top_->tb_re_o) tb_raddr_q_ = top_->tb_raddr_o;
+    // DMA writes: the request's bytes against the scatter stream, the pulled data three cycles later
+    check_stable(wr_st_, top_->wr_valid_o, top_->wr_ready_i, {top_->wr_addr_o, top_->wr_len_o}, "DMA write", "stall_wr");
+    if (!pulls_.empty() && pulls_.front().due == cyc_) {
+      const Pull& pl = pulls_.front();
+      for (unsigned i = 0; i < kBytes; ++i) {
+        const int o = pl.off + static_cast<int>(i);
+        if (o < 0 || o >= static_cast<int>(pl.r->len)) continue;
+        const uint8_t b = byte_of(top_->wr_data_o.data(), i);
+        if (b != pl.r->data[o])
+          return fail("DMA write to 0x", hex(pl.r->addr + o), " (request 0x", hex(pl.r->addr), "+", pl.r->len,
+                      " byte ", o, "): 0x", hex(b), ", model 0x", hex(pl.r->data[o]));
+      }
+      pulls_.pop_front();
+    }
+    if (pull) {
+      pulls_.push_back({cyc_ + kLat, wr_cur_, pull_off});
+      wr_cur_->next_off += static_cast<int>(kBytes);
+      if (wr_cur_->next_off >= static_cast<int>(wr_cur_->len)) {
+        done_last_ = std::max(done_last_ + 1, cyc_ + kLat + 1 + u(0, 6));
+        done_at_.push_back(done_last_);
+      }
+    }
+    if (done) done_at_.pop_front();
+    if (top_->wr_valid_o && top_->wr_ready_i) {
+      auto r = std::make_shared<WrReq>();
+      r->addr = top_->wr_addr_o;
+      r->len = top_->wr_len_o;
+      if (r->len == 0 || r->len > 4096) return fail("DMA write of ", r->len, " bytes");
+      for (unsigned i = 0; i < r->len; ++i) {
+        if (wr_exp_.empty() || wr_exp_.front().first != r->addr + i)
+          return fail("DMA write 0x", hex(r->addr), "+", r->len, ": byte ", i, " lands at 0x", hex(r->addr + i), ", model ",
+                      wr_exp_.empty() ? std::string("no more bytes") : "0x" + hex(wr_exp_.front().first));
+        r->data.push_back(wr_exp_.front().second);
+        wr_exp_.pop_front();
+      }
+      r->next_off = -static_cast<int>(r->addr % kBytes);
+      wr_cur_ = r;
+    }
+    // Statistics pulses
+    n_rtl_[0] += top_->drop_qp_o;
+    n_rtl_[1] += top_->tx_ack_o;
+    n_rtl_[2] += top_->tx_rnr_o;
+    n_rtl_[3] += top_->tx_nak_o;
+    n_rtl_[4] += top_->dup_o;
+    n_rtl_[5] += top_->psn_err_o;
+    n_rtl_[6] += top_->prot_err_o;
+    // QUERY_QP
+    if (query_chk_q_) {
+      if (top_->query_psn_o != query_psn_q_)
+        return fail("query_psn_o of QP ", query_qp_q_, ": 0x", hex(top_->query_psn_o), ", model 0x", hex(query_psn_q_));
+      cov_.hit("query_psn");
+    }
+    query_chk_q_ = query_chk_;
+    query_psn_q_ = query_psn_;
+    query_qp_q_ = query_qp_;
+    // The registered reads' indices, the flow control of the next cycle
+    qp_idx_q_ = top_->qp_idx_o;
+    path_idx_q_ = top_->path_qp_o;
+    cqe_idx_q_ = top_->cqe_qp_o;
+    mr_idx_q_ = top_->mr_idx_o;
+    srq_idx_q_ = top_->srq_idx_o;
+    db_ready_q_ = top_->db_ready_o;
+    idle_q_ = top_->idle_o;
+    hdr_take_q_ = hdr_take;
+  }
+
+  // A new ACK/NAK header: the merge of a run of its QP's events.
+  void tx_header() {
+    const wire::RoceHdr h = wire::unpack_hdr(top_->tx_hdr_o.data());
+    const unsigned q = h.udp_sport & 0x3FFF;
+    if ((h.udp_sport & 0xC000) != 0xC000 || q >= kNumQp) return fail("ACK header with source port 0x", hex(h.udp_sport));
+    Qp& Q = qp_[q];
+    if (h.opcode != wire::kAck || h.dest_qp != cfg_get(Q, kCfDestQpn) || h.dst_ip != cfg_get(Q, kCfDestIp) ||
+        h.src_ip != local_ip_ || h.src_mac != local_mac_)
+      return fail("ACK header of QP ", q, ": opcode ", unsigned(h.opcode), " dest_qp 0x", hex(h.dest_qp), " dst_ip 0x",
+                  hex(h.dst_ip));
+    const Ev got{static_cast<uint8_t>(h.aeth >> 24), h.aeth & kM24, h.psn};
+    std::set<size_t> nh;
+    for (size_t p : Q.hyp) {
+      Ev cur;
+      for (size_t j = p; j < Q.evs.size(); ++j) {
+        if (j == p || replaces(cur.syn, Q.evs[j].syn)) cur = Q.evs[j];
+        if (cur == got) nh.insert(j + 1);
+      }
+    }
+    if (nh.empty()) {
+      std::string s;
+      for (size_t j = Q.hyp.front(); j < Q.evs.size() && j < Q.hyp.front() + 8; ++j)
+        s += " {0x" + hex(Q.evs[j].syn) + " " + hex(Q.evs[j].msn) + " " + hex(Q.evs[j].psn) + "}";
+      return fail("ACK/NAK header of QP ", q, " {syndrome 0x", hex(got.syn), " msn 0x", hex(got.msn), " psn 0x",
+                  hex(got.psn), "} is no merge of its pending events:", s.empty() ? " none" : s);
+    }
+    if (*nh.begin() > Q.hyp.front() + 1) cov_.hit("headers_merged");
+    Q.hyp.assign(nh.begin(), nh.end());
+    ++n_hdr_;
+  }
+
+  void check_stable(std::vector<uint64_t>& held, bool valid, bool ready, std::vector<uint64_t> v, const char* what,
+                    const char* cov) {
+    if (!held.empty()) {
+      if (!valid) return fail(what, " withdrawn while stalled");
+      if (v != held) return fail(what, " changed while stalled");
+    }
+    held.clear();
+    if (valid && !ready) {
+      held = std::move(v);
+      cov_.hit(cov);
+    }
+  }
+
+  void drain(const Knobs& k) {
+    Knobs d = k;
+    d.rdy_cqe = std::max(d.rdy_cqe, 0.5);
+    d.rdy_tx = std::max(d.rdy_tx, 0.5);
+    d.tx_stall = 0;
+    unsigned quiet = 0;
+    for (uint64_t t = 0; t < 200000 && quiet < 50 && !failed(); ++t) {
+      step(d, false);
+      const bool exp_left = !wr_exp_.empty() || !ack_exp_.empty() || !lk_exp_.empty() || !err_exp_.empty() || !hq_.empty() ||
+                            !pay_.idle();
+      quiet = (top_->idle_o && !exp_left && pending_inits_.empty()) ? quiet + 1 : 0;
+    }
+    if (failed()) return;
+    if (quiet < 50) return fail("no drain: idle_o ", int(top_->idle_o), ", ", hq_.size(), " headers, ", wr_exp_.size(),
+                                " bytes to write, ", ack_exp_.size(), " ACKs to pass, ", lk_exp_.size(), " lookups");
+    for (unsigned q = 0; q < kNumQp; ++q) {
+      const Qp& Q = qp_[q];
+      if (!Q.cqes.empty())
+        return fail("drained, QP ", q, " still expects ", Q.cqes.size(), " completions (first: wr_id 0x",
+                    hex(Q.cqes.front().wr_id), " status ", unsigned(Q.cqes.front().status), ")");
+      if (std::find(Q.hyp.begin(), Q.hyp.end(), Q.evs.size()) == Q.hyp.end())
+        return fail("drained, QP ", q, ": ", Q.evs.size() - Q.hyp.back(), " of its ACK/NAK events never sent (first {0x",
+                    hex(Q.evs[Q.hyp.back()].syn), " ", hex(Q.evs[Q.hyp.back()].msn), " ", hex(Q.evs[Q.hyp.back()].psn), "})");
+    }
+    if (rd_outstanding()) return fail("drained with WQE reads never made");
+    for (auto& Q : qp_) {
+      Q.evs.clear();
+      Q.hyp = {0};
+    }
+    const uint64_t model[7] = {n_drop_, n_ack_, n_rnr_, n_nak_, n_dup_, n_psn_err_, n_prot_};
+    static const char* const names[7] = {"drop_qp", "tx_ack", "tx_rnr", "tx_nak", "dup", "psn_err", "prot_err"};
+    for (unsigned i = 0; i < 7; ++i)
+      if (n_rtl_[i] != model[i]) return fail("statistics ", names[i], "_o pulsed ", n_rtl_[i], " times, model ", model[i]);
+  }
+
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<Vtmnic_responder_tb> top_;
+  std::mt19937_64 rng_;
+  Coverage& cov_;
+  StreamSource pay_;
+  uint64_t cyc_ = 0, msgs_ = 0, local_mac_ = 0;
+  uint32_t local_ip_ = 0;
+  bool failed_ = false;
+  std::array<Mr, kNumMr> mr_{};
+  std::array<Srq, kSrq> srq_{};
+  std::array<Sge, kEntries> tb_{};
+  std::array<Qp, kNumQp> qp_{};
+  std::vector<unsigned> hot_;
+  std::unordered_map<uint64_t, std::array<uint8_t, kStride>> mem_;
+  std::map<uint64_t, unsigned> rd_exp_;
+  std::deque<RdRsp> rd_q_;
+  std::deque<std::array<uint64_t, 3>> ack_exp_;
+  std::deque<unsigned> err_exp_, pending_inits_;
+  std::set<unsigned> reinit_, busy_qps_;
+  std::deque<Lookup> lk_exp_, lk_rsp_;
+  uint64_t lk_at_ = 0;
+  std::deque<std::pair<uint64_t, uint8_t>> wr_exp_;
+  std::shared_ptr<WrReq> wr_cur_;
+  std::deque<Pull> pulls_;
+  std::deque<uint64_t> done_at_;
+  std::deque<Pkt> hq_;
+  bool hdr_valid_ = false, busy_ = false, tmh_ = false;
+  uint32_t busy_q_ = 0;
+  std::vector<uint64_t> ack_st_, tx_st_, cqe_st_, rd_st_, lk_st_, wr_st_;
+  bool tx_seen_ = false;
+  unsigned qp_idx_q_ = 0, path_idx_q_ = 0, cqe_idx_q_ = 0, mr_idx_q_ = 0, srq_idx_q_ = 0, tb_raddr_q_ = 0;
+  bool db_ready_q_ = false, idle_q_ = false, hdr_take_q_ = false;
+  unsigned kick_gap_ = 0, tx_stall_ = 0, add_pend_ = 0, add_pend_h_ = 0, last_hit_ = 0;
+  uint64_t init_cyc_ = 0, done_last_ = 0;
+  bool query_chk_ = false, query_chk_q_ = false;
+  uint32_t query_psn_ = 0, query_psn_q_ = 0;
+  unsigned query_qp_ = 0, query_qp_q_ = 0;
+  uint64_t n_drop_ = 0, n_ack_ = 0, n_rnr_ = 0, n_nak_ = 0, n_dup_ = 0, n_psn_err_ = 0, n_prot_ = 0, n_ev_ = 0, n_hdr_ = 0;
+  uint64_t n_rtl_[7] = {};
+};
+
+TEST(Responder, RandomTrafficAgainstModel) {
+  Coverage total(coverage_points());
+  Stopwatch sw;
+  uint64_t cycles = 0, msgs = 0;
+  const uint64_t n = 150000 * test_scale();
+  for (uint64_t seed : seeds({1, 2, 3})) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Coverage cov(coverage_points());
+    Bench b(seed, cov);
+    b.init_all();
+    //     name     pkt_gap pay_gap cqe  tx   ack  wr   rd   lk   pull lat db    hot  pkts tx_stall
+    b.run({"mix", 0.2, 0.2, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.8, 8, 0.05, 0.5, 5, 0.001}, n);
+    b.run({"fast", 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1, 0.08, 0.3, 3, 0.0}, n);
+    b.run({"stalls", 0.4, 0.4, 0.2, 0.15, 0.3, 0.3, 0.3, 0.3, 0.4, 30, 0.05, 0.7, 6, 0.003}, n);
+    cycles += b.cycles();
+    msgs += b.messages();
+    total.merge(cov);
+    if (::testing::Test::HasFailure()) break;
+  }
+  EXPECT_GT(msgs, 300u);
+  std::printf("[responder] %llu messages completed\n", (unsigned long long)msgs);
+  report_speed("rx_engine", "mix", cycles, sw.seconds());
+  total.report("tmnic_rx_engine");
+}
+
+}  // namespace
