@@ -213,7 +213,7 @@ std::vector<std::string> coverage_points() {
 
 struct Knobs {
   const char* name;
-  double db, ack, rewind, fail, cmd_err, rd_ready, gap, pkt_ready, lerr_ready, msg_big;
+  double db, hot, ack, rewind, fail, cmd_err, rd_ready, gap, pkt_ready, lerr_ready, msg_big;
   unsigned max_lat, max_free, ack_lat;
 };
 
@@ -396,7 +396,7 @@ class ReqBench {
 
   // ---------------------------------------------------------------- WQEs
   unsigned pick_qp() {
-    if (chance(rng_, 0.5)) {
+    if (chance(rng_, hot_share_)) {
       cov_.hit("hot_qp");
       return hot_[u(0, hot_.size() - 1)];
     }
@@ -837,9 +837,6 @@ class ReqBench {
       last_dead_ = -1;
       Qp& p = q_[qi];
       const Entry& e = p.out[p.ci % kOuts];
-      if (trace_ && racing)
-        std::printf("%llu: racing go-back QP %u state %u ci %u next %u err %u\n", (unsigned long long)cyc_, qi, p.state,
-                    p.ci, p.next, e.err);
       if (p.state == kRts && p.ci != p.next && !e.err) {
         msg_held_ = true;
         p.held = true;
@@ -1008,6 +1005,7 @@ class ReqBench {
     }
     top_->slot_free_i = free_mask;
     if (k) {
+      hot_share_ = k->hot;
       knobs_max_free_ = k->max_free;
       knobs_ack_lat_ = k->ack_lat;
     }
@@ -1178,6 +1176,7 @@ class ReqBench {
   std::vector<unsigned> hot_, live_;
   std::map<uint64_t, unsigned> base_qp_;
   std::map<uint32_t, unsigned> by_dqpn_;
+  double hot_share_ = 0.5;
   uint64_t cyc_ = 0, packets_ = 0, serial_ = 0, lmac_ = 0;
   const bool trace_ = std::getenv("TMNIC_TRACE") != nullptr;  // events, one line each
   uint32_t lip_ = 0;
@@ -1205,13 +1204,14 @@ TEST(Requester, RandomTrafficAgainstModel) {
   Coverage total(coverage_points());
   Stopwatch sw;
   uint64_t cycles = 0, packets = 0;
-  const uint64_t n = 30000ull * test_scale();
-  // (db: doorbells, ack: completer looks at a QP, rewind/fail/cmd_err: per cycle, rd/pkt/lerr: ready,
-  //  gap: DMA beat gaps, big: long SGEs, lat: DMA latency, free: slot free delay, rtt: ACK delay)
-  //                  db    ack   rewind fail    cmd_err  rd   gap  pkt  lerr big  lat free rtt
-  const Knobs busy{"busy", 0.08, 0.3, 0.004, 0.0002, 0.0002, 0.6, 0.2, 0.6, 0.5, 0.2, 8, 20, 400};
-  const Knobs fast{"fast", 0.15, 0.8, 0.002, 0.0001, 0.0001, 1.0, 0.0, 1.0, 1.0, 0.3, 0, 0, 60};
-  const Knobs slow{"slow", 0.04, 0.05, 0.01, 0.0004, 0.0004, 0.3, 0.5, 0.2, 0.2, 0.1, 40, 200, 2000};
+  const uint64_t n = 60000ull * test_scale();
+  // (db: doorbells, hot: share of them to the hot QPs, ack: completer looks at a QP, rewind/fail/
+  //  cmd_err: per cycle, rd/pkt/lerr: ready, gap: DMA beat gaps, big: long SGEs, lat: DMA latency,
+  //  free: slot free delay, rtt: ACK delay)
+  //                  db    hot  ack   rewind fail    cmd_err  rd   gap  pkt  lerr big  lat free rtt
+  const Knobs busy{"busy", 0.08, 0.5, 0.3, 0.004, 0.0002, 0.0002, 0.6, 0.2, 0.6, 0.5, 0.2, 8, 20, 400};
+  const Knobs fast{"fast", 0.15, 0.8, 0.8, 0.002, 0.0001, 0.0001, 1.0, 0.0, 1.0, 1.0, 0.05, 0, 0, 1500};
+  const Knobs slow{"slow", 0.04, 0.9, 0.05, 0.01, 0.0004, 0.0004, 0.3, 0.5, 0.2, 0.2, 0.1, 40, 200, 2000};
   for (uint64_t seed : seeds({1, 2, 3})) {
     Stopwatch one;
     Coverage cov(coverage_points());
