@@ -807,8 +807,11 @@ class ReqBench {
       const unsigned qi = live_[li];
       Qp& p = q_[qi];
       const uint16_t ci0 = p.ci;
-      // One hot QP gets no ACK for long stretches of the slow phases: its window fills.
-      const bool stall = qi == hot_[2] && (cyc_ / 4000) % 3 == 0 && p.state == kRts;
+      // One live hot QP gets no ACK for long stretches: its window fills.
+      int sq = -1;
+      for (size_t h = 2; h < hot_.size() && sq < 0; ++h)
+        if (q_[hot_[h]].state == kRts && !q_[hot_[h]].dead) sq = static_cast<int>(hot_[h]);
+      const bool stall = static_cast<int>(qi) == sq && (cyc_ / 12000) % 2 == 0;
       if (!p.held && !stall) {
         if (p.state == kErr) {
           p.ci = p.next;                     // the flush completes every entry
