@@ -34,6 +34,8 @@
 //     completer reads it; the PSN table (QUERY_QP) of settled QPs; wake_at_o never after a pending
 //     RNR wait's end; at the end of each phase every posted WQE sent (or flushed in ERR), idle_o
 //     and quiet_o.
+// TMNIC_TRACE=1 prints ring writes, DMA reads, completer messages taken, inits and drains, one line
+// each with its cycle.
 #include <gtest/gtest.h>
 
 #include <array>
