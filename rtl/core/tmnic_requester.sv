@@ -338,7 +338,9 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           tab_raddr = msg_qp;
           after_d = S_IDLE;
           state_d = S_MSG;
-        end else if (sched_valid) begin
+        end else if (sched_valid && chk_idle) begin
+          // (a walk over a WQE that did not need it, flushed, inline or bad, still runs: its inputs,
+          // this QP's WQE and PD, must stay until it ends, so the next QP waits)
           sched_take = 1'b1;
           q_d = sched_idx;
           tab_re = 1'b1;
