@@ -1,5 +1,4 @@
-// tmnic_rx_engine (the responder of every QP, with all its blocks, and tmnic_ack_gen beside it as in
-// tmnic_top: tmnic_responder_tb.sv) against an independent model of
+// tmnic_rx_engine (the responder of every QP, with all its blocks) against an independent model of
 // the IBA receive rules (IBA 9.7; the engine's header comment; docs/tag-matching.md for TM-SRQs).
 // Model, per QP: expected PSN (24-bit wrap), MSN, receive-queue consumer/producer index, the held
 // message (receive WQE, checked SGE list, bytes received). At each header the bench hands the engine,
@@ -22,9 +21,8 @@
 // Checked: every DMA write request and every pulled byte against the expected (IOVA, byte) stream of
 // the scatter (byte for byte, in order); every WQE read address; every lookup (tag, commit_miss,
 // SRQ); every completion (per QP in order, all cqe_req_t fields); every forwarded ACK (in order);
-// every error pulse; ACK/NAK headers against the per-QP event lists under the ACK generator's merge
-// rule (any header must be the merge of a run of the QP's events: a set of hypotheses, all events
-// accounted for at the end); statistics pulses counted; QUERY_QP's PSN when idle; stability of every
+// every error pulse; every ACK/NAK event to the ACK generator ({QP, syndrome, MSN, PSN}, per QP in
+// order, all sent by the end; the generator's merging and headers are test_ack_gen's); statistics pulses counted; QUERY_QP's PSN when idle; stability of every
 // offered output while stalled; nothing left over after a drain.
 // Stimulus: a peer per QP sending messages of 0..several PMTU with random PMTU, interleaved across
 // QPs (hot QPs incl. QPN_FIRST and NUM_QP-1), duplicates, gaps (the peer goes back after the NAK),
@@ -44,7 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "Vtmnic_responder_tb.h"
+#include "Vtmnic_rx_engine.h"
 #include "lib/axis.hpp"
 #include "lib/bits.hpp"
 #include "lib/clock.hpp"
@@ -85,12 +83,6 @@ constexpr uint8_t kSynSeq = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakPs
 constexpr uint8_t kSynInv = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakInvReq);
 constexpr uint8_t kSynRemOp = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakRemOpErr);
 uint8_t syn_rnr(unsigned timer) { return wire::aeth_syndrome(wire::kAethTypeRnrNak, static_cast<uint8_t>(timer)); }
-bool is_seq_nak(uint8_t s) { return wire::aeth_type(s) == wire::kAethTypeNak && wire::aeth_value(s) == wire::kNakPsnSeqErr; }
-// The ACK generator's merge rule: a newer event replaces the pending one, except that a sequence NAK
-// never replaces a pending NAK (of any kind).
-bool replaces(uint8_t pending, uint8_t incoming) {
-  return !(is_seq_nak(incoming) && wire::aeth_type(pending) != wire::kAethTypeAck);
-}
 // 24-bit PSN: a at or after b within half the space.
 bool psn_ge(uint32_t a, uint32_t b) { return ((a - b) & kM24) < 0x800000; }
 
@@ -139,8 +131,8 @@ struct Qp {
   Msg m;
   std::vector<Wqe> ring;
   std::deque<CqeReq> cqes;      // completions expected, in order
-  std::vector<Ev> evs;          // ACK/NAK events, in order, and the hypotheses of how many
-  std::vector<size_t> hyp{0};   //   of them the headers so far accounted for
+  std::vector<Ev> evs;          // ACK/NAK events, in order, and how many of them were sent
+  size_t sent = 0;
   // the peer
   uint32_t ppsn = 0;
   bool pin = false, resync = false;  // in a message; go back to the responder's PSN
@@ -208,8 +200,8 @@ std::vector<std::string> coverage_points() {
           "flush_rq_wqe", "len_err_by_one_byte", "msg_fills_buffer", "flush_held_wqe", "drop_unknown_qp", "drop_reserved_qp", "drop_wrong_peer",
           "drop_not_ready", "drop_err_qp", "drop_not_send", "ack_forwarded", "ack_dropped_not_rts",
           "tm_match_eager", "tm_match_rndv", "tm_unexpected", "tm_notag", "tm_rnr", "qp_first_msg", "qp_last_msg",
-          "interleaved_msgs", "qp_set_err_mid_msg", "qp_reinit", "headers_merged", "query_psn",
-          "stall_cqe", "stall_tx", "stall_ack", "stall_wr", "stall_rd", "stall_lk", "doorbell_rq", "doorbell_srq", "add_pending_on_hit"};
+          "interleaved_msgs", "qp_set_err_mid_msg", "qp_reinit", "query_psn",
+          "stall_cqe", "stall_ev", "stall_ack", "stall_wr", "stall_rd", "stall_lk", "doorbell_rq", "doorbell_srq", "add_pending_on_hit"};
 }
 
 struct Knobs {
@@ -229,7 +221,7 @@ class Bench {
       : ctx_(std::make_unique<VerilatedContext>()), rng_(seed), cov_(cov), pay_(kBytes, &rng_) {
     ctx_->randReset(2);
     ctx_->randSeed(static_cast<int>(seed & 0x7fffffff));
-    top_ = std::make_unique<Vtmnic_responder_tb>(ctx_.get());
+    top_ = std::make_unique<Vtmnic_rx_engine>(ctx_.get());
     local_ip_ = static_cast<uint32_t>(rng_());
     local_mac_ = rng_() & mask64(48);
     make_tables();
@@ -917,7 +909,6 @@ class Bench {
     // Registered reads: each word is the one its index named in the previous cycle.
     const Qp& Q = qp_[qp_idx_q_];
     pack_view(kRspView, Q.cfg.data(), top_->qp_rd_i.data(), 0);
-    pack_view(kPathView, qp_[path_idx_q_].cfg.data(), top_->path_i.data(), 0);
     top_->cqe_src_qp_i = static_cast<uint32_t>(cfg_get(qp_[cqe_idx_q_], kCfDestQpn));
     const Mr& m = mr_[mr_idx_q_];
     auto& s = top_->mr_rd_i;
@@ -948,8 +939,6 @@ class Bench {
   void step(const Knobs& k, bool traffic) {
     // ---------------- drive
     drive_cfg();
-    top_->local_mac_i = local_mac_;
-    top_->local_ip_i = local_ip_;
     top_->srq_reset_i = 0;
     top_->srq_reset_idx_i = 0;
     // An ADD still on its way to the tag buffer: sometimes on the handle just matched (the buffer
@@ -1022,10 +1011,10 @@ class Bench {
     const bool done = !done_at_.empty() && cyc_ >= done_at_.front();
     top_->wr_done_i = done;
     top_->ack_ready_i = chance(rng_, k.rdy_ack);
-    // TX: random ready, and in some phases long stalls (ACK/NAK requests merge meanwhile)
+    // ACK/NAK events: random ready, and in some phases long stalls (the responder waits meanwhile)
     if (tx_stall_ > 0) --tx_stall_;
     else if (chance_nz(rng_, k.tx_stall)) tx_stall_ = static_cast<unsigned>(u(50, 400));
-    top_->tx_ready_i = tx_stall_ == 0 && chance(rng_, k.rdy_tx);
+    top_->ev_ready_i = tx_stall_ == 0 && chance(rng_, k.rdy_tx);
     top_->cqe_ready_i = chance(rng_, k.rdy_cqe);
     top_->eval();
 
@@ -1064,13 +1053,10 @@ class Bench {
         return fail("ACK event {qp ", top_->ack_qp_o, " aeth 0x", hex(top_->ack_aeth_o), " psn 0x", hex(top_->ack_psn_o),
                     "}, model {", e[0], " 0x", hex(e[1]), " 0x", hex(e[2]), "}");
     }
-    // ACK/NAK headers
-    {
-      std::vector<uint64_t> v(top_->tx_hdr_o.data(), top_->tx_hdr_o.data() + wire::kRoceHdrWords);
-      check_stable(tx_st_, top_->tx_valid_o, top_->tx_ready_i, v, "ACK/NAK header", "stall_tx");
-      if (top_->tx_valid_o && !tx_seen_) tx_header();
-      tx_seen_ = top_->tx_valid_o && !top_->tx_ready_i;
-    }
+    // ACK/NAK events to the ACK generator
+    check_stable(ev_st_, top_->ev_valid_o, top_->ev_ready_i,
+                 {top_->ev_qp_o, top_->ev_syn_o, top_->ev_msn_o, top_->ev_psn_o}, "ACK/NAK event", "stall_ev");
+    if (top_->ev_valid_o && top_->ev_ready_i) ack_nak_event();
     // Completions
     {
       std::vector<uint64_t> v(top_->cqe_o.data(), top_->cqe_o.data() + kCqeReqBits / 32);
@@ -1183,7 +1169,6 @@ class Bench {
     query_qp_q_ = query_qp_;
     // The registered reads' indices, the flow control of the next cycle
     qp_idx_q_ = top_->qp_idx_o;
-    path_idx_q_ = top_->path_qp_o;
     cqe_idx_q_ = top_->cqe_qp_o;
     mr_idx_q_ = top_->mr_idx_o;
     srq_idx_q_ = top_->srq_idx_o;
@@ -1192,35 +1177,21 @@ class Bench {
     hdr_take_q_ = hdr_take;
   }
 
-  // A new ACK/NAK header: the merge of a run of its QP's events.
-  void tx_header() {
-    const wire::RoceHdr h = wire::unpack_hdr(top_->tx_hdr_o.data());
-    const unsigned q = h.udp_sport & 0x3FFF;
-    if ((h.udp_sport & 0xC000) != 0xC000 || q >= kNumQp) return fail("ACK header with source port 0x", hex(h.udp_sport));
+  // An ACK/NAK event taken by the ACK generator: its QP's next one in the model.
+  void ack_nak_event() {
+    const unsigned q = top_->ev_qp_o;
+    if (q >= kNumQp) return fail("ACK/NAK event for QP ", q);
     Qp& Q = qp_[q];
-    if (h.opcode != wire::kAck || h.dest_qp != cfg_get(Q, kCfDestQpn) || h.dst_ip != cfg_get(Q, kCfDestIp) ||
-        h.src_ip != local_ip_ || h.src_mac != local_mac_)
-      return fail("ACK header of QP ", q, ": opcode ", unsigned(h.opcode), " dest_qp 0x", hex(h.dest_qp), " dst_ip 0x",
-                  hex(h.dst_ip));
-    const Ev got{static_cast<uint8_t>(h.aeth >> 24), h.aeth & kM24, h.psn};
-    std::set<size_t> nh;
-    for (size_t p : Q.hyp) {
-      Ev cur;
-      for (size_t j = p; j < Q.evs.size(); ++j) {
-        if (j == p || replaces(cur.syn, Q.evs[j].syn)) cur = Q.evs[j];
-        if (cur == got) nh.insert(j + 1);
-      }
-    }
-    if (nh.empty()) {
-      std::string s;
-      for (size_t j = Q.hyp.front(); j < Q.evs.size() && j < Q.hyp.front() + 8; ++j)
-        s += " {0x" + hex(Q.evs[j].syn) + " " + hex(Q.evs[j].msn) + " " + hex(Q.evs[j].psn) + "}";
-      return fail("ACK/NAK header of QP ", q, " {syndrome 0x", hex(got.syn), " msn 0x", hex(got.msn), " psn 0x",
-                  hex(got.psn), "} is no merge of its pending events:", s.empty() ? " none" : s);
-    }
-    if (*nh.begin() > Q.hyp.front() + 1) cov_.hit("headers_merged");
-    Q.hyp.assign(nh.begin(), nh.end());
-    ++n_hdr_;
+    const Ev got{static_cast<uint8_t>(top_->ev_syn_o), top_->ev_msn_o & kM24, top_->ev_psn_o & kM24};
+    if (Q.sent >= Q.evs.size())
+      return fail("ACK/NAK event of QP ", q, " {syndrome 0x", hex(got.syn), " msn 0x", hex(got.msn), " psn 0x",
+                  hex(got.psn), "} not expected");
+    const Ev& e = Q.evs[Q.sent];
+    if (!(got == e))
+      return fail("ACK/NAK event of QP ", q, " {syndrome 0x", hex(got.syn), " msn 0x", hex(got.msn), " psn 0x",
+                  hex(got.psn), "}, model {0x", hex(e.syn), " 0x", hex(e.msn), " 0x", hex(e.psn), "}");
+    ++Q.sent;
+    ++n_sent_;
   }
 
   void check_stable(std::vector<uint64_t>& held, bool valid, bool ready, std::vector<uint64_t> v, const char* what,
@@ -1256,14 +1227,14 @@ class Bench {
       if (!Q.cqes.empty())
         return fail("drained, QP ", q, " still expects ", Q.cqes.size(), " completions (first: wr_id 0x",
                     hex(Q.cqes.front().wr_id), " status ", unsigned(Q.cqes.front().status), ")");
-      if (std::find(Q.hyp.begin(), Q.hyp.end(), Q.evs.size()) == Q.hyp.end())
-        return fail("drained, QP ", q, ": ", Q.evs.size() - Q.hyp.back(), " of its ACK/NAK events never sent (first {0x",
-                    hex(Q.evs[Q.hyp.back()].syn), " ", hex(Q.evs[Q.hyp.back()].msn), " ", hex(Q.evs[Q.hyp.back()].psn), "})");
+      if (Q.sent != Q.evs.size())
+        return fail("drained, QP ", q, ": ", Q.evs.size() - Q.sent, " of its ACK/NAK events never sent (first {0x",
+                    hex(Q.evs[Q.sent].syn), " ", hex(Q.evs[Q.sent].msn), " ", hex(Q.evs[Q.sent].psn), "})");
     }
     if (rd_outstanding()) return fail("drained with WQE reads never made");
     for (auto& Q : qp_) {
       Q.evs.clear();
-      Q.hyp = {0};
+      Q.sent = 0;
     }
     const uint64_t model[7] = {n_drop_, n_ack_, n_rnr_, n_nak_, n_dup_, n_psn_err_, n_prot_};
     static const char* const names[7] = {"drop_qp", "tx_ack", "tx_rnr", "tx_nak", "dup", "psn_err", "prot_err"};
@@ -1272,7 +1243,7 @@ class Bench {
   }
 
   std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Vtmnic_responder_tb> top_;
+  std::unique_ptr<Vtmnic_rx_engine> top_;
   std::mt19937_64 rng_;
   Coverage& cov_;
   StreamSource pay_;
@@ -1299,16 +1270,15 @@ class Bench {
   std::deque<Pkt> hq_;
   bool hdr_valid_ = false, busy_ = false, tmh_ = false;
   uint32_t busy_q_ = 0;
-  std::vector<uint64_t> ack_st_, tx_st_, cqe_st_, rd_st_, lk_st_, wr_st_;
-  bool tx_seen_ = false;
-  unsigned qp_idx_q_ = 0, path_idx_q_ = 0, cqe_idx_q_ = 0, mr_idx_q_ = 0, srq_idx_q_ = 0, tb_raddr_q_ = 0;
+  std::vector<uint64_t> ack_st_, ev_st_, cqe_st_, rd_st_, lk_st_, wr_st_;
+  unsigned qp_idx_q_ = 0, cqe_idx_q_ = 0, mr_idx_q_ = 0, srq_idx_q_ = 0, tb_raddr_q_ = 0;
   bool db_ready_q_ = false, idle_q_ = false, hdr_take_q_ = false;
   unsigned kick_gap_ = 0, tx_stall_ = 0, add_pend_ = 0, add_pend_h_ = 0, last_hit_ = 0;
   uint64_t init_cyc_ = 0, done_last_ = 0;
   bool query_chk_ = false, query_chk_q_ = false;
   uint32_t query_psn_ = 0, query_psn_q_ = 0;
   unsigned query_qp_ = 0, query_qp_q_ = 0;
-  uint64_t n_drop_ = 0, n_ack_ = 0, n_rnr_ = 0, n_nak_ = 0, n_dup_ = 0, n_psn_err_ = 0, n_prot_ = 0, n_ev_ = 0, n_hdr_ = 0;
+  uint64_t n_drop_ = 0, n_ack_ = 0, n_rnr_ = 0, n_nak_ = 0, n_dup_ = 0, n_psn_err_ = 0, n_prot_ = 0, n_ev_ = 0, n_sent_ = 0;
   uint64_t n_rtl_[7] = {};
 };
 
