@@ -56,6 +56,7 @@
 #include "lib/fail.hpp"
 #include "lib/seed.hpp"
 #include "lib/speed.hpp"
+#include "mr.hpp"
 #include "qp_cfg.hpp"
 #include "tmnic/hwif.h"
 #include "tmnic/wire.h"
@@ -93,22 +94,15 @@ constexpr uint32_t kRtr = static_cast<uint32_t>(hw::QpState::RTR);
 uint8_t host(uint64_t a) { return mem_byte(kSalt, a); }
 
 // ---- packed structs of tmnic_pkg.sv, first field in the MSBs --------------------------------------
-// mr_t {valid 1, key 32, pd 16, access 3, va 64, len 64, iova 64}
-constexpr unsigned kMrIova = 0, kMrLen = 64, kMrVa = 128, kMrAccess = 192, kMrPd = 195, kMrKey = 211, kMrValid = 243;
 // sq_out_t {wrid 64, first 24, last 24, sig 1, err 8}
 constexpr unsigned kOutErr = 0, kOutSig = 8, kOutLast = 9, kOutFirst = 33, kOutWrid = 57, kOutBits = 121;
 // sq_msg_t {kind 1, qp 16, idx 16, psn 24, rnr 1, rnr_due 64}; kind SQ_MSG_REWIND = 0, SQ_MSG_FAIL = 1
 constexpr unsigned kMsgDue = 0, kMsgRnr = 64, kMsgPsn = 65, kMsgIdx = 89, kMsgQp = 105, kMsgKind = 121, kMsgBits = 122;
 static_assert(sizeof(Vtmnic_requester::o_wdata_o) == 4 * ((kOutBits + 31) / 32), "o_wdata_o is not an sq_out_t");
 static_assert(sizeof(Vtmnic_requester::msg_i) == 4 * ((kMsgBits + 31) / 32), "msg_i is not an sq_msg_t");
-static_assert(sizeof(Vtmnic_requester::mr_rd_i) == 4 * ((kMrValid + 1 + 31) / 32), "mr_rd_i is not an mr_t");
+static_assert(sizeof(Vtmnic_requester::mr_rd_i) == 4 * ((kMrBits + 31) / 32), "mr_rd_i is not an mr_t");
 static_assert(sizeof(Vtmnic_requester::qp_rd_i) == 4 * ((view_bits(kReqView) + 31) / 32), "qp_rd_i is not a qp_req_cfg_t");
 
-struct Mr {
-  bool valid = false;
-  uint32_t key = 0, pd = 0, access = 0;
-  uint64_t va = 0, len = 0, iova = 0;
-};
 struct Piece {
   uint64_t addr;
   uint32_t len;
@@ -865,13 +859,7 @@ class ReqBench {
     zero(top_->qp_rd_i);
     pack_view(kReqView, q_[qp_rd_].cfg.data(), top_->qp_rd_i.data(), 0);
     const Mr& m = mr_[mr_rd_];
-    set_sig_bits(top_->mr_rd_i, kMrValid, 1, m.valid);
-    set_sig_bits(top_->mr_rd_i, kMrKey, 32, m.key);
-    set_sig_bits(top_->mr_rd_i, kMrPd, 16, m.pd);
-    set_sig_bits(top_->mr_rd_i, kMrAccess, 3, m.access);
-    set_sig_bits(top_->mr_rd_i, kMrVa, 64, m.va);
-    set_sig_bits(top_->mr_rd_i, kMrLen, 64, m.len);
-    set_sig_bits(top_->mr_rd_i, kMrIova, 64, m.iova);
+    pack_mr(m, top_->mr_rd_i.data());
     top_->ci_rdata_i = ci_rd_;
     top_->local_mac_i = lmac_;
     top_->local_ip_i = lip_;

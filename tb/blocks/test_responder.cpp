@@ -51,6 +51,7 @@
 #include "lib/fail.hpp"
 #include "lib/seed.hpp"
 #include "lib/speed.hpp"
+#include "mr.hpp"
 #include "qp_cfg.hpp"
 #include "tmnic/hwif.h"
 #include "tmnic/wire.h"
@@ -86,15 +87,6 @@ uint8_t syn_rnr(unsigned timer) { return wire::aeth_syndrome(wire::kAethTypeRnrN
 // 24-bit PSN: a at or after b within half the space.
 bool psn_ge(uint32_t a, uint32_t b) { return ((a - b) & kM24) < 0x800000; }
 
-struct Mr {
-  bool valid = false;
-  uint32_t key = 0, pd = 0, access = 0;
-  uint64_t va = 0, len = 0, iova = 0;
-};
-struct Sge {
-  uint64_t addr = 0;
-  uint32_t len = 0, key = 0;
-};
 struct Wqe {
   uint64_t wrid = 0;
   unsigned nsge = 0;  // may exceed kNsge (a protection error)
@@ -911,14 +903,7 @@ class Bench {
     pack_view(kRspView, Q.cfg.data(), top_->qp_rd_i.data(), 0);
     top_->cqe_src_qp_i = static_cast<uint32_t>(cfg_get(qp_[cqe_idx_q_], kCfDestQpn));
     const Mr& m = mr_[mr_idx_q_];
-    auto& s = top_->mr_rd_i;
-    set_sig_bits(s, 0, 64, m.iova);
-    set_sig_bits(s, 64, 64, m.len);
-    set_sig_bits(s, 128, 64, m.va);
-    set_sig_bits(s, 192, 3, m.access);
-    set_sig_bits(s, 195, 16, m.pd);
-    set_sig_bits(s, 211, 32, m.key);
-    set_sig_bits(s, 243, 1, m.valid);
+    pack_mr(m, top_->mr_rd_i.data());
     const Srq& c = srq_[srq_idx_q_];
     auto& w = top_->srq_rd_i;
     for (unsigned i = 0; i < 7; ++i) w[i] = static_cast<uint32_t>(rng_());  // ops ring and tag_num: noise

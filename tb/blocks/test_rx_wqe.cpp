@@ -30,6 +30,7 @@
 #include "lib/fail.hpp"
 #include "lib/seed.hpp"
 #include "lib/speed.hpp"
+#include "mr.hpp"
 #include "tmnic/hwif.h"
 
 #ifndef TB_DATA_W
@@ -45,15 +46,6 @@ constexpr unsigned kBytes = TB_DATA_W / 8, kStride = hw::WQE_STRIDE, kNsge = hw:
 constexpr unsigned kNumMr = 64, kSrq = 16, kEntries = 1024, kTmh = hw::TMH_SIZE;
 enum Kind : unsigned { kPlain = 0, kMatched = 1, kUnexp = 2, kNotag = 3 };  // tmnic_pkg rx_kind_e
 
-struct Mr {
-  bool valid = false;
-  uint32_t key = 0, pd = 0, access = 0;
-  uint64_t va = 0, len = 0, iova = 0;
-};
-struct Sge {
-  uint64_t addr = 0;
-  uint32_t len = 0, key = 0;
-};
 struct SrqCfg {
   bool valid = false, tm = false;
   uint64_t base = 0;
@@ -519,14 +511,7 @@ class WqeBench {
     cov_.hit("srq_reconfigured");
   }
   void set_mr(const Mr& m) {
-    auto& s = top_->mr_rd_i;
-    set_sig_bits(s, 0, 64, m.iova);
-    set_sig_bits(s, 64, 64, m.len);
-    set_sig_bits(s, 128, 64, m.va);
-    set_sig_bits(s, 192, 3, m.access);
-    set_sig_bits(s, 195, 16, m.pd);
-    set_sig_bits(s, 211, 32, m.key);
-    set_sig_bits(s, 243, 1, m.valid);
+    pack_mr(m, top_->mr_rd_i.data());
   }
 
   struct SgOut {

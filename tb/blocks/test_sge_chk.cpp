@@ -19,22 +19,14 @@
 #include "lib/clock.hpp"
 #include "lib/coverage.hpp"
 #include "lib/seed.hpp"
+#include "mr.hpp"
 
 using namespace tmnic::tb;
 
 namespace {
 
-constexpr unsigned kNumMr = 64, kNsge = 6, kMrBits = 244, kSgeBits = 128, kKeyShift = 8;
+constexpr unsigned kNumMr = 64, kNsge = 6, kSgeBits = 128, kKeyShift = 8;
 
-struct Mr {
-  bool valid = false;
-  uint32_t key = 0, pd = 0, access = 0;
-  uint64_t va = 0, len = 0, iova = 0;
-};
-struct Sge {
-  uint64_t addr = 0;
-  uint32_t len = 0, key = 0;
-};
 struct Out {
   unsigned idx;
   uint64_t iova;
@@ -225,11 +217,7 @@ class SgeChkBench {
   void cycle(bool start) {
     top_->start_i = start;
     const Mr& m = mr_[mr_rd_idx_];
-    uint32_t* w = top_->mr_rd_i.data();
-    for (unsigned i = 0; i < (kMrBits + 31) / 32; ++i) w[i] = 0;
-    unsigned pos = kMrBits;
-    auto put = [&](uint64_t v, unsigned width) { pos -= width; set_bits(w, pos, width, v); };
-    put(m.valid, 1); put(m.key, 32); put(m.pd, 16); put(m.access, 3); put(m.va, 64); put(m.len, 64); put(m.iova, 64);
+    pack_mr(m, top_->mr_rd_i.data());
     top_->eval();
     mr_rd_idx_ = top_->mr_idx_o % kNumMr;
     tick();
