@@ -216,9 +216,8 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     f_re |-> !f_empty) else $error("tmnic_ack_gen: QP FIFO read while empty");
   a_pop_pend: assert property (@(posedge clk_i) disable iff (!chk_q)
     state_q == A_POP |-> t_rdata.pend) else $error("tmnic_ack_gen: queued QP has nothing pending");
-  a_tx_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    tx_valid_o && !tx_ready_i |=> tx_valid_o && $stable(tx_hdr_o))
-    else $error("tmnic_ack_gen: ACK header changed before it was taken");
+  tmnic_hold_chk #(.W($bits(tx_hdr_o)), .NAME("tmnic_ack_gen: ACK header")) u_tx_hold (
+    .clk_i, .rst_ni, .valid_i(tx_valid_o), .ready_i(tx_ready_i), .data_i(tx_hdr_o));
   a_tx_overwrite: assert property (@(posedge clk_i) disable iff (!chk_q)
     hdr_ld |-> tx_free) else $error("tmnic_ack_gen: ACK header overwritten");
   a_ev_take: assert property (@(posedge clk_i) disable iff (!chk_q)

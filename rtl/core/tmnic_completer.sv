@@ -433,13 +433,13 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   a_ci_le_next: assert property (@(posedge clk_i) disable iff (!chk_q)
     state_q == S_ACK && live |-> (nx_q - ac_q.ci) <= 16'(OUTS))
     else $error("tmnic_completer: more outstanding messages than ring entries");
-  a_msg_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    msg_valid_o && !msg_ready_i |=> msg_valid_o && $stable(msg_o)) else $error("tmnic_completer: message changed before it was taken");
+  tmnic_hold_chk #(.W($bits(msg_o)), .NAME("tmnic_completer: message")) u_msg_hold (
+    .clk_i, .rst_ni, .valid_i(msg_valid_o), .ready_i(msg_ready_i), .data_i(msg_o));
   a_msg_once: assert property (@(posedge clk_i) disable iff (!chk_q) !(msg_valid_d && msg_valid_o && msg_ready_i))
     else $error("tmnic_completer: a second message in the cycle the first is taken");
-  a_cqe_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    cqe_valid_o && !cqe_ready_i |=> cqe_valid_o && $stable(c_wrid_q) && $stable(c_status_q) && $stable(c_idx_q) &&
-    $stable(q_q)) else $error("tmnic_completer: completion changed before it was taken");
+  tmnic_hold_chk #(.W($bits(c_wrid_q) + $bits(c_status_q) + $bits(c_idx_q) + $bits(q_q)),
+                   .NAME("tmnic_completer: completion")) u_cqe_hold (
+    .clk_i, .rst_ni, .valid_i(cqe_valid_o), .ready_i(cqe_ready_i), .data_i({c_wrid_q, c_status_q, c_idx_q, q_q}));
   a_ack_take: assert property (@(posedge clk_i) disable iff (!chk_q)
     ack_valid_i && ack_ready_o |=> state_q == S_ACK_RD) else $error("tmnic_completer: ACK taken but not processed");
   a_err_spacing: assert property (@(posedge clk_i) disable iff (!chk_q) err_o |-> !$past(err_o, 1) && !$past(err_o, 2))

@@ -127,9 +127,9 @@ module tmnic_lb_demux #(
 `ifndef SYNTHESIS
     logic chk_q;
     tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
-    a_in_hold: assert property (@(posedge clk_i) disable iff (!chk_q)
-      s_tvalid_i && !s_tready_o |=> s_tvalid_i && $stable(s_tdata_i) && $stable(s_tlast_i))
-      else $error("tmnic_lb_demux: input beat changed while stalled (a held first beat is decided on it)");
+    // (a held first beat is decided on the input beat: it must not change while stalled)
+    tmnic_hold_chk #(.W(DATA_W + 1), .NAME("tmnic_lb_demux: input beat")) u_in_hold (
+      .clk_i, .rst_ni, .valid_i(s_tvalid_i), .ready_i(s_tready_o), .data_i({s_tdata_i, s_tlast_i}));
     a_out_hold: assert property (@(posedge clk_i) disable iff (!chk_q)
       out_valid && !fire |=> out_valid && $stable(lb))
       else $error("tmnic_lb_demux: offered beat withdrawn or redirected while stalled");

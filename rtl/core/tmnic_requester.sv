@@ -597,9 +597,8 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   a_lerr_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     lerr_valid_o && !lerr_ready_i |=> lerr_valid_o && $stable(lerr_qp_o))
     else $error("tmnic_requester: local error changed before it was taken");
-  a_msg_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    msg_valid_i && !msg_ready_o |=> msg_valid_i && $stable(msg_i))
-    else $error("tmnic_requester: completer message changed before it was taken");
+  tmnic_hold_chk #(.W($bits(msg_i)), .NAME("tmnic_requester: completer message")) u_msg_hold (
+    .clk_i, .rst_ni, .valid_i(msg_valid_i), .ready_i(msg_ready_o), .data_i(msg_i));
   a_msg_take: assert property (@(posedge clk_i) disable iff (!chk_q) msg_ready_o |-> msg_valid_i)
     else $error("tmnic_requester: message taken while none is offered");
   a_window: assert property (@(posedge clk_i) disable iff (!chk_q)

@@ -175,8 +175,7 @@ module tmnic_rx_buf #(
     else $error("tmnic_rx_buf: too many requests in flight for the release counters");
   a_overrun: assert property (@(posedge clk_i) disable iff (!chk_q) beat && wword_q == '1 |-> s_tlast_i)
     else $error("tmnic_rx_buf: payload train longer than a slot");
-  a_in_hold: assert property (@(posedge clk_i) disable iff (!chk_q)
-      s_tvalid_i && !s_tready_o |=> s_tvalid_i && $stable(s_tdata_i) && $stable(s_tkeep_i) && $stable(s_tlast_i))
-    else $error("tmnic_rx_buf: payload beat dropped or changed while stalled");
+  tmnic_hold_chk #(.W(DATA_W + DATA_W / 8 + 1), .NAME("tmnic_rx_buf: payload beat")) u_in_hold (
+    .clk_i, .rst_ni, .valid_i(s_tvalid_i), .ready_i(s_tready_o), .data_i({s_tdata_i, s_tkeep_i, s_tlast_i}));
 `endif
 endmodule

@@ -99,9 +99,8 @@ module tmnic_rx_cqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   a_over: assert property (@(posedge clk_i) disable iff (!chk_q) go_i |-> !busy_o)
     else $error("tmnic_rx_cqe: completion raised over one not yet taken");
-  a_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    cqe_valid_o && !cqe_ready_i |=> cqe_valid_o && $stable(c_q))
-    else $error("tmnic_rx_cqe: completion changed before it was taken");
+  tmnic_hold_chk #(.W($bits(c_q)), .NAME("tmnic_rx_cqe: completion")) u_cqe_hold (
+    .clk_i, .rst_ni, .valid_i(cqe_valid_o), .ready_i(cqe_ready_i), .data_i(c_q));
   a_flags: assert property (@(posedge clk_i) disable iff (!chk_q)
     go_i |-> flags_i inside {RXF_END, RXF_END_IMM, RXF_MATCH})
     else $error("tmnic_rx_cqe: unknown flag selection");

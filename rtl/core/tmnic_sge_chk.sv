@@ -204,9 +204,10 @@ module tmnic_sge_chk
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   a_start_idle: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(start_i && walk_q)) else $error("tmnic_sge_chk: start while a walk is running");
-  a_inputs_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    walk_q && !done_d |=> $stable(nsge_i) && $stable(pd_i) && $stable(write_i) && $stable(sge_i))
-    else $error("tmnic_sge_chk: SGE list changed during its walk");
+  // The SGE list is held through the walk (a walk that does not end this cycle still runs next).
+  tmnic_hold_chk #(.W($bits(nsge_i) + $bits(pd_i) + $bits(write_i) + $bits(sge_i)),
+                   .NAME("tmnic_sge_chk: SGE list during its walk")) u_in_hold (
+    .clk_i, .rst_ni, .valid_i(walk_q), .ready_i(done_d), .data_i({nsge_i, pd_i, write_i, sge_i}));
   a_idx_range: assert property (@(posedge clk_i) disable iff (!chk_q)
     !walk_q || 32'(i_q) <= NSGE) else $error("tmnic_sge_chk: index past NSGE");
 `endif

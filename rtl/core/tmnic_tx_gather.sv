@@ -191,8 +191,7 @@ module tmnic_tx_gather import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_tx_gather: slot marked filled without being allocated");
   a_free_busy: assert property (@(posedge clk_i) disable iff (!chk_q) (slot_free_i & ~busy_q) == '0)
     else $error("tmnic_tx_gather: a slot that is not allocated was returned");
-  a_pkt_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    pkt_valid_o && !pkt_ready_i |=> pkt_valid_o && $stable(pkt_slot_o) && $stable(pkt_hdr_o))
-    else $error("tmnic_tx_gather: offered packet changed before it was taken");
+  tmnic_hold_chk #(.W($bits(pkt_slot_o) + $bits(pkt_hdr_o)), .NAME("tmnic_tx_gather: offered packet")) u_pkt_hold (
+    .clk_i, .rst_ni, .valid_i(pkt_valid_o), .ready_i(pkt_ready_i), .data_i({pkt_slot_o, pkt_hdr_o}));
 `endif
 endmodule
