@@ -211,13 +211,12 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
 
   // Per-SRQ state.
   logic             ev, ev_clear, ev_cnt_vld, ev_miss, ev_add, ev_add_en, ev_add_cls, ev_rm, ev_rm_dis;
-  logic             ev_rm_cls, ev_sp_we;
+  logic             ev_rm_cls, ev_sp_add, ev_sp_rm;
   logic [CLS_W-1:0] ev_rm_cls_idx;
   logic [H_W-1:0]   ev_sp_head, ev_sp_tail;
-  logic [H_W:0]     ev_sp_cnt;
   logic             en_all;
-  logic [15:0]      sw_new, hw_new;
-  logic [15:0]      cur_hw, q_hw, q_sw;
+  logic [15:0]      hw_new;
+  logic [15:0]      q_hw, q_sw;
   logic             cur_dis_act, q_dis_act;
   logic [SEQ_W-1:0] cur_dis_seq, q_dis_seq;
   logic [H_W-1:0]   cur_sp_head, cur_sp_tail;
@@ -228,19 +227,16 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .clk_i, .rst_ni,
     .ev_i(ev), .ev_srq_i(r_q[4].srq), .ev_clear_i(ev_clear), .ev_cnt_vld_i(ev_cnt_vld),
     .ev_cnt_i(r_q[4].cnt),
-    .ev_miss_i(ev_miss), .ev_add_i(ev_add), .ev_add_en_i(ev_add_en), .ev_add_seq_i(seq_q),
+    .ev_miss_i(ev_miss), .ev_add_i(ev_add), .ev_add_seq_i(seq_q),
     .ev_add_cls_i(ev_add_cls), .ev_add_cls_idx_i(r_q[4].cls), .ev_rm_i(ev_rm), .ev_rm_dis_i(ev_rm_dis),
-    .ev_rm_cls_i(ev_rm_cls), .ev_rm_cls_idx_i(ev_rm_cls_idx), .ev_sp_we_i(ev_sp_we),
-    .ev_sp_head_i(ev_sp_head), .ev_sp_tail_i(ev_sp_tail),
-    .ev_sp_cnt_i(ev_sp_cnt),
-    .en_all_o(en_all), .sw_new_o(sw_new), .hw_new_o(hw_new),
-    .cur_hw_o(cur_hw), .cur_dis_act_o(cur_dis_act), .cur_dis_seq_o(cur_dis_seq),
+    .ev_rm_cls_i(ev_rm_cls), .ev_rm_cls_idx_i(ev_rm_cls_idx), .ev_sp_add_i(ev_sp_add),
+    .ev_sp_rm_i(ev_sp_rm), .ev_sp_head_i(ev_sp_head), .ev_sp_tail_i(ev_sp_tail),
+    .en_all_o(en_all), .add_en_o(ev_add_en), .hw_new_o(hw_new),
+    .cur_dis_act_o(cur_dis_act), .cur_dis_seq_o(cur_dis_seq),
     .cur_sp_head_o(cur_sp_head), .cur_sp_tail_o(cur_sp_tail), .cur_sp_cnt_o(cur_sp_cnt),
     .q_srq_i(r_q[3].srq), .q_hw_o(q_hw), .q_sw_o(q_sw), .q_dis_act_o(q_dis_act), .q_dis_seq_o(q_dis_seq),
     .hw_o(hw_cnt_o), .sw_o(sw_cnt_o), .occ_o(occ_o), .dis_o(disabled_o), .spilled_o(spilled_o),
     .cls_free_o(cls_free));
-  // An ADD now is enabled.
-  assign ev_add_en = sw_new == cur_hw;
 
   // Wildcard CAM.
   logic                         cam_cmp_en, cam_ins, cam_rm, cam_en_all, cam_clr;
@@ -465,8 +461,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .cam_clr_o(cam_clr),
     .ev_o(ev), .ev_clear_o(ev_clear), .ev_cnt_vld_o(ev_cnt_vld), .ev_miss_o(ev_miss), .ev_add_o(ev_add),
     .ev_add_cls_o(ev_add_cls), .ev_rm_o(ev_rm), .ev_rm_dis_o(ev_rm_dis), .ev_rm_cls_o(ev_rm_cls),
-    .ev_rm_cls_idx_o(ev_rm_cls_idx), .ev_sp_we_o(ev_sp_we), .ev_sp_head_o(ev_sp_head),
-    .ev_sp_tail_o(ev_sp_tail), .ev_sp_cnt_o(ev_sp_cnt),
+    .ev_rm_cls_idx_o(ev_rm_cls_idx), .ev_sp_add_o(ev_sp_add), .ev_sp_rm_o(ev_sp_rm),
+    .ev_sp_head_o(ev_sp_head), .ev_sp_tail_o(ev_sp_tail),
     .rsp_op_o(rsp_op), .rsp_lk_o(rsp_lk), .rsp_ok_o(rsp_ok), .rsp_hit_o(rsp_hit),
     .rsp_unexp_o(rsp_unexp), .rsp_blocked_o(rsp_blocked), .rsp_hdl_o(rsp_hdl));
 
