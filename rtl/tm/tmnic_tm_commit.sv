@@ -136,10 +136,10 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   output logic                        ev_rm_dis_o,
   output logic                        ev_rm_cls_o,
   output logic [CLS_W-1:0]            ev_rm_cls_idx_o,
-  output logic                        ev_sp_we_o,
-  output logic [H_W-1:0]              ev_sp_head_o,
+  output logic                        ev_sp_add_o,   // spill list: an entry appended
+  output logic                        ev_sp_rm_o,    // ...an entry unlinked
+  output logic [H_W-1:0]              ev_sp_head_o,  // ...its head and tail then
   output logic [H_W-1:0]              ev_sp_tail_o,
-  output logic [H_W:0]                ev_sp_cnt_o,
   // Response (registered by the engine).
   output logic                        rsp_op_o,
   output logic                        rsp_lk_o,
@@ -252,8 +252,8 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     ev_o = 1'b0; ev_clear_o = 1'b0; ev_cnt_vld_o = 1'b0; ev_miss_o = 1'b0;
     ev_add_o = 1'b0; ev_add_cls_o = 1'b0;
     ev_rm_o = 1'b0; ev_rm_dis_o = 1'b0; ev_rm_cls_o = 1'b0; ev_rm_cls_idx_o = r4_i.cls;
-    ev_sp_we_o = 1'b0;
-    ev_sp_head_o = cur_sp_head_i; ev_sp_tail_o = cur_sp_tail_i; ev_sp_cnt_o = cur_sp_cnt_i;
+    ev_sp_add_o = 1'b0; ev_sp_rm_o = 1'b0;
+    ev_sp_head_o = cur_sp_head_i; ev_sp_tail_o = cur_sp_tail_i;
     rsp_op_o = 1'b0; rsp_lk_o = 1'b0; rsp_ok_o = 1'b0;
     rsp_hit_o = 1'b0; rsp_unexp_o = 1'b0; rsp_blocked_o = 1'b0;
     rsp_hsrc = RH_CLS;
@@ -421,9 +421,8 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
                 cam_ins_o = 1'b1;
               end else begin
                 // Spill: append to the SRQ's list.
-                ev_sp_we_o   = 1'b1;
+                ev_sp_add_o  = 1'b1;
                 ev_sp_tail_o = r4_i.hdl;
-                ev_sp_cnt_o  = cur_sp_cnt_i + 1'b1;
                 if (cur_sp_cnt_i == '0) begin
                   ev_sp_head_o = r4_i.hdl;
                   pv_dsrc_o    = PD_HEAD;
@@ -513,8 +512,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     end
     // Unlink a spill entry (consumed by a lookup, or deleted) from its SRQ's list.
     if (sp_unlink) begin
-      ev_sp_we_o  = 1'b1;
-      ev_sp_cnt_o = cur_sp_cnt_i - 1'b1;
+      ev_sp_rm_o  = 1'b1;
       if (!ul_prev_q.hp) ev_sp_head_o = ul_link_q.n1;
       else begin
         lk_we_o   = 1'b1;

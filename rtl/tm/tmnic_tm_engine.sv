@@ -211,13 +211,12 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
 
   // Per-SRQ state.
   logic             ev, ev_clear, ev_cnt_vld, ev_miss, ev_add, ev_add_en, ev_add_cls, ev_rm, ev_rm_dis;
-  logic             ev_rm_cls, ev_sp_we;
+  logic             ev_rm_cls, ev_sp_add, ev_sp_rm;
   logic [CLS_W-1:0] ev_rm_cls_idx;
   logic [H_W-1:0]   ev_sp_head, ev_sp_tail;
-  logic [H_W:0]     ev_sp_cnt;
   logic             en_all;
-  logic [15:0]      sw_new, hw_new;
-  logic [15:0]      cur_hw, q_hw, q_sw;
+  logic [15:0]      hw_new;
+  logic [15:0]      q_hw, q_sw;
   logic             cur_dis_act, q_dis_act;
   logic [SEQ_W-1:0] cur_dis_seq, q_dis_seq;
   logic [H_W-1:0]   cur_sp_head, cur_sp_tail;
@@ -228,26 +227,25 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .clk_i, .rst_ni,
     .ev_i(ev), .ev_srq_i(r_q[4].srq), .ev_clear_i(ev_clear), .ev_cnt_vld_i(ev_cnt_vld),
     .ev_cnt_i(r_q[4].cnt),
-    .ev_miss_i(ev_miss), .ev_add_i(ev_add), .ev_add_en_i(ev_add_en), .ev_add_seq_i(seq_q),
+    .ev_miss_i(ev_miss), .ev_add_i(ev_add), .ev_add_seq_i(seq_q),
     .ev_add_cls_i(ev_add_cls), .ev_add_cls_idx_i(r_q[4].cls), .ev_rm_i(ev_rm), .ev_rm_dis_i(ev_rm_dis),
-    .ev_rm_cls_i(ev_rm_cls), .ev_rm_cls_idx_i(ev_rm_cls_idx), .ev_sp_we_i(ev_sp_we),
-    .ev_sp_head_i(ev_sp_head), .ev_sp_tail_i(ev_sp_tail),
-    .ev_sp_cnt_i(ev_sp_cnt),
-    .en_all_o(en_all), .sw_new_o(sw_new), .hw_new_o(hw_new),
-    .cur_hw_o(cur_hw), .cur_dis_act_o(cur_dis_act), .cur_dis_seq_o(cur_dis_seq),
+    .ev_rm_cls_i(ev_rm_cls), .ev_rm_cls_idx_i(ev_rm_cls_idx), .ev_sp_add_i(ev_sp_add),
+    .ev_sp_rm_i(ev_sp_rm), .ev_sp_head_i(ev_sp_head), .ev_sp_tail_i(ev_sp_tail),
+    .en_all_o(en_all), .add_en_o(ev_add_en), .hw_new_o(hw_new),
+    .cur_dis_act_o(cur_dis_act), .cur_dis_seq_o(cur_dis_seq),
     .cur_sp_head_o(cur_sp_head), .cur_sp_tail_o(cur_sp_tail), .cur_sp_cnt_o(cur_sp_cnt),
     .q_srq_i(r_q[3].srq), .q_hw_o(q_hw), .q_sw_o(q_sw), .q_dis_act_o(q_dis_act), .q_dis_seq_o(q_dis_seq),
     .hw_o(hw_cnt_o), .sw_o(sw_cnt_o), .occ_o(occ_o), .dis_o(disabled_o), .spilled_o(spilled_o),
     .cls_free_o(cls_free));
-  // An ADD now is enabled.
-  assign ev_add_en = sw_new == cur_hw;
 
   // Wildcard CAM.
   logic                         cam_cmp_en, cam_ins, cam_rm, cam_en_all, cam_clr;
   logic [CAM_W-1:0]             cam_hit, cam_sel, cam_valid, cam_en;
-  logic                         cam_o1v, cam_o2v;
-  logic [CIW-1:0]               cam_o1, cam_o2, cam_ins_idx, cam_rm_idx;
-  logic [SEQ_W-1:0]             cam_o1s, cam_o2s;
+  logic [2:0][CAM_W-1:0]        cam_old, cam_rd;   // s2: the three oldest hits; s3: read their seq
+  logic [1:0]                   cam_cnt;
+  logic [2:0][SEQ_W-1:0]        cam_seq;
+  logic [1:0][SEQ_W-1:0]        cam_o3s;           // s3: the oldest and second oldest hit's seq
+  logic [CIW-1:0]               cam_ins_idx, cam_rm_idx;
   logic [CAM_W-1:0][H_W-1:0]    cam_hdl;
 
   // The commit (tmnic_tm_commit): s4's decision, for the blocks that carry it out.
@@ -383,8 +381,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   end
 
 
-  // ---------------------------------------------------------------- s2: CAM compare
-  assign cam_cmp_en = v_q[2] && r_q[2].kind == RK_LK;
+  // ---------------------------------------------------------------- s1: CAM compare
+  assign cam_cmp_en = v_q[1] && r_q[1].kind == RK_LK;
 
   // ---------------------------------------------------------------- s2..s4: the last commit applied
   tup_t [K-1:0]     t3c, t4c;   // class tuples of s3 and s4, corrected
@@ -398,12 +396,11 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
       .SEQ_W(SEQ_W), .GEN_W(GEN_W), .req_t(req_t), .slot_t(slot_t), .link_t(link_t), .live_t(live_t),
       .tup_t(tup_t)) u_fwd (
     .clk_i, .rst_ni, .adv_i(advance),
-    .v2_i(v_q[2]), .v3_i(v_q[3]), .r2_i(r_q[2]), .r3_i(r_q[3]), .r4_i(r_q[4]),
+    .r1_i(r_q[1]), .v2_i(v_q[2]), .v3_i(v_q[3]), .r2_i(r_q[2]), .r3_i(r_q[3]), .r4_i(r_q[4]),
     .idx2_i(idx_q[2]), .idx3_i(idx_q[3]), .idx4_i(idx_q[4]), .kr2_i(kr_q[2]), .kr3_i(kr_q[3]),
     .kr4_i(kr_q[4]), .gen_i(gen),
-    .sl_rdata_i(sl_rdata), .lv_rdata_i(lv_rdata), .cam_hit_i(cam_hit),
-    .cam_o1v_i(cam_o1v), .cam_o1_i(cam_o1), .cam_o1s_i(cam_o1s), .cam_o2v_i(cam_o2v), .cam_o2_i(cam_o2),
-    .cam_o2s_i(cam_o2s), .q_hw_i(q_hw), .q_sw_i(q_sw),
+    .cam_hit_i(cam_hit), .sl_rdata_i(sl_rdata), .lv_rdata_i(lv_rdata), .cam_old_i(cam_old),
+    .cam_cnt_i(cam_cnt), .cam_seq_i(cam_seq), .q_hw_i(q_hw), .q_sw_i(q_sw),
     .lk_rdata_i(lk_rdata), .v4_i(v_q[4]), .hold_i(hold4),
     .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_idx_i(cw_idx), .cw_data_i(cw_data),
     .cw_pop_i(cw_pop), .cw_new_i(cw_new), .cw_lval_i(cw_lval), .cw_link_i(cw_link),
@@ -412,7 +409,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .cam_rm_i(cam_rm), .cam_rm_idx_i(cam_rm_idx), .cam_ins_i(cam_ins), .cam_ins_idx_i(cam_ins_idx),
     .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
     .ev_i(ev), .ev_miss_i(ev_miss), .ev_cnt_vld_i(ev_cnt_vld), .ev_en_all_i(cam_en_all),
-    .t3_o(t3c), .cam_sel_o(cam_sel), .t4_o(t4c), .fr4_o(fr4c), .lv4_o(lv4c), .lnk4_o(lnk4),
+    .cam_sel_o(cam_sel), .cam_rd_o(cam_rd), .t3_o(t3c), .c3s_o(cam_o3s), .t4_o(t4c), .fr4_o(fr4c), .lv4_o(lv4c), .lnk4_o(lnk4),
     .blocked4_o(blocked4), .c4v_o(c4v), .c4i_o(c4i), .c4s_o(c4s), .pop4_o(pop4), .new4_o(new4),
     .new_en4_o(new_en4), .en_all4_o(en_all4), .camrm1_o(camrm14), .camnew_o(camnew4));
 
@@ -433,7 +430,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   end
   tmnic_tm_order #(.K(K), .SEQ_W(SEQ_W)) u_order (
     .clk_i, .adv_i(advance && v_q[3]),
-    .sA_i(o_sA), .sB_i(o_sB), .sF1_i(cam_o1s), .sF2_i(cam_o2s),
+    .sA_i(o_sA), .sB_i(o_sB), .sF1_i(cam_o3s[0]), .sF2_i(cam_o3s[1]),
     .dis_act_i(q_dis_act), .dis_seq_i(q_dis_seq),
     .cv_i(cv4), .pop_i(pop4), .new_i(new4), .new_en_i(new_en4), .en_all_i(en_all4),
     .camv_i(o_camv), .camen_i(cam_en[c4i]), .camrm1_i(camrm14), .camnew_i(camnew4),
@@ -465,8 +462,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .cam_clr_o(cam_clr),
     .ev_o(ev), .ev_clear_o(ev_clear), .ev_cnt_vld_o(ev_cnt_vld), .ev_miss_o(ev_miss), .ev_add_o(ev_add),
     .ev_add_cls_o(ev_add_cls), .ev_rm_o(ev_rm), .ev_rm_dis_o(ev_rm_dis), .ev_rm_cls_o(ev_rm_cls),
-    .ev_rm_cls_idx_o(ev_rm_cls_idx), .ev_sp_we_o(ev_sp_we), .ev_sp_head_o(ev_sp_head),
-    .ev_sp_tail_o(ev_sp_tail), .ev_sp_cnt_o(ev_sp_cnt),
+    .ev_rm_cls_idx_o(ev_rm_cls_idx), .ev_sp_add_o(ev_sp_add), .ev_sp_rm_o(ev_sp_rm),
+    .ev_sp_head_o(ev_sp_head), .ev_sp_tail_o(ev_sp_tail),
     .rsp_op_o(rsp_op), .rsp_lk_o(rsp_lk), .rsp_ok_o(rsp_ok), .rsp_hit_o(rsp_hit),
     .rsp_unexp_o(rsp_unexp), .rsp_blocked_o(rsp_blocked), .rsp_hdl_o(rsp_hdl));
 
@@ -500,9 +497,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   // ---------------------------------------------------------------- CAM
   tmnic_tm_cam #(.W(CAM_W), .SRQ_W(SRQ_W), .H_W(H_W), .SEQ_W(SEQ_W)) u_cam (
     .clk_i, .rst_ni,
-    .cmp_en_i(cam_cmp_en), .cmp_srq_i(r_q[2].srq), .cmp_tag_i(r_q[2].tag), .cmp_hit_o(cam_hit),
-    .sel_i(cam_sel), .old1_vld_o(cam_o1v), .old1_o(cam_o1), .old2_vld_o(cam_o2v), .old2_o(cam_o2),
-    .old1_seq_o(cam_o1s), .old2_seq_o(cam_o2s),
+    .cmp_en_i(cam_cmp_en), .cmp_srq_i(r_q[1].srq), .cmp_tag_i(r_q[1].tag), .cmp_hit_o(cam_hit),
+    .sel_i(cam_sel), .old_o(cam_old), .sel_cnt_o(cam_cnt), .rd_i(cam_rd), .rd_seq_o(cam_seq),
     .ins_i(cam_ins), .ins_idx_i(cam_ins_idx), .ins_srq_i(r_q[4].srq), .ins_tag_i(r_q[4].tag),
     .ins_mask_i(r_q[4].mask), .ins_hdl_i(r_q[4].hdl), .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
     .rm_i(cam_rm), .rm_idx_i(cam_rm_idx), .en_all_i(cam_en_all), .clr_i(cam_clr),

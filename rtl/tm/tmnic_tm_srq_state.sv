@@ -30,8 +30,7 @@ module tmnic_tm_srq_state #(
   input  logic             ev_cnt_vld_i,  // sw_cnt := ev_cnt_i first
   input  logic [15:0]      ev_cnt_i,
   input  logic             ev_miss_i,     // hw_cnt++
-  input  logic             ev_add_i,      // an entry added
-  input  logic             ev_add_en_i,   // ...enabled
+  input  logic             ev_add_i,      // an entry added (enabled: add_en_o)
   input  logic [SEQ_W-1:0] ev_add_seq_i,
   input  logic             ev_add_cls_i,  // ...into class ev_add_cls_idx_i
   input  logic [CLS_W-1:0] ev_add_cls_idx_i,
@@ -39,17 +38,16 @@ module tmnic_tm_srq_state #(
   input  logic             ev_rm_dis_i,   // ...that was disabled before this event
   input  logic             ev_rm_cls_i,   // ...from class ev_rm_cls_idx_i
   input  logic [CLS_W-1:0] ev_rm_cls_idx_i,
-  input  logic             ev_sp_we_i,    // new spill-list head, tail and length
-  input  logic [H_W-1:0]   ev_sp_head_i,
+  input  logic             ev_sp_add_i,   // an entry appended to the spill list (one longer)
+  input  logic             ev_sp_rm_i,    // an entry unlinked from it (one shorter)
+  input  logic [H_W-1:0]   ev_sp_head_i,  // ...either way, its new head and tail
   input  logic [H_W-1:0]   ev_sp_tail_i,
-  input  logic [H_W:0]     ev_sp_cnt_i,
 
   output logic             en_all_o,      // this event enables every entry of ev_srq_i
-  output logic [15:0]      sw_new_o,      // sw_cnt / hw_cnt of ev_srq_i after the event
-  output logic [15:0]      hw_new_o,
+  output logic             add_en_o,      // an ADD in this event is enabled
+  output logic [15:0]      hw_new_o,      // hw_cnt of ev_srq_i after the event
 
   // The event's SRQ now (before the event).
-  output logic [15:0]      cur_hw_o,
   output logic             cur_dis_act_o,
   output logic [SEQ_W-1:0] cur_dis_seq_o,
   output logic [H_W-1:0]   cur_sp_head_o,
@@ -89,7 +87,6 @@ module tmnic_tm_srq_state #(
   logic [N_CLASS-1:0][H_W:0] cls_tot_q;            // ... summed over the SRQs
   logic [H_W:0]     spilled_q;
 
-  assign cur_hw_o          = hw_q[ev_srq_i];
   assign cur_dis_act_o     = dis_act_q[ev_srq_i];
   assign cur_dis_seq_o     = dis_seq_q[ev_srq_i];
   assign cur_sp_head_o     = sp_head_q[ev_srq_i];
@@ -100,84 +97,71 @@ module tmnic_tm_srq_state #(
   assign q_dis_act_o       = dis_act_q[q_srq_i];
   assign q_dis_seq_o       = dis_seq_q[q_srq_i];
 
+  // Every next value is a selection among values computed from registers only (the SRQ ev_srq_i is
+  // s4's, registered): the event's flags come late in the cycle (tmnic_tm_commit's decision), so they
+  // only steer the last multiplexers, and no adder or compare sits behind them. An event is one of: a
+  // counted miss, an ADD, a removal, a spill-list append or unlink (with an ADD or a removal), a CLEAR;
+  // any of them possibly with a new sw_cnt first (asserted below).
+  logic [SRQ_W-1:0] es;
+  assign es = ev_srq_i;
+
   // The phase counters first (the engine decides an ADD's enable bit from them).
-  logic [15:0] hw_d, sw_d;
+  logic [15:0] hw_d, sw_d, hw_inc;
+  logic        cnt_eq_hw, sw_eq_hw;
+  assign hw_inc    = hw_q[es] + 16'd1;
+  assign cnt_eq_hw = ev_cnt_i == hw_q[es];
+  assign sw_eq_hw  = sw_q[es] == hw_q[es];
   always_comb begin
-    hw_d     = hw_q[ev_srq_i];
-    sw_d     = sw_q[ev_srq_i];
-    en_all_o = 1'b0;
-    if (ev_i) begin
-      if (ev_cnt_vld_i) begin
-        sw_d = ev_cnt_i;
-        en_all_o = sw_d == hw_d;
-      end
-      if (ev_miss_i) hw_d = hw_d + 16'd1;
-      if (ev_clear_i) begin
-        hw_d = '0;
-        sw_d = '0;
-      end
-    end
+    hw_d = ev_clear_i ? 16'd0 : ev_miss_i ? hw_inc : hw_q[es];
+    sw_d = ev_clear_i ? 16'd0 : ev_cnt_vld_i ? ev_cnt_i : sw_q[es];
   end
-  assign sw_new_o = sw_d;
+  assign en_all_o = ev_i && ev_cnt_vld_i && cnt_eq_hw;
+  assign add_en_o = ev_cnt_vld_i ? cnt_eq_hw : sw_eq_hw;   // sw_cnt == hw_cnt after the sw update
   assign hw_new_o = hw_d;
 
-  // Next values of SRQ ev_srq_i (only that SRQ changes).
+  // Next values of SRQ es (only that SRQ changes).
   logic [H_W:0]     occ_d, dis_d, sp_cnt_d, spilled_d;
-  logic             dis_act_d;
-  logic [SEQ_W-1:0] dis_seq_d;
-  logic [N_CLASS-1:0][H_W:0] cls_cnt_d, cls_tot_d;
+  logic [H_W:0]     occ_inc, occ_dec, dis_inc, dis_dec, sp_inc, sp_dec, spilled_inc, spilled_dec;
+  logic [H_W:0]     spilled_clr;
+  logic             dis_act_d, add_dis, rm_dis, dis_refresh;
+  logic [N_CLASS-1:0][H_W:0] cls_cnt_d, cls_tot_d, cnt_inc, cnt_dec, tot_inc, tot_dec, tot_clr;
+  logic [N_CLASS-1:0]        c_inc, c_dec;
   always_comb begin
-    logic [SRQ_W-1:0] s;
-    s         = ev_srq_i;
-    occ_d     = occ_q[s];
-    dis_d     = dis_q[s];
-    dis_act_d = dis_act_q[s];
-    dis_seq_d = dis_seq_q[s];
-    sp_cnt_d  = sp_cnt_q[s];
-    spilled_d = spilled_q;
-    cls_cnt_d = cls_cnt_q[s];
-    cls_tot_d = cls_tot_q;
-    if (ev_i) begin
-      if (en_all_o) begin
-        dis_d = '0;
-        dis_act_d = 1'b0;
-      end
-      if (ev_rm_i) begin
-        occ_d = occ_d - 1'b1;
-        // Disabled, and not enabled by this very event.
-        if (ev_rm_dis_i && !en_all_o) dis_d = dis_d - 1'b1;
-        if (ev_rm_cls_i) begin
-          cls_cnt_d[ev_rm_cls_idx_i] = cls_cnt_d[ev_rm_cls_idx_i] - 1'b1;
-          cls_tot_d[ev_rm_cls_idx_i] = cls_tot_d[ev_rm_cls_idx_i] - 1'b1;
-        end
-      end
-      if (ev_add_i) begin
-        occ_d = occ_d + 1'b1;
-        if (!ev_add_en_i) begin
-          // The threshold is refreshed when no disabled entry is live, so that it stays within the
-          // sequence-number window of the live entries.
-          if (!dis_act_d || dis_d == '0) dis_seq_d = ev_add_seq_i;
-          dis_act_d = 1'b1;
-          dis_d = dis_d + 1'b1;
-        end
-        if (ev_add_cls_i) begin
-          cls_cnt_d[ev_add_cls_idx_i] = cls_cnt_d[ev_add_cls_idx_i] + 1'b1;
-          cls_tot_d[ev_add_cls_idx_i] = cls_tot_d[ev_add_cls_idx_i] + 1'b1;
-        end
-      end
-      if (ev_sp_we_i) begin
-        sp_cnt_d  = ev_sp_cnt_i;
-        spilled_d = spilled_q - sp_cnt_q[s] + ev_sp_cnt_i;
-      end
-      if (ev_clear_i) begin
-        occ_d = '0;
-        dis_d = '0;
-        dis_act_d = 1'b0;
-        sp_cnt_d = '0;
-        spilled_d = spilled_q - sp_cnt_q[s];
-        for (int c = 0; c < int'(N_CLASS); c++) cls_tot_d[c] = cls_tot_q[c] - cls_cnt_q[s][c];
-        cls_cnt_d = '0;
-      end
+    occ_inc     = occ_q[es] + 1'b1;
+    occ_dec     = occ_q[es] - 1'b1;
+    dis_inc     = dis_q[es] + 1'b1;
+    dis_dec     = dis_q[es] - 1'b1;
+    sp_inc      = sp_cnt_q[es] + 1'b1;
+    sp_dec      = sp_cnt_q[es] - 1'b1;
+    spilled_inc = spilled_q + 1'b1;
+    spilled_dec = spilled_q - 1'b1;
+    spilled_clr = spilled_q - sp_cnt_q[es];
+    // A disabled ADD refreshes the threshold when no disabled entry is live, so that it stays within
+    // the sequence-number window of the live entries (an enable-all never comes with it).
+    dis_refresh = !dis_act_q[es] || dis_q[es] == '0;
+    for (int c = 0; c < int'(N_CLASS); c++) begin
+      cnt_inc[c] = cls_cnt_q[es][c] + 1'b1;
+      cnt_dec[c] = cls_cnt_q[es][c] - 1'b1;
+      tot_inc[c] = cls_tot_q[c] + 1'b1;
+      tot_dec[c] = cls_tot_q[c] - 1'b1;
+      tot_clr[c] = cls_tot_q[c] - cls_cnt_q[es][c];
+    end
+  end
+  always_comb begin
+    add_dis = ev_add_i && !add_en_o;
+    rm_dis  = ev_rm_i && ev_rm_dis_i && !en_all_o;   // disabled, and not enabled by this very event
+    occ_d     = ev_clear_i ? '0 : ev_add_i ? occ_inc : ev_rm_i ? occ_dec : occ_q[es];
+    dis_d     = (ev_clear_i || en_all_o) ? '0 : add_dis ? dis_inc : rm_dis ? dis_dec : dis_q[es];
+    dis_act_d = (ev_clear_i || en_all_o) ? 1'b0 : add_dis ? 1'b1 : dis_act_q[es];
+    sp_cnt_d  = ev_clear_i ? '0 : ev_sp_add_i ? sp_inc : ev_sp_rm_i ? sp_dec : sp_cnt_q[es];
+    spilled_d = ev_clear_i ? spilled_clr : ev_sp_add_i ? spilled_inc : ev_sp_rm_i ? spilled_dec :
+                spilled_q;
+    for (int c = 0; c < int'(N_CLASS); c++) begin
+      c_inc[c] = ev_add_i && ev_add_cls_i && int'(ev_add_cls_idx_i) == c;
+      c_dec[c] = ev_rm_i && ev_rm_cls_i && int'(ev_rm_cls_idx_i) == c;
+      cls_cnt_d[c] = ev_clear_i ? '0 : c_inc[c] ? cnt_inc[c] : c_dec[c] ? cnt_dec[c] : cls_cnt_q[es][c];
+      cls_tot_d[c] = ev_clear_i ? tot_clr[c] : c_inc[c] ? tot_inc[c] : c_dec[c] ? tot_dec[c] :
+                     cls_tot_q[c];
     end
   end
 
@@ -209,8 +193,8 @@ module tmnic_tm_srq_state #(
   // Meaningful only while the counters above say so: no reset.
   always_ff @(posedge clk_i) begin
     if (ev_i) begin
-      dis_seq_q[ev_srq_i] <= dis_seq_d;
-      if (ev_sp_we_i) begin
+      if (add_dis && dis_refresh) dis_seq_q[ev_srq_i] <= ev_add_seq_i;
+      if (ev_sp_add_i || ev_sp_rm_i) begin
         sp_head_q[ev_srq_i] <= ev_sp_head_i;
         sp_tail_q[ev_srq_i] <= ev_sp_tail_i;
       end
@@ -249,6 +233,11 @@ module tmnic_tm_srq_state #(
   a_rm_dis_needs_threshold: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(ev_i && ev_rm_i && ev_rm_dis_i && !a_dis_act_cur))
     else $error("tmnic_tm_srq_state: a disabled entry removed while no threshold is open");
+  // One kind of change per event (the selections above rely on it).
+  a_one_kind: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(ev_i && ((ev_add_i && ev_rm_i) || (ev_sp_add_i && ev_sp_rm_i) || (ev_sp_add_i && !ev_add_i) ||
+               (ev_sp_rm_i && !ev_rm_i) || (ev_add_i && !add_en_o && en_all_o))))
+    else $error("tmnic_tm_srq_state: an event with two kinds of change");
   a_dis_le_occ: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(ev_i && dis_d > occ_d)) else $error("tmnic_tm_srq_state: more disabled than live entries");
 `endif
