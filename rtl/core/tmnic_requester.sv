@@ -338,14 +338,18 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           tab_raddr = msg_qp;
           after_d = S_IDLE;
           state_d = S_MSG;
-        end else if (sched_valid && chk_idle) begin
-          // (a walk over a WQE that did not need it, flushed, inline or bad, still runs: its inputs,
-          // this QP's WQE and PD, must stay until it ends, so the next QP waits)
-          sched_take = 1'b1;
-          q_d = sched_idx;
+        end else if (sched_valid) begin
+          // The offered QP's words are read whether or not it is taken (nothing writes in this
+          // branch), so the table's read address does not wait for the walk below.
           tab_re = 1'b1;
           tab_raddr = sched_idx;
-          state_d = S_LOAD;
+          // (a walk over a WQE that did not need it, flushed, inline or bad, still runs: its inputs,
+          // this QP's WQE and PD, must stay until it ends, so the next QP waits)
+          if (chk_idle) begin
+            sched_take = 1'b1;
+            q_d = sched_idx;
+            state_d = S_LOAD;
+          end
         end
       end
 
