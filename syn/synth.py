@@ -160,6 +160,9 @@ BLOCKS = {
     "tmnic_pkt_tx": dict(
         params=dict(DATA_W=512),
         ff_min=[("m_data_q", 512), ("m_keep_q", 64), ("carry_q", 512), ("a_q.data", 512), ("crc_q", 32)]),
+    "tmnic_pkt_rx_align": dict(
+        params=dict(DATA_W=512),
+        ff_min=[("prev_q", 512), ("m_data_q", 512), ("m_keep_q", 64)]),
     "tmnic_pkt_rx": dict(
         params=dict(DATA_W=512, BUF_BYTES=16384, DESC_DEPTH=16),
         ff_min=[("frame buffer (tmnic_ram_sdp, 16 KiB)", 16384 * 8), ("i_data_q, c_data_q", 1024),
@@ -219,7 +222,6 @@ BLOCKS = {
                 ("SGE table (sgtab) 64 x 6 used of 8 x {iova 64, len 32}", 64 * 6 * 96),
                 ("QP table (qtab) 64 x 349", 64 * 349),
                 ("RQ producer indices 64 x 16, QUERY PSN copy 64 x 24", 64 * 40),
-                ("ACK generator: 64 x {pend, syn, msn, psn} 57, QP FIFO 64 x 6", 64 * 63),
                 ("wqe_q", 1024)]),
     "tmnic_rx_engine_q1024": dict(
         top="tmnic_rx_engine", params=dict(DATA_W=512, NUM_QP=1024, NUM_MR=64, NUM_SRQ=16),
@@ -227,7 +229,6 @@ BLOCKS = {
                 ("SGE table (sgtab) 1024 x 6 used of 8 x 96", 1024 * 6 * 96),
                 ("QP table (qtab) 1024 x 349", 1024 * 349),
                 ("RQ producer indices 1024 x 16, QUERY PSN copy 1024 x 24", 1024 * 40),
-                ("ACK generator: 1024 x 57, QP FIFO 1024 x 10", 1024 * 67),
                 ("wqe_q", 1024)]),
     # RX buffer of the responder: two 4 KiB slots (the payload RAM), the slots' first 16 bytes.
     # (With the byte shift in one stage, RD_LAT 2, the default mapping made wide-LUT trees of it:
@@ -254,6 +255,15 @@ BLOCKS = {
         params=dict(DATA_W=512, NUM_SRQ=16),
         ff_min=[("SRQ producer and consumer indices 16 x 32", 16 * 32), ("the WQE", 1024),
                 ("the tag buffer", 128), ("rd_addr_o", 64)]),
+    # Generic blocks (rtl/common, rtl/pkt) at the parameters their main users set: the parser's read
+    # FIFO (head register), the DMA engines' 3-client arbiter and the TM-SRQ one (16), the frame
+    # mux, the parser's ICRC accumulator.
+    "tmnic_fifo": dict(params=dict(WIDTH=64, DEPTH=4, OUT_REG=1),
+                       ff_min=[("storage 4 x 64 or head register + 3 x 64", 4 * 64)]),
+    "tmnic_rr_arb": dict(params=dict(N=3), ff_min=[("round-robin pointer", 2)]),
+    "tmnic_rr_arb_n16": dict(top="tmnic_rr_arb", params=dict(N=16), ff_min=[("round-robin pointer", 4)]),
+    "tmnic_axis_mux2": dict(params=dict(DATA_W=512), ff_min=[("owner and in-frame bits", 2)]),
+    "tmnic_crc_acc": dict(params=dict(W=64, FIRST_LO=14, CHECK=1), ff_min=[("CRC register", 32)]),
     "tmnic_pi_tab": dict(
         params=dict(N=64),
         ff_min=[("table 64 x 16", 64 * 16), ("held doorbell {idx, pi}", 6 + 16)]),
