@@ -2,8 +2,8 @@
 // flip-flops for the posted tags whose mask has no class table (or whose class buckets are full).
 // Any mask: an entry matches a message when srq is equal and ((tag ^ msg_tag) & mask) == 0.
 // Order: an age matrix (older_q[i][j] = entry j was inserted before entry i) instead of moving
-// entries, so the oldest three of any set of entries are found in a few LUT levels (a saturating
-// count over the set) and an insert or a removal touches one row and one column. Entries also carry the engine's
+// entries, so the oldest of any set of entries is found in a few LUT levels (a NOR over the set)
+// and an insert or a removal touches one row and one column. Entries also carry the engine's
 // posting sequence number, which orders them against the class tables' candidates outside this
 // block.
 // Per cycle: an insert or a removal, possibly with the enabling of every entry of an SRQ; or the
@@ -24,15 +24,14 @@ module tmnic_tm_cam #(
   input  logic [63:0]      cmp_tag_i,
   output logic [W-1:0]     cmp_hit_o,   // valid, same SRQ, tag matches (enable bit not applied)
 
-  // The three oldest entries of sel_i (current ages), one-hot each (zero if fewer), and how many
-  // entries sel_i has (saturated at 3); the engine selects them in its stage s2.
-  input  logic [W-1:0]        sel_i,
-  output logic [2:0][W-1:0]   old_o,
-  output logic [1:0]          sel_cnt_o,
-  // The sequence numbers of three one-hot (or zero) sets of entries (stage s3: the oldest hits
-  // selected in the cycle before, registered by the engine); 0 for an empty set.
-  input  logic [2:0][W-1:0]   rd_i,
-  output logic [2:0][SEQ_W-1:0] rd_seq_o,
+  // The oldest and second oldest entries of sel_i (current ages).
+  input  logic [W-1:0]     sel_i,
+  output logic             old1_vld_o,
+  output logic [IW-1:0]    old1_o,
+  output logic             old2_vld_o,
+  output logic [IW-1:0]    old2_o,
+  output logic [SEQ_W-1:0] old1_seq_o,  // their sequence numbers (0 if none)
+  output logic [SEQ_W-1:0] old2_seq_o,
 
   // Writes (at most one per cycle).
   input  logic             ins_i,
@@ -80,41 +79,61 @@ module tmnic_tm_cam #(
     end
   end
 
-  // Entry i of sel_i is the k-th oldest (k = 0, 1, 2) if exactly k other selected entries are older:
-  // a saturating count (0, 1, 2, 3+) per row, a tree of 2-bit adders, so the three are decided in
-  // parallel and none waits for another.
+  // Entry i of sel_i is the oldest if no other selected entry is older, the second oldest if
+  // exactly one is: both decided in parallel (a zero / exactly-one reduction tree per row), so the
+  // second does not wait for the first.
   localparam int unsigned WP = 1 << IW;  // leaves of the reduction tree
-  function automatic logic [1:0] cnt3(logic [W-1:0] x);  // set bits of x, saturated at 3
-    logic [2*WP-1:0][1:0] n;
-    logic [2:0]           t;
-    n = '0;
-    for (int i = 0; i < int'(W); i++) n[WP + i] = {1'b0, x[i]};
-    for (int k = int'(WP) - 1; k >= 1; k--) begin
-      t    = {1'b0, n[2*k]} + {1'b0, n[2*k+1]};
-      n[k] = (t > 3'd3) ? 2'd3 : t[1:0];
+  function automatic logic [1:0] none_one(logic [W-1:0] x);  // {no bit set, exactly one bit set}
+    logic [2*WP-1:0] z, o;
+    z = '1;
+    o = '0;
+    for (int i = 0; i < int'(W); i++) begin
+      z[WP + i] = !x[i];
+      o[WP + i] = x[i];
     end
-    return n[1];
+    for (int n = int'(WP) - 1; n >= 1; n--) begin
+      z[n] = z[2*n] && z[2*n+1];
+      o[n] = (o[2*n] && z[2*n+1]) || (z[2*n] && o[2*n+1]);
+    end
+    return {z[1], o[1]};
   endfunction
 
+  logic [W-1:0] old1, old2;
   always_comb begin
     logic [1:0] r;
-    r     = '0;
-    old_o = '0;
+    r    = '0;
+    old1 = '0;
+    old2 = '0;
     if (sel_i != '0) begin
       for (int i = 0; i < int'(W); i++) begin
-        r = cnt3(sel_i & older_q[i]);
-        for (int k = 0; k < 3; k++) old_o[k][i] = sel_i[i] && r == 2'(k);
+        r = none_one(sel_i & older_q[i]);
+        old1[i] = sel_i[i] && r[1];
+        old2[i] = sel_i[i] && r[0];
       end
     end
   end
-  assign sel_cnt_o = cnt3(sel_i);
 
   // Sequence numbers by one-hot AND-OR (no index encode in front of a wide multiplexer).
   always_comb begin
-    rd_seq_o = '0;
-    for (int k = 0; k < 3; k++)
-      for (int i = 0; i < int'(W); i++) rd_seq_o[k] |= {SEQ_W{rd_i[k][i]}} & ent_q[i].seq;
+    old1_seq_o = '0;
+    old2_seq_o = '0;
+    for (int i = 0; i < int'(W); i++) begin
+      old1_seq_o |= {SEQ_W{old1[i]}} & ent_q[i].seq;
+      old2_seq_o |= {SEQ_W{old2[i]}} & ent_q[i].seq;
+    end
   end
+
+  function automatic logic [IW-1:0] index_of(logic [W-1:0] onehot);
+    logic [IW-1:0] r;
+    r = '0;
+    for (int i = 0; i < int'(W); i++) if (onehot[i]) r |= IW'(i);
+    return r;
+  endfunction
+
+  assign old1_vld_o = old1 != '0;
+  assign old2_vld_o = old2 != '0;
+  assign old1_o     = index_of(old1);
+  assign old2_o     = index_of(old2);
 
   // ---------------------------------------------------------------- writes
   logic [W-1:0] srq_hit;
@@ -182,18 +201,13 @@ module tmnic_tm_cam #(
     !(ins_i && valid_q[ins_idx_i])) else $error("tmnic_tm_cam: insert into a valid entry");
   a_rm_valid: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(rm_i && !valid_q[rm_idx_i])) else $error("tmnic_tm_cam: removal of an invalid entry");
-  a_old_onehot: assert property (@(posedge clk_i) disable iff (!chk_q)
-    $onehot0(old_o[0]) && $onehot0(old_o[1]) && $onehot0(old_o[2]) &&
-    (old_o[0] & old_o[1]) == '0 && (old_o[0] & old_o[2]) == '0 && (old_o[1] & old_o[2]) == '0)
-    else $error("tmnic_tm_cam: two k-th oldest entries (age matrix inconsistent)");
-  // Among valid entries the k-th oldest exists exactly when sel_i has more than k entries.
-  a_old_exists: assert property (@(posedge clk_i) disable iff (!chk_q)
-    (sel_i & ~valid_q) != '0 ||
-    ((old_o[0] != '0) == (sel_cnt_o >= 2'd1) && (old_o[1] != '0) == (sel_cnt_o >= 2'd2) &&
-     (old_o[2] != '0) == (sel_cnt_o == 2'd3)))
-    else $error("tmnic_tm_cam: the oldest selected entries disagree with their count");
-  a_rd_onehot: assert property (@(posedge clk_i) disable iff (!chk_q)
-    $onehot0(rd_i[0]) && $onehot0(rd_i[1]) && $onehot0(rd_i[2]))
-    else $error("tmnic_tm_cam: a sequence-number read of more than one entry");
+  a_old1_onehot: assert property (@(posedge clk_i) disable iff (!chk_q)
+    $onehot0(old1)) else $error("tmnic_tm_cam: two oldest entries (age matrix inconsistent)");
+  a_old2_onehot: assert property (@(posedge clk_i) disable iff (!chk_q)
+    $onehot0(old2) && (old2 & old1) == '0 && (old2 == '0 || old1 != '0))
+    else $error("tmnic_tm_cam: second oldest entry inconsistent with the oldest");
+  a_old1_exists: assert property (@(posedge clk_i) disable iff (!chk_q)
+    (sel_i & ~valid_q) != '0 || (sel_i == '0) == (old1 == '0))
+    else $error("tmnic_tm_cam: a non-empty set of valid entries without an oldest one");
 `endif
 endmodule

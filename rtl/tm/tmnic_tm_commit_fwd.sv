@@ -39,8 +39,7 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   input  logic rst_ni,
   input  logic adv_i,   // every stage moves one step (no s4 hold): the commit is recorded
 
-  // The requests in s1..s4: keys (R per class) and buckets (per class and way).
-  input  req_t                        r1_i,
+  // The requests in s2, s3, s4: keys (R per class) and buckets (per class and way).
   input  logic                        v2_i,
   input  logic                        v3_i,
   input  req_t                        r2_i,
@@ -53,15 +52,17 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   input  logic [K-1:0][R_W-1:0]       kr3_i,
   input  logic [K-1:0][R_W-1:0]       kr4_i,
   input  logic [NUM_SRQ-1:0][GEN_W-1:0] gen_i,
-  // s1: its CAM hits (tmnic_tm_cam). s2: the slots of its buckets and its handle's live record
-  // (tmnic_tm_tables), the three oldest of its CAM hits and how many there are.
-  input  logic [CAM_W-1:0]            cam_hit_i,
+  // s2: the slots of its buckets and its handle's live record (tmnic_tm_tables), its CAM hits.
   input  slot_t [K-1:0][D-1:0]        sl_rdata_i,
   input  live_t                       lv_rdata_i,
-  input  logic [2:0][CAM_W-1:0]       cam_old_i,
-  input  logic [1:0]                  cam_cnt_i,
-  // s3: the sequence numbers of those three (tmnic_tm_cam reads them for cam_rd_o), its SRQ's counters.
-  input  logic [2:0][SEQ_W-1:0]       cam_seq_i,
+  input  logic [CAM_W-1:0]            cam_hit_i,
+  // s3: the CAM's oldest and second oldest hit (tmnic_tm_cam), s3's SRQ counters.
+  input  logic                        cam_o1v_i,
+  input  logic [CIW-1:0]              cam_o1_i,
+  input  logic [SEQ_W-1:0]            cam_o1s_i,
+  input  logic                        cam_o2v_i,
+  input  logic [CIW-1:0]              cam_o2_i,
+  input  logic [SEQ_W-1:0]            cam_o2s_i,
   input  logic [15:0]                 q_hw_i,
   input  logic [15:0]                 q_sw_i,
   // s4: the class heads' links (copies 0..K-1) and the chase copy (K); s4 holds.
@@ -98,13 +99,9 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   input  logic                        ev_cnt_vld_i,
   input  logic                        ev_en_all_i, // ...enabling all its entries
 
-  // s2, corrected: the CAM hits for the age select.
-  output logic [CAM_W-1:0]            cam_sel_o,
-  // s3: the CAM hits whose sequence numbers are read; corrected: its class tuples (order compares,
-  // link reads), its CAM candidates (the oldest and second oldest hit; order compares).
-  output logic [2:0][CAM_W-1:0]       cam_rd_o,
+  // s3, corrected: its class tuples (order compares, link reads), the CAM hits for the age select.
   output tup_t [K-1:0]                t3_o,
-  output logic [1:0][SEQ_W-1:0]       c3s_o,
+  output logic [CAM_W-1:0]            cam_sel_o,
   // s4, corrected.
   output tup_t [K-1:0]                t4_o,
   output logic [D-1:0]                fr4_o,
@@ -139,9 +136,7 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   tup_t [K-1:0]            t3_q, t4_q;      // class tuples (s3, s4)
   logic [D-1:0]            fr3_q, fr4_q;    // free ways of the ADD's class
   logic                    lv3_q, lv4_q;    // ADD: handle live
-  logic [CAM_W-1:0]        ch2_q;           // CAM hits (s2)
-  logic [2:0][CAM_W-1:0]   co3_q;           // their three oldest, one-hot (s3)
-  logic [1:0]              cn3_q;           // ...how many hits (saturated at 3)
+  logic [CAM_W-1:0]        ch3_q;           // CAM hits (s3)
   logic                    c41v_q, c42v_q;  // CAM oldest and second oldest hit (s4)
   logic [CIW-1:0]          c41i_q, c42i_q;
   logic [SEQ_W-1:0]        c41s_q, c42s_q;  // ...their sequence numbers
@@ -160,14 +155,13 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   link_t            hlink_q;
   logic             hcrm_q, hcins_q;                 // CAM removal / insert
   logic [CIW-1:0]   hcrm_idx_q, hcins_idx_q;
-  logic [CAM_W-1:0] hcrm_oh_q;                       // the removed entry, one-hot
   logic [SEQ_W-1:0] hseq_q;                          // sequence number of the inserted entry
   logic             hen_all_q, hmiss_q, hcnt_q, hnew_en_q;  // its per-SRQ event
   logic [K-1:0]     eqk3_q, eqk4_q;   // the s3 / s4 request's key, per class, is the committer's
   logic [D-1:0]     eqi3_q, eqi4_q;   // ...its bucket per way, in its own class
   logic             eqo3_q, eqo4_q;   // ...its key is the relocated occupant's (same class)
   logic             eqf3_q, eqf4_q;   // ...its bucket in the occupant's new way is that bucket
-  logic             insm2_q, insm3_q, insm4_q;  // ...it is a lookup the inserted CAM entry matches
+  logic             insm3_q, insm4_q; // ...it is a lookup that the inserted CAM entry matches
   logic             eqs4_q;           // the s4 request's SRQ is the committer's
 
   // ---------------------------------------------------------------- s2: slot compare
@@ -204,7 +198,7 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   // the edge with the requests they describe.
   logic [K-1:0]   eqk2, eqk3;
   logic [D-1:0]   eqi2, eqi3;
-  logic           eqo2, eqo3, eqf2, eqf3, insm1, insm2, insm3;
+  logic           eqo2, eqo3, eqf2, eqf3, insm2, insm3;
   always_comb begin
     for (int c = 0; c < int'(K); c++) begin
       eqk2[c] = kr2_i[c] == kr4_i[c] && idx2_i[c][0] == idx4_i[c][0];
@@ -221,8 +215,6 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
            idx3_i[r4_i.cls][mv_from_i] == idx4_i[r4_i.cls][mv_from_i];
     eqf2 = r2_i.cls == r4_i.cls && idx2_i[r4_i.cls][mv_way_i] == mv_idx_i;
     eqf3 = r3_i.cls == r4_i.cls && idx3_i[r4_i.cls][mv_way_i] == mv_idx_i;
-    insm1 = r1_i.kind == RK_LK && r4_i.srq == r1_i.srq &&
-            ((r4_i.tag ^ r1_i.tag) & r4_i.mask) == 64'd0;
     insm2 = r2_i.kind == RK_LK && r4_i.srq == r2_i.srq &&
             ((r4_i.tag ^ r2_i.tag) & r4_i.mask) == 64'd0;
     insm3 = r3_i.kind == RK_LK && r4_i.srq == r3_i.srq &&
@@ -238,10 +230,12 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   // ---------------------------------------------------------------- s3: the last commit applied
   logic [D-1:0]   fr3c;
   logic           lv3c;
+  logic [CAM_W-1:0] ch3c;
   always_comb begin
     t3_o = t3_q;
     fr3c = fr3_q;
     lv3c = lv3_q;
+    ch3c = ch3_q;
     for (int c = 0; c < int'(K); c++) begin
       if (hw_we_q && int'(hw_cls_q) == c && eqk3_q[c]) t3_o[c] = hw_tup;
       if (hw2_we_q && int'(hw_cls_q) == c && eqo3_q) t3_o[c] = hw2_tup;
@@ -249,71 +243,10 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
     if (hw_we_q && hw_cls_q == r3_i.cls && eqi3_q[hw_way_q]) fr3c[hw_way_q] = !hw_data_q.v;
     if (hw2_we_q && eqf3_q) fr3c[hw2_way_q] = 1'b0;
     if (hl_we_q && hl_hdl_q == r3_i.hdl) lv3c = hl_live_q;
+    if (hcrm_q) ch3c[hcrm_idx_q] = 1'b0;
+    if (hcins_q && insm3_q) ch3c[hcins_idx_q] = 1'b1;
   end
-
-  // ---------------------------------------------------------------- the CAM candidates
-  // The hits are compared in s1 and the three oldest selected in s2 (tmnic_tm_cam), each stage with
-  // the CAM as it is then; the last commit is applied to what each stage carries. s2: its removal
-  // clears a hit, its insert adds one (the request in s1 then was compared before the insert). s3: a
-  // removed entry among the three oldest lets the younger ones move up, an inserted matching entry
-  // is younger than every hit (it takes the first free place). Of the three, the two oldest go on
-  // to s4, where the next commit can remove the oldest again.
-  function automatic logic [CIW-1:0] index_of(logic [CAM_W-1:0] onehot);
-    logic [CIW-1:0] r;
-    r = '0;
-    for (int i = 0; i < int'(CAM_W); i++) if (onehot[i]) r |= CIW'(i);
-    return r;
-  endfunction
-  logic [CAM_W-1:0] ch2c;
-  logic [1:0]          c3v;   // (c3s_o's companions, to s4)
-  logic [1:0][CIW-1:0] c3i;
-  always_comb begin
-    ch2c = ch2_q;
-    if (hcrm_q) ch2c[hcrm_idx_q] = 1'b0;
-    if (hcins_q && insm2_q) ch2c[hcins_idx_q] = 1'b1;
-  end
-  assign cam_sel_o = v2_i ? ch2c : '0;
-  assign cam_rd_o  = v3_i ? co3_q : '0;
-
-  always_comb begin
-    logic [1:0]           rm;    // the k-th oldest hit was removed by the last commit
-    logic                 ins;   // the last commit inserted a matching entry
-    logic [2:0]           cv;
-    logic [2:0][CIW-1:0]  ci;
-    for (int k = 0; k < 2; k++) rm[k] = hcrm_q && (co3_q[k] & hcrm_oh_q) != '0;
-    for (int k = 0; k < 3; k++) begin
-      cv[k] = cn3_q > 2'(k);
-      ci[k] = index_of(co3_q[k]);
-    end
-    ins = hcins_q && insm3_q;
-    // Oldest: the first hit, or the second if the first was removed, or a new entry if none.
-    c3v[0] = cv[0];
-    c3i[0] = ci[0];
-    c3s_o[0] = cam_seq_i[0];
-    if (rm[0]) begin
-      c3v[0] = cv[1];
-      c3i[0] = ci[1];
-      c3s_o[0] = cam_seq_i[1];
-    end else if (ins && !cv[0]) begin
-      c3v[0] = 1'b1;
-      c3i[0] = hcins_idx_q;
-      c3s_o[0] = hseq_q;
-    end
-    // Second oldest: the second hit, or the third if one of the first two was removed, or a new
-    // entry after one hit.
-    c3v[1] = cv[1];
-    c3i[1] = ci[1];
-    c3s_o[1] = cam_seq_i[1];
-    if (rm[0] || rm[1]) begin
-      c3v[1] = cv[2];
-      c3i[1] = ci[2];
-      c3s_o[1] = cam_seq_i[2];
-    end else if (ins && cv[0] && !cv[1]) begin
-      c3v[1] = 1'b1;
-      c3i[1] = hcins_idx_q;
-      c3s_o[1] = hseq_q;
-    end
-  end
+  assign cam_sel_o = v3_i ? ch3c : '0;
 
   // ---------------------------------------------------------------- s4: the last commit applied
   // What it did to the request's candidates is also told to the order selection (tmnic_tm_order),
@@ -431,18 +364,16 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
       t3_q   <= t2;
       fr3_q  <= fr2;
       lv3_q  <= lv2;
-      ch2_q  <= cam_hit_i;
-      co3_q  <= cam_old_i;
-      cn3_q  <= cam_cnt_i;
+      ch3_q  <= cam_hit_i;
       t4_q   <= t3_o;
       fr4_q  <= fr3c;
       lv4_q  <= lv3c;
-      c41v_q <= c3v[0];
-      c41i_q <= c3i[0];
-      c41s_q <= c3s_o[0];
-      c42v_q <= c3v[1];
-      c42i_q <= c3i[1];
-      c42s_q <= c3s_o[1];
+      c41v_q <= cam_o1v_i;
+      c41i_q <= cam_o1_i;
+      c41s_q <= cam_o1s_i;
+      c42v_q <= cam_o2v_i;
+      c42i_q <= cam_o2_i;
+      c42s_q <= cam_o2s_i;
       blk4_q <= blk3_d;
       // The commit of this edge, for the stages it does not patch (above: the last commit).
       hv_pop_q    <= cw_pop_i;
@@ -450,7 +381,6 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
       hv_lval_q   <= cw_lval_i;
       hlink_q     <= cw_link_i;
       hcrm_idx_q  <= cam_rm_idx_i;
-      hcrm_oh_q   <= CAM_W'(1) << cam_rm_idx_i;
       hcins_idx_q <= cam_ins_idx_i;
       hseq_q      <= ins_seq_i;
       hnew_en_q   <= ins_en_i;
@@ -462,7 +392,6 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
       eqo4_q  <= eqo3;
       eqf3_q  <= eqf2;
       eqf4_q  <= eqf3;
-      insm2_q <= insm1;
       insm3_q <= insm2;
       insm4_q <= insm3;
       eqs4_q  <= r3_i.srq == r4_i.srq;
@@ -480,8 +409,7 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   end
 
   // Fields of the requests and records that the forwarding does not look at.
-  wire unused_ok = ^{r1_i.hdl, r1_i.cnt_vld, r1_i.cnt, r1_i.commit_miss, r1_i.has_cls, r1_i.cls,
-                     r1_i.mask, r2_i.cnt_vld, r2_i.cnt, r2_i.commit_miss, r2_i.has_cls, r2_i.mask,
+  wire unused_ok = ^{r2_i.cnt_vld, r2_i.cnt, r2_i.commit_miss, r2_i.has_cls, r2_i.mask,
                      r3_i.cnt_vld, r3_i.cnt, r3_i.commit_miss, r3_i.has_cls, r3_i.mask,
                      r4_i.kind, r4_i.cnt_vld, r4_i.commit_miss, r4_i.has_cls,
                      lv_rdata_i.loc, lv_rdata_i.cls, lv_rdata_i.cam};
