@@ -129,10 +129,11 @@ CMDS = [
 # What the NIC does with SET_QP's transport-retry arguments (documentation only).
 SET_QP_NOTES = [
     "`SET_QP.TIMEOUT` (0..31, ibv_qp_attr.timeout): local ACK timeout 4.096 us x 2^TIMEOUT, 0 = none; "
-    "`SET_QP.RETRY_CNT` (0..7, 7 is not infinite): go-back-N retries after a timeout, reset by every ACK that "
-    "completes a message; exhausted: the oldest send WQE completes with RETRY_EXC_ERR and the QP goes to ERR. "
-    "The timer starts when a message is queued for sending (before its first packet) and is checked by a sweep "
-    "of the QP table, so it fires between T and T + NUM_QP cycles (+ a few) after that (docs/architecture.md). "
+    "`SET_QP.RETRY_CNT` (0..7, 7 is not infinite): go-back-N retries after a timeout, reset by forward progress "
+    "(an ACK that completes a message or acknowledges new packets); exhausted: the oldest send WQE completes with "
+    "RETRY_EXC_ERR and the QP goes to ERR. The timer starts when a message is queued for sending (before its first "
+    "packet) and is checked by a sweep of the QP table, so it fires between T and T + NUM_QP cycles (+ a few) after "
+    "that (docs/architecture.md). "
     "`SET_QP.RNR_RETRY` (7 = infinite) is a separate budget for RNR NAKs.",
 ]
 # SET_QP.SRQ value meaning "no SRQ: use the QP's own receive queue".

@@ -23,11 +23,13 @@
 // meanwhile, so ci <= next always holds.
 //
 // Transport timer. Each QP word holds a deadline (due, armed) and the transport retries left
-// (retry_left, reset to retry_cnt by every ACK that completes a message; separate from the RNR
-// budget). It is armed, due = now + TMO_CYC[timeout], when a live message enters an unarmed QP's ring
-// (the ring write marks the QP here, S_LOAD/S_ARM), and re-armed from now by every ACK event that
-// completes a message with more outstanding and by every rewind (after an RNR NAK: from the end of
-// the RNR wait); it is disarmed when nothing is outstanding, on failure and by the flush. timeout 0
+// (retry_left, separate from the RNR budget), reset to retry_cnt by forward progress: an ACK/NAK that
+// completes a message or acknowledges new packets of the oldest one (past acked, the last PSN
+// acknowledged; a repeated ACK is no progress). It is armed, due = now + TMO_CYC[timeout], when a
+// live message enters an unarmed QP's ring (the ring write marks the QP here, S_LOAD/S_ARM), and
+// re-armed from now by forward progress with more outstanding and by every rewind (after an RNR
+// NAK: from the end of the RNR wait); it is disarmed when nothing is outstanding, on failure and
+// by the flush. timeout 0
 // never arms. TMO_CYC[t] = floor(4.096 us * 2^t * CLK_MHZ) cycles (exact at 250 MHz: 1024 << t).
 // Expiry is found without a comparator per QP: wake_q holds a time at or before the earliest
 // deadline (every deadline written lowers it); when now_i passes it, a sweep reads every QP word,
@@ -36,9 +38,9 @@
 // REWIND to its oldest outstanding message (go-back-N, as a PSN-sequence NAK) and one retry less;
 // with none left its oldest WQE completes with RETRY_EXC_ERR and the QP fails (FAIL, ERR, flush).
 // Accuracy: the timer fires between due and due + NUM_QP + ~10 cycles (more only while ACKs keep the
-// block busy). Approximations: the timer starts when the message enters the ring, just before its
-// first packet, not when its last packet leaves, and an ACK that acknowledges only some packets of
-// the oldest message does not restart it, so a message whose transmission takes longer than the
+// block busy). Approximation: the timer starts when the message enters the ring, just before its
+// first packet, not when its last packet leaves (later messages do not restart a running timer), so
+// with a peer that acknowledges only whole messages, one whose transmission takes longer than the
 // timeout is retried early (earlier than the IBA's T after its last packet; software chooses a
 // timeout well above a message's transmission time, as the usual 14, 67 ms, is).
 module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
@@ -122,6 +124,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     logic        armed;       // the transport timer runs: it expires at due
     logic [63:0] due;
     logic [2:0]  retry_left;  // transport retries left
+    logic        acked_v;     // acked holds the last PSN an ACK/NAK acknowledged (since the init)
+    logic [23:0] acked;
     logic [2:0]  rnr_left;    // RNR retries left (7: infinite)
     logic [15:0] ci;          // oldest WQE not yet completed
   } cp_qp_t;
@@ -233,6 +237,11 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // An entry with an error status is never completed by an ACK (its WQE was never sent).
   wire        live = (ac_q.ci != nx_q) && (o_rdata.err == 8'd0);
   wire        ack_more = !tmo_q && live && psn_ge(lim_q, o_rdata.last);   // S_ACK: ci completes
+  // S_ACK, the event's end: it acknowledges new PSNs of the oldest outstanding message without
+  // completing it (forward progress as well as a completion; not a repeated ACK).
+  wire [23:0] lim_new = lim_q - ac_q.acked;
+  wire        ack_part = live && psn_ge(lim_q, o_rdata.first) &&
+                         (!ac_q.acked_v || (!lim_new[23] && lim_new != 24'd0));
   wire        wake_due = now_i >= wake_q;
   wire [QP_W-1:0] sw_k = QP_W'(sw_q - 1'b1);    // sweep: the word examined this cycle
   wire        sw_end = sw_q == (QP_W + 1)'(NUM_QP);
@@ -388,11 +397,17 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             endcase
           end
           tmo_d = 1'b0;
-          // The timer: stopped with nothing outstanding, on failure, after an expiry that did
-          // nothing; restarted by progress (a completed message) and by a rewind.
+          // Forward progress (messages completed, or new packets of the oldest acknowledged) resets
+          // the transport retries; the timer is stopped with nothing outstanding, on failure, after
+          // an expiry that did nothing, and restarted by progress and by a rewind.
+          if (!tmo_q && (ac_q.ci != ci0_q || ack_part)) begin
+            ac_d.acked_v = 1'b1;
+            ac_d.acked = lim_q;
+            ac_d.retry_left = cfg.retry_cnt;
+          end
           if (fail || (tmo_q && !rewind) || ac_q.ci == nx_q || cfg.timeout == 5'd0) begin
             ac_d.armed = 1'b0;
-          end else if (rewind || ac_q.ci != ci0_q) begin
+          end else if (rewind || ac_q.ci != ci0_q || (!tmo_q && ack_part)) begin
             ac_d.armed = 1'b1;
             ac_d.due = now_i + tdur_q;
             nd_v_d = 1'b1;
@@ -524,7 +539,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       if (nd_q < sw_min_d) sw_min_d = nd_q;
     end
     // The table write stores ac_d as it is after the case (the current QP's word), or an init.
-    tab_wdata = tab_init ? '{armed: 1'b0, due: '0, retry_left: icfg.retry_cnt, rnr_left: icfg.rnr_retry, ci: '0}
+    tab_wdata = tab_init ? '{armed: 1'b0, due: '0, retry_left: icfg.retry_cnt, acked_v: 1'b0, acked: '0,
+                             rnr_left: icfg.rnr_retry, ci: '0}
                          : ac_d;
   end
 

@@ -622,8 +622,9 @@ class CompBench {
 // kTmoSlack] cycles, T = 4.096 us << timeout at 250 MHz = 1024 << timeout cycles (exact); it is armed
 // when the message enters the ring and re-armed at each rewind; retry_cnt REWINDs (7 is not
 // infinite), then the oldest WQE completes with RETRY_EXC_ERR, err_o, a FAIL message and the flush of
-// the others (WR_FLUSH_ERR); an ACK that completes a message resets the count and restarts the
-// timer; an ACK that completes everything stops it; timeout 0 never fires; RNR NAKs and timeouts
+// the others (WR_FLUSH_ERR); an ACK that completes a message, or acknowledges new packets of the
+// oldest one, resets the count and restarts the timer (a repeated ACK does not); an ACK that
+// completes everything stops it; timeout 0 never fires; RNR NAKs and timeouts
 // spend separate budgets (after an RNR NAK the timer restarts from the end of the RNR wait).
 constexpr uint64_t kTmoSlack = kNumQp + 40;  // sweep (one word a cycle) + the ACK path's cycles
 constexpr uint64_t tmo_cycles(unsigned t) { return uint64_t(1024) << t; }  // 4.096 us << t at 250 MHz
@@ -631,7 +632,7 @@ constexpr uint64_t tmo_cycles(unsigned t) { return uint64_t(1024) << t; }  // 4.
 std::vector<std::string> timer_coverage_points() {
   return {"tmo_rewind", "tmo_retry_reset", "tmo_exhausted_7", "tmo_exhausted_2", "tmo_flush_after_exc",
           "tmo_infinite_never", "tmo_stopped_by_ack", "tmo_rnr_independent", "tmo_after_rnr_wait",
-          "tmo_sweep_yields_to_ack", "tmo_two_qps"};
+          "tmo_sweep_yields_to_ack", "tmo_two_qps", "tmo_partial_ack_progress", "tmo_repeated_ack_no_progress"};
 }
 
 class TimerBench {
@@ -861,7 +862,9 @@ TEST(Completer, TransportTimer) {
   b.cfg(D, 1, 1, 2);   // RNR and timeouts: separate budgets
   b.cfg(E, 1, 0, 0);   // stopped by an ACK
   b.cfg(F, 1, 2, 7);   // expires while another QP's ACKs keep the block busy
-  for (unsigned i : {A, B, C, D, E, F}) b.init(i);
+  const unsigned G = kNumQp / 2 + 1;
+  b.cfg(G, 1, 1, 7);   // an ACK of part of a message is progress, a repeated one is not
+  for (unsigned i : {A, B, C, D, E, F, G}) b.init(i);
   ASSERT_FALSE(b.failed());
   ASSERT_TRUE(b.idle());
 
@@ -993,6 +996,34 @@ TEST(Completer, TransportTimer) {
     cov.hit("tmo_two_qps");
   }
   b.run(T1 * 4);
+  b.msgs.clear();
+  b.cqes.clear();
+  b.errs.clear();
+
+  // ---- G (retry_cnt 1): a 4-packet message; an expiry (1 -> 0); an ACK of its first two packets
+  // restarts the timer and resets the count (the next expiry rewinds rather than fails, T after
+  // that ACK); the same ACK again is no progress (the next expiry, T after the rewind, fails).
+  b.post(G, 4);
+  b.run(2);
+  t0 = b.write_now(G);
+  expect_tmo(b, G, t0, T1, false, 0, b.qp(G).ring[0].first, ev);
+  b.run(T1 / 2);
+  const uint32_t part = (b.qp(G).ring[0].first + 1) & kM24;
+  b.ack(G, kAck, part);
+  b.run(1);
+  const uint64_t ta = b.now();
+  b.run(20);
+  EXPECT_TRUE(b.cqes.empty()) << "a partial ACK completed the message";
+  expect_tmo(b, G, ta, T1, false, 0, b.qp(G).ring[0].first, ev);
+  cov.hit("tmo_partial_ack_progress");
+  t0 = ev.now;
+  b.run(T1 / 2);
+  b.ack(G, kAck, part);
+  expect_tmo(b, G, t0, T1, true, 0, 0, ev);
+  cov.hit("tmo_repeated_ack_no_progress");
+  b.run(kNumQp + 60);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].status, st::RETRY_EXC_ERR);
   std::printf("[completer] NUM_QP=%u: transport timer T(1) = %llu cycles; messages %llu..%llu cycles after "
               "start + T (allowed %llu)\n", kNumQp, (unsigned long long)T1, (unsigned long long)g_late_min,
               (unsigned long long)g_late_max, (unsigned long long)kTmoSlack);
