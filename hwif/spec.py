@@ -84,7 +84,7 @@ STATS = [
     ("RX_RNR_NAKS", "RNR NAKs received"),
     ("TX_NAKS", "other NAKs sent"),
     ("RX_NAKS", "other NAKs received"),
-    ("RETRANSMITS", "messages re-sent after an RNR NAK"),
+    ("RETRANSMITS", "go-back-N rewinds: after an RNR NAK, a PSN-sequence NAK or a local ACK timeout"),
     ("CQES", "completion entries written"),
     ("RX_DUP", "duplicate request packets (re-ACKed, not executed)"),
     ("RX_PSN_ERR", "out-of-sequence request packets"),
@@ -125,6 +125,16 @@ CMDS = [
         ("DMAC_LO", 16), ("DMAC_HI", 17), ("MIN_RNR_TIMER", 18), ("RNR_RETRY", 19),
         ("RETRY_CNT", 20), ("TIMEOUT", 21), ("INIT", 22)]),
     ("QUERY_QP", 0x05, [("STATE", 0), ("SQ_PSN", 14), ("RQ_PSN", 15)]),
+]
+# What the NIC does with SET_QP's transport-retry arguments (documentation only).
+SET_QP_NOTES = [
+    "`SET_QP.TIMEOUT` (0..31, ibv_qp_attr.timeout): local ACK timeout 4.096 us x 2^TIMEOUT, 0 = none; "
+    "`SET_QP.RETRY_CNT` (0..7, 7 is not infinite): go-back-N retries after a timeout, reset by forward progress "
+    "(an ACK that completes a message or acknowledges new packets); exhausted: the oldest send WQE completes with "
+    "RETRY_EXC_ERR and the QP goes to ERR. The timer starts when a message is queued for sending (before its first "
+    "packet) and is checked by a sweep of the QP table, so it fires between T and T + NUM_QP cycles (+ a few) after "
+    "that (docs/architecture.md). "
+    "`SET_QP.RNR_RETRY` (7 = infinite) is a separate budget for RNR NAKs.",
 ]
 # SET_QP.SRQ value meaning "no SRQ: use the QP's own receive queue".
 NO_SRQ = 0xFFFF

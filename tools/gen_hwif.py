@@ -559,6 +559,7 @@ def gen_md():
     o.append(f"- `SET_QP.SRQ` = 0x{S.NO_SRQ:X} means no SRQ. `SET_QP.INIT` bits: " +
              "; ".join(f"bit {b} {n}: {d}" for n, b, d in S.QP_INIT_BITS))
     o.append("- QP states (`SET_QP.STATE`): " + ", ".join(f"{n}={v}" for n, v in S.QP_STATES))
+    o += [f"- {t}" for t in S.SET_QP_NOTES]
     for title, lst in (("Work-queue entry (WQE)", S.WQE), ("Scatter/gather entry (SGE)", S.SGE),
                        ("Completion-queue entry (CQE)", S.CQE), ("Tag-list operation WQE (TM-SRQ op ring)", S.TM_OP)):
         o += ["", f"## {title}", ""]

@@ -10,6 +10,8 @@
 //   - Flush: while the QP is in ERR, every ring entry from ci to the requester's next completes
 //     with its own error status or WR_FLUSH_ERR. The requester puts WQEs it never sent into the ring
 //     (as flushed entries), so this block alone writes the send queue's completions, in order.
+//   - Transport timer (IBA 9.7.6.1.3 local ACK timeout, 9.7.6.1.4 retry counter): see "transport
+//     timer" below.
 //   - It is the send side's only source of QP errors (err_o, at least 3 cycles apart), and marks
 //     QPs for the requester whenever a QP's window or state may have changed.
 //
@@ -19,6 +21,28 @@
 // next comes through its own copy (nx_*), read with the QP word. A message to the requester is held
 // until the requester has written it into its table (msg_ready_i); no ACK or flush is processed
 // meanwhile, so ci <= next always holds.
+//
+// Transport timer. Each QP word holds a deadline (due, armed) and the transport retries left
+// (retry_left, separate from the RNR budget), reset to retry_cnt by forward progress: an ACK/NAK that
+// completes a message or acknowledges new packets of the oldest one (past acked, the last PSN
+// acknowledged; a repeated ACK is no progress). It is armed, due = now + TMO_CYC[timeout], when a
+// live message enters an unarmed QP's ring (the ring write marks the QP here, S_LOAD/S_ARM), and
+// re-armed from now by forward progress with more outstanding and by every rewind (after an RNR
+// NAK: from the end of the RNR wait); it is disarmed when nothing is outstanding, on failure and
+// by the flush. timeout 0
+// never arms. TMO_CYC[t] = floor(4.096 us * 2^t * CLK_MHZ) cycles (exact at 250 MHz: 1024 << t).
+// Expiry is found without a comparator per QP: wake_q holds a time at or before the earliest
+// deadline (every deadline written lowers it); when now_i passes it, a sweep reads every QP word,
+// one per cycle (it yields to ACKs, local errors and inits after each word and resumes), handles each
+// expired QP and sets wake_q to the earliest deadline left. An expired QP with retries left gets a
+// REWIND to its oldest outstanding message (go-back-N, as a PSN-sequence NAK) and one retry less;
+// with none left its oldest WQE completes with RETRY_EXC_ERR and the QP fails (FAIL, ERR, flush).
+// Accuracy: the timer fires between due and due + NUM_QP + ~10 cycles (more only while ACKs keep the
+// block busy). Approximation: the timer starts when the message enters the ring, just before its
+// first packet, not when its last packet leaves (later messages do not restart a running timer), so
+// with a peer that acknowledges only whole messages, one whose transmission takes longer than the
+// timeout is retried early (earlier than the IBA's T after its last packet; software chooses a
+// timeout well above a message's transmission time, as the usual 14, 67 ms, is).
 module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_QP = 64,
   parameter int unsigned CLK_MHZ = 250,
@@ -76,7 +100,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   output logic retransmit_o, output logic rx_rnr_o, output logic rx_nak_o, output logic rx_ack_o,
   output logic quiet_o,               // no QP init pending (a command stays busy until then)
-  output logic idle_o
+  output logic idle_o,
+  output logic [63:0] wake_at_o       // earliest transport timer expiry (at or before; all ones: none)
 );
   if ((OUTS & (OUTS - 1)) != 0 || OUTS < 2 || OUTS > 32768) begin : g_chk
     $fatal(1, "tmnic_completer: OUTS must be a power of two in 2..32768");
@@ -84,14 +109,30 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4 || NUM_QP > 65536) begin : g_chk_qp
     $fatal(1, "tmnic_completer: NUM_QP must be a power of two in 4..65536");
   end
+  // (4096 * CLK_MHZ << 31 must fit the 64-bit deadline arithmetic)
+  if (CLK_MHZ < 1 || CLK_MHZ > 1000) begin : g_chk_clk
+    $fatal(1, "tmnic_completer: CLK_MHZ must be in 1..1000");
+  end
+
+  // Local ACK timeout in cycles per timeout value: floor(4.096 us * 2^t * CLK_MHZ) (entry 0 unused).
+  function automatic logic [31:0][63:0] tmo_table();
+    for (int t = 0; t < 32; t++) tmo_table[t] = (64'(4096 * CLK_MHZ) << t) / 64'd1000;
+  endfunction
+  localparam logic [31:0][63:0] TMO_CYC = tmo_table();
 
   typedef struct packed {
+    logic        armed;       // the transport timer runs: it expires at due
+    logic [63:0] due;
+    logic [2:0]  retry_left;  // transport retries left
+    logic        acked_v;     // acked holds the last PSN an ACK/NAK acknowledged (since the init)
+    logic [23:0] acked;
     logic [2:0]  rnr_left;    // RNR retries left (7: infinite)
     logic [15:0] ci;          // oldest WQE not yet completed
   } cp_qp_t;
 
   typedef enum logic [3:0] {
-    S_IDLE, S_ACK_RD, S_ACK_W, S_ACK, S_LOAD, S_FLUSH, S_FLUSH_W, S_FLUSH_CQE, S_CQE, S_ERRWAIT
+    S_IDLE, S_ACK_RD, S_ACK_W, S_ACK, S_LOAD, S_FLUSH, S_FLUSH_W, S_FLUSH_CQE, S_CQE, S_ERRWAIT,
+    S_SWEEP, S_TMO_RD, S_ARM
   } state_e;
 
   // Control (reset)
@@ -99,6 +140,13 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic     init_pend_q, init_pend_d, errwait_q, errwait_d;
   logic     msg_valid_d, cqe_valid_d, err_d, mark_d, own_q, own_d;
   logic     retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d;
+  // Transport timer: wake_q (at or before the earliest deadline; all ones: none), the sweep (sw_on_q,
+  // the next word to read sw_q, whether tab_rdata holds word sw_q - 1, the earliest deadline seen),
+  // a deadline just written (nd_*: lowers wake_q and sw_min_q a cycle later), an expiry in the ACK
+  // path (tmo_q).
+  logic     sw_on_q, sw_on_d, sw_vld_q, sw_vld_d, nd_v_q, nd_v_d, tmo_q, tmo_d;
+  logic [63:0] wake_q, wake_d, sw_min_q, sw_min_d;
+  logic [QP_W:0] sw_q, sw_d;
   // Payload (no reset)
   logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, err_qp_d, mark_qp_d;
   cp_qp_t          ac_q, ac_d;
@@ -109,6 +157,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // An RNR NAK's wait: its length in cycles registered when the ACK is taken; its end is summed
   // only in the cycle that sends the REWIND (not a 64-bit add on every simulated cycle).
   logic [63:0]     rnr_cyc_q, rnr_cyc_d;
+  logic [63:0]     tdur_q, tdur_d;           // the timer's length for the deadline written next
+  logic [63:0]     nd_q, nd_d;
   logic [63:0]     c_wrid_q, c_wrid_d;
   logic [15:0]     c_idx_q, c_idx_d;
   logic [7:0]      c_status_q, c_status_d;
@@ -161,27 +211,41 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   // ---------------------------------------------------------------- scheduler
-  // Set ports: 0 own (after a failure), 1-3 kicks. A mark means "flush this QP if it is in ERR".
+  // Set ports: 0 own (after a failure), 1-3 kicks. A mark means "flush this QP if it is in ERR, start
+  // its timer if it has messages outstanding and none runs".
+  // Port 4: a live message entered a QP's ring (arm its timer), registered from the requester's write.
+  logic            o_arm_q;
+  logic [QP_W-1:0] o_arm_qp_q;
   logic            sched_valid, sched_take, sched_pending;
   logic [QP_W-1:0] sched_idx;
   /* verilator lint_off UNUSEDSIGNAL */
   logic            sched_set_ready;           // (sources are rate-limited by construction)
   /* verilator lint_on UNUSEDSIGNAL */
-  tmnic_qp_sched #(.N(NUM_QP), .NSET(4)) u_sched (
+  tmnic_qp_sched #(.N(NUM_QP), .NSET(5)) u_sched (
     .clk_i, .rst_ni,
-    .set_i({kick_i, own_q}), .set_idx_i({kick_qp_i, q_q}), .set_ready_o(sched_set_ready),
+    .set_i({o_arm_q, kick_i, own_q}), .set_idx_i({o_arm_qp_q, kick_qp_i, q_q}), .set_ready_o(sched_set_ready),
     .valid_o(sched_valid), .idx_o(sched_idx), .take_i(sched_take), .pending_o(sched_pending));
 
   // ---------------------------------------------------------------- decisions
   wire qp_cmp_cfg_t cfg = qp_rd_i[0];
   /* verilator lint_off UNUSEDSIGNAL */
-  wire qp_cmp_cfg_t icfg = qp_rd_i[1];        // (only the RNR budget is used)
+  wire qp_cmp_cfg_t icfg = qp_rd_i[1];        // (only the retry budgets are used)
   /* verilator lint_on UNUSEDSIGNAL */
   assign qp_idx_o = {init_qp_d, q_d};
   wire [1:0]  typ = aeth_type(aeth_q);       // AETH syndrome (tmnic_hwif_pkg)
   wire [4:0]  val = aeth_value(aeth_q);
   // An entry with an error status is never completed by an ACK (its WQE was never sent).
   wire        live = (ac_q.ci != nx_q) && (o_rdata.err == 8'd0);
+  wire        ack_more = !tmo_q && live && psn_ge(lim_q, o_rdata.last);   // S_ACK: ci completes
+  // S_ACK, the event's end: it acknowledges new PSNs of the oldest outstanding message without
+  // completing it (forward progress as well as a completion; not a repeated ACK).
+  wire [23:0] lim_new = lim_q - ac_q.acked;
+  wire        ack_part = live && psn_ge(lim_q, o_rdata.first) &&
+                         (!ac_q.acked_v || (!lim_new[23] && lim_new != 24'd0));
+  wire        wake_due = now_i >= wake_q;
+  wire [QP_W-1:0] sw_k = QP_W'(sw_q - 1'b1);    // sweep: the word examined this cycle
+  wire        sw_end = sw_q == (QP_W + 1)'(NUM_QP);
+  wire        sending = cfg.state == QPS_RTS || cfg.state == QPS_SQD;
 
   always_comb begin
     cqe_o = '0;
@@ -202,7 +266,9 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     init_qp_d = init_i ? init_qp_i : init_qp_q;
     errwait_d = errwait_q;
     q_d = q_q; ac_d = ac_q; nx_d = nx_q; ci0_d = ci0_q; aeth_d = aeth_q; lim_d = lim_q;
-    rnr_cyc_d = rnr_cyc_q;
+    rnr_cyc_d = rnr_cyc_q; tdur_d = tdur_q;
+    sw_on_d = sw_on_q; sw_vld_d = 1'b0; sw_d = sw_q; sw_min_d = sw_min_q; wake_d = wake_q;
+    nd_v_d = 1'b0; nd_d = nd_q; tmo_d = tmo_q;
     c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q;
     msg_valid_d = msg_valid_o && !msg_ready_i; msg_d = msg_o;
     cqe_valid_d = cqe_valid_o && !cqe_ready_i;
@@ -242,6 +308,14 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           tab_re = 1'b1;
           tab_raddr = ack_qp_i;
           state_d = S_ACK_RD;
+        end else if (!msg_valid_o && (sw_on_q || wake_due)) begin
+          // (a new sweep, or the rest of one that yielded)
+          if (!sw_on_q) begin
+            sw_on_d = 1'b1;
+            sw_d = '0;
+            sw_min_d = '1;
+          end
+          state_d = S_SWEEP;
         end else if (!msg_valid_o && sched_valid) begin
           sched_take = 1'b1;
           q_d = sched_idx;
@@ -261,6 +335,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         state_d = S_ACK_W;
       end
       S_ACK_W: begin
+        // The timer's length from here (the configuration is read), the RNR wait ahead of it.
+        tdur_d = TMO_CYC[cfg.timeout] + ((!tmo_q && typ == AETH_TYPE_RNR_NAK) ? rnr_cyc_q : 64'd0);
         o_re = 1'b1;
         o_raddr = {q_q, ac_q.ci[OUT_W-1:0] + 1'b1};
         state_d = S_ACK;
@@ -270,9 +346,10 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // entry after ci arrives now if this one completes (requested last cycle); the one after it
       // is requested below, except when a CQE goes out first (the RAM then holds its word).
       S_ACK: begin
-        if (live && psn_ge(lim_q, o_rdata.last)) begin
+        if (ack_more) begin
           ac_d.ci = ac_q.ci + 16'd1;
           ac_d.rnr_left = cfg.rnr_retry;
+          ac_d.retry_left = cfg.retry_cnt;
           tab_we = 1'b1;
           if (o_rdata.sig) begin
             c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_status_d = WC_SUCCESS;
@@ -281,32 +358,63 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             state_d = S_CQE;
           end
         end else begin
-          unique case (typ)
-            AETH_TYPE_ACK: rx_ack_d = 1'b1;
-            AETH_TYPE_RNR_NAK: begin
-              rx_rnr_d = 1'b1;
-              if (live && ac_q.rnr_left == 3'd0) begin
+          if (tmo_q) begin
+            // The transport timer expired (found by the sweep): go back N, or fail with none left.
+            // With nothing to send (nothing live, the QP not sending) it is only disarmed.
+            if (live && sending) begin
+              if (ac_q.retry_left == 3'd0) begin
                 fail = 1'b1;
-                st = WC_RNR_RETRY_EXC_ERR;
-              end else if (live) begin
+                st = WC_RETRY_EXC_ERR;
+              end else begin
                 rewind = 1'b1;
-                if (ac_q.rnr_left != 3'd7) ac_d.rnr_left = ac_q.rnr_left - 3'd1;
+                ac_d.retry_left = ac_q.retry_left - 3'd1;
               end
             end
-            AETH_TYPE_NAK: begin
-              rx_nak_d = 1'b1;
-              if (live && val == NAK_PSN_SEQ_ERR) begin
-                rewind = 1'b1;    // PSN sequence error: go back N
-              end else if (live) begin
-                fail = 1'b1;
-                st = (val == NAK_INV_REQ) ? WC_REM_INV_REQ_ERR : (val == NAK_REM_ACCESS_ERR) ? WC_REM_ACCESS_ERR :
-                     WC_REM_OP_ERR;
-              end
-            end
-            default: ;            // reserved syndrome: ignored
-          endcase
+          end else begin
+            unique case (typ)
+             AETH_TYPE_ACK: rx_ack_d = 1'b1;
+             AETH_TYPE_RNR_NAK: begin
+               rx_rnr_d = 1'b1;
+               if (live && ac_q.rnr_left == 3'd0) begin
+                 fail = 1'b1;
+                 st = WC_RNR_RETRY_EXC_ERR;
+               end else if (live) begin
+                 rewind = 1'b1;
+                 if (ac_q.rnr_left != 3'd7) ac_d.rnr_left = ac_q.rnr_left - 3'd1;
+               end
+             end
+             AETH_TYPE_NAK: begin
+               rx_nak_d = 1'b1;
+               if (live && val == NAK_PSN_SEQ_ERR) begin
+                 rewind = 1'b1;    // PSN sequence error: go back N
+               end else if (live) begin
+                 fail = 1'b1;
+                 st = (val == NAK_INV_REQ) ? WC_REM_INV_REQ_ERR : (val == NAK_REM_ACCESS_ERR) ? WC_REM_ACCESS_ERR :
+                      WC_REM_OP_ERR;
+               end
+             end
+             default: ;            // reserved syndrome: ignored
+            endcase
+          end
+          tmo_d = 1'b0;
+          // Forward progress (messages completed, or new packets of the oldest acknowledged) resets
+          // the transport retries; the timer is stopped with nothing outstanding, on failure, after
+          // an expiry that did nothing, and restarted by progress and by a rewind.
+          if (!tmo_q && (ac_q.ci != ci0_q || ack_part)) begin
+            ac_d.acked_v = 1'b1;
+            ac_d.acked = lim_q;
+            ac_d.retry_left = cfg.retry_cnt;
+          end
+          if (fail || (tmo_q && !rewind) || ac_q.ci == nx_q || cfg.timeout == 5'd0) begin
+            ac_d.armed = 1'b0;
+          end else if (rewind || ac_q.ci != ci0_q || (!tmo_q && ack_part)) begin
+            ac_d.armed = 1'b1;
+            ac_d.due = now_i + tdur_q;
+            nd_v_d = 1'b1;
+            nd_d = ac_d.due;
+          end
           msg_d = '{kind: fail ? SQ_MSG_FAIL : SQ_MSG_REWIND, qp: 16'(q_q), idx: ac_q.ci, psn: o_rdata.first,
-                    rnr: typ == AETH_TYPE_RNR_NAK, rnr_due: now_i + rnr_cyc_q};
+                    rnr: !tmo_q && typ == AETH_TYPE_RNR_NAK, rnr_due: now_i + rnr_cyc_q};
           msg_valid_d = rewind || fail;
           retransmit_d = rewind;
           if (fail) begin
@@ -337,9 +445,53 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           o_re = 1'b1;
           o_raddr = {q_q, tab_rdata.ci[OUT_W-1:0]};
           state_d = S_FLUSH_W;
+        end else if (sending && tab_rdata.ci != nx_rdata_i && !tab_rdata.armed && cfg.timeout != 5'd0) begin
+          tdur_d = TMO_CYC[cfg.timeout];    // messages outstanding, no timer: start it
+          state_d = S_ARM;
         end else begin
           state_d = S_IDLE;
         end
+      end
+      S_ARM: begin
+        ac_d.armed = 1'b1;
+        ac_d.due = now_i + tdur_q;
+        nd_v_d = 1'b1;
+        nd_d = ac_d.due;
+        tab_we = 1'b1;
+        state_d = S_IDLE;
+      end
+
+      // The sweep: word sw_q is read, word sw_q - 1 examined. An expired QP leaves it for the ACK
+      // path (its word read again); after each word it yields to ACKs, local errors and inits (no
+      // table write is pending in here: S_IDLE does not start it in the cycle one lands).
+      S_SWEEP: begin
+        if (!sw_end) begin
+          tab_re = 1'b1;
+          tab_raddr = sw_q[QP_W-1:0];
+        end
+        sw_d = sw_q + 1'b1;
+        sw_vld_d = 1'b1;
+        if (sw_vld_q && tab_rdata.armed && now_i >= tab_rdata.due) begin
+          q_d = sw_k;
+          sw_d = sw_q;
+          tmo_d = 1'b1;
+          state_d = S_TMO_RD;
+        end else begin
+          if (sw_vld_q && tab_rdata.armed && tab_rdata.due < sw_min_q) sw_min_d = tab_rdata.due;
+          if (sw_end) begin
+            wake_d = sw_min_d;
+            sw_on_d = 1'b0;
+            state_d = S_IDLE;
+          end else if (sw_vld_q && ((ack_valid_i && !msg_valid_o) || lerr_valid_i || init_pend_q)) begin
+            sw_d = sw_q;
+            state_d = S_IDLE;
+          end
+        end
+      end
+      S_TMO_RD: begin
+        tab_re = 1'b1;
+        tab_raddr = q_q;
+        state_d = S_ACK_RD;
       end
       S_FLUSH: begin
         if (ac_q.ci == nx_q || cfg.state != QPS_ERR) begin
@@ -356,6 +508,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         c_status_d = (o_rdata.err != 8'd0) ? o_rdata.err : WC_WR_FLUSH_ERR;
         cqe_valid_d = 1'b1;
         ac_d.ci = ac_q.ci + 16'd1;
+        ac_d.armed = 1'b0;
         tab_we = 1'b1;
         after_d = S_FLUSH;
         state_d = S_CQE;
@@ -380,8 +533,15 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
       default: state_d = S_IDLE;
     endcase
+    // A deadline just written: wake_q (and a running sweep's minimum) must not be after it.
+    if (nd_v_q) begin
+      if (nd_q < wake_d) wake_d = nd_q;
+      if (nd_q < sw_min_d) sw_min_d = nd_q;
+    end
     // The table write stores ac_d as it is after the case (the current QP's word), or an init.
-    tab_wdata = tab_init ? '{rnr_left: icfg.rnr_retry, ci: '0} : ac_d;
+    tab_wdata = tab_init ? '{armed: 1'b0, due: '0, retry_left: icfg.retry_cnt, acked_v: 1'b0, acked: '0,
+                             rnr_left: icfg.rnr_retry, ci: '0}
+                         : ac_d;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -397,6 +557,12 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       mark_o <= 1'b0;
       wr_v_q <= 1'b0;
       own_q <= 1'b0;
+      o_arm_q <= 1'b0;
+      sw_on_q <= 1'b0;
+      sw_vld_q <= 1'b0;
+      nd_v_q <= 1'b0;
+      tmo_q <= 1'b0;
+      wake_q <= '1;
       {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o} <= '0;
     end else begin
       state_q <= state_d;
@@ -410,12 +576,19 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       mark_o <= mark_d;
       wr_v_q <= tab_we;
       own_q <= own_d;
+      o_arm_q <= o_we_i && o_wdata_i.err == 8'd0;
+      sw_on_q <= sw_on_d;
+      sw_vld_q <= sw_vld_d;
+      nd_v_q <= nd_v_d;
+      tmo_q <= tmo_d;
+      wake_q <= wake_d;
       {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o} <= {retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d};
     end
   end
   always_ff @(posedge clk_i) begin
     q_q <= q_d; init_qp_q <= init_qp_d; ac_q <= ac_d; nx_q <= nx_d; ci0_q <= ci0_d;
-    aeth_q <= aeth_d; lim_q <= lim_d; rnr_cyc_q <= rnr_cyc_d;
+    aeth_q <= aeth_d; lim_q <= lim_d; rnr_cyc_q <= rnr_cyc_d; tdur_q <= tdur_d; nd_q <= nd_d;
+    sw_q <= sw_d; sw_min_q <= sw_min_d; o_arm_qp_q <= o_waddr_i[QP_W+OUT_W-1:OUT_W];
     c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
     msg_o <= msg_d; err_qp_o <= err_qp_d; mark_qp_o <= mark_qp_d;
     o_raddr_q <= o_raddr; wr_a_q <= tab_waddr; wr_d_q <= tab_wdata;
@@ -423,7 +596,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   assign quiet_o = !init_pend_q;
   assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !msg_valid_o &&
-                  !cqe_valid_o && !mark_o && !wr_v_q;
+                  !cqe_valid_o && !mark_o && !wr_v_q && !o_arm_q && !sw_on_q && !nd_v_q && !wake_due;
+  assign wake_at_o = wake_q;
 
 `ifndef SYNTHESIS
   logic chk_q;
@@ -446,6 +620,15 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_completer: QP errors less than 3 cycles apart");
   a_mark_after_write: assert property (@(posedge clk_i) disable iff (!chk_q) mark_d |-> !(tab_we && ac_d.ci != ac_q.ci))
     else $error("tmnic_completer: mark raised in the cycle that changes ci (the requester would read the old one)");
+  a_sweep_no_write: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_SWEEP |-> !wr_v_q)
+    else $error("tmnic_completer: sweep read while a table write lands");
+  a_tmo_in_sweep: assert property (@(posedge clk_i) disable iff (!chk_q) tmo_q |-> sw_on_q)
+    else $error("tmnic_completer: timer expiry handled outside a sweep");
+  a_arm_tmo: assert property (@(posedge clk_i) disable iff (!chk_q)
+    tab_we && !tab_init && ac_d.armed && !ac_q.armed |-> cfg.timeout != 5'd0)
+    else $error("tmnic_completer: timer armed with timeout 0 (infinite)");
+  a_wake_le_due: assert property (@(posedge clk_i) disable iff (!chk_q) nd_v_q |=> wake_q <= $past(nd_q))
+    else $error("tmnic_completer: a deadline written after the wake time");
   a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)
     else $error("tmnic_completer: scheduler offer taken while not valid");
 `endif

@@ -134,12 +134,13 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign path_w = '{dmac: qp_wdata.dmac, dest_ip: qp_wdata.dest_ip, dest_qpn: qp_wdata.dest_qpn};
   assign req_w = '{state: '0, pd: qp_wdata.pd, sq_base: qp_wdata.sq_base, sq_log: qp_wdata.sq_log,
                    pmtu_log: qp_wdata.pmtu_log, path: path_w};
-  assign cmp_w = '{state: '0, send_cq: qp_wdata.send_cq, rnr_retry: qp_wdata.rnr_retry};
+  assign cmp_w = '{state: '0, send_cq: qp_wdata.send_cq, rnr_retry: qp_wdata.rnr_retry,
+                   retry_cnt: qp_wdata.retry_cnt, timeout: qp_wdata.timeout};
   assign rsp_w = '{state: '0, pd: qp_wdata.pd, recv_cq: qp_wdata.recv_cq, srq: qp_wdata.srq,
                    rq_base: qp_wdata.rq_base, rq_log: qp_wdata.rq_log, dest_ip: qp_wdata.dest_ip,
                    min_rnr_timer: qp_wdata.min_rnr_timer};
-  // Not read by any engine yet (the retransmission timer and retry budget land with issue 11).
-  wire unused_qp_wdata = ^{qp_wdata.state, qp_wdata.retry_cnt, qp_wdata.timeout, req_w.state, cmp_w.state, rsp_w.state};
+  // (the state has its own table)
+  wire unused_qp_wdata = ^{qp_wdata.state, req_w.state, cmp_w.state, rsp_w.state};
   /* verilator lint_off PINCONNECTEMPTY */   // (the state table's ports give the registered indices)
   tmnic_ram_rdports #(.WIDTH(REQ_W), .DEPTH(NUM_QP), .NRD(1)) u_req_tab (
     .clk_i, .we_i(qp_we), .waddr_i(cmd_qp), .wdata_i(req_w[REQ_W-1:0]),

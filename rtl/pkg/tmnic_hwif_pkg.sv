@@ -62,7 +62,7 @@ package tmnic_hwif_pkg;
   localparam int unsigned STAT_RX_RNR_NAKS = 8;  // RNR NAKs received
   localparam int unsigned STAT_TX_NAKS = 9;  // other NAKs sent
   localparam int unsigned STAT_RX_NAKS = 10;  // other NAKs received
-  localparam int unsigned STAT_RETRANSMITS = 11;  // messages re-sent after an RNR NAK
+  localparam int unsigned STAT_RETRANSMITS = 11;  // go-back-N rewinds: after an RNR NAK, a PSN-sequence NAK or a local ACK timeout
   localparam int unsigned STAT_CQES = 12;  // completion entries written
   localparam int unsigned STAT_RX_DUP = 13;  // duplicate request packets (re-ACKed, not executed)
   localparam int unsigned STAT_RX_PSN_ERR = 14;  // out-of-sequence request packets

@@ -49,6 +49,8 @@ package tmnic_pkg;
     logic [2:0]  state;
     logic [15:0] send_cq;
     logic [2:0]  rnr_retry;
+    logic [2:0]  retry_cnt;   // transport retries (IBA 9.7.6.1.4; 7 is not infinite)
+    logic [4:0]  timeout;     // local ACK timeout 4.096 us << timeout (0: none)
   } qp_cmp_cfg_t;   // completer
 
   typedef struct packed {

@@ -254,6 +254,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   sq_out_t o_wdata;
   logic sq_msg_valid, sq_msg_ready, sq_mark, o_we, nx_re, ci_re, lerr_valid, lerr_ready, ckick;
   logic req_idle, comp_idle, req_quiet, comp_quiet;
+  logic [63:0] req_wake_at, comp_wake_at;
   logic [QP_W-1:0] sq_mark_qp, nx_raddr, ci_raddr, lerr_qp, ckick_qp;
   logic [QP_W+$clog2(SQ_OUTS)-1:0] o_waddr;
   logic [15:0] nx_rdata, ci_rdata;
@@ -280,7 +281,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .pkt_hdr_o(sq_pkt_hdr), .pkt_slot_o(sq_pkt_slot), .pkt_valid_o(sq_pkt_valid), .pkt_ready_i(sq_pkt_ready),
     .slot_free_i(slot_free),
     .query_qp_i(query_qp), .query_psn_o(query_sq_psn),
-    .prot_err_o(st_sq_prot), .quiet_o(req_quiet), .idle_o(req_idle), .wake_at_o(wake_at_o));
+    .prot_err_o(st_sq_prot), .quiet_o(req_quiet), .idle_o(req_idle), .wake_at_o(req_wake_at));
 
   tmnic_completer #(.NUM_QP(NUM_QP), .CLK_MHZ(CLK_MHZ), .OUTS(SQ_OUTS)) u_comp (
     .clk_i, .rst_ni, .now_i,
@@ -296,7 +297,9 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .cqe_o(cqe[0]), .cqe_valid_o(cqe_valid[0]), .cqe_ready_i(cqe_ready[0]),
     .err_o(err_sq), .err_qp_o(err_sq_qp),
     .retransmit_o(st_retx), .rx_rnr_o(st_rx_rnr), .rx_nak_o(st_rx_nak), .rx_ack_o(st_rx_ack),
-    .quiet_o(comp_quiet), .idle_o(comp_idle));
+    .quiet_o(comp_quiet), .idle_o(comp_idle), .wake_at_o(comp_wake_at));
+  // The harness's next event: the requester's RNR timers, the completer's transport timers.
+  assign wake_at_o = (req_wake_at < comp_wake_at) ? req_wake_at : comp_wake_at;
   assign sq_idle = req_idle && comp_idle;
   assign sq_quiet = req_quiet && comp_quiet;
 

@@ -44,6 +44,7 @@ uint64_t tmnic_sim_watch_hits(int nic) {
 }
 
 void tmnic_sim_corrupt_tx(int nic, int count) { global_world().corrupt_tx(nic, count); }
+void tmnic_sim_corrupt_tx_after(int nic, int skip, int count) { global_world().corrupt_tx(nic, count, skip); }
 
 void tmnic_sim_run(uint64_t cycles) { global_world().progress(cycles); }
 

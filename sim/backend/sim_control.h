@@ -23,6 +23,8 @@ void tmnic_sim_watch(int nic, const void* addr, size_t len);
 uint64_t tmnic_sim_watch_hits(int nic);
 /* Flip one bit inside the ICRC-covered part of the next `count` frames NIC `nic` sends on the wire. */
 void tmnic_sim_corrupt_tx(int nic, int count);
+/* The same after letting the next `skip` frames of NIC `nic` through intact. */
+void tmnic_sim_corrupt_tx_after(int nic, int skip, int count);
 /* Run the world until nothing is left to do, or for at most `cycles`. */
 void tmnic_sim_run(uint64_t cycles);
 

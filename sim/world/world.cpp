@@ -8,7 +8,7 @@
 
 namespace tmnic::sim {
 
-World::World(const SimConfig& cfg) : cfg_(cfg), corrupt_(cfg.num_nics, 0) {
+World::World(const SimConfig& cfg) : cfg_(cfg), corrupt_(cfg.num_nics, 0), corrupt_skip_(cfg.num_nics, 0) {
   for (int i = 0; i < cfg.num_nics; i++) {
     nics_.push_back(std::make_unique<NicSim>(i, cfg));
     nics_.back()->on_tx = [this, i](std::vector<uint8_t>&& f) { deliver(i, std::move(f)); };
@@ -32,7 +32,9 @@ World::~World() = default;
 
 void World::deliver(int src, std::vector<uint8_t>&& frame) {
   frames_++;
-  if (corrupt_.at(src) > 0 && frame.size() > 60) {
+  if (corrupt_.at(src) > 0 && frame.size() > 60 && corrupt_skip_.at(src) > 0) {
+    corrupt_skip_[src]--;
+  } else if (corrupt_.at(src) > 0 && frame.size() > 60) {
     corrupt_[src]--;
     frame[54] ^= 0x10;   // first byte after the BTH: payload or extension header, covered by the ICRC
   }
@@ -74,6 +76,10 @@ bool World::progress(uint64_t budget) {
       next = std::min(next, n->next_event());
     }
     if (quiet && next == UINT64_MAX) return false;   // nothing will ever happen without the host
+    if (quiet && next >= end) {                      // nothing happens within the budget (e.g. a
+      now_ = end;                                    // transport timer far ahead): do not jump past it
+      return true;
+    }
     step();
     uint64_t writes = 0;
     for (auto& n : nics_) writes += n->dma_writes_applied();

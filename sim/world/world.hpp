@@ -42,8 +42,12 @@ class World {
   uint32_t mmio_read(int nic, uint32_t off);
   void mmio_write(int nic, uint32_t off, uint32_t val) { nics_.at(nic)->mmio_write(off, val, now_); }
 
-  // Fault injection: flip a bit inside the ICRC-covered bytes of NIC nic's next `count` wire frames.
-  void corrupt_tx(int nic, int count) { corrupt_.at(nic) += count; }
+  // Fault injection: flip a bit inside the ICRC-covered bytes of NIC nic's next `count` wire frames,
+  // after letting `skip` frames through intact (e.g. the last packet of a multi-packet message).
+  void corrupt_tx(int nic, int count, int skip = 0) {
+    corrupt_.at(nic) += count;
+    corrupt_skip_.at(nic) = skip;
+  }
 
   uint64_t cycles_run() const { return cycles_run_; }   // cycles actually evaluated (not skipped)
   uint64_t frames_on_wire() const { return frames_; }
@@ -57,7 +61,7 @@ class World {
   uint64_t now_ = 0;
   uint64_t cycles_run_ = 0;
   uint64_t frames_ = 0;
-  std::vector<int> corrupt_;
+  std::vector<int> corrupt_, corrupt_skip_;
 };
 
 }  // namespace tmnic::sim

@@ -30,7 +30,7 @@ constexpr unsigned kQpCfgWords = (kQpCfgBits + 31) / 32;
 inline constexpr CfgField kPathView[] = {kCfDmac, kCfDestIp, kCfDestQpn};                       // qp_path_t
 inline constexpr CfgField kReqView[] = {kCfState, kCfPd, kCfSqBase, kCfSqLog, kCfPmtuLog,
                                         kCfDmac, kCfDestIp, kCfDestQpn};                        // qp_req_cfg_t
-inline constexpr CfgField kCmpView[] = {kCfState, kCfSendCq, kCfRnrRetry};                      // qp_cmp_cfg_t
+inline constexpr CfgField kCmpView[] = {kCfState, kCfSendCq, kCfRnrRetry, kCfRetryCnt, kCfTimeout};  // qp_cmp_cfg_t
 inline constexpr CfgField kRspView[] = {kCfState, kCfPd, kCfRecvCq, kCfSrq, kCfRqBase, kCfRqLog,
                                         kCfDestIp, kCfMinRnr};                                  // qp_rsp_cfg_t
 inline constexpr CfgField kSrcQpView[] = {kCfDestQpn};                                         // cqe_src_qp_o
@@ -41,7 +41,7 @@ constexpr unsigned view_bits(const CfgField (&v)[N]) {
   for (CfgField f : v) b += kCfgWidth[f];
   return b;
 }
-static_assert(view_bits(kPathView) == 104 && view_bits(kReqView) == 195 && view_bits(kCmpView) == 22 &&
+static_assert(view_bits(kPathView) == 104 && view_bits(kReqView) == 195 && view_bits(kCmpView) == 30 &&
               view_bits(kRspView) == 156, "a view's width differs from tmnic_pkg.sv");
 
 // Packs the view of fields v[0..n) (most significant first) of the qp_cfg_t in `cfg` (kQpCfgWords

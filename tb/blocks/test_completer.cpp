@@ -129,6 +129,10 @@ class CompBench {
       for (auto& w : p.cfg) w = static_cast<uint32_t>(rng_());
       p.cfg[kCfgWords - 1] &= (1u << (kCfgBits % 32)) - 1;
       p.set_state(kRts);
+      // The random traffic's model has no transport timer: timeouts are off (0) or far beyond the
+      // run (16..31: at least 67 ms), so the timer arms and restarts but never fires here (its
+      // expiry is the directed TransportTimer test's).
+      set_bits(p.cfg.data(), cfg_lsb(kCfTimeout), 5, chance(rng_, 0.3) ? 0 : static_cast<uint32_t>(urand(rng_, 16, 31)));
       // PSNs start anywhere, near the 24-bit wrap for some
       p.psn = chance(rng_, 0.3) ? (kM24 - static_cast<uint32_t>(urand(rng_, 0, 40))) : static_cast<uint32_t>(rng_()) & kM24;
       p.rnr_left = p.rnr_retry();
@@ -610,6 +614,421 @@ class CompBench {
   uint64_t m_ack_ = 0, m_rnr_ = 0, m_nak_ = 0, m_retx_ = 0, st_ack_ = 0, st_rnr_ = 0, st_nak_ = 0, st_retx_ = 0;
   uint64_t cycles_ = 0, cqes_ = 0, errors_ = 0;
 };
+
+// ---- Transport timer (IBA 9.7.6.1.3, 9.7.6.1.4): directed ----------------------------------------
+// The bench plays a requester that resends from a REWIND's index at once (one ring write a cycle) and
+// a responder that only answers when told. Expectations: a QP with messages outstanding and no ACK
+// gets a REWIND to its oldest one (PSN of its first packet, no RNR flag) within [armed + T, armed + T +
+// kTmoSlack] cycles, T = 4.096 us << timeout at 250 MHz = 1024 << timeout cycles (exact); it is armed
+// when the message enters the ring and re-armed at each rewind; retry_cnt REWINDs (7 is not
+// infinite), then the oldest WQE completes with RETRY_EXC_ERR, err_o, a FAIL message and the flush of
+// the others (WR_FLUSH_ERR); an ACK that completes a message, or acknowledges new packets of the
+// oldest one, resets the count and restarts the timer (a repeated ACK does not); an ACK that
+// completes everything stops it; timeout 0 never fires; RNR NAKs and timeouts
+// spend separate budgets (after an RNR NAK the timer restarts from the end of the RNR wait).
+constexpr uint64_t kTmoSlack = kNumQp + 40;  // sweep (one word a cycle) + the ACK path's cycles
+constexpr uint64_t tmo_cycles(unsigned t) { return uint64_t(1024) << t; }  // 4.096 us << t at 250 MHz
+
+std::vector<std::string> timer_coverage_points() {
+  return {"tmo_rewind", "tmo_retry_reset", "tmo_exhausted_7", "tmo_exhausted_2", "tmo_flush_after_exc",
+          "tmo_infinite_never", "tmo_stopped_by_ack", "tmo_rnr_independent", "tmo_after_rnr_wait",
+          "tmo_sweep_yields_to_ack", "tmo_two_qps", "tmo_partial_ack_progress", "tmo_repeated_ack_no_progress"};
+}
+
+class TimerBench {
+ public:
+  struct Ev {
+    uint64_t now;
+    bool fail;
+    unsigned qp;
+    uint16_t idx;
+    uint32_t psn;
+    bool rnr;
+  };
+  struct CqeEv {
+    uint64_t now;
+    unsigned qp;
+    uint64_t wrid;
+    uint16_t idx;
+    uint8_t status;
+  };
+
+  TimerBench() : ctx_(std::make_unique<VerilatedContext>()), top_(std::make_unique<Vtmnic_completer>(ctx_.get())), q_(kNumQp) {
+    for (unsigned i = 0; i < kNumQp; ++i) cfg(i, 0, 7, 7);
+    top_->clk_i = 0;
+    top_->rst_ni = 0;
+    top_->eval();
+    for (int i = 0; i < 3; ++i) tick();
+    top_->rst_ni = 1;
+    top_->eval();
+  }
+  ~TimerBench() { top_->final(); }
+
+  Qp& qp(unsigned i) { return q_[i]; }
+  uint64_t now() const { return cycles_ + 1000; }
+  std::deque<Ev> msgs;
+  std::deque<CqeEv> cqes;
+  std::deque<unsigned> errs;
+  unsigned retx = 0;
+
+  void cfg(unsigned i, unsigned timeout, unsigned retry, unsigned rnr_retry) {
+    Qp& p = q_[i];
+    p.cfg.fill(0);
+    p.set_state(kRts);
+    set_bits(p.cfg.data(), cfg_lsb(kCfSendCq), 16, 100 + i);
+    set_bits(p.cfg.data(), cfg_lsb(kCfTimeout), 5, timeout);
+    set_bits(p.cfg.data(), cfg_lsb(kCfRetryCnt), 3, retry);
+    set_bits(p.cfg.data(), cfg_lsb(kCfRnrRetry), 3, rnr_retry);
+  }
+  // The QP's send queue starts (RTS): the completer's word from its configuration.
+  void init(unsigned i) {
+    Qp& p = q_[i];
+    p.ci = p.next = 0;
+    init_ = true;
+    init_qp_ = i;
+    step();
+    run(8);
+  }
+  // The requester posts a message of n packets at its next (its ring write).
+  void post(unsigned i, unsigned n, bool sig = true) {
+    Qp& p = q_[i];
+    Entry e;
+    e.wrid = (uint64_t(i) << 32) | p.next;
+    e.first = p.psn;
+    e.last = (p.psn + n - 1) & kM24;
+    e.sig = sig;
+    p.psn = (p.psn + n) & kM24;
+    p.ring[p.next % kOuts] = e;
+    writes_.push_back({i, p.next});
+    ++p.next;
+  }
+  void ack(unsigned i, uint8_t syn, uint32_t psn) {
+    acks_.push_back({i, (uint32_t(syn) << 24) | 5, psn});
+  }
+  void run(uint64_t n) {
+    for (uint64_t k = 0; k < n && !failed(); ++k) step();
+  }
+  // Steps until a message arrives (true, `out`) or `limit` cycles pass (false).
+  bool wait_msg(uint64_t limit, Ev& out) {
+    for (uint64_t k = 0; k < limit && !failed(); ++k) {
+      if (!msgs.empty()) {
+        out = msgs.front();
+        msgs.pop_front();
+        return true;
+      }
+      step();
+    }
+    return false;
+  }
+  bool failed() const { return ::testing::Test::HasFailure(); }
+  bool idle() const { return top_->idle_o; }
+  uint64_t wake_at() const { return top_->wake_at_o; }
+  uint64_t write_now(unsigned i) const { return last_write_[i]; }
+
+ private:
+  struct Wr {
+    unsigned qp;
+    uint16_t idx;
+  };
+  struct Ack {
+    unsigned qp;
+    uint32_t aeth, psn;
+  };
+  void tick() {
+    const uint64_t idx = top_->qp_idx_o;
+    for (unsigned k = 0; k < 2; ++k) rd_qp_[k] = static_cast<unsigned>((idx >> (kQpW * k)) & (kNumQp - 1));
+    top_->clk_i = 1;
+    top_->eval();
+    top_->clk_i = 0;
+    ctx_->timeInc(1);
+  }
+  void step() {
+    // The context applies an err_o one cycle after it (the completer marks the QP itself: no kick).
+    if (err_apply_ >= 0) {
+      q_[err_apply_].set_state(kErr);
+      err_apply_ = -1;
+    }
+    top_->o_we_i = 0;
+    if (!writes_.empty()) {
+      const Wr w = writes_.front();
+      writes_.pop_front();
+      const Entry& e = q_[w.qp].ring[w.idx % kOuts];
+      top_->o_we_i = 1;
+      top_->o_waddr_i = (static_cast<uint32_t>(w.qp) << (31 - __builtin_clz(kOuts))) | (w.idx % kOuts);
+      uint32_t* ow = top_->o_wdata_i.data();
+      set_bits(ow, 57, 64, e.wrid);
+      set_bits(ow, 33, 24, e.first);
+      set_bits(ow, 9, 24, e.last);
+      set_bits(ow, 8, 1, e.sig);
+      set_bits(ow, 0, 8, e.err);
+      last_write_[w.qp] = now();
+    }
+    top_->ack_valid_i = !acks_.empty();
+    if (!acks_.empty()) {
+      top_->ack_qp_i = acks_.front().qp;
+      top_->ack_aeth_i = acks_.front().aeth;
+      top_->ack_psn_i = acks_.front().psn;
+    }
+    top_->lerr_valid_i = 0;
+    top_->kick_i = 0;
+    top_->init_i = init_;
+    top_->init_qp_i = init_qp_;
+    init_ = false;
+    top_->cqe_ready_i = 1;
+    top_->msg_ready_i = 1;
+    top_->ci_re_i = 0;
+    top_->now_i = now();
+    uint32_t rd[2] = {};
+    for (unsigned kk = 0; kk < 2; ++kk) pack_view(kCmpView, q_[rd_qp_[kk]].cfg.data(), rd, kCmpBits * kk);
+    top_->qp_rd_i = get_bits(rd, 0, 2 * kCmpBits);
+    top_->nx_rdata_i = nx_data_;
+    top_->eval();
+    if (top_->nx_re_o) nx_data_ = q_[top_->nx_raddr_o & (kNumQp - 1)].next;
+    if (top_->ack_valid_i && top_->ack_ready_o) acks_.pop_front();
+    if (top_->msg_valid_o) {
+      const uint32_t* w = top_->msg_o.data();
+      Ev e{now(), get_bits(w, 121, 1) != 0, static_cast<unsigned>(get_bits(w, 105, 16)),
+           static_cast<uint16_t>(get_bits(w, 89, 16)), static_cast<uint32_t>(get_bits(w, 65, 24)), get_bits(w, 64, 1) != 0};
+      msgs.push_back(e);
+      Qp& p = q_[e.qp];
+      if (e.fail) {
+        p.dead = true;
+      } else if (!p.dead) {
+        // The requester goes back and sends again from there: its ring writes, one a cycle.
+        for (uint16_t k = e.idx; k != p.next; ++k) writes_.push_back({e.qp, k});
+      }
+    }
+    if (top_->cqe_valid_o) {
+      const uint32_t* w = top_->cqe_o.data();
+      const unsigned qn = static_cast<unsigned>(get_bits(w, kCqeQp, 24));
+      cqes.push_back({now(), qn, get_bits(w, kCqeWrid, 64), static_cast<uint16_t>(get_bits(w, kCqeIdx, 16)),
+                      static_cast<uint8_t>(get_bits(w, kCqeStatus, 8))});
+      if (qn < kNumQp) ++q_[qn].ci;
+    }
+    if (top_->err_o) {
+      errs.push_back(top_->err_qp_o);
+      err_apply_ = static_cast<int>(top_->err_qp_o);
+    }
+    retx += top_->retransmit_o;
+    tick();
+    ++cycles_;
+  }
+
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<Vtmnic_completer> top_;
+  std::vector<Qp> q_;
+  std::deque<Wr> writes_;
+  std::deque<Ack> acks_;
+  std::array<uint64_t, kNumQp> last_write_{};
+  unsigned rd_qp_[2] = {0, 0};
+  uint16_t nx_data_ = 0;
+  bool init_ = false;
+  unsigned init_qp_ = 0;
+  int err_apply_ = -1;
+  uint64_t cycles_ = 0;
+};
+
+uint64_t g_late_min = ~uint64_t(0), g_late_max = 0;  // cycles from t0 + T to the message, seen
+
+// A REWIND or FAIL from the timer, t0 + T <= its time <= t0 + T + slack (t0: when the timer started).
+void expect_tmo(TimerBench& b, unsigned qp, uint64_t t0, uint64_t t, bool fail, uint16_t idx, uint32_t psn,
+                TimerBench::Ev& ev) {
+  const uint64_t end = t0 + t + kTmoSlack + 64;
+  ASSERT_TRUE(b.wait_msg(end > b.now() ? end - b.now() : 1, ev)) << "QP " << qp << ": no message after its timer started at " << t0;
+  EXPECT_EQ(ev.qp, qp);
+  EXPECT_EQ(ev.fail, fail) << "QP " << qp << " at " << ev.now;
+  EXPECT_FALSE(ev.rnr);
+  if (!fail) {
+    EXPECT_EQ(ev.idx, idx);
+    EXPECT_EQ(ev.psn, psn);
+  }
+  EXPECT_GE(ev.now, t0 + t) << "QP " << qp << ": the timer fired early";
+  EXPECT_LE(ev.now, t0 + t + kTmoSlack) << "QP " << qp << ": the timer fired late";
+  if (ev.now >= t0 + t) {
+    g_late_min = std::min(g_late_min, ev.now - t0 - t);
+    g_late_max = std::max(g_late_max, ev.now - t0 - t);
+  }
+}
+
+TEST(Completer, TransportTimer) {
+  Coverage cov(timer_coverage_points());
+  const unsigned A = 3, B = kNumQp - 2, C = kNumQp / 2, D = 1, E = kNumQp - 1, F = 2;
+  const uint64_t T1 = tmo_cycles(1), T2 = tmo_cycles(2);
+  const uint8_t kAck = wire::aeth_syndrome(wire::kAethTypeAck, 0);
+  TimerBench b;
+  b.cfg(A, 1, 7, 7);   // exhausts after 7 retries (7 is not infinite)
+  b.cfg(B, 0, 0, 0);   // timeout 0: never
+  b.cfg(C, 2, 2, 7);   // retries reset by progress
+  b.cfg(D, 1, 1, 2);   // RNR and timeouts: separate budgets
+  b.cfg(E, 1, 0, 0);   // stopped by an ACK
+  b.cfg(F, 1, 2, 7);   // expires while another QP's ACKs keep the block busy
+  const unsigned G = kNumQp / 2 + 1;
+  b.cfg(G, 1, 1, 7);   // an ACK of part of a message is progress, a repeated one is not
+  for (unsigned i : {A, B, C, D, E, F, G}) b.init(i);
+  ASSERT_FALSE(b.failed());
+  ASSERT_TRUE(b.idle());
+
+  // ---- A: 2 messages, 7 REWINDs then RETRY_EXC_ERR, FAIL, flush. B: one message, never.
+  b.post(A, 3);
+  b.post(A, 1);
+  b.post(B, 1);
+  b.run(2);
+  uint64_t t0 = b.write_now(A) - 1;  // the first of the two writes
+  TimerBench::Ev ev{};
+  for (unsigned r = 0; r < 7 && !b.failed(); ++r) {
+    expect_tmo(b, A, t0, T1, false, 0, b.qp(A).ring[0].first, ev);
+    cov.hit("tmo_rewind");
+    t0 = ev.now;
+  }
+  const unsigned retx_a = b.retx;
+  EXPECT_EQ(retx_a, 7u);
+  expect_tmo(b, A, t0, T1, true, 0, 0, ev);
+  cov.hit("tmo_exhausted_7");
+  b.run(kNumQp + 60);  // (the flush follows the rest of the sweep)
+  ASSERT_GE(b.cqes.size(), 2u);
+  EXPECT_EQ(b.cqes[0].qp, A);
+  EXPECT_EQ(b.cqes[0].status, st::RETRY_EXC_ERR);
+  EXPECT_EQ(b.cqes[0].wrid, b.qp(A).ring[0].wrid);
+  EXPECT_EQ(b.cqes[1].status, st::WR_FLUSH_ERR);
+  EXPECT_EQ(b.cqes[1].idx, 1u);
+  if (b.cqes.size() == 2 && b.cqes[1].status == st::WR_FLUSH_ERR) cov.hit("tmo_flush_after_exc");
+  ASSERT_EQ(b.errs.size(), 1u);
+  EXPECT_EQ(b.errs[0], A);
+  b.cqes.clear();
+  b.errs.clear();
+  // No further message for A (failed: disarmed) or B (timeout 0) over many timeouts.
+  b.run(8 * T1);
+  EXPECT_TRUE(b.msgs.empty());
+  if (b.msgs.empty()) cov.hit("tmo_infinite_never");
+  EXPECT_TRUE(b.idle());
+
+  // ---- C: two expiries, an ACK of the first message (progress: restarts the timer, resets the
+  // count), then 2 more REWINDs and RETRY_EXC_ERR on the second message.
+  b.post(C, 2);
+  b.post(C, 2);
+  b.run(2);
+  t0 = b.write_now(C) - 1;
+  expect_tmo(b, C, t0, T2, false, 0, b.qp(C).ring[0].first, ev);
+  t0 = ev.now;
+  expect_tmo(b, C, t0, T2, false, 0, b.qp(C).ring[0].first, ev);
+  b.run(T2 / 2);
+  b.ack(C, kAck, b.qp(C).ring[0].last);
+  b.run(20);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].status, st::SUCCESS);
+  t0 = b.cqes[0].now;
+  b.cqes.clear();
+  for (unsigned r = 0; r < 2 && !b.failed(); ++r) {
+    expect_tmo(b, C, t0 - 8, T2, false, 1, b.qp(C).ring[1].first, ev);
+    t0 = ev.now;
+  }
+  cov.hit("tmo_retry_reset");
+  expect_tmo(b, C, t0, T2, true, 0, 0, ev);
+  cov.hit("tmo_exhausted_2");
+  b.run(kNumQp + 60);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].status, st::RETRY_EXC_ERR);
+  EXPECT_EQ(b.cqes[0].idx, 1u);
+  b.cqes.clear();
+  b.errs.clear();
+
+  // ---- D: RNR NAK (rnr 2 -> 1), timeout 1 -> 0 from the RNR wait's end, RNR NAK (1 -> 0) still
+  // rewinds, the next expiry fails with RETRY_EXC_ERR (the RNR NAKs did not reset it).
+  const uint8_t kRnr = wire::aeth_syndrome(wire::kAethTypeRnrNak, 1);
+  const uint64_t rnr_cyc = uint64_t(wire::kRnrTimerUs[1]) * kClkMhz;
+  b.post(D, 1);
+  b.run(20);
+  b.ack(D, kRnr, b.qp(D).ring[0].first);
+  ASSERT_TRUE(b.wait_msg(40, ev));
+  EXPECT_TRUE(ev.rnr);
+  EXPECT_FALSE(ev.fail);
+  expect_tmo(b, D, ev.now + rnr_cyc, T1, false, 0, b.qp(D).ring[0].first, ev);
+  cov.hit("tmo_after_rnr_wait");
+  b.run(20);
+  b.ack(D, kRnr, b.qp(D).ring[0].first);
+  ASSERT_TRUE(b.wait_msg(40, ev));
+  EXPECT_TRUE(ev.rnr);
+  EXPECT_FALSE(ev.fail) << "a timeout spent the RNR budget";
+  expect_tmo(b, D, ev.now + rnr_cyc, T1, true, 0, 0, ev);
+  b.run(kNumQp + 60);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].status, st::RETRY_EXC_ERR) << "an RNR NAK reset the transport retries";
+  if (!b.failed()) cov.hit("tmo_rnr_independent");
+  b.cqes.clear();
+  b.errs.clear();
+
+  // ---- E: an ACK of everything before the timeout stops the timer (retry_cnt 0 would fail).
+  b.post(E, 1);
+  b.run(T1 / 2);
+  b.ack(E, kAck, b.qp(E).ring[0].last);
+  b.run(4 * T1);
+  EXPECT_TRUE(b.msgs.empty());
+  EXPECT_EQ(b.cqes.size(), 1u);
+  if (b.msgs.empty() && b.cqes.size() == 1 && b.cqes[0].status == st::SUCCESS) cov.hit("tmo_stopped_by_ack");
+  b.cqes.clear();
+  EXPECT_TRUE(b.idle());
+
+  // ---- F and E: F expires while E's duplicate ACKs keep arriving (the sweep yields to each and
+  // resumes); both time out (E with no retries: fails).
+  b.post(F, 1);
+  b.post(E, 1);
+  b.run(2);
+  t0 = b.write_now(F);
+  const uint64_t te = b.write_now(E);
+  b.run(T1 - 40);
+  for (unsigned k = 0; k < kNumQp / 4 + 20; ++k) b.ack(E, kAck, b.qp(E).ring[0].last);  // (already completed)
+  TimerBench::Ev e1{}, e2{};
+  ASSERT_TRUE(b.wait_msg(T1 + kTmoSlack + 200, e1));
+  ASSERT_TRUE(b.wait_msg(T1 + kTmoSlack + 200, e2));
+  const TimerBench::Ev& ef = e1.qp == F ? e1 : e2;
+  const TimerBench::Ev& ee = e1.qp == F ? e2 : e1;
+  EXPECT_EQ(ef.qp, F);
+  EXPECT_EQ(ee.qp, E);
+  EXPECT_FALSE(ef.fail);
+  EXPECT_TRUE(ee.fail);
+  EXPECT_GE(ef.now, t0 + T1);
+  EXPECT_GE(ee.now, te + T1);
+  // ACKs delay the sweep by their few cycles each (here up to kNumQp / 4 + 20 of them)
+  EXPECT_LE(ef.now, t0 + T1 + kTmoSlack + 6 * (kNumQp / 4 + 20));
+  EXPECT_LE(ee.now, te + T1 + kTmoSlack + 6 * (kNumQp / 4 + 20));
+  if (!b.failed()) {
+    cov.hit("tmo_sweep_yields_to_ack");
+    cov.hit("tmo_two_qps");
+  }
+  b.run(T1 * 4);
+  b.msgs.clear();
+  b.cqes.clear();
+  b.errs.clear();
+
+  // ---- G (retry_cnt 1): a 4-packet message; an expiry (1 -> 0); an ACK of its first two packets
+  // restarts the timer and resets the count (the next expiry rewinds rather than fails, T after
+  // that ACK); the same ACK again is no progress (the next expiry, T after the rewind, fails).
+  b.post(G, 4);
+  b.run(2);
+  t0 = b.write_now(G);
+  expect_tmo(b, G, t0, T1, false, 0, b.qp(G).ring[0].first, ev);
+  b.run(T1 / 2);
+  const uint32_t part = (b.qp(G).ring[0].first + 1) & kM24;
+  b.ack(G, kAck, part);
+  b.run(1);
+  const uint64_t ta = b.now();
+  b.run(20);
+  EXPECT_TRUE(b.cqes.empty()) << "a partial ACK completed the message";
+  expect_tmo(b, G, ta, T1, false, 0, b.qp(G).ring[0].first, ev);
+  cov.hit("tmo_partial_ack_progress");
+  t0 = ev.now;
+  b.run(T1 / 2);
+  b.ack(G, kAck, part);
+  expect_tmo(b, G, t0, T1, true, 0, 0, ev);
+  cov.hit("tmo_repeated_ack_no_progress");
+  b.run(kNumQp + 60);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].status, st::RETRY_EXC_ERR);
+  std::printf("[completer] NUM_QP=%u: transport timer T(1) = %llu cycles; messages %llu..%llu cycles after "
+              "start + T (allowed %llu)\n", kNumQp, (unsigned long long)T1, (unsigned long long)g_late_min,
+              (unsigned long long)g_late_max, (unsigned long long)kTmoSlack);
+  cov.report("completer_timer");
+}
 
 TEST(Completer, RandomTrafficAgainstModel) {
   Coverage cov(coverage_points());

@@ -137,6 +137,11 @@ TEST_F(ModifyTest, FullPathSetQpWords) {
   EXPECT_EQ(qa.qp_access_flags, unsigned(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
   EXPECT_EQ(qa.ah_attr.is_global, 1);
   EXPECT_EQ(qi.qp_type, IBV_QPT_RC);
+  // The transport timer's attributes read back as set (the completer runs the timer with them).
+  ASSERT_EQ(tmnic::query_qp(qp, &qa, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY, &qi), 0);
+  EXPECT_EQ(qa.timeout, 18);
+  EXPECT_EQ(qa.retry_cnt, 6);
+  EXPECT_EQ(qa.rnr_retry, 5);
 
   a = {};
   a.qp_state = IBV_QPS_ERR;

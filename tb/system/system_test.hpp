@@ -200,6 +200,8 @@ struct ConnOpts {
   uint32_t psn = 0x123;
   uint8_t min_rnr_timer = 1;   // 0.01 ms
   uint8_t rnr_retry = 7;       // infinite
+  uint8_t timeout = 14;        // local ACK timeout 4.096 us << 14 = 67 ms
+  uint8_t retry_cnt = 7;
 };
 
 class SystemTest : public ::testing::Test {
@@ -356,8 +358,8 @@ class SystemTest : public ::testing::Test {
               0);
     a = {};
     a.qp_state = IBV_QPS_RTS;
-    a.timeout = 14;
-    a.retry_cnt = 7;
+    a.timeout = c.timeout;
+    a.retry_cnt = c.retry_cnt;
     a.rnr_retry = c.rnr_retry;
     a.sq_psn = c.psn;
     a.max_rd_atomic = 0;

@@ -1,7 +1,9 @@
 // System tests, recovery under load: RNR NAKs with many messages in flight (go back to the oldest
 // unacknowledged message), corrupted frames inside a stream (recovered through the responder's
-// PSN-sequence NAK; there is no ACK timeout yet, so every loss is followed by more traffic), a QP
-// brought back from ERR through RESET, zero-length SGEs, and loopback plus wire traffic at once.
+// PSN-sequence NAK; there every loss is followed by more traffic, so the recovery comes before the
+// 67 ms local ACK timeout), a lost last packet, lost ONLY packet and lost ACK recovered by the local
+// ACK timeout alone, a silent peer ending in RETRY_EXC_ERR after retry_cnt retries, a QP brought
+// back from ERR through RESET, zero-length SGEs, and loopback plus wire traffic at once.
 #include <random>
 
 #include "system_test.hpp"
@@ -414,6 +416,112 @@ TEST_P(RecoveryTopo, ZeroLengthSgesAndEmptyReceive) {
   sc = poll(s.scq, 1);
   ASSERT_EQ(sc.size(), 1u);
   EXPECT_EQ(sc[0].status, IBV_WC_REM_INV_REQ_ERR) << wc_str(sc[0]);
+}
+
+// ---- The transport timer (IBA 9.7.6.1.3 local ACK timeout, 9.7.6.1.4 retry counter) -------------
+// T = 4.096 us << timeout. The completer arms the timer when a message enters its ring (just before
+// its first packet) and finds expiries with a sweep of its QP table (one QP a cycle), so an expiry
+// is seen between T and T + NUM_QP cycles + a few; the send completion then needs the REWIND, the
+// resend, the ACK and the CQE's DMA write: a few microseconds.
+double tmo_us(unsigned t) { return 4.096 * double(1u << t); }
+constexpr double kTmoSlackUs = 12;   // per expiry: sweep (<= 1024 cycles) + resend, ACK, CQE write
+
+// Lost frames that no later traffic reveals (no PSN-sequence NAK follows): the last packet of a
+// 3-packet SEND, the ONLY packet of a SEND, and the ACK of a SEND. Each message is delivered exactly
+// once, intact, after one local ACK timeout; its send completion is SUCCESS.
+TEST_F(Recovery, LostLastPacketOnlyPacketAndAckRecoveredByTimeout) {
+  ConnOpts c;
+  c.timeout = 4;    // 65.5 us
+  c.retry_cnt = 3;
+  auto [s, r] = pair(1, {}, {}, c);
+  ASSERT_TRUE(s.qp && r.qp);
+  struct ibv_qp_attr qa = {};
+  struct ibv_qp_init_attr qi = {};
+  ASSERT_EQ(ibv_query_qp(s.qp, &qa, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY, &qi), 0);
+  EXPECT_EQ(qa.timeout, 4);
+  EXPECT_EQ(qa.retry_cnt, 3);
+  EXPECT_EQ(qa.rnr_retry, 7);
+  Buf sb = buf(0, 3 * 8192), rb = buf(1, 3 * 8192);
+  const uint32_t lens[3] = {3000, 500, 300};   // 3 packets (MTU 1024), 1, 1
+  for (int m = 0; m < 3; m++)
+    for (uint32_t i = 0; i < lens[m]; i++) sb.p[size_t(m) * 8192 + i] = pattern(40 + m, i);
+  const double t_us = tmo_us(c.timeout);
+  for (int m = 0; m < 3; m++) {
+    SCOPED_TRACE(m == 0 ? "last packet lost" : m == 1 ? "only packet lost" : "ACK lost");
+    const uint32_t drop_r = counter(1, st::RX_DROP_ICRC), drop_s = counter(0, st::RX_DROP_ICRC),
+                   retx = counter(0, st::RETRANSMITS);
+    ASSERT_EQ(post_recv(r, m, {sge(rb, size_t(m) * 8192, 8192)}), 0);
+    if (m == 0) tmnic_sim_corrupt_tx_after(0, 2, 1);   // the third request frame
+    else if (m == 1) tmnic_sim_corrupt_tx(0, 1);       // the only request frame
+    else tmnic_sim_corrupt_tx(1, 1);                   // the ACK
+    const uint64_t t0 = tmnic_sim_now();
+    ASSERT_EQ(post_send(s, m, {sge(sb, size_t(m) * 8192, lens[m])}), 0);
+    auto sc = poll(s.scq, 1);
+    ASSERT_EQ(sc.size(), 1u) << "never completed: the timer did not recover the loss";
+    const double dt = double(tmnic_sim_now() - t0) / tmnic_sim_clk_mhz();
+    EXPECT_EQ(sc[0].wr_id, uint64_t(m));
+    EXPECT_EQ(sc[0].status, IBV_WC_SUCCESS) << wc_str(sc[0]);
+    EXPECT_GE(dt, t_us) << "completed before the timeout: the loss was not where intended";
+    EXPECT_LE(dt, t_us + kTmoSlackUs) << "one timeout expected";
+    std::printf("[timer] %s: completed %.2f us after the post, T = %.3f us\n",
+                m == 0 ? "last packet lost" : m == 1 ? "only packet lost" : "ACK lost", dt, t_us);
+    auto rc = drain(r.rcq);
+    ASSERT_EQ(rc.size(), 1u) << "delivered exactly once";
+    EXPECT_EQ(rc[0].status, IBV_WC_SUCCESS) << wc_str(rc[0]);
+    EXPECT_EQ(rc[0].wr_id, uint64_t(m));
+    EXPECT_EQ(rc[0].byte_len, lens[m]);
+    for (uint32_t i = 0; i < lens[m]; i++)
+      ASSERT_EQ(rb.p[size_t(m) * 8192 + i], pattern(40 + m, i)) << "byte " << i;
+    EXPECT_EQ(counter(m == 2 ? 0 : 1, st::RX_DROP_ICRC), (m == 2 ? drop_s : drop_r) + 1);
+    EXPECT_EQ(counter(0, st::RETRANSMITS), retx + 1) << "one go-back-N after the timeout";
+    EXPECT_TRUE(drain(s.scq).empty());
+  }
+}
+
+// A silent peer (its QP in ERR drops every request): after retry_cnt timeouts, each followed by a
+// resend of everything outstanding, the oldest send completes with RETRY_EXC_ERR at about
+// (retry_cnt + 1) x T after it was posted, the others are flushed, the QP is in ERR. retry_cnt 7 is
+// not infinite (the second QP).
+TEST_P(RecoveryTopo, SilentPeerEndsInRetryExceeded) {
+  for (uint8_t retry : {2, 7}) {
+    SCOPED_TRACE("retry_cnt " + std::to_string(retry));
+    ConnOpts c;
+    c.timeout = 3;    // 32.8 us
+    c.retry_cnt = retry;
+    auto [s, r] = pair(GetParam(), {}, {}, c);
+    ASSERT_TRUE(s.qp && r.qp);
+    struct ibv_qp_attr qa = {};
+    struct ibv_qp_init_attr qi = {};
+    ASSERT_EQ(ibv_query_qp(s.qp, &qa, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT, &qi), 0);
+    EXPECT_EQ(qa.timeout, 3);
+    EXPECT_EQ(qa.retry_cnt, retry);
+    struct ibv_qp_attr e = {};
+    e.qp_state = IBV_QPS_ERR;
+    ASSERT_EQ(ibv_modify_qp(r.qp, &e, IBV_QP_STATE), 0);
+    Buf sb = buf(0, 8192);
+    const uint32_t retx = counter(0, st::RETRANSMITS);
+    const uint64_t t0 = tmnic_sim_now();
+    for (int k = 0; k < 3; k++) ASSERT_EQ(post_send(s, 10 + k, {sge(sb, 0, k == 1 ? 2500 : 100)}), 0);
+    auto sc = poll(s.scq, 3);
+    ASSERT_EQ(sc.size(), 3u) << "the sender hangs";
+    const double dt = double(tmnic_sim_now() - t0) / tmnic_sim_clk_mhz();
+    const double want = (retry + 1) * tmo_us(c.timeout);
+    EXPECT_EQ(sc[0].wr_id, 10u);
+    EXPECT_EQ(sc[0].status, IBV_WC_RETRY_EXC_ERR) << wc_str(sc[0]);
+    for (int k = 1; k < 3; k++) {
+      EXPECT_EQ(sc[k].wr_id, uint64_t(10 + k));
+      EXPECT_EQ(sc[k].status, IBV_WC_WR_FLUSH_ERR) << wc_str(sc[k]);
+    }
+    EXPECT_GE(dt, want) << "failed before (retry_cnt + 1) timeouts";
+    EXPECT_LE(dt, want + (retry + 1) * kTmoSlackUs) << "failed late";
+    std::printf("[timer] silent peer, retry_cnt %u: RETRY_EXC_ERR %.2f us after the post, (retry_cnt + 1) x T = %.3f us\n",
+                unsigned(retry), dt, want);
+    EXPECT_EQ(counter(0, st::RETRANSMITS), retx + retry) << "retry_cnt go-back-N resends";
+    qa = {};
+    ASSERT_EQ(ibv_query_qp(s.qp, &qa, IBV_QP_STATE, &qi), 0);
+    EXPECT_EQ(qa.qp_state, IBV_QPS_ERR);
+    EXPECT_TRUE(drain(s.scq).empty());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Topology, RecoveryTopo, ::testing::Values(0, 1),
