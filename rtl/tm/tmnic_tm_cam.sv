@@ -2,10 +2,10 @@
 // flip-flops for the posted tags whose mask has no class table (or whose class buckets are full).
 // Any mask: an entry matches a message when srq is equal and ((tag ^ msg_tag) & mask) == 0.
 // Order: an age matrix (older_q[i][j] = entry j was inserted before entry i) instead of moving
-// entries, so the oldest of any set of entries is found in a few LUT levels (a NOR over the set)
-// and an insert or a removal touches one row and one column. Entries also carry the engine's
-// posting sequence number, which orders them against the class tables' candidates outside this
-// block.
+// entries, so the three oldest hits are found in a few LUT levels (zero / one / two older hits per
+// row) and an insert or a removal touches one row and one column. Entries also carry the
+// engine's posting sequence number, which orders them against the class tables' candidates outside
+// this block.
 // Per cycle: an insert or a removal, possibly with the enabling of every entry of an SRQ; or the
 // clearing of an SRQ.
 module tmnic_tm_cam #(
@@ -18,20 +18,20 @@ module tmnic_tm_cam #(
   input  logic clk_i,
   input  logic rst_ni,
 
-  // Compare with the current contents; evaluated only under cmp_en_i (else no hit).
+  // Compare with the current contents (stage s2); evaluated only under cmp_en_i (else no hit).
   input  logic             cmp_en_i,
   input  logic [SRQ_W-1:0] cmp_srq_i,
   input  logic [63:0]      cmp_tag_i,
-  output logic [W-1:0]     cmp_hit_o,   // valid, same SRQ, tag matches (enable bit not applied)
+  // The three oldest hits (valid, same SRQ, tag matches; enable bit not applied), one-hot each
+  // (zero if fewer), and how many hits there are, saturated at 3: from the current ages.
+  output logic [2:0][W-1:0] old_o,
+  output logic [1:0]        cnt_o,
 
-  // The oldest and second oldest entries of sel_i (current ages).
-  input  logic [W-1:0]     sel_i,
-  output logic             old1_vld_o,
-  output logic [IW-1:0]    old1_o,
-  output logic             old2_vld_o,
-  output logic [IW-1:0]    old2_o,
-  output logic [SEQ_W-1:0] old1_seq_o,  // their sequence numbers (0 if none)
-  output logic [SEQ_W-1:0] old2_seq_o,
+  // The sequence numbers of two one-hot (or zero) sets of entries (stage s3: the oldest hits selected
+  // in the cycle before, corrected by the engine); 0 for an empty set. Evaluated only under rd_en_i.
+  input  logic                  rd_en_i,
+  input  logic [1:0][W-1:0]     rd_i,
+  output logic [1:0][SEQ_W-1:0] rd_seq_o,
 
   // Writes (at most one per cycle).
   input  logic             ins_i,
@@ -70,23 +70,27 @@ module tmnic_tm_cam #(
   logic [W-1:0][W-1:0] older_q, older_d;  // no reset: read only through valid entries
 
   // ---------------------------------------------------------------- compare and age selection
+  logic [W-1:0] hit;
   always_comb begin
-    cmp_hit_o = '0;
+    hit = '0;
     if (cmp_en_i) begin
       for (int i = 0; i < int'(W); i++)
-        cmp_hit_o[i] = valid_q[i] && ent_q[i].srq == cmp_srq_i &&
-                       ((ent_q[i].tag ^ cmp_tag_i) & ent_q[i].mask) == 64'd0;
+        hit[i] = valid_q[i] && ent_q[i].srq == cmp_srq_i &&
+                 ((ent_q[i].tag ^ cmp_tag_i) & ent_q[i].mask) == 64'd0;
     end
   end
 
-  // Entry i of sel_i is the oldest if no other selected entry is older, the second oldest if
-  // exactly one is: both decided in parallel (a zero / exactly-one reduction tree per row), so the
-  // second does not wait for the first.
+  // Hit i is the k-th oldest (k = 0, 1, 2) if exactly k other hits are older: a zero / one / two
+  // reduction tree per row (the zero / exactly-one tree of the two oldest plus an exactly-two
+  // output per node), so the three are decided in parallel and none waits for another. (A 2-bit
+  // saturating count per node carries the same information but mapped to ~1 K more LUT4 at 32
+  // entries: 2d33df2.)
   localparam int unsigned WP = 1 << IW;  // leaves of the reduction tree
-  function automatic logic [1:0] none_one(logic [W-1:0] x);  // {no bit set, exactly one bit set}
-    logic [2*WP-1:0] z, o;
+  function automatic logic [2:0] zot(logic [W-1:0] x);  // {no bit set, exactly one, exactly two}
+    logic [2*WP-1:0] z, o, t;
     z = '1;
     o = '0;
+    t = '0;
     for (int i = 0; i < int'(W); i++) begin
       z[WP + i] = !x[i];
       o[WP + i] = x[i];
@@ -94,46 +98,34 @@ module tmnic_tm_cam #(
     for (int n = int'(WP) - 1; n >= 1; n--) begin
       z[n] = z[2*n] && z[2*n+1];
       o[n] = (o[2*n] && z[2*n+1]) || (z[2*n] && o[2*n+1]);
+      t[n] = (t[2*n] && z[2*n+1]) || (o[2*n] && o[2*n+1]) || (z[2*n] && t[2*n+1]);
     end
-    return {z[1], o[1]};
+    return {z[1], o[1], t[1]};
   endfunction
 
-  logic [W-1:0] old1, old2;
   always_comb begin
-    logic [1:0] r;
-    r    = '0;
-    old1 = '0;
-    old2 = '0;
-    if (sel_i != '0) begin
+    logic [2:0] r;
+    r     = '0;
+    old_o = '0;
+    cnt_o = '0;
+    if (hit != '0) begin  // (idle and non-lookup cycles skip the trees in simulation)
       for (int i = 0; i < int'(W); i++) begin
-        r = none_one(sel_i & older_q[i]);
-        old1[i] = sel_i[i] && r[1];
-        old2[i] = sel_i[i] && r[0];
+        r = zot(hit & older_q[i]);
+        for (int k = 0; k < 3; k++) old_o[k][i] = hit[i] && r[2-k];
       end
+      r     = zot(hit);
+      cnt_o = r[2] ? 2'd0 : r[1] ? 2'd1 : r[0] ? 2'd2 : 2'd3;
     end
   end
 
   // Sequence numbers by one-hot AND-OR (no index encode in front of a wide multiplexer).
   always_comb begin
-    old1_seq_o = '0;
-    old2_seq_o = '0;
-    for (int i = 0; i < int'(W); i++) begin
-      old1_seq_o |= {SEQ_W{old1[i]}} & ent_q[i].seq;
-      old2_seq_o |= {SEQ_W{old2[i]}} & ent_q[i].seq;
+    rd_seq_o = '0;
+    if (rd_en_i) begin
+      for (int k = 0; k < 2; k++)
+        for (int i = 0; i < int'(W); i++) rd_seq_o[k] |= {SEQ_W{rd_i[k][i]}} & ent_q[i].seq;
     end
   end
-
-  function automatic logic [IW-1:0] index_of(logic [W-1:0] onehot);
-    logic [IW-1:0] r;
-    r = '0;
-    for (int i = 0; i < int'(W); i++) if (onehot[i]) r |= IW'(i);
-    return r;
-  endfunction
-
-  assign old1_vld_o = old1 != '0;
-  assign old2_vld_o = old2 != '0;
-  assign old1_o     = index_of(old1);
-  assign old2_o     = index_of(old2);
 
   // ---------------------------------------------------------------- writes
   logic [W-1:0] srq_hit;
@@ -201,13 +193,16 @@ module tmnic_tm_cam #(
     !(ins_i && valid_q[ins_idx_i])) else $error("tmnic_tm_cam: insert into a valid entry");
   a_rm_valid: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(rm_i && !valid_q[rm_idx_i])) else $error("tmnic_tm_cam: removal of an invalid entry");
-  a_old1_onehot: assert property (@(posedge clk_i) disable iff (!chk_q)
-    $onehot0(old1)) else $error("tmnic_tm_cam: two oldest entries (age matrix inconsistent)");
-  a_old2_onehot: assert property (@(posedge clk_i) disable iff (!chk_q)
-    $onehot0(old2) && (old2 & old1) == '0 && (old2 == '0 || old1 != '0))
-    else $error("tmnic_tm_cam: second oldest entry inconsistent with the oldest");
-  a_old1_exists: assert property (@(posedge clk_i) disable iff (!chk_q)
-    (sel_i & ~valid_q) != '0 || (sel_i == '0) == (old1 == '0))
-    else $error("tmnic_tm_cam: a non-empty set of valid entries without an oldest one");
+  // The three oldest: one-hot or zero each, disjoint, as many as the count says (the age matrix is
+  // a total order of the valid entries).
+  a_old_consistent: assert property (@(posedge clk_i) disable iff (!chk_q)
+    $onehot0(old_o[0]) && $onehot0(old_o[1]) && $onehot0(old_o[2]) &&
+    (old_o[0] & old_o[1]) == '0 && (old_o[0] & old_o[2]) == '0 && (old_o[1] & old_o[2]) == '0 &&
+    (old_o[0] != '0) == (cnt_o > 2'd0) && (old_o[1] != '0) == (cnt_o > 2'd1) &&
+    (old_o[2] != '0) == (cnt_o > 2'd2))
+    else $error("tmnic_tm_cam: three oldest hits inconsistent (age matrix not a total order)");
+  a_rd_onehot: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !rd_en_i || ($onehot0(rd_i[0]) && $onehot0(rd_i[1])))
+    else $error("tmnic_tm_cam: a sequence-number read of more than one entry");
 `endif
 endmodule

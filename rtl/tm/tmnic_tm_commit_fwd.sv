@@ -8,11 +8,11 @@
 // whether each request moving on at that edge has the same key, bucket, SRQ or matching CAM entry.
 // In the next cycle every stage applies that record to what it carries: s2 to the slot words it read
 // (the RAM read coincided with the write; the RAMs have no read-first logic), s3 to its tuples, free
-// ways and CAM hits, s4 to its tuples, the head links and the blocked bit, and it tells the order
+// ways and the CAM's three oldest hits, s4 to its tuples, the head links and the blocked bit, and it tells the order
 // selection (tmnic_tm_order) what changed among the candidates. Applying the record is idempotent,
 // so it may stay while s4 holds.
 //
-// The stage registers of the candidates (class tuples, free ways, live bit, CAM hits and oldest hits,
+// The stage registers of the candidates (class tuples, free ways, live bit, CAM oldest hits,
 // blocked variants) live here too: each is loaded from the corrected view of the stage before it.
 module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   parameter int unsigned NUM_SRQ = 16,
@@ -52,17 +52,14 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   input  logic [K-1:0][R_W-1:0]       kr3_i,
   input  logic [K-1:0][R_W-1:0]       kr4_i,
   input  logic [NUM_SRQ-1:0][GEN_W-1:0] gen_i,
-  // s2: the slots of its buckets and its handle's live record (tmnic_tm_tables), its CAM hits.
+  // s2: the slots of its buckets and its handle's live record (tmnic_tm_tables), its three oldest
+  // CAM hits (one-hot each) and their number saturated at 3 (tmnic_tm_cam).
   input  slot_t [K-1:0][D-1:0]        sl_rdata_i,
   input  live_t                       lv_rdata_i,
-  input  logic [CAM_W-1:0]            cam_hit_i,
-  // s3: the CAM's oldest and second oldest hit (tmnic_tm_cam), s3's SRQ counters.
-  input  logic                        cam_o1v_i,
-  input  logic [CIW-1:0]              cam_o1_i,
-  input  logic [SEQ_W-1:0]            cam_o1s_i,
-  input  logic                        cam_o2v_i,
-  input  logic [CIW-1:0]              cam_o2_i,
-  input  logic [SEQ_W-1:0]            cam_o2s_i,
+  input  logic [2:0][CAM_W-1:0]       cam_old_i,
+  input  logic [1:0]                  cam_cnt_i,
+  // s3: the sequence numbers of cam_rd_o (tmnic_tm_cam), s3's SRQ counters.
+  input  logic [1:0][SEQ_W-1:0]       cam_seq_i,
   input  logic [15:0]                 q_hw_i,
   input  logic [15:0]                 q_sw_i,
   // s4: the class heads' links (copies 0..K-1) and the chase copy (K); s4 holds.
@@ -99,9 +96,11 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   input  logic                        ev_cnt_vld_i,
   input  logic                        ev_en_all_i, // ...enabling all its entries
 
-  // s3, corrected: its class tuples (order compares, link reads), the CAM hits for the age select.
+  // s3, corrected: its class tuples (order compares, link reads), its CAM candidates (the oldest
+  // and second oldest hit, one-hot, whose sequence numbers the CAM reads: cam_seq_i).
   output tup_t [K-1:0]                t3_o,
-  output logic [CAM_W-1:0]            cam_sel_o,
+  output logic                        cam_rd_en_o,
+  output logic [1:0][CAM_W-1:0]       cam_rd_o,
   // s4, corrected.
   output tup_t [K-1:0]                t4_o,
   output logic [D-1:0]                fr4_o,
@@ -136,7 +135,8 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   tup_t [K-1:0]            t3_q, t4_q;      // class tuples (s3, s4)
   logic [D-1:0]            fr3_q, fr4_q;    // free ways of the ADD's class
   logic                    lv3_q, lv4_q;    // ADD: handle live
-  logic [CAM_W-1:0]        ch3_q;           // CAM hits (s3)
+  logic [2:0][CAM_W-1:0]   co3_q;           // CAM: the three oldest hits, one-hot (s3)
+  logic [1:0]              cn3_q;           // ...how many hits (saturated at 3)
   logic                    c41v_q, c42v_q;  // CAM oldest and second oldest hit (s4)
   logic [CIW-1:0]          c41i_q, c42i_q;
   logic [SEQ_W-1:0]        c41s_q, c42s_q;  // ...their sequence numbers
@@ -155,6 +155,7 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   link_t            hlink_q;
   logic             hcrm_q, hcins_q;                 // CAM removal / insert
   logic [CIW-1:0]   hcrm_idx_q, hcins_idx_q;
+  logic [CAM_W-1:0] hcins_oh_q;                      // ...the inserted entry, one-hot
   logic [SEQ_W-1:0] hseq_q;                          // sequence number of the inserted entry
   logic             hen_all_q, hmiss_q, hcnt_q, hnew_en_q;  // its per-SRQ event
   logic [K-1:0]     eqk3_q, eqk4_q;   // the s3 / s4 request's key, per class, is the committer's
@@ -230,12 +231,10 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   // ---------------------------------------------------------------- s3: the last commit applied
   logic [D-1:0]   fr3c;
   logic           lv3c;
-  logic [CAM_W-1:0] ch3c;
   always_comb begin
     t3_o = t3_q;
     fr3c = fr3_q;
     lv3c = lv3_q;
-    ch3c = ch3_q;
     for (int c = 0; c < int'(K); c++) begin
       if (hw_we_q && int'(hw_cls_q) == c && eqk3_q[c]) t3_o[c] = hw_tup;
       if (hw2_we_q && int'(hw_cls_q) == c && eqo3_q) t3_o[c] = hw2_tup;
@@ -243,10 +242,51 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
     if (hw_we_q && hw_cls_q == r3_i.cls && eqi3_q[hw_way_q]) fr3c[hw_way_q] = !hw_data_q.v;
     if (hw2_we_q && eqf3_q) fr3c[hw2_way_q] = 1'b0;
     if (hl_we_q && hl_hdl_q == r3_i.hdl) lv3c = hl_live_q;
-    if (hcrm_q) ch3c[hcrm_idx_q] = 1'b0;
-    if (hcins_q && insm3_q) ch3c[hcins_idx_q] = 1'b1;
   end
-  assign cam_sel_o = v3_i ? ch3c : '0;
+
+  // ---------------------------------------------------------------- s3: the CAM candidates
+  // The hits were compared and their three oldest selected in s2 (tmnic_tm_cam), with the CAM as it
+  // was then; the last commit is applied here to the one-hot selections, before their sequence
+  // numbers are read (one read per candidate, not per hit): a removed entry among the two oldest
+  // lets the younger ones move up (the third is there for this), an inserted matching entry is
+  // younger than every hit (it takes the first free place; a commit inserts or removes, not both).
+  // The two oldest go on to s4, whose commit can again remove the oldest (the second takes over):
+  // two later commits corrected with three hits.
+  function automatic logic [CIW-1:0] index_of(logic [CAM_W-1:0] onehot);
+    logic [CIW-1:0] r;
+    r = '0;
+    for (int i = 0; i < int'(CAM_W); i++) if (onehot[i]) r |= CIW'(i);
+    return r;
+  endfunction
+  logic [1:0]          rm3;    // the k-th oldest hit was removed by the last commit
+  logic                ins3;   // the last commit inserted an entry that matches
+  logic [1:0]          c3v;    // the candidates (cam_seq_i's companions, to s4)
+  logic [1:0][CIW-1:0] c3i;
+  logic [1:0]          c3n;    // ...the k-th is the inserted entry
+  always_comb begin
+    logic [2:0] cv;
+    cv       = '0;
+    rm3      = '0;
+    ins3     = 1'b0;
+    c3n      = '0;
+    cam_rd_o = '0;
+    c3v      = '0;
+    c3i      = '0;
+    if (v3_i) begin  // (the wide selects evaluated only for a request in s3, in simulation)
+      for (int k = 0; k < 3; k++) cv[k] = cn3_q > 2'(k);
+      for (int k = 0; k < 2; k++) rm3[k] = hcrm_q && co3_q[k][hcrm_idx_q];
+      ins3   = hcins_q && insm3_q;
+      c3n[0] = ins3 && !cv[0];
+      c3n[1] = ins3 && cv[0] && !cv[1];
+      // (the inserted entry's sequence number is read from the CAM too: written at that edge)
+      cam_rd_o[0] = rm3[0] ? co3_q[1] : co3_q[0] | (c3n[0] ? hcins_oh_q : '0);
+      cam_rd_o[1] = (rm3[0] || rm3[1]) ? co3_q[2] : co3_q[1] | (c3n[1] ? hcins_oh_q : '0);
+      c3v[0] = rm3[0] ? cv[1] : cv[0] || c3n[0];
+      c3v[1] = (rm3[0] || rm3[1]) ? cv[2] : cv[1] || c3n[1];
+      for (int k = 0; k < 2; k++) c3i[k] = index_of(cam_rd_o[k]);
+    end
+  end
+  assign cam_rd_en_o = v3_i;
 
   // ---------------------------------------------------------------- s4: the last commit applied
   // What it did to the request's candidates is also told to the order selection (tmnic_tm_order),
@@ -364,16 +404,17 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
       t3_q   <= t2;
       fr3_q  <= fr2;
       lv3_q  <= lv2;
-      ch3_q  <= cam_hit_i;
+      co3_q  <= cam_old_i;
+      cn3_q  <= cam_cnt_i;
       t4_q   <= t3_o;
       fr4_q  <= fr3c;
       lv4_q  <= lv3c;
-      c41v_q <= cam_o1v_i;
-      c41i_q <= cam_o1_i;
-      c41s_q <= cam_o1s_i;
-      c42v_q <= cam_o2v_i;
-      c42i_q <= cam_o2_i;
-      c42s_q <= cam_o2s_i;
+      c41v_q <= c3v[0];
+      c41i_q <= c3i[0];
+      c41s_q <= cam_seq_i[0];
+      c42v_q <= c3v[1];
+      c42i_q <= c3i[1];
+      c42s_q <= cam_seq_i[1];
       blk4_q <= blk3_d;
       // The commit of this edge, for the stages it does not patch (above: the last commit).
       hv_pop_q    <= cw_pop_i;
@@ -382,6 +423,7 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
       hlink_q     <= cw_link_i;
       hcrm_idx_q  <= cam_rm_idx_i;
       hcins_idx_q <= cam_ins_idx_i;
+      hcins_oh_q  <= CAM_W'(1) << cam_ins_idx_i;
       hseq_q      <= ins_seq_i;
       hnew_en_q   <= ins_en_i;
       eqk3_q  <= eqk2;
@@ -413,4 +455,18 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
                      r3_i.cnt_vld, r3_i.cnt, r3_i.commit_miss, r3_i.has_cls, r3_i.mask,
                      r4_i.kind, r4_i.cnt_vld, r4_i.commit_miss, r4_i.has_cls,
                      lv_rdata_i.loc, lv_rdata_i.cls, lv_rdata_i.cam};
+
+`ifndef SYNTHESIS
+  logic chk_q;  // checks start one cycle after reset
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
+  // What the s3 correction relies on: the inserted entry was free when s2 selected (never among the
+  // hits), and the selections are consistent with their count.
+  a_cam3_ins_new: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(v3_i && hcins_q) || !(co3_q[0][hcins_idx_q] || co3_q[1][hcins_idx_q] || co3_q[2][hcins_idx_q]))
+    else $error("tmnic_tm_commit_fwd: the last commit inserted into an entry s3 holds as a hit");
+  a_cam3_cnt: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !v3_i || ((co3_q[0] != '0) == (cn3_q > 2'd0) && (co3_q[1] != '0) == (cn3_q > 2'd1) &&
+              (co3_q[2] != '0) == (cn3_q > 2'd2)))
+    else $error("tmnic_tm_commit_fwd: s3's oldest CAM hits inconsistent with their count");
+`endif
 endmodule

@@ -240,10 +240,13 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
 
   // Wildcard CAM.
   logic                         cam_cmp_en, cam_ins, cam_rm, cam_en_all, cam_clr;
-  logic [CAM_W-1:0]             cam_hit, cam_sel, cam_valid, cam_en;
-  logic                         cam_o1v, cam_o2v;
-  logic [CIW-1:0]               cam_o1, cam_o2, cam_ins_idx, cam_rm_idx;
-  logic [SEQ_W-1:0]             cam_o1s, cam_o2s;
+  logic [CAM_W-1:0]             cam_valid, cam_en;
+  logic [2:0][CAM_W-1:0]        cam_old;           // s2: the three oldest hits
+  logic [1:0]                   cam_cnt;
+  logic                         cam_rd_en;         // s3: read the two candidates' seq
+  logic [1:0][CAM_W-1:0]        cam_rd;
+  logic [1:0][SEQ_W-1:0]        cam_seq;           // ...their sequence numbers
+  logic [CIW-1:0]               cam_ins_idx, cam_rm_idx;
   logic [CAM_W-1:0][H_W-1:0]    cam_hdl;
 
   // The commit (tmnic_tm_commit): s4's decision, for the blocks that carry it out.
@@ -379,7 +382,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   end
 
 
-  // ---------------------------------------------------------------- s2: CAM compare
+  // ---------------------------------------------------------------- s2: CAM compare, 3 oldest hits
   assign cam_cmp_en = v_q[2] && r_q[2].kind == RK_LK;
 
   // ---------------------------------------------------------------- s2..s4: the last commit applied
@@ -397,9 +400,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .v2_i(v_q[2]), .v3_i(v_q[3]), .r2_i(r_q[2]), .r3_i(r_q[3]), .r4_i(r_q[4]),
     .idx2_i(idx_q[2]), .idx3_i(idx_q[3]), .idx4_i(idx_q[4]), .kr2_i(kr_q[2]), .kr3_i(kr_q[3]),
     .kr4_i(kr_q[4]), .gen_i(gen),
-    .sl_rdata_i(sl_rdata), .lv_rdata_i(lv_rdata), .cam_hit_i(cam_hit),
-    .cam_o1v_i(cam_o1v), .cam_o1_i(cam_o1), .cam_o1s_i(cam_o1s), .cam_o2v_i(cam_o2v), .cam_o2_i(cam_o2),
-    .cam_o2s_i(cam_o2s), .q_hw_i(q_hw), .q_sw_i(q_sw),
+    .sl_rdata_i(sl_rdata), .lv_rdata_i(lv_rdata), .cam_old_i(cam_old), .cam_cnt_i(cam_cnt),
+    .cam_seq_i(cam_seq), .q_hw_i(q_hw), .q_sw_i(q_sw),
     .lk_rdata_i(lk_rdata), .v4_i(v_q[4]), .hold_i(hold4),
     .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_idx_i(cw_idx), .cw_data_i(cw_data),
     .cw_pop_i(cw_pop), .cw_new_i(cw_new), .cw_lval_i(cw_lval), .cw_link_i(cw_link),
@@ -408,7 +410,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .cam_rm_i(cam_rm), .cam_rm_idx_i(cam_rm_idx), .cam_ins_i(cam_ins), .cam_ins_idx_i(cam_ins_idx),
     .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
     .ev_i(ev), .ev_miss_i(ev_miss), .ev_cnt_vld_i(ev_cnt_vld), .ev_en_all_i(cam_en_all),
-    .t3_o(t3c), .cam_sel_o(cam_sel), .t4_o(t4c), .fr4_o(fr4c), .lv4_o(lv4c), .lnk4_o(lnk4),
+    .t3_o(t3c), .cam_rd_en_o(cam_rd_en), .cam_rd_o(cam_rd), .t4_o(t4c), .fr4_o(fr4c), .lv4_o(lv4c),
+    .lnk4_o(lnk4),
     .blocked4_o(blocked4), .c4v_o(c4v), .c4i_o(c4i), .c4s_o(c4s), .pop4_o(pop4), .new4_o(new4),
     .new_en4_o(new_en4), .en_all4_o(en_all4), .camrm1_o(camrm14), .camnew_o(camnew4));
 
@@ -429,7 +432,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   end
   tmnic_tm_order #(.K(K), .SEQ_W(SEQ_W)) u_order (
     .clk_i, .adv_i(advance && v_q[3]),
-    .sA_i(o_sA), .sB_i(o_sB), .sF1_i(cam_o1s), .sF2_i(cam_o2s),
+    .sA_i(o_sA), .sB_i(o_sB), .sF1_i(cam_seq[0]), .sF2_i(cam_seq[1]),
     .dis_act_i(q_dis_act), .dis_seq_i(q_dis_seq),
     .cv_i(cv4), .pop_i(pop4), .new_i(new4), .new_en_i(new_en4), .en_all_i(en_all4),
     .camv_i(o_camv), .camen_i(cam_en[c4i]), .camrm1_i(camrm14), .camnew_i(camnew4),
@@ -496,9 +499,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   // ---------------------------------------------------------------- CAM
   tmnic_tm_cam #(.W(CAM_W), .SRQ_W(SRQ_W), .H_W(H_W), .SEQ_W(SEQ_W)) u_cam (
     .clk_i, .rst_ni,
-    .cmp_en_i(cam_cmp_en), .cmp_srq_i(r_q[2].srq), .cmp_tag_i(r_q[2].tag), .cmp_hit_o(cam_hit),
-    .sel_i(cam_sel), .old1_vld_o(cam_o1v), .old1_o(cam_o1), .old2_vld_o(cam_o2v), .old2_o(cam_o2),
-    .old1_seq_o(cam_o1s), .old2_seq_o(cam_o2s),
+    .cmp_en_i(cam_cmp_en), .cmp_srq_i(r_q[2].srq), .cmp_tag_i(r_q[2].tag), .old_o(cam_old),
+    .cnt_o(cam_cnt), .rd_en_i(cam_rd_en), .rd_i(cam_rd), .rd_seq_o(cam_seq),
     .ins_i(cam_ins), .ins_idx_i(cam_ins_idx), .ins_srq_i(r_q[4].srq), .ins_tag_i(r_q[4].tag),
     .ins_mask_i(r_q[4].mask), .ins_hdl_i(r_q[4].hdl), .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
     .rm_i(cam_rm), .rm_idx_i(cam_rm_idx), .en_all_i(cam_en_all), .clr_i(cam_clr),
