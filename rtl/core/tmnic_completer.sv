@@ -146,6 +146,11 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // path (tmo_q).
   logic     sw_on_q, sw_on_d, sw_vld_q, sw_vld_d, nd_v_q, nd_v_d, tmo_q, tmo_d;
   logic [63:0] wake_q, wake_d, sw_min_q, sw_min_d;
+  // Where sw_min_d comes from before a new deadline is applied (0 sw_min_q, 1 all ones, 2 the swept
+  // word's due) and whether wake_d takes it: the new deadline's compares are made in parallel
+  // against each source (two 64-bit compares in a row were the placed block's slowest path).
+  logic [1:0]  smin_src;
+  logic        wake_smin;
   logic [QP_W:0] sw_q, sw_d;
   // Payload (no reset)
   logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, err_qp_d, mark_qp_d;
@@ -243,6 +248,11 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire        ack_part = live && psn_ge(lim_q, o_rdata.first) &&
                          (!ac_q.acked_v || (!lim_new[23] && lim_new != 24'd0));
   wire        wake_due = now_i >= wake_q;
+  // A new deadline against each value sw_min_d / wake_d can take (see smin_src).
+  wire        nd_lt_min = nd_q < sw_min_q;
+  wire        nd_lt_due = nd_q < tab_rdata.due;
+  wire        nd_lt_wake = nd_q < wake_q;
+  logic       nd_lt_smin;
   wire [QP_W-1:0] sw_k = QP_W'(sw_q - 1'b1);    // sweep: the word examined this cycle
   wire        sw_end = sw_q == (QP_W + 1)'(NUM_QP);
   wire        sending = cfg.state == QPS_RTS || cfg.state == QPS_SQD;
@@ -267,7 +277,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     errwait_d = errwait_q;
     q_d = q_q; ac_d = ac_q; nx_d = nx_q; ci0_d = ci0_q; aeth_d = aeth_q; lim_d = lim_q;
     rnr_cyc_d = rnr_cyc_q; tdur_d = tdur_q;
-    sw_on_d = sw_on_q; sw_vld_d = 1'b0; sw_d = sw_q; sw_min_d = sw_min_q; wake_d = wake_q;
+    sw_on_d = sw_on_q; sw_vld_d = 1'b0; sw_d = sw_q; sw_min_d = sw_min_q; wake_d = wake_q; smin_src = 2'd0; wake_smin = 1'b0; nd_lt_smin = 1'b0;
     nd_v_d = 1'b0; nd_d = nd_q; tmo_d = tmo_q;
     c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q;
     msg_valid_d = msg_valid_o && !msg_ready_i; msg_d = msg_o;
@@ -314,6 +324,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             sw_on_d = 1'b1;
             sw_d = '0;
             sw_min_d = '1;
+            smin_src = 2'd1;
           end
           state_d = S_SWEEP;
         end else if (!msg_valid_o && sched_valid) begin
@@ -477,9 +488,13 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           tmo_d = 1'b1;
           state_d = S_TMO_RD;
         end else begin
-          if (sw_vld_q && tab_rdata.armed && tab_rdata.due < sw_min_q) sw_min_d = tab_rdata.due;
+          if (sw_vld_q && tab_rdata.armed && tab_rdata.due < sw_min_q) begin
+            sw_min_d = tab_rdata.due;
+            smin_src = 2'd2;
+          end
           if (sw_end) begin
             wake_d = sw_min_d;
+            wake_smin = 1'b1;
             sw_on_d = 1'b0;
             state_d = S_IDLE;
           end else if (sw_vld_q && ((ack_valid_i && !msg_valid_o) || lerr_valid_i || init_pend_q)) begin
@@ -535,8 +550,13 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     endcase
     // A deadline just written: wake_q (and a running sweep's minimum) must not be after it.
     if (nd_v_q) begin
-      if (nd_q < wake_d) wake_d = nd_q;
-      if (nd_q < sw_min_d) sw_min_d = nd_q;
+      unique case (smin_src)
+        2'd0:    nd_lt_smin = nd_lt_min;
+        2'd1:    nd_lt_smin = nd_q != '1;
+        default: nd_lt_smin = nd_lt_due;
+      endcase
+      if (wake_smin ? nd_lt_smin : nd_lt_wake) wake_d = nd_q;
+      if (nd_lt_smin) sw_min_d = nd_q;
     end
     // The table write stores ac_d as it is after the case (the current QP's word), or an init.
     tab_wdata = tab_init ? '{armed: 1'b0, due: '0, retry_left: icfg.retry_cnt, acked_v: 1'b0, acked: '0,
