@@ -132,33 +132,22 @@ module tmnic_pkt_rx_align #(
   assign m_pay_tvalid_o = m_valid_q;
 
 `ifndef SYNTHESIS
-  // Checks as immediate assertions in a clocked block: a word is copied only while it waits, so
-  // they cost the simulator nothing without traffic (concurrent assertions with $stable on the
-  // data words made the parser's loop test 40 % slower).
-  logic chk_q, word_wait_q, out_wait_q;
-  logic [DATA_W+2*LW+3:0] word_held_q;
+  // A word is held, unchanged, until taken (tmnic_hold_chk copies it only while it waits: concurrent
+  // $stable checks on these words cost a packet test 40 %). A beat is held because its registers load
+  // only on emit, which waits for a free output: checked as that, without copying the beat.
+  tmnic_hold_chk #(.W(DATA_W + 2 * LW + 4), .NAME("tmnic_pkt_rx_align: payload word")) u_word_hold (
+    .clk_i, .rst_ni, .valid_i(word_valid_i), .ready_i(word_ready_o),
+    .data_i({word_data_i, word_first_i, word_last_i, word_flush_i, word_sh_i, word_lcnt_i}));
+  logic chk_q, out_wait_q;
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   always_ff @(posedge clk_i) begin : p_chk
-    word_wait_q <= word_valid_i && !word_ready_o;
-    out_wait_q  <= m_valid_q && !m_pay_tready_i;
-    if (word_valid_i && !word_ready_o) begin
-      word_held_q <= {word_data_i, word_first_i, word_last_i, word_flush_i, word_sh_i, word_lcnt_i};
+    if (chk_q && word_valid_i && word_last_i) begin
+      assert (word_lcnt_i != '0 && 32'(word_lcnt_i) <= W)
+        else $error("tmnic_pkt_rx_align: last word with lcnt outside 1..W");
     end
+    out_wait_q <= m_valid_q && !m_pay_tready_i;
     if (chk_q) begin
-      // Input handshake: a word is held, unchanged, until taken.
-      if (word_wait_q) begin
-        assert (word_valid_i && word_held_q ==
-                {word_data_i, word_first_i, word_last_i, word_flush_i, word_sh_i, word_lcnt_i})
-          else $error("tmnic_pkt_rx_align: payload word dropped or changed before it was taken");
-      end
-      if (word_valid_i && word_last_i) begin
-        assert (word_lcnt_i != '0 && 32'(word_lcnt_i) <= W)
-          else $error("tmnic_pkt_rx_align: last word with lcnt outside 1..W");
-      end
-      // Output handshake: held until taken; the beat registers load only on emit, which waits
-      // for a free output register, so they cannot change while a beat waits.
-      assert (!out_wait_q || m_valid_q)
-        else $error("tmnic_pkt_rx_align: payload beat dropped before it was taken");
+      assert (!out_wait_q || m_valid_q) else $error("tmnic_pkt_rx_align: payload beat dropped before it was taken");
       assert (!(m_valid_q && !m_pay_tready_i && emit))
         else $error("tmnic_pkt_rx_align: output register loaded while its beat waits");
     end
