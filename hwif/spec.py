@@ -16,7 +16,8 @@ All multi-byte fields in host memory are little-endian unless marked `raw` (byte
 
 # Bumped on any incompatible change; the driver refuses a device whose major differs.
 ABI_MAJOR = 1
-ABI_MINOR = 2  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM
+ABI_MINOR = 3  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
+#                1.3: RDMA WQE fields and opcodes, OPS_CAPS
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -55,6 +56,8 @@ REGS = [
     ("CMD_ARG0", 0x0040, "rw", "command argument words 0..31 at 0x40 + 4*i (read back after QUERY_*)"),
     ("CMD", 0x00C0, "wo", "write {index[31:8], opcode[7:0]} to execute a command on the CMD_ARG words"),
     ("CMD_STATUS", 0x00C4, "ro", "bit 0 busy, bit 1 error of the last command (bad index, size or a ring base not 64-byte aligned)"),
+    ("OPS_CAPS", 0x00C8, "ro", "send-queue operations this NIC executes (OPS_CAPS fields); the driver accepts only "
+     "those and reports only those"),
     ("TM_MAX_TAGS", 0x00D0, "ro", "tag-list entries of the matching engine, shared by all TM-SRQs (0: no tag matching)"),
     ("TM_CAPS", 0x00D4, "ro", "bit 0: rendezvous offload on RC (IBV_TM_CAP_RC); [15:8] sequence-number bits of the engine"),
     ("TM_GEOM", 0x00D8, "ro", "matching-engine geometry (docs/tag-matching-engine.md): [7:0] mask classes, [15:8] ways "
@@ -154,6 +157,8 @@ WQE = [
     ("NUM_SGE", 10, 1, "valid SGEs (0..WQE_MAX_SGE)"),
     ("IMM", 12, 4, "raw: immediate data bytes, sent in this byte order"),
     ("INLINE_LEN", 16, 4, "inline payload bytes (flag INLINE)"),
+    ("RKEY", 20, 4, "RDMA WRITE/READ: the remote MR's rkey"),
+    ("RADDR", 24, 8, "RDMA WRITE/READ: remote virtual address"),
     ("SGE", 32, 16, "scatter/gather entries (SGE layout); SGE i at 32 + 16*i", dict(count="WQE_MAX_SGE", of="SGE")),
     ("INLINE_DATA", 32, "WQE_MAX_INLINE", "raw: inline payload (flag INLINE), in place of the SGEs", dict(overlay=True)),
 ]
@@ -161,7 +166,8 @@ WQE = [
 # entries of that layout;
 # overlay=True: the same bytes as the field before it (a union in C++; the SV struct has the first only).
 SGE = [("ADDR", 0, 8, "virtual address in the MR"), ("LENGTH", 8, 4, "bytes"), ("LKEY", 12, 4, "MR key")]
-WQE_OPS = [("SEND", 0x00), ("SEND_WITH_IMM", 0x01)]
+WQE_OPS = [("SEND", 0x00), ("SEND_WITH_IMM", 0x01), ("RDMA_WRITE", 0x02), ("RDMA_WRITE_WITH_IMM", 0x03),
+           ("RDMA_READ", 0x04)]
 WQE_FLAGS = [("SIGNALED", 0), ("SOLICITED", 1), ("INLINE", 2), ("FENCE", 3)]
 
 # Tag-list operation WQE of a TM-SRQ's op ring (SET_SRQ.OPS_*), TM_OP_STRIDE bytes. The NIC executes
@@ -226,7 +232,7 @@ CQE = [
     ("OWNER", 63, 1, "bit 0: phase bit written last by the NIC"),
 ]
 # Values used in CQE.OPCODE / CQE.STATUS / CQE.WC_FLAGS: those of libibverbs, repeated so that the RTL has them.
-WC_OPCODES = [("SEND", 0), ("RECV", 128), ("TM_ADD", 130), ("TM_DEL", 131), ("TM_SYNC", 132),
+WC_OPCODES = [("SEND", 0), ("RDMA_WRITE", 1), ("RDMA_READ", 2), ("RECV", 128), ("RECV_RDMA_WITH_IMM", 129), ("TM_ADD", 130), ("TM_DEL", 131), ("TM_SYNC", 132),
               ("TM_RECV", 133), ("TM_NO_TAG", 134)]
 WC_STATUS = [("SUCCESS", 0), ("LOC_LEN_ERR", 1), ("LOC_QP_OP_ERR", 2), ("LOC_PROT_ERR", 4),
              ("WR_FLUSH_ERR", 5), ("REM_INV_REQ_ERR", 9), ("REM_ACCESS_ERR", 10), ("REM_OP_ERR", 11),
@@ -236,7 +242,7 @@ WC_STATUS = [("SUCCESS", 0), ("LOC_LEN_ERR", 1), ("LOC_QP_OP_ERR", 2), ("LOC_PRO
 WC_FLAGS = [("WITH_IMM", 2), ("TM_MATCH", 32), ("TM_DATA_VALID", 64)]
 
 # MR access bits: those of enum ibv_access_flags.
-ACCESS = [("LOCAL_WRITE", 0), ("REMOTE_WRITE", 1), ("REMOTE_READ", 2)]
+ACCESS = [("LOCAL_WRITE", 0), ("REMOTE_WRITE", 1), ("REMOTE_READ", 2), ("REMOTE_ATOMIC", 3)]
 
 
 # ---- Register fields ----------------------------------------------------------------------------------
@@ -248,6 +254,8 @@ REG_FIELDS = [
     ("CMD_STATUS", [("ERROR", 1, 1, "the last command failed; nothing changed"), ("BUSY", 0, 0, "executing, or clearing the QP state table after reset")]),
     ("DB", [("PI", 15, 0, "new producer index (send queue, receive queue, SRQ, list-op ring)")]),
     ("DB_CQ", [("ARM", 31, 31, "request an interrupt for the next completion"), ("CI", 15, 0, "consumer index")]),
+    ("OPS_CAPS", [("RDMA_READ", 1, 1, "RDMA READ as requester and responder"),
+                  ("RDMA_WRITE", 0, 0, "RDMA WRITE and WRITE_WITH_IMM as requester and responder")]),
     ("TM_CAPS", [("SEQ_BITS", 15, 8, "sequence-number bits of the matching engine"),
                  ("RC", 0, 0, "rendezvous offload on RC (IBV_TM_CAP_RC)")]),
     ("TM_GEOM", [("CAM", 31, 24, "wildcard-CAM entries"), ("LOG_BUCKETS", 23, 16, "log2 buckets per way"),

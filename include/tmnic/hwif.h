@@ -10,7 +10,7 @@ namespace tmnic::hwif {
 
 constexpr uint32_t DEVICE_ID = 0x544D4E43u;
 constexpr uint32_t ABI_MAJOR = 1u;
-constexpr uint32_t ABI_MINOR = 2u;
+constexpr uint32_t ABI_MINOR = 3u;
 constexpr uint32_t WQE_STRIDE = 128u;  // bytes per send/receive WQE
 constexpr uint32_t WQE_MAX_SGE = 6u;  // scatter/gather entries in one WQE
 constexpr uint32_t WQE_MAX_INLINE = 96u;  // inline payload bytes in one send WQE
@@ -45,6 +45,7 @@ constexpr uint32_t CTRL = 0x003Cu;  // rw: bit 0: enable the port
 constexpr uint32_t CMD_ARG0 = 0x0040u;  // rw: command argument words 0..31 at 0x40 + 4*i (read back after QUERY_*)
 constexpr uint32_t CMD = 0x00C0u;  // wo: write {index[31:8], opcode[7:0]} to execute a command on the CMD_ARG words
 constexpr uint32_t CMD_STATUS = 0x00C4u;  // ro: bit 0 busy, bit 1 error of the last command (bad index, size or a ring base not 64-byte aligned)
+constexpr uint32_t OPS_CAPS = 0x00C8u;  // ro: send-queue operations this NIC executes (OPS_CAPS fields); the driver accepts only those and reports only those
 constexpr uint32_t TM_MAX_TAGS = 0x00D0u;  // ro: tag-list entries of the matching engine, shared by all TM-SRQs (0: no tag matching)
 constexpr uint32_t TM_CAPS = 0x00D4u;  // ro: bit 0: rendezvous offload on RC (IBV_TM_CAP_RC); [15:8] sequence-number bits of the engine
 constexpr uint32_t TM_GEOM = 0x00D8u;  // ro: matching-engine geometry (docs/tag-matching-engine.md): [7:0] mask classes, [15:8] ways per class, [23:16] log2 buckets per way, [31:24] wildcard-CAM entries (for tools; software needs none of it)
@@ -198,6 +199,10 @@ constexpr uint32_t IMM_OFF = 12u;  // 4 B: raw: immediate data bytes, sent in th
 constexpr uint32_t IMM_LEN = 4u;
 constexpr uint32_t INLINE_LEN_OFF = 16u;  // 4 B: inline payload bytes (flag INLINE)
 constexpr uint32_t INLINE_LEN_LEN = 4u;
+constexpr uint32_t RKEY_OFF = 20u;  // 4 B: RDMA WRITE/READ: the remote MR's rkey
+constexpr uint32_t RKEY_LEN = 4u;
+constexpr uint32_t RADDR_OFF = 24u;  // 8 B: RDMA WRITE/READ: remote virtual address
+constexpr uint32_t RADDR_LEN = 8u;
 constexpr uint32_t SGE_OFF = 32u;  // 16 B x 6: scatter/gather entries (SGE layout); SGE i at 32 + 16*i
 constexpr uint32_t SGE_LEN = 16u;
 constexpr uint32_t INLINE_DATA_OFF = 32u;  // 96 B: raw: inline payload (flag INLINE), in place of the SGEs
@@ -277,7 +282,8 @@ struct Wqe {
   uint8_t rsvd11[1];
   uint8_t imm[4];  // raw: immediate data bytes, sent in this byte order
   uint32_t inline_len;  // inline payload bytes (flag INLINE)
-  uint8_t rsvd20[12];
+  uint32_t rkey;  // RDMA WRITE/READ: the remote MR's rkey
+  uint64_t raddr;  // RDMA WRITE/READ: remote virtual address
   union {
     Sge sge[6];  // scatter/gather entries (SGE layout); SGE i at 32 + 16*i
     uint8_t inline_data[96];  // raw: inline payload (flag INLINE), in place of the SGEs
@@ -296,6 +302,10 @@ static_assert(offsetof(Wqe, imm) == 12, "WQE.IMM offset");
 static_assert(sizeof(Wqe::imm) == 4, "WQE.IMM size");
 static_assert(offsetof(Wqe, inline_len) == 16, "WQE.INLINE_LEN offset");
 static_assert(sizeof(Wqe::inline_len) == 4, "WQE.INLINE_LEN size");
+static_assert(offsetof(Wqe, rkey) == 20, "WQE.RKEY offset");
+static_assert(sizeof(Wqe::rkey) == 4, "WQE.RKEY size");
+static_assert(offsetof(Wqe, raddr) == 24, "WQE.RADDR offset");
+static_assert(sizeof(Wqe::raddr) == 8, "WQE.RADDR size");
 static_assert(offsetof(Wqe, sge) == 32, "WQE.SGE offset");
 static_assert(sizeof(Wqe::sge) == 96, "WQE.SGE size");
 static_assert(offsetof(Wqe, inline_data) == 32, "WQE.INLINE_DATA offset");
@@ -410,6 +420,10 @@ namespace db_cq {
 constexpr RegField ARM{31, 1};  // [31:31] request an interrupt for the next completion
 constexpr RegField CI{0, 16};  // [15:0] consumer index
 }
+namespace ops_caps {
+constexpr RegField RDMA_READ{1, 1};  // [1:1] RDMA READ as requester and responder
+constexpr RegField RDMA_WRITE{0, 1};  // [0:0] RDMA WRITE and WRITE_WITH_IMM as requester and responder
+}
 namespace tm_caps {
 constexpr RegField SEQ_BITS{8, 8};  // [15:8] sequence-number bits of the matching engine
 constexpr RegField RC{0, 1};  // [0:0] rendezvous offload on RC (IBV_TM_CAP_RC)
@@ -433,6 +447,9 @@ constexpr RegField SW_CNT{0, 16};  // [15:0] software unexpected-message count
 namespace wqe_op {
 constexpr uint8_t SEND = 0x00;
 constexpr uint8_t SEND_WITH_IMM = 0x01;
+constexpr uint8_t RDMA_WRITE = 0x02;
+constexpr uint8_t RDMA_WRITE_WITH_IMM = 0x03;
+constexpr uint8_t RDMA_READ = 0x04;
 }
 namespace wqe_flag {
 constexpr uint8_t SIGNALED = 1u << 0;
@@ -457,7 +474,10 @@ constexpr uint8_t EAGER = 3;
 }
 namespace wc_op {
 constexpr uint8_t SEND = 0;
+constexpr uint8_t RDMA_WRITE = 1;
+constexpr uint8_t RDMA_READ = 2;
 constexpr uint8_t RECV = 128;
+constexpr uint8_t RECV_RDMA_WITH_IMM = 129;
 constexpr uint8_t TM_ADD = 130;
 constexpr uint8_t TM_DEL = 131;
 constexpr uint8_t TM_SYNC = 132;
@@ -488,6 +508,7 @@ namespace access {
 constexpr uint32_t LOCAL_WRITE = 1u << 0;
 constexpr uint32_t REMOTE_WRITE = 1u << 1;
 constexpr uint32_t REMOTE_READ = 1u << 2;
+constexpr uint32_t REMOTE_ATOMIC = 1u << 3;
 }
 
 namespace tm_hash {

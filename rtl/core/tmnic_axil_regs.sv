@@ -10,6 +10,7 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_MR_P = 256,
   parameter int unsigned TM_ENTRIES_P = 1024,  // tag-matching engine entries (TM_MAX_TAGS)
   parameter logic [31:0] TM_CAPS_P = 32'd0,     // TM_CAPS register value
+  parameter logic [31:0] OPS_CAPS_P = 32'd0,    // OPS_CAPS register value (what the engines execute)
   parameter logic [31:0] TM_GEOM_P = 32'd0      // TM_GEOM register value
 ) (
   input  logic clk_i,
@@ -182,6 +183,7 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
         REG_MAX_LOG_QUEUE: reg_d = 32'(MAX_LOG_QUEUE);
         REG_TM_MAX_TAGS:   reg_d = 32'(TM_ENTRIES_P);
         REG_TM_CAPS:       reg_d = TM_CAPS_P;
+        REG_OPS_CAPS:      reg_d = OPS_CAPS_P;
         REG_TM_GEOM:       reg_d = TM_GEOM_P;
         REG_TM_PLACE:      reg_d = tm_place_i;
         REG_MAC_LO:        reg_d = mac_o[31:0];

@@ -3,7 +3,7 @@
 package tmnic_hwif_pkg;
 
   localparam logic [31:0] DEVICE_ID = 32'h544D4E43;
-  localparam logic [31:0] ABI_VERSION = 32'h00010002;
+  localparam logic [31:0] ABI_VERSION = 32'h00010003;
   localparam int unsigned WQE_STRIDE = 128;  // bytes per send/receive WQE
   localparam int unsigned WQE_MAX_SGE = 6;  // scatter/gather entries in one WQE
   localparam int unsigned WQE_MAX_INLINE = 96;  // inline payload bytes in one send WQE
@@ -38,6 +38,7 @@ package tmnic_hwif_pkg;
   localparam logic [15:0] REG_CMD_ARG0 = 16'h0040;  // rw: command argument words 0..31 at 0x40 + 4*i (read back after QUERY_*)
   localparam logic [15:0] REG_CMD = 16'h00C0;  // wo: write {index[31:8], opcode[7:0]} to execute a command on the CMD_ARG words
   localparam logic [15:0] REG_CMD_STATUS = 16'h00C4;  // ro: bit 0 busy, bit 1 error of the last command (bad index, size or a ring base not 64-byte aligned)
+  localparam logic [15:0] REG_OPS_CAPS = 16'h00C8;  // ro: send-queue operations this NIC executes (OPS_CAPS fields); the driver accepts only those and reports only those
   localparam logic [15:0] REG_TM_MAX_TAGS = 16'h00D0;  // ro: tag-list entries of the matching engine, shared by all TM-SRQs (0: no tag matching)
   localparam logic [15:0] REG_TM_CAPS = 16'h00D4;  // ro: bit 0: rendezvous offload on RC (IBV_TM_CAP_RC); [15:8] sequence-number bits of the engine
   localparam logic [15:0] REG_TM_GEOM = 16'h00D8;  // ro: matching-engine geometry (docs/tag-matching-engine.md): [7:0] mask classes, [15:8] ways per class, [23:16] log2 buckets per way, [31:24] wildcard-CAM entries (for tools; software needs none of it)
@@ -170,6 +171,10 @@ package tmnic_hwif_pkg;
   localparam int unsigned WQE_IMM_LEN = 4;
   localparam int unsigned WQE_INLINE_LEN_OFF = 16;  // 4 B: inline payload bytes (flag INLINE)
   localparam int unsigned WQE_INLINE_LEN_LEN = 4;
+  localparam int unsigned WQE_RKEY_OFF = 20;  // 4 B: RDMA WRITE/READ: the remote MR's rkey
+  localparam int unsigned WQE_RKEY_LEN = 4;
+  localparam int unsigned WQE_RADDR_OFF = 24;  // 8 B: RDMA WRITE/READ: remote virtual address
+  localparam int unsigned WQE_RADDR_LEN = 8;
   localparam int unsigned WQE_SGE_OFF = 32;  // 16 B x 6: scatter/gather entries (SGE layout); SGE i at 32 + 16*i
   localparam int unsigned WQE_SGE_LEN = 16;
   localparam int unsigned WQE_INLINE_DATA_OFF = 32;  // 96 B: raw: inline payload (flag INLINE), in place of the SGEs
@@ -231,7 +236,8 @@ package tmnic_hwif_pkg;
   // WQE: 128 bytes; byte k is bits [8k+7:8k] (cast a little-endian beat vector to it).
   typedef struct packed {
     sge_t [5:0] sge;  // byte 32: scatter/gather entries (SGE layout); SGE i at 32 + 16*i
-    logic [95:0] rsvd20;  // reserved, zero
+    logic [63:0] raddr;  // byte 24: RDMA WRITE/READ: remote virtual address
+    logic [31:0] rkey;  // byte 20: RDMA WRITE/READ: the remote MR's rkey
     logic [31:0] inline_len;  // byte 16: inline payload bytes (flag INLINE)
     logic [31:0] imm;  // byte 12: raw: immediate data bytes, sent in this byte order
     logic [7:0] rsvd11;  // reserved, zero
@@ -285,12 +291,18 @@ package tmnic_hwif_pkg;
   localparam logic [7:0] TMH_EAGER = 8'd3;
   localparam logic [7:0] WQE_OP_SEND = 8'h00;
   localparam logic [7:0] WQE_OP_SEND_WITH_IMM = 8'h01;
+  localparam logic [7:0] WQE_OP_RDMA_WRITE = 8'h02;
+  localparam logic [7:0] WQE_OP_RDMA_WRITE_WITH_IMM = 8'h03;
+  localparam logic [7:0] WQE_OP_RDMA_READ = 8'h04;
   localparam int unsigned WQE_FLAG_SIGNALED_BIT = 0;
   localparam int unsigned WQE_FLAG_SOLICITED_BIT = 1;
   localparam int unsigned WQE_FLAG_INLINE_BIT = 2;
   localparam int unsigned WQE_FLAG_FENCE_BIT = 3;
   localparam logic [7:0] WC_OP_SEND = 8'd0;
+  localparam logic [7:0] WC_OP_RDMA_WRITE = 8'd1;
+  localparam logic [7:0] WC_OP_RDMA_READ = 8'd2;
   localparam logic [7:0] WC_OP_RECV = 8'd128;
+  localparam logic [7:0] WC_OP_RECV_RDMA_WITH_IMM = 8'd129;
   localparam logic [7:0] WC_OP_TM_ADD = 8'd130;
   localparam logic [7:0] WC_OP_TM_DEL = 8'd131;
   localparam logic [7:0] WC_OP_TM_SYNC = 8'd132;
@@ -315,6 +327,7 @@ package tmnic_hwif_pkg;
   localparam int unsigned ACCESS_LOCAL_WRITE_BIT = 0;
   localparam int unsigned ACCESS_REMOTE_WRITE_BIT = 1;
   localparam int unsigned ACCESS_REMOTE_READ_BIT = 2;
+  localparam int unsigned ACCESS_REMOTE_ATOMIC_BIT = 3;
 
   // Register fields (hwif/spec.py REG_FIELDS).
   typedef struct packed {
@@ -339,6 +352,11 @@ package tmnic_hwif_pkg;
     logic [14:0] rsvd16;  // reserved
     logic [15:0] ci;  // consumer index
   } reg_db_cq_t;
+  typedef struct packed {
+    logic [29:0] rsvd2;  // reserved
+    logic [0:0] rdma_read;  // RDMA READ as requester and responder
+    logic [0:0] rdma_write;  // RDMA WRITE and WRITE_WITH_IMM as requester and responder
+  } reg_ops_caps_t;
   typedef struct packed {
     logic [15:0] rsvd16;  // reserved
     logic [7:0] seq_bits;  // sequence-number bits of the matching engine
