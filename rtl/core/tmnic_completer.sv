@@ -165,6 +165,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [63:0]     tdur_q, tdur_d;           // the timer's length for the deadline written next
   logic [63:0]     nd_q, nd_d;
   logic [63:0]     c_wrid_q, c_wrid_d;
+  sq_op_e          c_op_q, c_op_d;
   logic [15:0]     c_idx_q, c_idx_d;
   logic [7:0]      c_status_q, c_status_d;
   sq_msg_t         msg_d;
@@ -263,7 +264,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cqe_o.wr_id = c_wrid_q;
     cqe_o.qp_num = 24'(q_q);
     cqe_o.wqe_idx = c_idx_q;
-    cqe_o.opcode = WC_OP_SEND;
+    cqe_o.opcode = (c_op_q == SQO_WRITE) ? WC_OP_RDMA_WRITE : (c_op_q == SQO_READ) ? WC_OP_RDMA_READ : WC_OP_SEND;
     cqe_o.status = c_status_q;
   end
 
@@ -279,7 +280,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     rnr_cyc_d = rnr_cyc_q; tdur_d = tdur_q;
     sw_on_d = sw_on_q; sw_vld_d = 1'b0; sw_d = sw_q; sw_min_d = sw_min_q; wake_d = wake_q; smin_src = 2'd0; wake_smin = 1'b0; nd_lt_smin = 1'b0;
     nd_v_d = 1'b0; nd_d = nd_q; tmo_d = tmo_q;
-    c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q;
+    c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q; c_op_d = c_op_q;
     msg_valid_d = msg_valid_o && !msg_ready_i; msg_d = msg_o;
     cqe_valid_d = cqe_valid_o && !cqe_ready_i;
     err_d = 1'b0; err_qp_d = err_qp_o;
@@ -363,7 +364,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           ac_d.retry_left = cfg.retry_cnt;
           tab_we = 1'b1;
           if (o_rdata.sig) begin
-            c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_status_d = WC_SUCCESS;
+            c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_op_d = o_rdata.op; c_status_d = WC_SUCCESS; c_op_d = o_rdata.op;
             cqe_valid_d = 1'b1;
             after_d = S_ACK;
             state_d = S_CQE;
@@ -432,7 +433,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             ac_d.ci = ac_q.ci + 16'd1;
             err_d = 1'b1;
             err_qp_d = q_q;
-            c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_status_d = st;
+            c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_op_d = o_rdata.op; c_status_d = st; c_op_d = o_rdata.op;
             cqe_valid_d = 1'b1;
             after_d = S_ERRWAIT;
             state_d = S_CQE;
@@ -519,7 +520,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
       S_FLUSH_W: state_d = S_FLUSH_CQE;
       S_FLUSH_CQE: begin
-        c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci;
+        c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_op_d = o_rdata.op;
         c_status_d = (o_rdata.err != 8'd0) ? o_rdata.err : WC_WR_FLUSH_ERR;
         cqe_valid_d = 1'b1;
         ac_d.ci = ac_q.ci + 16'd1;
@@ -609,7 +610,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     q_q <= q_d; init_qp_q <= init_qp_d; ac_q <= ac_d; nx_q <= nx_d; ci0_q <= ci0_d;
     aeth_q <= aeth_d; lim_q <= lim_d; rnr_cyc_q <= rnr_cyc_d; tdur_q <= tdur_d; nd_q <= nd_d;
     sw_q <= sw_d; sw_min_q <= sw_min_d; o_arm_qp_q <= o_waddr_i[QP_W+OUT_W-1:OUT_W];
-    c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d;
+    c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d; c_op_q <= c_op_d;
     msg_o <= msg_d; err_qp_o <= err_qp_d; mark_qp_o <= mark_qp_d;
     o_raddr_q <= o_raddr; wr_a_q <= tab_waddr; wr_d_q <= tab_wdata;
   end
@@ -631,9 +632,9 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .rst_ni, .valid_i(msg_valid_o), .ready_i(msg_ready_i), .data_i(msg_o));
   a_msg_once: assert property (@(posedge clk_i) disable iff (!chk_q) !(msg_valid_d && msg_valid_o && msg_ready_i))
     else $error("tmnic_completer: a second message in the cycle the first is taken");
-  tmnic_hold_chk #(.W($bits(c_wrid_q) + $bits(c_status_q) + $bits(c_idx_q) + $bits(q_q)),
+  tmnic_hold_chk #(.W($bits(c_wrid_q) + $bits(c_status_q) + $bits(c_idx_q) + $bits(q_q) + $bits(c_op_q)),
                    .NAME("tmnic_completer: completion")) u_cqe_hold (
-    .clk_i, .rst_ni, .valid_i(cqe_valid_o), .ready_i(cqe_ready_i), .data_i({c_wrid_q, c_status_q, c_idx_q, q_q}));
+    .clk_i, .rst_ni, .valid_i(cqe_valid_o), .ready_i(cqe_ready_i), .data_i({c_wrid_q, c_status_q, c_idx_q, q_q, c_op_q}));
   a_ack_take: assert property (@(posedge clk_i) disable iff (!chk_q)
     ack_valid_i && ack_ready_o |=> state_q == S_ACK_RD) else $error("tmnic_completer: ACK taken but not processed");
   a_err_spacing: assert property (@(posedge clk_i) disable iff (!chk_q) err_o |-> !$past(err_o, 1) && !$past(err_o, 2))

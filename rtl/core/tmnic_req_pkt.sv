@@ -29,7 +29,10 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [31:0]                 msg_len_i,
   input  logic                        inline_i,
   input  logic [WQE_MAX_INLINE*8-1:0] inl_bytes_i,   // the WQE's inline bytes, byte 0 first
-  input  logic                        imm_i,         // SEND_WITH_IMM
+  input  logic                        imm_i,         // SEND_WITH_IMM, RDMA_WRITE_WITH_IMM
+  input  logic                        write_i,       // RDMA WRITE: RETH {raddr_i, rkey_i, msg_len_i} first
+  input  logic [63:0]                 raddr_i,
+  input  logic [31:0]                 rkey_i,
   input  logic [31:0]                 imm_data_i,
   input  logic                        solicited_i,
   // Checked SGEs of the message, by index (tmnic_sge_chk's output)
@@ -145,12 +148,23 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     hdr.psn = psn_i;
     hdr.pay_len = last_pkt ? 13'(msg_len_i - off_q) : pmtu;
     hdr.ack_req = last_pkt;
-    hdr.se = last_pkt && solicited_i;
+    // (SE only where the IBA allows it: a SEND's last packet, a WRITE's with an immediate)
+    hdr.se = last_pkt && solicited_i && (!write_i || imm_i);
     hdr.imm = imm_data_i;
-    if (first_pkt && last_pkt) hdr.opcode = imm_i ? OP_SEND_ONLY_IMM : OP_SEND_ONLY;
-    else if (first_pkt) hdr.opcode = OP_SEND_FIRST;
-    else if (last_pkt) hdr.opcode = imm_i ? OP_SEND_LAST_IMM : OP_SEND_LAST;
-    else hdr.opcode = OP_SEND_MIDDLE;
+    hdr.reth_va = raddr_i;          // (sent only with the opcodes that carry a RETH)
+    hdr.reth_rkey = rkey_i;
+    hdr.reth_len = msg_len_i;
+    if (write_i) begin
+      if (first_pkt && last_pkt) hdr.opcode = imm_i ? OP_WRITE_ONLY_IMM : OP_WRITE_ONLY;
+      else if (first_pkt) hdr.opcode = OP_WRITE_FIRST;
+      else if (last_pkt) hdr.opcode = imm_i ? OP_WRITE_LAST_IMM : OP_WRITE_LAST;
+      else hdr.opcode = OP_WRITE_MIDDLE;
+    end else begin
+      if (first_pkt && last_pkt) hdr.opcode = imm_i ? OP_SEND_ONLY_IMM : OP_SEND_ONLY;
+      else if (first_pkt) hdr.opcode = OP_SEND_FIRST;
+      else if (last_pkt) hdr.opcode = imm_i ? OP_SEND_LAST_IMM : OP_SEND_LAST;
+      else hdr.opcode = OP_SEND_MIDDLE;
+    end
   end
   assign last_o = last_pkt;
   // (inline data is written through the buffer port that read responses use)

@@ -243,6 +243,9 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [31:0] w_inl = wqe_q[WQE_INLINE_LEN_OFF*8 +: 32];
   wire [63:0] w_wrid = wqe_q[WQE_WR_ID_OFF*8 +: 64];
   wire        w_inline = w_flags[WQE_FLAG_INLINE_BIT];
+  wire        w_write = (w_op == WQE_OP_RDMA_WRITE) || (w_op == WQE_OP_RDMA_WRITE_WITH_IMM);
+  wire [31:0] w_rkey = wqe_q[WQE_RKEY_OFF*8 +: 32];
+  wire [63:0] w_raddr = wqe_q[WQE_RADDR_OFF*8 +: 64];
   wire [31:0] w_imm = {wqe_q[WQE_IMM_OFF*8 +: 8], wqe_q[WQE_IMM_OFF*8+8 +: 8],
                        wqe_q[WQE_IMM_OFF*8+16 +: 8], wqe_q[WQE_IMM_OFF*8+24 +: 8]};
 
@@ -257,7 +260,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // (slices, not a function taking the whole WQE: the Verilated model would copy it per call)
   always_comb for (int k = 0; k < int'(WQE_MAX_SGE); k++) w_sges[k] = sge_t'(wqe_q[WQE_SGE_OFF*8 + 128*k +: 128]);
   tmnic_sge_chk #(.NUM_MR(NUM_MR), .NSGE(WQE_MAX_SGE)) u_sgechk (
-    .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(w_nsge), .pd_i(cfg.pd), .write_i(1'b0),
+    .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(w_nsge), .pd_i(cfg.pd), .access_i(3'd0),
     .sge_i(w_sges), .mr_idx_o, .mr_rd_i,
     .out_valid_o(chk_out_valid), .out_idx_o(chk_out_idx), .out_iova_o(chk_out_iova), .out_len_o(chk_out_len),
     .done_o(chk_done), .ok_o(chk_ok), .total_o(chk_total));
@@ -268,7 +271,9 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_req_pkt #(.DATA_W(DATA_W), .NSLOT(NSLOT)) u_pkt (
     .clk_i, .rst_ni,
     .msg_new_i(state_q == S_CHECK), .msg_len_i(msg_len_q), .inline_i(w_inline),
-    .inl_bytes_i(wqe_q[WQE_INLINE_DATA_OFF*8 +: WQE_MAX_INLINE*8]), .imm_i(w_op == WQE_OP_SEND_WITH_IMM),
+    .inl_bytes_i(wqe_q[WQE_INLINE_DATA_OFF*8 +: WQE_MAX_INLINE*8]),
+    .imm_i(w_op == WQE_OP_SEND_WITH_IMM || w_op == WQE_OP_RDMA_WRITE_WITH_IMM),
+    .write_i(w_write), .raddr_i(w_raddr), .rkey_i(w_rkey),
     .imm_data_i(w_imm), .solicited_i(w_flags[WQE_FLAG_SOLICITED_BIT]),
     .sg_we_i(chk_out_valid), .sg_idx_i(chk_out_idx), .sg_iova_i(chk_out_iova), .sg_len_i(chk_out_len),
     .path_i(cfg.path), .pmtu_log_i(cfg.pmtu_log), .local_mac_i, .local_ip_i,
@@ -450,7 +455,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           ckick_d = 1'b1;
           set_own = 1'b1;
           state_d = S_IDLE;
-        end else if ((w_op != WQE_OP_SEND && w_op != WQE_OP_SEND_WITH_IMM) ||
+        end else if ((w_op != WQE_OP_SEND && w_op != WQE_OP_SEND_WITH_IMM && !w_write) ||
                      w_nsge > 8'(WQE_MAX_SGE) || (w_inline && w_inl > 32'(WQE_MAX_INLINE))) begin
           // The driver validates these; a WQE that still breaks them fails the QP (reported by the
           // flush, in order, like a protection error).
@@ -476,7 +481,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // its packets can rewind it.
       S_START: begin
         o_we_o = 1'b1;
-        o_wdata_o = '{wrid: w_wrid, first: cur_q.psn, last: cur_q.psn + npk1_q,
+        o_wdata_o = '{op: w_write ? SQO_WRITE : SQO_SEND, wrid: w_wrid, first: cur_q.psn, last: cur_q.psn + npk1_q,
                       sig: w_flags[WQE_FLAG_SIGNALED_BIT], err: '0};
         cur_d.next = cur_q.next + 16'd1;
         tab_we = 1'b1;

@@ -4,15 +4,16 @@
 //   - the QP must exist (QPN_FIRST <= dest_qp < NUM_QP) and the packet come from its peer's IP,
 //     else RV_DROP (silently, as mlx5 drops packets for unknown QPs);
 //   - an ACK/NAK is for the requester: RV_ACK if the QP can send (RTS, SQD, SQE), else RV_DROP;
-//   - a request other than SEND (not implemented here), or a QP that cannot receive (not RTR, RTS,
-//     SQD, SQE): RV_DROP;
+//   - a request other than SEND or RDMA WRITE (not implemented here), or a QP that cannot receive
+//     (not RTR, RTS, SQD, SQE): RV_DROP;
 //   - PSN: behind the expected PSN (modulo 2^24, the half-window rule) a duplicate, RV_DUP (re-ACKed,
 //     not executed: IBA 9.7.5.1.1); ahead of it, RV_GAP (a PSN sequence NAK, sent once per gap);
-//   - opcode sequence: FIRST/ONLY while a message is held, or MIDDLE/LAST while none is: RV_INV_REQ
-//     (NAK invalid request, the QP goes to ERR: IBA 9.7.5.1.2);
+//   - opcode sequence: FIRST/ONLY while a message is held, MIDDLE/LAST while none is or of the other
+//     kind (a WRITE_MIDDLE in a SEND): RV_INV_REQ (NAK invalid request, the QP goes to ERR: IBA
+//     9.7.5.1.2);
 //   - else RV_FIRST (FIRST/ONLY: a receive WQE is needed) or RV_NEXT.
 // Combinational: the engine acts on the verdict in the same cycle (its inputs are registers and
-// RAM outputs). Also decodes the SEND opcode's position and immediate for the engine.
+// RAM outputs). Also decodes the opcode's kind, position and immediate for the engine.
 module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_QP = 64
 ) (
@@ -24,10 +25,12 @@ module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [31:0]  peer_ip_i,    // its peer's IP
   input  logic [23:0]  epsn_i,       // its expected PSN
   input  logic         held_i,       // a message is in progress on it
+  input  logic         held_wr_i,    //   and it is an RDMA WRITE
   output rx_verdict_e  verdict_o,
-  output logic         first_o,      // SEND FIRST/ONLY
-  output logic         last_o,       // SEND LAST/ONLY
-  output logic         imm_o         // with an immediate
+  output logic         first_o,      // FIRST/ONLY (SEND or WRITE)
+  output logic         last_o,       // LAST/ONLY
+  output logic         imm_o,        // with an immediate
+  output logic         write_o       // an RDMA WRITE
 );
   if (NUM_QP < 4 || NUM_QP > (1 << 24) || (NUM_QP & (NUM_QP - 1)) != 0) begin : g_chk
     $fatal(1, "tmnic_rx_check: NUM_QP must be a power of two in [4, 2^24]");
@@ -35,10 +38,14 @@ module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   wire op_ack = opcode_i == OP_ACK;
   wire is_send = opcode_i <= OP_SEND_ONLY_IMM;
-  assign first_o = (opcode_i == OP_SEND_FIRST) || (opcode_i == OP_SEND_ONLY) || (opcode_i == OP_SEND_ONLY_IMM);
+  assign write_o = opcode_i >= OP_WRITE_FIRST && opcode_i <= OP_WRITE_ONLY_IMM;
+  assign first_o = (opcode_i == OP_SEND_FIRST) || (opcode_i == OP_SEND_ONLY) || (opcode_i == OP_SEND_ONLY_IMM) ||
+                   (opcode_i == OP_WRITE_FIRST) || (opcode_i == OP_WRITE_ONLY) || (opcode_i == OP_WRITE_ONLY_IMM);
   assign last_o = (opcode_i == OP_SEND_LAST) || (opcode_i == OP_SEND_LAST_IMM) || (opcode_i == OP_SEND_ONLY) ||
-                  (opcode_i == OP_SEND_ONLY_IMM);
-  assign imm_o = (opcode_i == OP_SEND_LAST_IMM) || (opcode_i == OP_SEND_ONLY_IMM);
+                  (opcode_i == OP_SEND_ONLY_IMM) || (opcode_i == OP_WRITE_LAST) || (opcode_i == OP_WRITE_LAST_IMM) ||
+                  (opcode_i == OP_WRITE_ONLY) || (opcode_i == OP_WRITE_ONLY_IMM);
+  assign imm_o = (opcode_i == OP_SEND_LAST_IMM) || (opcode_i == OP_SEND_ONLY_IMM) ||
+                 (opcode_i == OP_WRITE_LAST_IMM) || (opcode_i == OP_WRITE_ONLY_IMM);
   wire rq_ready = state_i inside {QPS_RTR, QPS_RTS, QPS_SQD, QPS_SQE};
   wire sq_ready = state_i inside {QPS_RTS, QPS_SQD, QPS_SQE};
   wire qp_ok = dest_qp_i < 24'(NUM_QP) && dest_qp_i >= 24'(QPN_FIRST) && src_ip_i == peer_ip_i;
@@ -46,9 +53,9 @@ module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_comb begin
     if (!qp_ok) verdict_o = RV_DROP;
     else if (op_ack) verdict_o = sq_ready ? RV_ACK : RV_DROP;
-    else if (!is_send || !rq_ready) verdict_o = RV_DROP;
+    else if (!(is_send || write_o) || !rq_ready) verdict_o = RV_DROP;
     else if (psn_i != epsn_i) verdict_o = psn_ge(psn_i, epsn_i) ? RV_GAP : RV_DUP;
-    else if (first_o == held_i) verdict_o = RV_INV_REQ;
+    else if (first_o == held_i || (held_i && held_wr_i != write_o)) verdict_o = RV_INV_REQ;
     else verdict_o = first_o ? RV_FIRST : RV_NEXT;
   end
 endmodule

@@ -12,7 +12,9 @@
 // SUCCESS for a rendezvous header (not offloaded); an unexpected message is TM_RECV
 // without tag fields; an untagged one TM_NO_TAG. src_qp is the QP's remote QPN from the context:
 // qp_idx_o is the next value of the QP register (a registered context read returns src_qp_i for it).
-// Next users: RDMA WRITE_WITH_IMM (a plain receive with the immediate), the rendezvous completion.
+// RXF_WRITE_IMM: the receive WQE an RDMA WRITE_WITH_IMM consumed (opcode RECV_RDMA_WITH_IMM,
+// WITH_IMM, byte_len the WRITE's length; always a plain WQE, so the QP's receive CQ).
+// Next user: the rendezvous completion.
 module tmnic_rx_cqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned NUM_QP = 64,
   localparam int unsigned QP_W = $clog2(NUM_QP)
@@ -61,7 +63,8 @@ module tmnic_rx_cqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       c_d.wqe_idx = msg_i.idx;
       c_d.qp_num = 24'(qp_i);
       c_d.cq = (msg_i.kind == RXK_PLAIN) ? rcq_i : scq_i;
-      c_d.opcode = (msg_i.kind == RXK_PLAIN) ? WC_OP_RECV :
+      c_d.opcode = (flags_i == RXF_WRITE_IMM) ? WC_OP_RECV_RDMA_WITH_IMM :
+                   (msg_i.kind == RXK_PLAIN) ? WC_OP_RECV :
                    (msg_i.kind == RXK_NOTAG) ? WC_OP_TM_NO_TAG : WC_OP_TM_RECV;
       c_d.tm_tag = matched ? msg_i.tag : 64'd0;
       c_d.tm_app_ctx = matched ? msg_i.ctx : 32'd0;
@@ -75,6 +78,7 @@ module tmnic_rx_cqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         RXF_END:     c_d.wc_flags = end_flags;
         RXF_END_IMM: c_d.wc_flags = WC_FLAG_WITH_IMM | end_flags;
         RXF_MATCH:   c_d.wc_flags = WC_FLAG_TM_MATCH;
+        RXF_WRITE_IMM: c_d.wc_flags = WC_FLAG_WITH_IMM;
         default:     c_d.wc_flags = end_flags;
       endcase
     end
@@ -102,7 +106,10 @@ module tmnic_rx_cqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_hold_chk #(.W($bits(c_q)), .NAME("tmnic_rx_cqe: completion")) u_cqe_hold (
     .clk_i, .rst_ni, .valid_i(cqe_valid_o), .ready_i(cqe_ready_i), .data_i(c_q));
   a_flags: assert property (@(posedge clk_i) disable iff (!chk_q)
-    go_i |-> flags_i inside {RXF_END, RXF_END_IMM, RXF_MATCH})
+    go_i |-> flags_i inside {RXF_END, RXF_END_IMM, RXF_MATCH, RXF_WRITE_IMM})
     else $error("tmnic_rx_cqe: unknown flag selection");
+  a_write_plain: assert property (@(posedge clk_i) disable iff (!chk_q)
+    go_i && flags_i == RXF_WRITE_IMM |-> msg_i.kind == RXK_PLAIN)
+    else $error("tmnic_rx_cqe: a WRITE_WITH_IMM completion of a tag-matching buffer");
 `endif
 endmodule

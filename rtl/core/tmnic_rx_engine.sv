@@ -1,7 +1,7 @@
 // Receive engine: the responder of every QP, and the first stop of ACKs for the requester.
 // For each parsed packet it checks the QP, peer, state, PSN and opcode sequence (tmnic_rx_check), then
 //   - ACK/NAK: passes {qp, AETH, PSN} to the send engine;
-//   - SEND request: duplicates are re-ACKed and not executed, a gap is NAKed once; a first packet
+//   - SEND or RDMA WRITE request: duplicates are re-ACKed and not executed, a gap is NAKed once; a first packet
 //     takes a receive WQE whose SGEs pass the MR check before any DMA (tmnic_rx_wqe: the QP's receive
 //     queue, its SRQ, or on a TM-SRQ a matched tag's buffer; none: RNR NAK, packet dropped); the
 //     payload is scattered from the RX buffer (tmnic_rx_buf, which stores the next packet meanwhile)
@@ -9,6 +9,12 @@
 //     when asked (events to tmnic_ack_gen, beside this block in tmnic_top). Errors: LOC_LEN_ERR
 //     (buffer too small) with NAK invalid request, LOC_PROT_ERR (bad SGE) with NAK remote
 //     operational error; both move the QP to ERR.
+//   - an RDMA WRITE's first packet has its RETH range checked against the MR table (the rkey,
+//     REMOTE_WRITE, the QP's PD; a zero-length WRITE is not checked) instead of taking a WQE; its
+//     bytes go to that range through the same scatter; a WRITE_WITH_IMM's last packet also takes a
+//     receive WQE (unchecked: RNR if none) that completes as RECV_RDMA_WITH_IMM. Errors: a bad range
+//     is NAKed remote access error, more or fewer bytes than the RETH length invalid request; no
+//     DMA, and the QP goes to ERR.
 // It also flushes the receive queue (and a WQE held mid-message) of QPs in ERR, one WQE per visit;
 // QPs to flush are found by tmnic_qp_sched (marked by doorbells, SET_QP, either engine's error and
 // the flush itself).
@@ -153,9 +159,11 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // ---------------------------------------------------------------- states
   typedef enum logic [4:0] {
-    S_IDLE, S_LOAD, S_LOOKUP, S_WQE, S_EXEC, S_STORE, S_SCATTER, S_DONE, S_OUT, S_DRAIN,
+    S_IDLE, S_LOAD, S_LOOKUP, S_WQE, S_WIMM, S_EXEC, S_STORE, S_SCATTER, S_DONE, S_OUT, S_DRAIN,
     S_FLUSH_WAIT, S_FLUSH_CQE, S_RNR
   } state_e;
+  // What S_WQE waits for: a receive WQE (SEND), an RDMA WRITE's range check, a WRITE_WITH_IMM's WQE.
+  typedef enum logic [1:0] {WM_RECV, WM_KEY, WM_IMM} wmode_e;
 
   // ---------------------------------------------------------------- registers
   // Control (reset)
@@ -172,6 +180,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   /* verilator lint_on UNUSEDSIGNAL */
   logic            h_ld;
   logic [4:0]      skip_q, skip_d;           // leading payload bytes not delivered (a matched EAGER's TMH)
+  wmode_e          wmode_q, wmode_d;
+  logic            imm_taken_q, imm_taken_d; // this packet took a WRITE_WITH_IMM's receive WQE
   // S_EXEC's capacity check from registers: payload bytes delivered from this packet (pay_len less
   // the skipped TMH) and the held WQE's room (cap - off), each set in the state that loads its
   // inputs (one expression after the case, from cur_d, cost the placed block 15 MHz: 84.0 vs 99.2).
@@ -239,12 +249,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // The packet checks (QP, peer, state, PSN, opcode sequence) as one verdict (tmnic_rx_check),
   // valid in S_LOOKUP (the QP's word and configuration arrive then).
   rx_verdict_e verdict;
-  logic        is_last, has_imm;
+  logic        is_last, has_imm, is_write;
   /* verilator lint_off PINCONNECTEMPTY */   // (the first-packet decode is in the verdict)
   tmnic_rx_check #(.NUM_QP(NUM_QP)) u_check (
     .opcode_i(h_q.opcode), .psn_i(h_q.psn), .dest_qp_i(h_q.dest_qp), .src_ip_i(h_q.src_ip),
     .state_i(cfg.state), .peer_ip_i(cfg.dest_ip), .epsn_i(tab_rdata.epsn), .held_i(tab_rdata.held),
-    .verdict_o(verdict), .first_o(), .last_o(is_last), .imm_o(has_imm));
+    .held_wr_i(tab_rdata.wr), .verdict_o(verdict), .first_o(), .last_o(is_last), .imm_o(has_imm),
+    .write_o(is_write));
   /* verilator lint_on PINCONNECTEMPTY */
 
   // RX buffer (tmnic_rx_buf, below): the current packet's payload is its head once the packets
@@ -262,6 +273,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // The receive WQE of a first packet (tmnic_rx_wqe): RNR, or a WQE taken and its SGEs checked,
   // from the QP's receive queue, its SRQ, or a matched tag's buffer (TM-SRQ); also the flush's
   // fetches from a receive queue. Its checked SGEs go to the scatter's table.
+  logic           wq_key, wq_nochk;
   logic           wq_start, wq_idle, wq_rnr_now, wq_rnr, wq_done, wq_ok, wq_rq_inc, wq_rndv, wq_flush, wq_flush_last;
   logic [34:0]    wq_cap;
   rx_kind_e       wq_kind;
@@ -279,7 +291,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .has_srq_i(has_srq), .srq_i(sn), .srq_fresh_i(srq_fresh), .scfg_i(scfg), .pd_i(cfg.pd),
     .rq_base_i(cfg.rq_base), .rq_log_i(cfg.rq_log), .rq_idx_i(cur_q.ci), .rq_avail_i(tab_rdata.ci != pi_rdata),
     .pay_len_i(h_q.pay_len), .head_beg_i(rb_beg), .head_first_i(rb_first),
-    .start_i(wq_start), .idle_o(wq_idle), .rnr_now_o(wq_rnr_now), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
+    .start_i(wq_start), .key_i(wq_key),
+    .key_sge_i('{lkey: h_q.reth_rkey, length: h_q.reth_len, addr: h_q.reth_va}),
+    .key_acc_i(3'(1 << ACCESS_REMOTE_WRITE_BIT)), .nochk_i(wq_nochk), .idle_o(wq_idle), .rnr_now_o(wq_rnr_now), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
     .kind_o(wq_kind), .rndv_o(wq_rndv), .tag_o(wq_tag), .ctx_o(wq_ctx), .idx_o(wq_idx), .rq_inc_o(wq_rq_inc),
     .skip_o(wq_skip), .wrid_o(wq_wrid),
     .flush_i(wq_flush), .flush_idx_i(tab_rdata.ci), .flush_last_o(wq_flush_last),
@@ -341,10 +355,11 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q;
     cur_d = cur_q;
     skip_d = skip_q;
+    wmode_d = wmode_q; imm_taken_d = imm_taken_q;
     pay_del_d = pay_del_q; room_d = room_q;
     ack_valid_d = ack_valid_o && !ack_ready_i;
     ack_qp_d = ack_qp_o; ack_aeth_d = ack_aeth_o; ack_psn_d = ack_psn_o;
-    wq_start = 1'b0; wq_flush = 1'b0;
+    wq_start = 1'b0; wq_flush = 1'b0; wq_key = 1'b0; wq_nochk = 1'b0;
     ev_valid_d = ev_valid_o && !ev_ready_i;
     ev_qp_d = ev_qp_o; ev_syn_d = ev_syn_o; ev_msn_d = ev_msn_o; ev_psn_d = ev_psn_o;
     err_d = 1'b0; err_qp_d = err_qp_o;
@@ -387,7 +402,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end else if (cfg.state == QPS_ERR && tab_rdata.held) begin
           cur_d.held = 1'b0;
           tab_we = 1'b1;
-          c_go = 1'b1;
+          c_go = !tab_rdata.wr;               // (an RDMA WRITE holds no WQE)
           c_msg = tab_rdata.m;                // (the flushed word was read this cycle)
           c_status = WC_WR_FLUSH_ERR;
           set_own = 1'b1;
@@ -421,6 +436,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         // critical path: header -> checks -> enable).
         tab_we = 1'b1;
         skip_d = '0;                          // only a matched first packet skips its TMH
+        imm_taken_d = 1'b0;
         pay_del_d = h_q.pay_len;
         room_d = tab_rdata.cap - 35'(tab_rdata.off);
         state_d = S_DRAIN;
@@ -456,10 +472,18 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             state_d = S_OUT;
           end
           RV_FIRST: begin                   // a receive WQE, or RNR (tmnic_rx_wqe)
-            wq_start = 1'b1;
-            state_d = wq_rnr_now ? S_RNR : S_WQE;
+            if (is_write) begin             // the RETH range's check (none for zero bytes)
+              wq_start = h_q.reth_len != 32'd0;
+              wq_key = 1'b1;
+              wmode_d = WM_KEY;
+              state_d = S_WQE;
+            end else begin
+              wq_start = 1'b1;
+              wmode_d = WM_RECV;
+              state_d = wq_rnr_now ? S_RNR : S_WQE;
+            end
           end
-          RV_NEXT: state_d = S_EXEC;
+          RV_NEXT: state_d = (is_write && has_imm) ? S_WIMM : S_EXEC;
           default: drop_qp_d = 1'b1;         // RV_DROP: unknown QP, wrong peer, not ready, not a SEND
         endcase
       end
@@ -473,13 +497,48 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
 
       // The first packet's receive WQE (tmnic_rx_wqe): taken, its SGEs checked (LOCAL_WRITE) and
-      // written to the scatter's table; it is held for the whole message.
+      // written to the scatter's table; it is held for the whole message. Or an RDMA WRITE's range,
+      // checked and written there as one SGE (held, not written to the table yet when a
+      // WRITE_ONLY_IMM's WQE follows: an RNR for that must leave the QP as it was); or a
+      // WRITE_WITH_IMM's receive WQE, not checked.
       S_WQE: begin
-        if (wq_rnr) begin
+        if (wmode_q == WM_KEY) begin
+          if (h_q.reth_len == 32'd0 || wq_done) begin
+            cur_d.held = 1'b1;
+            cur_d.wr = 1'b1;
+            cur_d.bad = h_q.reth_len != 32'd0 && !wq_ok;
+            cur_d.m = '0;                     // (kind RXK_PLAIN)
+            cur_d.off = '0;
+            cur_d.cap = 35'(h_q.reth_len);
+            room_d = 35'(h_q.reth_len);
+            cur_d.sgi = '0;
+            cur_d.sgo = '0;
+            pay_del_d = h_q.pay_len;
+            if (has_imm && !cur_d.bad) begin
+              state_d = S_WIMM;
+            end else begin
+              tab_we = 1'b1;
+              state_d = S_EXEC;
+            end
+          end
+        end else if (wmode_q == WM_IMM) begin
+          if (wq_rnr) begin
+            state_d = S_RNR;
+          end else if (wq_done) begin
+            cur_d.m.kind = RXK_PLAIN;
+            cur_d.m.wrid = wq_wrid;
+            cur_d.m.idx = wq_idx;
+            if (wq_rq_inc) cur_d.ci = cur_q.ci + 16'd1;
+            imm_taken_d = 1'b1;
+            tab_we = 1'b1;
+            state_d = S_EXEC;
+          end
+        end else if (wq_rnr) begin
           state_d = S_RNR;
         end else if (wq_done) begin
           cur_d.bad = !wq_ok;
           cur_d.held = 1'b1;
+          cur_d.wr = 1'b0;
           cur_d.m.kind = wq_kind; cur_d.m.rndv = wq_rndv; cur_d.m.msent = 1'b0;
           cur_d.m.tag = wq_tag; cur_d.m.ctx = wq_ctx;   // (used for RXK_MATCHED only)
           cur_d.m.wrid = wq_wrid;
@@ -497,17 +556,31 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end
       end
 
-      // Execute the packet into the held WQE.
+      // A WRITE_WITH_IMM's receive WQE (its last packet): taken unchecked, or RNR.
+      S_WIMM: begin
+        wq_start = 1'b1;
+        wq_nochk = 1'b1;
+        wmode_d = WM_IMM;
+        state_d = wq_rnr_now ? S_RNR : S_WQE;
+      end
+
+      // Execute the packet into the held WQE (or the WRITE's range: its last packet must fill it
+      // exactly).
       S_EXEC: begin
-        if (cur_q.bad || room_q < 35'(pay_del_q)) begin
+        if (cur_q.bad || room_q < 35'(pay_del_q) || (cur_q.wr && is_last && room_q != 35'(pay_del_q))) begin
           cur_d.held = 1'b0;
           tab_we = 1'b1;
           err_d = 1'b1; err_qp_d = q_q;
           set_own = 1'b1;
-          prot_err_d = cur_q.bad;
-          c_go = 1'b1;
-          c_status = cur_q.bad ? WC_LOC_PROT_ERR : WC_LOC_LEN_ERR;
-          a_go = 1'b1; a_syn = cur_q.bad ? AETH_SYN_NAK_REM_OP_ERR : AETH_SYN_NAK_INV_REQ;
+          prot_err_d = cur_q.bad && !cur_q.wr;
+          // A WRITE holds no WQE (a WRITE_WITH_IMM's last packet took one: it completes with the
+          // error, as rxe reports it).
+          c_go = !cur_q.wr || imm_taken_q;
+          c_status = cur_q.wr ? (cur_q.bad ? WC_REM_ACCESS_ERR : WC_REM_INV_REQ_ERR) :
+                     cur_q.bad ? WC_LOC_PROT_ERR : WC_LOC_LEN_ERR;
+          a_go = 1'b1;
+          a_syn = cur_q.wr ? (cur_q.bad ? AETH_SYN_NAK_REM_ACCESS_ERR : AETH_SYN_NAK_INV_REQ) :
+                  cur_q.bad ? AETH_SYN_NAK_REM_OP_ERR : AETH_SYN_NAK_INV_REQ;
           a_msn = cur_q.msn; a_psn = h_q.psn;
           tx_nak_d = 1'b1;
           after_d = S_DRAIN;
@@ -538,10 +611,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           cur_d.sgo = sc_sgo;
         end
         if (is_last) begin
-          c_go = 1'b1;
+          c_go = !cur_q.wr || has_imm;        // a WRITE completes only with an immediate
           c_len = cur_q.off + {19'd0, pay_del_q};
           c_imm = has_imm ? h_q.imm : 32'd0;
-          c_flags = has_imm ? RXF_END_IMM : RXF_END;
+          c_flags = cur_q.wr ? RXF_WRITE_IMM : has_imm ? RXF_END_IMM : RXF_END;
           cur_d.held = 1'b0;
           cur_d.msn = cur_q.msn + 24'd1;
         end else if (cur_q.m.kind == RXK_MATCHED && !cur_q.m.msent) begin
@@ -611,6 +684,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     q_q <= q_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d; own_qp_q <= q_q;
     cur_q <= cur_d;
     skip_q <= skip_d;
+    wmode_q <= wmode_d; imm_taken_q <= imm_taken_d;
     pay_del_q <= pay_del_d; room_q <= room_d;
     ack_qp_o <= ack_qp_d; ack_aeth_o <= ack_aeth_d; ack_psn_o <= ack_psn_d;
     ev_qp_o <= ev_qp_d; ev_syn_o <= ev_syn_d; ev_msn_o <= ev_msn_d; ev_psn_o <= ev_psn_d;
@@ -653,6 +727,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   a_srq_fresh: assert property (@(posedge clk_i) disable iff (!chk_q)
     (c_go && c_msg.kind != RXK_PLAIN) |-> srq_fresh)
     else $error("tmnic_rx_engine: the SRQ's entry used before its read returned");
+  a_write_imm_wqe: assert property (@(posedge clk_i) disable iff (!chk_q)
+    (c_go && c_flags == RXF_WRITE_IMM) |-> imm_taken_q)
+    else $error("tmnic_rx_engine: a WRITE_WITH_IMM completion without its receive WQE");
   a_wqe_start: assert property (@(posedge clk_i) disable iff (!chk_q) (wq_start || wq_flush) |-> wq_idle)
     else $error("tmnic_rx_engine: receive WQE requested while one is taken");
 `endif

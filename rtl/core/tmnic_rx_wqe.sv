@@ -17,6 +17,13 @@
 // The outputs hold from done_o until the next start. rnr_o and done_o are single cycles. An RNR that
 // needs no lookup is rnr_now_o instead, in the start cycle itself (decided from the inputs alone, so
 // the responder's packet decision does not wait for this block's state), and the block stays idle.
+// Two other requests come with start_i (the responder's RDMA WRITE):
+//   - key_i: no WQE; the remote key's range (key_sge_i: RETH va, length, rkey) is checked as a
+//     one-SGE list with access key_acc_i and the QP's PD; done_o with ok_o and cap_o, the passing SGE
+//     to the scatter table at index 0. Never rnr.
+//   - nochk_i: a WRITE_WITH_IMM's receive WQE: the next WQE of the QP's receive queue or SRQ (a
+//     TM-SRQ's too, without a lookup: docs/architecture.md), taken and not checked, since no data is
+//     placed in it (nothing goes to the scatter table); ok_o and cap_o are then undefined.
 // flush_i (while idle_o) fetches WQE flush_idx_i of the QP's receive queue for its wr_id
 // (flush_last_o: wrid_o is valid from the next cycle).
 module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
@@ -58,6 +65,10 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [127:0]     head_first_i,
 
   input  logic             start_i,
+  input  logic             key_i,
+  input  sge_t             key_sge_i,
+  input  logic [2:0]       key_acc_i,
+  input  logic             nochk_i,
   output logic             idle_o,
   output logic             rnr_now_o,     // with start_i: no buffer, decided now
   output logic             rnr_o,
@@ -133,6 +144,9 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   rx_kind_e    kind_q, kind_d;
   logic        rndv_q, rndv_d;
   logic [15:0] idx_q, idx_d;
+  logic        key_q, key_d, nochk_q, nochk_d;   // the request: a remote key check, an unchecked take
+  sge_t        ksge_q;                           // the key's range (loaded with the request)
+  logic [2:0]  kacc_q;
 
   // ---------------------------------------------------------------- sub-blocks
   logic        src_avail, f_req, f_srq, f_last, tb_ld;
@@ -152,7 +166,8 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire is_tm = has_srq_i && scfg_i.valid && scfg_i.tm;
   wire srq_has_wqe = scfg_i.valid && src_avail;
   wire no_buf = has_srq_i ? !srq_has_wqe : !rq_avail_i;
-  assign rnr_now_o = !(has_srq_i && !srq_fresh_i) && !is_tm && no_buf;
+  // (an unchecked take never classifies, so an empty TM-SRQ is an RNR at once too)
+  assign rnr_now_o = !key_i && !(has_srq_i && !srq_fresh_i) && (!is_tm || nochk_i) && no_buf;
 
   logic           tc_start, tc_idle, tc_done, tc_rnr, tc_rndv;
   rx_kind_e       tc_kind;
@@ -165,10 +180,18 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .done_o(tc_done), .rnr_o(tc_rnr), .kind_o(tc_kind), .rndv_o(tc_rndv), .tag_o, .ctx_o,
     .handle_o(tc_handle), .tm_exp_o, .tm_unexp_o, .tm_notag_o, .tm_srq_o);
 
+  // The check walks the fetched WQE's list, or the remote key's range as a one-SGE list.
   logic sge_start, chk_idle, chk_done;
+  logic [7:0] c_nsge;
+  sge_t [NSGE-1:0] c_sges;
+  always_comb begin
+    c_sges = w_sges;
+    if (key_q) c_sges[0] = ksge_q;
+  end
+  assign c_nsge = key_q ? 8'd1 : w_nsge;
   tmnic_sge_chk #(.NUM_MR(NUM_MR), .NSGE(NSGE)) u_sgechk (
-    .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(w_nsge), .pd_i(fl_srq_q ? scfg_i.pd : pd_i),
-    .write_i(1'b1), .sge_i(w_sges), .mr_idx_o, .mr_rd_i,
+    .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(c_nsge), .pd_i(fl_srq_q ? scfg_i.pd : pd_i),
+    .access_i(key_q ? kacc_q : 3'(1 << ACCESS_LOCAL_WRITE_BIT)), .sge_i(c_sges), .mr_idx_o, .mr_rd_i,
     .out_valid_o(sg_we_o), .out_idx_o(sg_idx_o), .out_iova_o(sg_iova_o), .out_len_o(sg_len_o),
     .done_o(chk_done), .ok_o, .total_o(cap_o));
 
@@ -178,6 +201,7 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_comb begin
     state_d = state_q;
     fl_srq_d = fl_srq_q; kind_d = kind_q; rndv_d = rndv_q; idx_d = idx_q;
+    key_d = key_q; nochk_d = nochk_q;
     rnr_o = 1'b0; done_o = 1'b0; flush_last_o = 1'b0;
     fetch_go = 1'b0; decide = 1'b0; tc_start = 1'b0; sge_start = 1'b0; tb_ld = 1'b0;
     f_req = 1'b0; f_srq = 1'b0; f_base = rq_base_i; f_log = 5'(rq_log_i); f_idx = rq_idx_i;
@@ -187,7 +211,13 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         if (start_i) begin
           kind_d = RXK_PLAIN;
           rndv_d = 1'b0;
-          if (has_srq_i && !srq_fresh_i) state_d = W_SRQ;   // its SRQ's entry arrives next cycle
+          key_d = key_i;
+          nochk_d = nochk_i;
+          if (key_i) begin
+            fl_srq_d = 1'b0;                                // the QP's PD
+            sge_start = 1'b1;
+            state_d = W_SGE;
+          end else if (has_srq_i && !srq_fresh_i) state_d = W_SRQ;   // its SRQ's entry arrives next cycle
           else decide = 1'b1;
         end else if (flush_i) begin
           f_req = 1'b1;
@@ -222,8 +252,13 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
       W_FETCH: fetch_go = 1'b1;
       W_FETCH_WAIT: if (f_last) begin
-        sge_start = 1'b1;
-        state_d = W_SGE;
+        if (nochk_q) begin
+          done_o = 1'b1;
+          state_d = W_IDLE;
+        end else begin
+          sge_start = 1'b1;
+          state_d = W_SGE;
+        end
       end
       W_SGE: if (chk_done) begin
         done_o = 1'b1;
@@ -233,7 +268,7 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     endcase
 
     if (decide) begin
-      if (is_tm) begin
+      if (is_tm && !nochk_d) begin              // (an unchecked take never classifies)
         tc_start = 1'b1;
         state_d = W_TM;
       end else if (no_buf) begin
@@ -264,6 +299,11 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
   always_ff @(posedge clk_i) begin
     fl_srq_q <= fl_srq_d; kind_q <= kind_d; rndv_q <= rndv_d; idx_q <= idx_d;
+    key_q <= key_d; nochk_q <= nochk_d;
+    if (state_q == W_IDLE && start_i && key_i) begin
+      ksge_q <= key_sge_i;
+      kacc_q <= key_acc_i;
+    end
   end
 
   assign idle_o = state_q == W_IDLE;
@@ -278,6 +318,8 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   a_start_idle: assert property (@(posedge clk_i) disable iff (!chk_q) (start_i || flush_i) |-> idle_o)
     else $error("tmnic_rx_wqe: started while busy");
+  a_key_mode: assert property (@(posedge clk_i) disable iff (!chk_q) start_i |-> !(key_i && nochk_i))
+    else $error("tmnic_rx_wqe: a key check and an unchecked take in one request");
   a_one_req: assert property (@(posedge clk_i) disable iff (!chk_q) !(start_i && flush_i))
     else $error("tmnic_rx_wqe: a start and a flush in one cycle");
   a_classify_start: assert property (@(posedge clk_i) disable iff (!chk_q) tc_start |-> tc_idle)

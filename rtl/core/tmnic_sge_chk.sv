@@ -5,7 +5,7 @@
 // payload; the walk stops at the first SGE that fails.
 //
 // start_i (while idle_o) begins a walk over the first min(nsge_i, NSGE) entries of sge_i; nsge_i,
-// pd_i, write_i and sge_i are read during the walk and must stay stable until done_o. Per passing
+// pd_i, access_i and sge_i are read during the walk and must stay stable until done_o. Per passing
 // SGE k: out_valid_o with out_idx_o = k, its IOVA and length (three cycles after it was taken). With
 // the last SGE's result, or the failing SGE's check, or one cycle after a start with no SGEs: done_o
 // for one cycle with ok_o (every SGE passed and nsge_i <= NSGE) and, when ok_o, total_o, the sum of
@@ -31,7 +31,7 @@ module tmnic_sge_chk
   output logic                  idle_o,
   input  logic [7:0]            nsge_i,
   input  logic [15:0]           pd_i,
-  input  logic                  write_i,   // the SGEs will be written (needs LOCAL_WRITE)
+  input  logic [2:0]            access_i,  // access rights every SGE's MR must grant (ACCESS_*_BIT)
   input  sge_t [NSGE-1:0]       sge_i,
 
   output logic [MR_W-1:0]       mr_idx_o,
@@ -110,7 +110,7 @@ module tmnic_sge_chk
     if (a_v_q) begin
       b_mend_d = {1'b0, mr_rd_i.va} + {1'b0, mr_rd_i.len};
       b_ok_d = mr_rd_i.valid && mr_rd_i.key == a_sge_q.lkey && mr_rd_i.pd == pd_i && a_sge_q.addr >= mr_rd_i.va &&
-               (!write_i || mr_rd_i.access[0]);
+               ((mr_rd_i.access & access_i) == access_i);
       b_iova_d = mr_iova(mr_rd_i, a_sge_q.addr);
       if (walk_q) total_d = total_q + 35'(a_sge_q.length);
     end
@@ -205,9 +205,9 @@ module tmnic_sge_chk
   a_start_idle: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(start_i && walk_q)) else $error("tmnic_sge_chk: start while a walk is running");
   // The SGE list is held through the walk (a walk that does not end this cycle still runs next).
-  tmnic_hold_chk #(.W($bits(nsge_i) + $bits(pd_i) + $bits(write_i) + $bits(sge_i)),
+  tmnic_hold_chk #(.W($bits(nsge_i) + $bits(pd_i) + $bits(access_i) + $bits(sge_i)),
                    .NAME("tmnic_sge_chk: SGE list during its walk")) u_in_hold (
-    .clk_i, .rst_ni, .valid_i(walk_q), .ready_i(done_d), .data_i({nsge_i, pd_i, write_i, sge_i}));
+    .clk_i, .rst_ni, .valid_i(walk_q), .ready_i(done_d), .data_i({nsge_i, pd_i, access_i, sge_i}));
   a_idx_range: assert property (@(posedge clk_i) disable iff (!chk_q)
     !walk_q || 32'(i_q) <= NSGE) else $error("tmnic_sge_chk: index past NSGE");
 `endif

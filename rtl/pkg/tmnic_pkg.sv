@@ -128,7 +128,10 @@ package tmnic_pkg;
     psn_ge = !d[23];
   endfunction
   // Requester -> completer: one entry of a QP's outstanding-message ring (the completer's RAM).
+  // The operation, for its completion's opcode.
+  typedef enum logic [1:0] {SQO_SEND, SQO_WRITE, SQO_READ} sq_op_e;
   typedef struct packed {
+    sq_op_e      op;          // (first: the fields below keep their bit positions)
     logic [63:0] wrid;
     logic [23:0] first;       // PSNs of the message's first and last packets
     logic [23:0] last;
@@ -171,8 +174,9 @@ package tmnic_pkg;
   } rx_msg_t;
   // Which flags a receive completion carries: the end of the message (DATA_VALID, and MATCH unless
   // sent already, on a matched message), the same with WITH_IMM, or MATCH alone (the first packet
-  // of a multi-packet matched message: the data follows).
-  typedef enum logic [1:0] {RXF_END, RXF_END_IMM, RXF_MATCH} rx_cqe_flags_e;
+  // of a multi-packet matched message: the data follows), or the receive WQE of an RDMA
+  // WRITE_WITH_IMM.
+  typedef enum logic [1:0] {RXF_END, RXF_END_IMM, RXF_MATCH, RXF_WRITE_IMM} rx_cqe_flags_e;
 
   // The responder's word per QP (tmnic_rx_engine's table in block RAM).
   typedef struct packed {
@@ -180,7 +184,9 @@ package tmnic_pkg;
     logic [23:0] msn;
     logic [15:0] ci;          // receive queue consumer index
     logic        nak_sent;    // a PSN-sequence NAK was sent for the current gap
-    logic        held;        // a WQE is held for a multi-packet message
+    logic        held;        // a WQE is held for a multi-packet message (or an RDMA WRITE's range)
+    logic        wr;          // the held message is an RDMA WRITE: its range was checked (bad: not),
+                              //   its bytes go to the RETH's range (scatter slot 0), no WQE is held
     rx_msg_t     m;           // the held message: what its completion needs (tmnic_pkg),
     logic        bad;         //   an SGE failed the protection check (or too many SGEs),
     logic [31:0] off;         //   message bytes received so far,

@@ -61,7 +61,7 @@ constexpr uint32_t kErr = static_cast<uint32_t>(tmnic::hwif::QpState::ERR);
 
 // ---- sq_out_t {wrid 64, first 24, last 24, sig 1, err 8} and sq_msg_t {kind 1, qp 16, idx 16, psn
 // 24, rnr 1, rnr_due 64} (tmnic_pkg.sv), first field in the MSBs -------------------------------------
-constexpr unsigned kOutBits = 121, kMsgBits = 122;
+constexpr unsigned kOutBits = 123, kMsgBits = 122;
 static_assert(sizeof(Vtmnic_completer::o_wdata_i) == 4 * ((kOutBits + 31) / 32), "o_wdata_i is not an sq_out_t");
 static_assert(sizeof(Vtmnic_completer::msg_o) == 4 * ((kMsgBits + 31) / 32), "msg_o is not an sq_msg_t");
 // cqe_req_t (tmnic_pkg.sv): 384 bits; the fields the completer sets, by LSB.

@@ -1,5 +1,6 @@
-// tmnic_req_pkt against a model of the requester's packetisation (IBA 9.4/9.7: a SEND message cut into
-// PMTU packets, FIRST/MIDDLE/LAST or ONLY, WITH_IMM on the last, AckReq and SE on the last):
+// tmnic_req_pkt against a model of the requester's packetisation (IBA 9.4/9.7: a SEND or RDMA WRITE
+// message cut into PMTU packets, FIRST/MIDDLE/LAST or ONLY, WITH_IMM on the last, AckReq on the last,
+// SE on a SEND's last or a WRITE's with an immediate, a WRITE's RETH on its first packet):
 //   - for each packet: the header handed to the TX scheduler (opcode, payload length, PSN, AckReq,
 //     SE, immediate, addresses), in allocation order;
 //   - its payload reads: the packet's byte range walked over the message's SGE list from a cursor
@@ -102,6 +103,9 @@ class PktBench {
     inline_ = chance(rng_, 0.25);
     pmtu_log_ = static_cast<unsigned>(u(8, 12));
     imm_ = chance(rng_, 0.3);
+    write_ = chance(rng_, 0.35);   // an RDMA WRITE: RETH on the first packet, WRITE opcodes
+    raddr_ = rng_();
+    rkey_ = static_cast<uint32_t>(rng_());
     imm_data_ = static_cast<uint32_t>(rng_());
     solicited_ = chance(rng_, 0.3);
     sport_ = static_cast<uint16_t>(0xC000 | u(0, 63));
@@ -149,12 +153,24 @@ class PktBench {
     h.psn = psn_ & 0xFFFFFF;
     h.pay_len = static_cast<uint16_t>(len);
     h.ack_req = last;
-    h.se = last && solicited_;
+    h.se = last && solicited_ && (!write_ || imm_);   // IBA: SE on a SEND's last packet, a WRITE's with ImmDt
     h.imm = imm_data_;
-    h.opcode = first && last ? (imm_ ? wire::kSendOnlyImm : wire::kSendOnly)
-               : first       ? wire::kSendFirst
-               : last        ? (imm_ ? wire::kSendLastImm : wire::kSendLast)
-                             : wire::kSendMiddle;
+    if (write_) {
+      h.opcode = first && last ? (imm_ ? wire::kWriteOnlyImm : wire::kWriteOnly)
+                 : first       ? wire::kWriteFirst
+                 : last        ? (imm_ ? wire::kWriteLastImm : wire::kWriteLast)
+                               : wire::kWriteMiddle;
+      // the RETH names the whole message: remote address, rkey, total length
+      h.reth_va = raddr_;
+      h.reth_rkey = rkey_;
+      h.reth_len = msg_len_;
+      cov_.hit(first && last ? "write_only" : first ? "write_first" : last ? "write_last" : "write_middle");
+    } else {
+      h.opcode = first && last ? (imm_ ? wire::kSendOnlyImm : wire::kSendOnly)
+                 : first       ? wire::kSendFirst
+                 : last        ? (imm_ ? wire::kSendLastImm : wire::kSendLast)
+                               : wire::kSendMiddle;
+    }
     if (inline_) {
       p.pay.assign(inl_.begin(), inl_.begin() + len);
     } else {
@@ -191,6 +207,9 @@ class PktBench {
     if (msg_new)
       for (unsigned i = 0; i < kInline; ++i) set_byte(top_->inl_bytes_i.data(), i, inl_[i]);
     top_->imm_i = imm_;
+    top_->write_i = write_;
+    top_->raddr_i = raddr_;
+    top_->rkey_i = rkey_;
     top_->imm_data_i = imm_data_;
     top_->solicited_i = solicited_;
     // SGE writes (as the checker passes them), after the message starts and before its first packet
@@ -290,7 +309,13 @@ class PktBench {
       Pkt& p = sent_.front();
       uint32_t hw[wire::kRoceHdrWords];
       for (unsigned i = 0; i < wire::kRoceHdrWords; ++i) hw[i] = top_->pkt_hdr_o[i];
-      const wire::RoceHdr h = wire::unpack_hdr(hw);
+      wire::RoceHdr h = wire::unpack_hdr(hw);
+      // The RETH fields matter only where the opcode carries a RETH (the frame builder sends them then).
+      if (!wire::bth_has_reth(h.opcode)) {
+        h.reth_va = p.hdr.reth_va;
+        h.reth_rkey = p.hdr.reth_rkey;
+        h.reth_len = p.hdr.reth_len;
+      }
       if (h != p.hdr)
         return fail("header {op ", int(h.opcode), " len ", h.pay_len, " psn ", h.psn, " ack ", h.ack_req, " se ", h.se,
                     " imm ", h.imm, "}, model {", int(p.hdr.opcode), " ", p.hdr.pay_len, " ", p.hdr.psn, " ",
@@ -334,6 +359,9 @@ class PktBench {
   uint16_t sport_ = 0xC000;
   unsigned pmtu_log_ = 10, sgi_ = 0, sgo_ = 0, sg_wr_ = 0, slot_next_ = 0;
   bool inline_ = false, imm_ = false, solicited_ = false, in_msg_ = false, building_ = false, exp_last_ = false;
+  bool write_ = false;
+  uint64_t raddr_ = 0;
+  uint32_t rkey_ = 0;
   std::array<uint8_t, kInline> inl_{};
   std::vector<Piece> sges_;
   Pkt cur_;
@@ -344,7 +372,7 @@ class PktBench {
 };
 
 std::vector<std::string> coverage_points() {
-  return {"inline", "inline_one_word", "inline_two_words", "empty_sge", "empty_message", "empty_packet", "packet",
+  return {"write_only", "write_first", "write_middle", "write_last", "inline", "inline_one_word", "inline_two_words", "empty_sge", "empty_message", "empty_packet", "packet",
           "packet_spans_sges", "multi_packet", "unaligned_read", "read_backpressure", "tx_backpressure"};
 }
 

@@ -95,7 +95,7 @@ uint8_t host(uint64_t a) { return mem_byte(kSalt, a); }
 
 // ---- packed structs of tmnic_pkg.sv, first field in the MSBs --------------------------------------
 // sq_out_t {wrid 64, first 24, last 24, sig 1, err 8}
-constexpr unsigned kOutErr = 0, kOutSig = 8, kOutLast = 9, kOutFirst = 33, kOutWrid = 57, kOutBits = 121;
+constexpr unsigned kOutErr = 0, kOutSig = 8, kOutLast = 9, kOutFirst = 33, kOutWrid = 57, kOutOp = 121, kOutBits = 123;
 // sq_msg_t {kind 1, qp 16, idx 16, psn 24, rnr 1, rnr_due 64}; kind SQ_MSG_REWIND = 0, SQ_MSG_FAIL = 1
 constexpr unsigned kMsgDue = 0, kMsgRnr = 64, kMsgPsn = 65, kMsgIdx = 89, kMsgQp = 105, kMsgKind = 121, kMsgBits = 122;
 static_assert(sizeof(Vtmnic_requester::o_wdata_o) == 4 * ((kOutBits + 31) / 32), "o_wdata_o is not an sq_out_t");
@@ -115,6 +115,9 @@ struct Posted {
   uint8_t err = 0;          // expected status: 0, LOC_QP_OP_ERR, LOC_PROT_ERR
   uint32_t len = 0;
   bool inl = false, imm = false, se = false, sig = false;
+  bool write = false;       // RDMA WRITE: RETH {raddr, rkey, len} on the first packet
+  uint64_t raddr = 0;
+  uint32_t rkey = 0;
   uint32_t imm_data = 0;
   unsigned npk = 1;
   std::vector<uint8_t> pay;     // the message's bytes
@@ -199,7 +202,7 @@ bool mr_ok(const Mr& m, uint64_t addr, uint32_t len, uint32_t key, uint32_t pd) 
 
 std::vector<std::string> coverage_points() {
   return {"doorbell", "db_out_of_range", "db_backpressure", "qp_first", "qp_last", "hot_qp", "pmtu_256", "pmtu_4096",
-          "pkt_only", "pkt_first", "pkt_middle", "pkt_last", "with_imm", "solicited", "unsignaled", "empty_message",
+          "write_msg", "send_msg", "write_multi_packet", "pkt_only", "pkt_first", "pkt_middle", "pkt_last", "with_imm", "solicited", "unsignaled", "empty_message",
           "inline", "inline_two_words", "sge_6", "empty_sge", "packet_spans_sges", "psn_wrap", "window_full",
           "ring_wrap", "prot_key", "prot_pd", "prot_bounds", "prot_invalid_mr", "prot_over_4g", "loc_qp_op_err",
           "lerr_backpressure", "rewind", "rewind_cuts_message", "stale_packet", "rnr_wait", "rnr_resend",
@@ -413,14 +416,20 @@ class ReqBench {
     w->wrid = rng_();
     for (unsigned i = 0; i < 8; ++i) b[hw::wqe::WR_ID_OFF + i] = static_cast<uint8_t>(w->wrid >> (8 * i));
     const bool bad_op = chance(rng_, 0.001);
-    uint8_t op = chance(rng_, 0.4) ? hw::wqe_op::SEND_WITH_IMM : hw::wqe_op::SEND;
-    if (bad_op) op = static_cast<uint8_t>(u(hw::wqe_op::SEND_WITH_IMM + 1, 255));
+    static constexpr uint8_t kOps[] = {hw::wqe_op::SEND, hw::wqe_op::SEND_WITH_IMM, hw::wqe_op::RDMA_WRITE,
+                                       hw::wqe_op::RDMA_WRITE_WITH_IMM};
+    uint8_t op = kOps[u(0, 3)];
+    // (RDMA_READ is not executed by this requester yet: a bad opcode like every value above it)
+    if (bad_op) op = static_cast<uint8_t>(u(hw::wqe_op::RDMA_READ, 255));
     b[hw::wqe::OPCODE_OFF] = op;
     uint8_t flags = static_cast<uint8_t>(rng_()) & ~(hw::wqe_flag::SIGNALED | hw::wqe_flag::SOLICITED | hw::wqe_flag::INLINE);
     w->sig = chance(rng_, 0.7);
     w->se = chance(rng_, 0.3);
     w->inl = chance(rng_, 0.2);
-    w->imm = op == hw::wqe_op::SEND_WITH_IMM;
+    w->imm = op == hw::wqe_op::SEND_WITH_IMM || op == hw::wqe_op::RDMA_WRITE_WITH_IMM;
+    w->write = op == hw::wqe_op::RDMA_WRITE || op == hw::wqe_op::RDMA_WRITE_WITH_IMM;
+    for (unsigned i = 0; i < 8; ++i) w->raddr |= uint64_t(b[hw::wqe::RADDR_OFF + i]) << (8 * i);
+    for (unsigned i = 0; i < 4; ++i) w->rkey |= uint32_t(b[hw::wqe::RKEY_OFF + i]) << (8 * i);
     if (w->sig) flags |= hw::wqe_flag::SIGNALED;
     if (w->se) flags |= hw::wqe_flag::SOLICITED;
     if (w->inl) flags |= hw::wqe_flag::INLINE;
@@ -578,12 +587,22 @@ class ReqBench {
     h.psn = (m.first + k) & kM24;
     h.pay_len = static_cast<uint16_t>(last ? w.len - k * pmtu : pmtu);
     h.ack_req = last;
-    h.se = last && w.se;
+    h.se = last && w.se && (!w.write || w.imm);   // IBA: SE on a SEND's last, a WRITE's with ImmDt
     h.imm = w.imm_data;
-    h.opcode = first && last ? (w.imm ? wire::kSendOnlyImm : wire::kSendOnly)
-               : first       ? wire::kSendFirst
-               : last        ? (w.imm ? wire::kSendLastImm : wire::kSendLast)
-                             : wire::kSendMiddle;
+    if (w.write) {
+      h.opcode = first && last ? (w.imm ? wire::kWriteOnlyImm : wire::kWriteOnly)
+                 : first       ? wire::kWriteFirst
+                 : last        ? (w.imm ? wire::kWriteLastImm : wire::kWriteLast)
+                               : wire::kWriteMiddle;
+      h.reth_va = w.raddr;
+      h.reth_rkey = w.rkey;
+      h.reth_len = w.len;
+    } else {
+      h.opcode = first && last ? (w.imm ? wire::kSendOnlyImm : wire::kSendOnly)
+                 : first       ? wire::kSendFirst
+                 : last        ? (w.imm ? wire::kSendLastImm : wire::kSendLast)
+                               : wire::kSendMiddle;
+    }
     return h;
   }
 
@@ -592,9 +611,11 @@ class ReqBench {
     const Qp& p = q_[qi];
     const wire::RoceHdr exp = expect_hdr(qi, m, m.pk);
     wire::RoceHdr cmp = got;
-    cmp.reth_va = exp.reth_va;  // not in a SEND
-    cmp.reth_rkey = exp.reth_rkey;
-    cmp.reth_len = exp.reth_len;
+    if (!wire::bth_has_reth(exp.opcode)) {  // (the RETH goes out only with a WRITE's first packet)
+      cmp.reth_va = exp.reth_va;
+      cmp.reth_rkey = exp.reth_rkey;
+      cmp.reth_len = exp.reth_len;
+    }
     cmp.aeth = exp.aeth;
     if (!wire::bth_has_imm(exp.opcode)) cmp.imm = exp.imm;
     std::ostringstream o;
@@ -684,12 +705,16 @@ class ReqBench {
     if (p.pmtu_log == 8 && m.w->npk > 1) cov_.hit("pmtu_256");
     if (p.pmtu_log == 12 && exp.pay_len == 4096) cov_.hit("pmtu_4096");
     switch (exp.opcode) {
-      case wire::kSendOnly: case wire::kSendOnlyImm: cov_.hit("pkt_only"); break;
-      case wire::kSendFirst: cov_.hit("pkt_first"); break;
-      case wire::kSendMiddle: cov_.hit("pkt_middle"); break;
+      case wire::kSendOnly: case wire::kSendOnlyImm: case wire::kWriteOnly: case wire::kWriteOnlyImm:
+        cov_.hit("pkt_only");
+        break;
+      case wire::kSendFirst: case wire::kWriteFirst: cov_.hit("pkt_first"); break;
+      case wire::kSendMiddle: case wire::kWriteMiddle: cov_.hit("pkt_middle"); break;
       default: cov_.hit("pkt_last"); break;
     }
     if (wire::bth_has_imm(exp.opcode)) cov_.hit("with_imm");
+    if (exp.opcode == wire::kWriteMiddle || exp.opcode == wire::kWriteLast || exp.opcode == wire::kWriteLastImm)
+      cov_.hit("write_multi_packet");
     if (exp.se) cov_.hit("solicited");
     if (m.w->len == 0) cov_.hit("empty_message");
     if (m.w->inl && exp.pay_len > 0) cov_.hit(m.w->len > kBytes ? "inline_two_words" : "inline");
@@ -709,6 +734,7 @@ class ReqBench {
     const uint32_t last = static_cast<uint32_t>(get_bits(d, kOutLast, 24));
     const bool sig = get_bits(d, kOutSig, 1);
     const uint8_t err = static_cast<uint8_t>(get_bits(d, kOutErr, 8));
+    const unsigned op = static_cast<unsigned>(get_bits(d, kOutOp, 2));   // tmnic_pkg sq_op_e
     if ((waddr & (kOuts - 1)) != p.next % kOuts)
       return fail("QP ", qi, ": ring write at entry ", waddr & (kOuts - 1), ", next WQE ", p.next);
     if (static_cast<uint16_t>(p.next - p.ci) >= kOuts)
@@ -716,6 +742,10 @@ class ReqBench {
     if (p.next == p.pi) return fail("QP ", qi, ": ring write for WQE ", p.next, ", none posted");
     const auto& w = p.ring[p.next % p.size()];
     if (wrid != w->wrid) return fail("QP ", qi, " WQE ", p.next, ": wr_id ", hex(wrid), ", model ", hex(w->wrid));
+    // The operation, for the completion's opcode (a failed or flushed WQE's does not matter).
+    if (err == 0 && op != (w->write ? 1u : 0u))
+      return fail("QP ", qi, " WQE ", p.next, ": ring entry op ", op, ", model ", w->write ? "WRITE" : "SEND");
+    if (err == 0) cov_.hit(w->write ? "write_msg" : "send_msg");
     Entry& e = p.out[p.next % kOuts];
     e = Entry{++serial_, 0, 0, err, false};
     if (p.next >= p.size() && p.next % p.size() == 0) cov_.hit("ring_wrap");

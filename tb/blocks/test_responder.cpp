@@ -3,8 +3,8 @@
 // Model, per QP: expected PSN (24-bit wrap), MSN, receive-queue consumer/producer index, the held
 // message (receive WQE, checked SGE list, bytes received). At each header the bench hands the engine,
 // the model decides, in the order of tmnic_rx_check's rules written from the IBA:
-//   - unknown QP (reserved 0/1 or >= NUM_QP), wrong peer IP, QP not able to receive, not a SEND:
-//     dropped (payload discarded); an ACK/NAK packet for a QP that can send goes out on ack_*
+//   - unknown QP (reserved 0/1 or >= NUM_QP), wrong peer IP, QP not able to receive, not a SEND or
+//     RDMA WRITE: dropped (payload discarded); an ACK/NAK packet for a QP that can send goes out on ack_*
 //     unchanged ({qp, AETH, PSN}), else it is dropped;
 //   - PSN behind the expected one (half-window rule): duplicate, re-ACKed with {MSN, ePSN-1}, not
 //     executed; ahead: sequence-error NAK {MSN, ePSN} once per gap;
@@ -17,14 +17,22 @@
 //     LOC_LEN_ERR completion, NAK invalid request, QP to ERR;
 //   - else every delivered byte is scattered to the SGEs (IOVA), PSN advances, the last packet
 //     completes (byte_len, imm, wr_id, index, flags, CQ, opcode as mlx5), MSN advances, AckReq -> ACK;
-//   - a QP in ERR flushes its held WQE and then every posted receive WQE with WR_FLUSH_ERR.
+//   - a QP in ERR flushes its held WQE and then every posted receive WQE with WR_FLUSH_ERR;
+//   - RDMA WRITE (IBA 9.7.4.1.4, 10.6.7.2): the first packet's RETH range is checked (rkey's MR valid,
+//     key, the QP's PD, bounds, REMOTE_WRITE; zero length: no check), the bytes go to that range, a
+//     MIDDLE/LAST of the other kind than the held message is an invalid request; a bad range: NAK
+//     remote access error; more or fewer bytes than the RETH length: NAK invalid request; both QP to
+//     ERR, no DMA; WRITE_WITH_IMM's last packet takes the next receive WQE (queue or SRQ, also a
+//     TM-SRQ's, no lookup, no SGE check; none: RNR) and completes RECV_RDMA_WITH_IMM, byte_len the
+//     WRITE's length; a held WRITE is not flushed (no WQE).
 // Checked: every DMA write request and every pulled byte against the expected (IOVA, byte) stream of
 // the scatter (byte for byte, in order); every WQE read address; every lookup (tag, commit_miss,
 // SRQ); every completion (per QP in order, all cqe_req_t fields); every forwarded ACK (in order);
 // every error pulse; every ACK/NAK event to the ACK generator ({QP, syndrome, MSN, PSN}, per QP in
 // order, all sent by the end; the generator's merging and headers are test_ack_gen's); statistics pulses counted; QUERY_QP's PSN when idle; stability of every
 // offered output while stalled; nothing left over after a drain.
-// Stimulus: a peer per QP sending messages of 0..several PMTU with random PMTU, interleaved across
+// Stimulus: a peer per QP sending SENDs and WRITEs of 0..several PMTU with random PMTU (RETHs mostly
+// valid, some a byte long or short, out of bounds, foreign keys, MRs without REMOTE_WRITE), interleaved across
 // QPs (hot QPs incl. QPN_FIRST and NUM_QP-1), duplicates, gaps (the peer goes back after the NAK),
 // bad opcode sequences, ACK packets, foreign and unknown QPs; receive-queue and SRQ doorbells; QPs set
 // to ERR by a command (kick) mid-message, re-initialised later; random latency and gaps on the DMA
@@ -76,13 +84,14 @@ constexpr unsigned kLat = 3;  // wr_data_o follows wr_data_req_i (tmnic_dma_wr D
 constexpr uint32_t kM24 = 0xFFFFFF;
 constexpr uint16_t kNoSrq = static_cast<uint16_t>(hw::NO_SRQ);
 enum Kind : unsigned { kPlain = 0, kMatched = 1, kUnexp = 2, kNotag = 3 };  // tmnic_pkg rx_kind_e
-enum Flags : unsigned { kEnd = 0, kEndImm = 1, kMatch = 2 };                 // rx_cqe_flags_e
+enum Flags : unsigned { kEnd = 0, kEndImm = 1, kMatch = 2, kWriteImm = 3 };  // rx_cqe_flags_e
 constexpr unsigned st(hw::QpState s) { return static_cast<unsigned>(s); }
 
 constexpr uint8_t kSynAck = wire::aeth_syndrome(wire::kAethTypeAck, wire::kAethCreditInvalid);
 constexpr uint8_t kSynSeq = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakPsnSeqErr);
 constexpr uint8_t kSynInv = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakInvReq);
 constexpr uint8_t kSynRemOp = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakRemOpErr);
+constexpr uint8_t kSynRemAcc = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakRemAccessErr);
 uint8_t syn_rnr(unsigned timer) { return wire::aeth_syndrome(wire::kAethTypeRnrNak, static_cast<uint8_t>(timer)); }
 // 24-bit PSN: a at or after b within half the space.
 bool psn_ge(uint32_t a, uint32_t b) { return ((a - b) & kM24) < 0x800000; }
@@ -116,6 +125,7 @@ struct Ev {
 struct Qp {
   std::array<uint32_t, kQpCfgWords> cfg{};  // the context's qp_cfg_t (all bits random)
   bool inited = false, held = false, nak_sent = false;
+  bool wr = false;      // the held message is an RDMA WRITE (its range in m.sg, no WQE)
   unsigned lstate = 0;  // the model's state (the context's follows err_o)
   uint32_t epsn = 0, msn = 0;
   uint16_t ci = 0, pi = 0, fl_pi = 0;  // fl_pi: flushes expected up to here
@@ -128,6 +138,7 @@ struct Qp {
   // the peer
   uint32_t ppsn = 0;
   bool pin = false, resync = false;  // in a message; go back to the responder's PSN
+  bool pwr = false;                  // the peer's message is an RDMA WRITE
   unsigned prem = 0, plast = 0;      // packets left in the message, bytes of its last packet
   uint64_t guard = 0;                // no doorbell before this cycle (an init)
 };
@@ -169,14 +180,20 @@ CqeReq make_cqe(const Msg& m, unsigned qp, uint16_t rcq, uint16_t scq, uint32_t 
   r.wqe_idx = m.idx;
   r.qp_num = qp;
   r.src_qp = src_qp;
-  r.opcode = m.kind == kPlain ? hw::wc_op::RECV : m.kind == kNotag ? hw::wc_op::TM_NO_TAG : hw::wc_op::TM_RECV;
+  r.opcode = flags == kWriteImm ? hw::wc_op::RECV_RDMA_WITH_IMM
+             : m.kind == kPlain   ? hw::wc_op::RECV
+             : m.kind == kNotag   ? hw::wc_op::TM_NO_TAG
+                                  : hw::wc_op::TM_RECV;
   r.status = (status == hw::wc_status::SUCCESS && matched && m.rndv) ? hw::wc_status::TM_RNDV_INCOMPLETE : status;
   r.byte_len = len;
   r.imm = imm;
   const uint32_t end = !matched ? 0u
                        : m.msent ? hw::wc_flag::TM_DATA_VALID
                                  : (hw::wc_flag::TM_DATA_VALID | hw::wc_flag::TM_MATCH);
-  r.wc_flags = flags == kMatch ? hw::wc_flag::TM_MATCH : flags == kEndImm ? (hw::wc_flag::WITH_IMM | end) : end;
+  r.wc_flags = flags == kMatch ? hw::wc_flag::TM_MATCH
+               : flags == kEndImm ? (hw::wc_flag::WITH_IMM | end)
+               : flags == kWriteImm ? hw::wc_flag::WITH_IMM
+                                    : end;
   if (matched) {
     r.tm_tag = m.tag;
     r.tm_app_ctx = m.ctx;
@@ -193,7 +210,10 @@ std::vector<std::string> coverage_points() {
           "drop_not_ready", "drop_err_qp", "drop_not_send", "ack_forwarded", "ack_dropped_not_rts",
           "tm_match_eager", "tm_match_rndv", "tm_unexpected", "tm_notag", "tm_rnr", "qp_first_msg", "qp_last_msg",
           "interleaved_msgs", "qp_set_err_mid_msg", "qp_reinit", "query_psn",
-          "stall_cqe", "stall_ev", "stall_ack", "stall_wr", "stall_rd", "stall_lk", "doorbell_rq", "doorbell_srq", "add_pending_on_hit"};
+          "stall_cqe", "stall_ev", "stall_ack", "stall_wr", "stall_rd", "stall_lk", "doorbell_rq", "doorbell_srq", "add_pending_on_hit",
+          "write_only", "write_multi_packet", "write_zero_length", "write_imm", "write_imm_multi_packet", "write_imm_rnr",
+          "write_imm_tm_srq", "write_access_err", "write_len_over", "write_len_short", "write_kind_mismatch",
+          "write_flush_held"};
 }
 
 struct Knobs {
@@ -324,6 +344,33 @@ class Bench {
     }
     return s;
   }
+  // An RDMA WRITE's range: inside an MR of the PD with REMOTE_WRITE, or (chance `bad`) broken as
+  // make_sge breaks one, or in an MR without the right.
+  Sge make_rsge(uint32_t pd, uint32_t len, double bad) {
+    Sge s;
+    s.key = static_cast<uint32_t>(rng_());
+    s.addr = rng_();
+    s.len = len;
+    const unsigned i0 = static_cast<unsigned>(u(0, kNumMr - 1));
+    const bool no_right = chance(rng_, bad / 2);
+    for (unsigned t = 0; t < kNumMr; ++t) {
+      const Mr& g = mr_[(i0 + t) % kNumMr];
+      if (g.valid && g.pd == pd && bool(g.access & hw::access::REMOTE_WRITE) != no_right && g.len >= len) {
+        s.key = g.key;
+        s.addr = g.va + u(0, g.len - len);
+        break;
+      }
+    }
+    if (chance(rng_, bad / 2)) {
+      const Mr& m = mr_[(s.key >> hw::MR_KEY_SHIFT) % kNumMr];
+      switch (u(0, 2)) {
+        case 0: s.key ^= static_cast<uint32_t>(u(1, 255)); break;  // foreign key
+        case 1: s.addr = m.va + m.len - s.len + 1; break;           // one byte past the end
+        default: s.addr = m.va - 1; break;                           // one byte below
+      }
+    }
+    return s;
+  }
   Wqe make_wqe(uint32_t pd) {
     Wqe w;
     w.wrid = rng_();
@@ -364,6 +411,19 @@ class Bench {
     return m.valid && m.key == s.key && m.pd == pd && s.addr >= m.va && end_a <= end_m &&
            (m.access & hw::access::LOCAL_WRITE);
   }
+  // IBA remote protection of an RDMA WRITE's range (C9-?, 10.6.7.2): the rkey's MR valid, its key,
+  // the QP's PD, [va, va + len) inside it, REMOTE_WRITE granted. A zero-length range is not checked.
+  void check_rkey(Msg& m, uint64_t va, uint32_t len, uint32_t rkey, uint32_t pd) {
+    m = Msg{};
+    m.cap = len;
+    if (len == 0) return;
+    const Mr& r = mr_[(rkey >> hw::MR_KEY_SHIFT) % kNumMr];
+    const unsigned __int128 end_a = static_cast<unsigned __int128>(va) + len;
+    const unsigned __int128 end_m = static_cast<unsigned __int128>(r.va) + r.len;
+    m.bad = !(r.valid && r.key == rkey && r.pd == pd && va >= r.va && end_a <= end_m &&
+              (r.access & hw::access::REMOTE_WRITE));
+    if (!m.bad) m.sg.push_back({va - r.va + r.iova, len});
+  }
   void check_sges(Msg& m, const Sge* sg, unsigned n, uint32_t pd) {
     m.bad = n > kNsge;
     m.cap = 0;
@@ -402,7 +462,10 @@ class Bench {
     Qp& Q = qp_[q];
     Q.lstate = st(hw::QpState::ERR);
     if (engine) err_exp_.push_back(q);
-    if (Q.held) {
+    if (Q.held && Q.wr) {
+      cov_.hit("write_flush_held");  // (a WRITE holds no WQE: nothing to flush)
+      Q.held = false;
+    } else if (Q.held) {
       expect_cqe(q, Q.m, hw::wc_status::WR_FLUSH_ERR, 0, 0, kEnd);
       cov_.hit("flush_held_wqe");
       Q.held = false;
@@ -422,6 +485,28 @@ class Bench {
       cov_.hit("flush_rq_wqe");
     }
     // (ci stays: the flushed slots are not free until the engine has read them)
+  }
+
+  // A WRITE_WITH_IMM's receive WQE: the next of the QP's receive queue or SRQ (a TM-SRQ's too, with
+  // no lookup), not checked; false when there is none (RNR).
+  bool take_imm_wqe(unsigned q, Msg& m) {
+    Qp& Q = qp_[q];
+    const uint16_t sn = static_cast<uint16_t>(cfg_get(Q, kCfSrq));
+    m.kind = kPlain;
+    if (sn == kNoSrq) {
+      if (Q.ci == Q.pi) return false;
+      ++rd_exp_[rq_addr(Q, Q.ci)];
+      m.wrid = Q.ring[Q.ci & (Q.ring.size() - 1)].wrid;
+      m.idx = Q.ci++;
+      return true;
+    }
+    Srq& S = srq_[sn];
+    if (!S.valid || S.ci == S.pi) return false;
+    ++rd_exp_[srq_addr(S, S.ci)];
+    m.wrid = S.ring[S.ci & (S.ring.size() - 1)].wrid;
+    m.idx = S.ci++;
+    if (S.tm) cov_.hit("write_imm_tm_srq");
+    return true;
   }
 
   void accept(const Pkt& p) {
@@ -449,9 +534,10 @@ class Bench {
       }
       return;
     }
-    if (op > wire::kSendOnlyImm || !can_recv(Q.lstate)) {
+    const bool write = op >= wire::kWriteFirst && op <= wire::kWriteOnlyImm;
+    if ((op > wire::kSendOnlyImm && !write) || !can_recv(Q.lstate)) {
       ++n_drop_;
-      cov_.hit(op > wire::kSendOnlyImm ? "drop_not_send"
+      cov_.hit(op > wire::kSendOnlyImm && !write ? "drop_not_send"
                : Q.lstate == st(hw::QpState::ERR) ? "drop_err_qp" : "drop_not_ready");
       return;
     }
@@ -475,13 +561,17 @@ class Bench {
       }
       return;
     }
-    const bool first = op == wire::kSendFirst || op == wire::kSendOnly || op == wire::kSendOnlyImm;
-    const bool last = op == wire::kSendLast || op == wire::kSendLastImm || op == wire::kSendOnly || op == wire::kSendOnlyImm;
-    const bool imm = op == wire::kSendLastImm || op == wire::kSendOnlyImm;
-    if (first == Q.held) {
+    const bool first = op == wire::kSendFirst || op == wire::kSendOnly || op == wire::kSendOnlyImm ||
+                       op == wire::kWriteFirst || op == wire::kWriteOnly || op == wire::kWriteOnlyImm;
+    const bool last = op == wire::kSendLast || op == wire::kSendLastImm || op == wire::kSendOnly || op == wire::kSendOnlyImm ||
+                      op == wire::kWriteLast || op == wire::kWriteLastImm || op == wire::kWriteOnly ||
+                      op == wire::kWriteOnlyImm;
+    const bool imm = op == wire::kSendLastImm || op == wire::kSendOnlyImm || op == wire::kWriteLastImm ||
+                     op == wire::kWriteOnlyImm;
+    if (first == Q.held || (Q.held && Q.wr != write)) {
       event(q, kSynInv, Q.msn, h.psn);
       ++n_nak_;
-      cov_.hit(first ? "inv_req_first_while_held" : "inv_req_next_while_idle");
+      cov_.hit(first == Q.held ? (first ? "inv_req_first_while_held" : "inv_req_next_while_idle") : "write_kind_mismatch");
       to_err(q, true);
       return;
     }
@@ -491,7 +581,33 @@ class Bench {
         break;
       }
     unsigned skip = 0;
-    if (first) {
+    bool imm_taken = false;  // a WRITE_WITH_IMM's receive WQE was taken by this packet
+    auto rnr_nak = [&]() {
+      event(q, syn_rnr(static_cast<unsigned>(cfg_get(Q, kCfMinRnr))), Q.msn, h.psn);
+      ++n_rnr_;
+      Q.resync = true;
+    };
+    if (write && first) {
+      Msg m;
+      check_rkey(m, h.reth_va, h.reth_len, h.reth_rkey, static_cast<uint32_t>(cfg_get(Q, kCfPd)));
+      if (imm && !m.bad) {
+        if (!take_imm_wqe(q, m)) {
+          cov_.hit("write_imm_rnr");
+          return rnr_nak();
+        }
+        imm_taken = true;
+      }
+      Q.m = m;
+      Q.held = true;
+      Q.wr = true;
+      Q.npk = 0;
+    } else if (write && imm) {  // WRITE_LAST_IMM
+      if (!take_imm_wqe(q, Q.m)) {
+        cov_.hit("write_imm_rnr");
+        return rnr_nak();
+      }
+      imm_taken = true;
+    } else if (first) {
       Msg m;
       const uint16_t sn = static_cast<uint16_t>(cfg_get(Q, kCfSrq));
       bool rnr = false;
@@ -559,18 +675,25 @@ class Bench {
           lk_exp_.push_back(l);
         }
       }
-      if (rnr) {
-        event(q, syn_rnr(static_cast<unsigned>(cfg_get(Q, kCfMinRnr))), Q.msn, h.psn);
-        ++n_rnr_;
-        Q.resync = true;
-        return;
-      }
+      if (rnr) return rnr_nak();
       Q.m = m;
       Q.held = true;
+      Q.wr = false;
       Q.npk = 0;
     }
     ++Q.npk;
     const unsigned del = static_cast<unsigned>(p.pay.size()) - skip;
+    if (Q.wr && (Q.m.bad || Q.m.cap - Q.m.off < del || (last && Q.m.cap - Q.m.off != del))) {
+      // A WRITE's errors: no WQE to complete, unless a WRITE_WITH_IMM's was just taken (rxe's statuses).
+      if (imm_taken)
+        expect_cqe(q, Q.m, Q.m.bad ? hw::wc_status::REM_ACCESS_ERR : hw::wc_status::REM_INV_REQ_ERR, 0, 0, kEnd);
+      event(q, Q.m.bad ? kSynRemAcc : kSynInv, Q.msn, h.psn);
+      ++n_nak_;
+      cov_.hit(Q.m.bad ? "write_access_err" : Q.m.cap - Q.m.off < del ? "write_len_over" : "write_len_short");
+      Q.held = false;
+      to_err(q, true);
+      return;
+    }
     if (Q.m.bad || Q.m.cap - Q.m.off < del) {
       expect_cqe(q, Q.m, Q.m.bad ? hw::wc_status::LOC_PROT_ERR : hw::wc_status::LOC_LEN_ERR, 0, 0, kEnd);
       event(q, Q.m.bad ? kSynRemOp : kSynInv, Q.msn, h.psn);
@@ -602,7 +725,14 @@ class Bench {
     Q.epsn = (Q.epsn + 1) & kM24;
     Q.nak_sent = false;
     Q.m.off += del;
-    if (last) {
+    if (last && Q.wr) {
+      if (imm) expect_cqe(q, Q.m, hw::wc_status::SUCCESS, static_cast<uint32_t>(Q.m.off), h.imm, kWriteImm);
+      Q.msn = (Q.msn + 1) & kM24;
+      Q.held = false;
+      ++msgs_;
+      cov_.hit(imm ? (Q.npk == 1 ? "write_imm" : "write_imm_multi_packet") : Q.npk == 1 ? "write_only" : "write_multi_packet");
+      if (Q.m.off == 0) cov_.hit("write_zero_length");
+    } else if (last) {
       expect_cqe(q, Q.m, hw::wc_status::SUCCESS, static_cast<uint32_t>(Q.m.off), imm ? h.imm : 0, imm ? kEndImm : kEnd);
       Q.msn = (Q.msn + 1) & kM24;
       Q.held = false;
@@ -660,8 +790,8 @@ class Bench {
       h.opcode = static_cast<uint8_t>(u(wire::kSendFirst, wire::kSendOnlyImm));
       h.psn = Q.epsn;
       rand_pay(static_cast<unsigned>(u(0, 300)));
-    } else if (r < 30) {  // an RDMA WRITE (not a SEND)
-      h.opcode = wire::kWriteOnly;
+    } else if (r < 30) {  // an RDMA READ request (not executed by this responder yet: dropped)
+      h.opcode = wire::kReadReq;
       h.psn = Q.epsn;
       rand_pay(static_cast<unsigned>(u(0, 300)));
     } else if (r < 60) {  // an ACK/NAK for the send side
@@ -683,6 +813,7 @@ class Bench {
       Q.resync = false;
       Q.ppsn = Q.epsn;
       Q.pin = Q.held;
+      Q.pwr = Q.wr;
       if (Q.pin) {
         Q.prem = static_cast<unsigned>(u(1, 3));
         Q.plast = static_cast<unsigned>(u(1, Q.pmtu));
@@ -702,7 +833,9 @@ class Bench {
     h.psn = Q.ppsn;
     unsigned n = 0;
     if (r >= 45 && r < 53) {  // a bad opcode sequence
-      h.opcode = Q.pin ? wire::kSendOnly : wire::kSendMiddle;
+      const unsigned b = static_cast<unsigned>(u(0, 3));
+      if (Q.pin) h.opcode = b == 0 ? wire::kSendOnly : b == 1 ? wire::kWriteOnly : Q.pwr ? wire::kSendMiddle : wire::kWriteMiddle;
+      else h.opcode = b < 2 ? wire::kSendMiddle : wire::kWriteMiddle;
       n = static_cast<unsigned>(u(0, 64));
       advance = false;
     } else if (!Q.pin) {
@@ -710,8 +843,9 @@ class Bench {
       unsigned np = chance(rng_, 0.55) ? 1 : static_cast<unsigned>(u(2, k.max_msg_pkts));
       unsigned lastb = np == 1 ? (chance(rng_, 0.08) ? 0 : static_cast<unsigned>(u(1, Q.pmtu)))
                                : static_cast<unsigned>(u(1, Q.pmtu));
+      Q.pwr = chance(rng_, 0.3);
       // Sometimes exactly the capacity of the receive WQE it will take, or one byte more.
-      if (cfg_get(Q, kCfSrq) == kNoSrq && Q.ci != Q.pi && chance(rng_, 0.15)) {
+      if (!Q.pwr && cfg_get(Q, kCfSrq) == kNoSrq && Q.ci != Q.pi && chance(rng_, 0.15)) {
         const Wqe& w = Q.ring[Q.ci & (Q.ring.size() - 1)];
         Msg m;
         check_sges(m, w.sge.data(), w.nsge, static_cast<uint32_t>(cfg_get(Q, kCfPd)));
@@ -721,11 +855,20 @@ class Bench {
           lastb = static_cast<unsigned>(total - uint64_t(np - 1) * Q.pmtu);
         }
       }
+      if (Q.pwr) {  // an RDMA WRITE: its RETH, usually right, sometimes a byte off or a bad range
+        const uint64_t total = uint64_t(np - 1) * Q.pmtu + lastb;
+        const unsigned r2 = static_cast<unsigned>(u(0, 99));
+        h.reth_len = static_cast<uint32_t>(r2 < 4 ? total + 1 : (r2 < 8 && total > 0) ? total - 1 : total);
+        const Sge rs = make_rsge(static_cast<uint32_t>(cfg_get(Q, kCfPd)), h.reth_len, 0.1);
+        h.reth_va = rs.addr;
+        h.reth_rkey = rs.key;
+      }
       if (np == 1) {
-        h.opcode = chance(rng_, 0.3) ? wire::kSendOnlyImm : wire::kSendOnly;
+        h.opcode = Q.pwr ? (chance(rng_, 0.3) ? wire::kWriteOnlyImm : wire::kWriteOnly)
+                         : (chance(rng_, 0.3) ? wire::kSendOnlyImm : wire::kSendOnly);
         n = lastb;
       } else {
-        h.opcode = wire::kSendFirst;
+        h.opcode = Q.pwr ? wire::kWriteFirst : wire::kSendFirst;
         n = Q.pmtu;
         Q.pin = true;
         Q.prem = np - 1;
@@ -733,19 +876,21 @@ class Bench {
       }
       // On a TM-SRQ, a TMH up front.
       const uint16_t sn = static_cast<uint16_t>(cfg_get(Q, kCfSrq));
-      if (sn < kSrq && srq_[sn].tm && n >= kTmh) tmh_ = true;
+      if (!Q.pwr && sn < kSrq && srq_[sn].tm && n >= kTmh) tmh_ = true;
     } else if (Q.prem == 1) {
-      h.opcode = chance(rng_, 0.3) ? wire::kSendLastImm : wire::kSendLast;
+      h.opcode = Q.pwr ? (chance(rng_, 0.3) ? wire::kWriteLastImm : wire::kWriteLast)
+                       : (chance(rng_, 0.3) ? wire::kSendLastImm : wire::kSendLast);
       n = Q.plast;
       Q.pin = false;
       Q.prem = 0;
     } else {
-      h.opcode = wire::kSendMiddle;
+      h.opcode = Q.pwr ? wire::kWriteMiddle : wire::kSendMiddle;
       n = Q.pmtu;
       --Q.prem;
     }
     const bool lastp = h.opcode == wire::kSendLast || h.opcode == wire::kSendLastImm ||
-                       h.opcode == wire::kSendOnly || h.opcode == wire::kSendOnlyImm;
+                       h.opcode == wire::kSendOnly || h.opcode == wire::kSendOnlyImm || h.opcode == wire::kWriteLast ||
+                       h.opcode == wire::kWriteLastImm || h.opcode == wire::kWriteOnly || h.opcode == wire::kWriteOnlyImm;
     h.ack_req = chance(rng_, lastp ? 0.7 : 0.1);
     p.pay.resize(n);
     for (auto& b : p.pay) b = static_cast<uint8_t>(rng_());

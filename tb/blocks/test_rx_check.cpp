@@ -1,6 +1,7 @@
 // tmnic_rx_check (the responder's packet checks) against a model written from the IBA rules
 // (9.7.5.1 responder checks, 9.7.5.1.1 duplicates, 9.7.5.1.2 opcode sequence) and mlx5's silent drop
-// of packets for unknown QPs or from another peer. The block is combinational: each input vector
+// of packets for unknown QPs or from another peer. SEND and RDMA WRITE requests are executed; a
+// MIDDLE/LAST of the other kind than the held message is an invalid request. The block is combinational: each input vector
 // is evaluated and every output compared.
 // Stimulus: every opcode of the 8-bit space (RC SENDs and ACK most often), PSNs at, just ahead of and
 // just behind the expected PSN, at both ends of the 2^23 window and across the 2^24 wrap, destination
@@ -32,21 +33,25 @@ const char* const kVerdictName[] = {"drop", "ack", "dup", "gap", "inv_req", "fir
 struct In {
   uint8_t opcode;
   uint32_t psn, dest_qp, src_ip, state, peer_ip, epsn;
-  bool held;
+  bool held, held_wr;
 };
 struct Out {
   unsigned verdict;
-  bool first, last, imm;
+  bool first, last, imm, write;
 };
 
 Out model(const In& i) {
   using S = hw::QpState;
   const auto st = static_cast<S>(i.state);
   Out o{};
-  o.first = i.opcode == wire::kSendFirst || i.opcode == wire::kSendOnly || i.opcode == wire::kSendOnlyImm;
-  o.last = i.opcode == wire::kSendLast || i.opcode == wire::kSendLastImm || i.opcode == wire::kSendOnly ||
-           i.opcode == wire::kSendOnlyImm;
-  o.imm = i.opcode == wire::kSendLastImm || i.opcode == wire::kSendOnlyImm;
+  const uint8_t op = i.opcode;
+  o.write = op == wire::kWriteFirst || op == wire::kWriteMiddle || op == wire::kWriteLast || op == wire::kWriteLastImm ||
+            op == wire::kWriteOnly || op == wire::kWriteOnlyImm;
+  o.first = op == wire::kSendFirst || op == wire::kSendOnly || op == wire::kSendOnlyImm || op == wire::kWriteFirst ||
+            op == wire::kWriteOnly || op == wire::kWriteOnlyImm;
+  o.last = op == wire::kSendLast || op == wire::kSendLastImm || op == wire::kSendOnly || op == wire::kSendOnlyImm ||
+           op == wire::kWriteLast || op == wire::kWriteLastImm || op == wire::kWriteOnly || op == wire::kWriteOnlyImm;
+  o.imm = op == wire::kSendLastImm || op == wire::kSendOnlyImm || op == wire::kWriteLastImm || op == wire::kWriteOnlyImm;
   const bool can_send = st == S::RTS || st == S::SQD || st == S::SQE;
   const bool can_recv = can_send || st == S::RTR;
   const bool is_send = i.opcode <= wire::kSendOnlyImm;
@@ -54,14 +59,14 @@ Out model(const In& i) {
     o.verdict = kDrop;
   } else if (i.opcode == wire::kAck) {
     o.verdict = can_send ? kAck : kDrop;
-  } else if (!is_send || !can_recv) {
+  } else if (!(is_send || o.write) || !can_recv) {
     o.verdict = kDrop;
   } else if (i.psn != i.epsn) {
     // Behind the expected PSN by 1 .. 2^23: a duplicate; otherwise ahead of it: a gap.
     const uint32_t behind = (i.epsn - i.psn) & (kPsnMod - 1);
     o.verdict = (behind >= 1 && behind <= (1u << 23)) ? kDup : kGap;
-  } else if (o.first == i.held) {
-    o.verdict = kInvReq;  // FIRST/ONLY inside a message, MIDDLE/LAST outside one
+  } else if (o.first == i.held || (i.held && i.held_wr != o.write)) {
+    o.verdict = kInvReq;  // FIRST/ONLY inside a message, MIDDLE/LAST outside one or of another kind
   } else {
     o.verdict = o.first ? kFirst : kNext;
   }
@@ -71,7 +76,7 @@ Out model(const In& i) {
 TEST(RxCheck, RandomHeadersAgainstIbaModel) {
   Coverage cov({"drop", "ack", "dup", "gap", "inv_req", "first", "next", "drop_reserved_qp", "drop_qp_range",
                 "drop_peer", "drop_state", "drop_opcode", "ack_not_sending", "dup_window_end", "gap_window_end",
-                "psn_wrap_dup", "psn_wrap_gap"});
+                "psn_wrap_dup", "psn_wrap_gap", "write_first", "write_next", "write_in_send", "send_in_write"});
   auto ctx = std::make_unique<VerilatedContext>();
   auto top = std::make_unique<Vtmnic_rx_check>(ctx.get());
   uint64_t n = 0;
@@ -82,8 +87,10 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
     for (int k = 0; k < 200000; ++k, ++n) {
       In i{};
       static const uint8_t kCommon[] = {wire::kSendFirst, wire::kSendMiddle, wire::kSendLast, wire::kSendLastImm,
-                                        wire::kSendOnly, wire::kSendOnlyImm, wire::kAck};
-      i.opcode = chance(rng, 0.85) ? kCommon[urand(rng, 0, 6)] : static_cast<uint8_t>(urand(rng, 0, 255));
+                                        wire::kSendOnly, wire::kSendOnlyImm, wire::kAck, wire::kWriteFirst,
+                                        wire::kWriteMiddle, wire::kWriteLast, wire::kWriteLastImm, wire::kWriteOnly,
+                                        wire::kWriteOnlyImm};
+      i.opcode = chance(rng, 0.85) ? kCommon[urand(rng, 0, 12)] : static_cast<uint8_t>(urand(rng, 0, 255));
       i.epsn = chance(rng, 0.2) ? static_cast<uint32_t>(urand(rng, 0, 3)) | (chance(rng, 0.5) ? kPsnMod - 4 : 0)
                                 : static_cast<uint32_t>(urand(rng, 0, kPsnMod - 1));
       const uint32_t d = chance(rng, 0.5) ? 0u
@@ -102,6 +109,7 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       i.src_ip = chance(rng, 0.9) ? i.peer_ip : i.peer_ip ^ (1u << urand(rng, 0, 31));
       i.state = chance(rng, 0.6) ? static_cast<uint32_t>(urand(rng, 2, 5)) : static_cast<uint32_t>(urand(rng, 0, 7));
       i.held = chance(rng, 0.5);
+      i.held_wr = chance(rng, 0.5);
       top->opcode_i = i.opcode;
       top->psn_i = i.psn;
       top->dest_qp_i = i.dest_qp;
@@ -110,10 +118,12 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       top->peer_ip_i = i.peer_ip;
       top->epsn_i = i.epsn;
       top->held_i = i.held;
+      top->held_wr_i = i.held_wr;
       top->eval();
       const Out m = model(i);
       const unsigned got = top->verdict_o;
-      if (got != m.verdict || top->first_o != m.first || top->last_o != m.last || top->imm_o != m.imm) {
+      if (got != m.verdict || top->first_o != m.first || top->last_o != m.last || top->imm_o != m.imm ||
+          top->write_o != m.write) {
         ADD_FAILURE() << "opcode " << unsigned(i.opcode) << " psn " << i.psn << " epsn " << i.epsn << " qp " << i.dest_qp
                       << " state " << i.state << " peer " << (i.src_ip == i.peer_ip) << " held " << i.held << ": verdict "
                       << got << " (model " << kVerdictName[m.verdict] << "), first/last/imm " << unsigned(top->first_o)
@@ -127,9 +137,12 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
         else if (!qp_ok) cov.hit("drop_qp_range");
         else if (i.src_ip != i.peer_ip) cov.hit("drop_peer");
         else if (i.opcode == wire::kAck) cov.hit("ack_not_sending");
-        else if (i.opcode > wire::kSendOnlyImm) cov.hit("drop_opcode");
+        else if (i.opcode > wire::kWriteOnlyImm) cov.hit("drop_opcode");
         else cov.hit("drop_state");
       }
+      if (m.write && m.verdict == kFirst) cov.hit("write_first");
+      if (m.write && m.verdict == kNext) cov.hit("write_next");
+      if (m.verdict == kInvReq && !m.first && i.held) cov.hit(m.write ? "write_in_send" : "send_in_write");
       const uint32_t behind = (i.epsn - i.psn) & (kPsnMod - 1);
       if (m.verdict == kDup && behind == (1u << 23)) cov.hit("dup_window_end");
       if (m.verdict == kGap && behind == (1u << 23) - 1 + 2) cov.hit("gap_window_end");  // 2^23 + 1 behind = 2^23 - 1 ahead

@@ -35,10 +35,10 @@ struct Out {
 };
 
 // The IBA local protection check, written independently of the RTL: 128-bit sums, no wrap.
-bool mr_ok(const Mr& m, const Sge& s, uint32_t pd, bool write) {
+bool mr_ok(const Mr& m, const Sge& s, uint32_t pd, unsigned need) {
   const unsigned __int128 end_a = static_cast<unsigned __int128>(s.addr) + s.len;
   const unsigned __int128 end_m = static_cast<unsigned __int128>(m.va) + m.len;
-  return m.valid && m.key == s.key && m.pd == pd && s.addr >= m.va && end_a <= end_m && (!write || (m.access & 1));
+  return m.valid && m.key == s.key && m.pd == pd && s.addr >= m.va && end_a <= end_m && (m.access & need) == need;
 }
 
 class SgeChkBench {
@@ -110,13 +110,15 @@ class SgeChkBench {
     const unsigned nsge = chance(rng_, 0.1) ? static_cast<unsigned>(urand(rng_, 7, 9))
                                             : static_cast<unsigned>(urand(rng_, 0, kNsge));
     const uint32_t pd = static_cast<uint32_t>(urand(rng_, 1, 3));
-    const bool write = chance(rng_, 0.5);
+    // Access rights the walk needs: none (a gather list), LOCAL_WRITE (a scatter list), or any mask
+    // (the responder's rkey check: REMOTE_WRITE or REMOTE_READ).
+    const unsigned need = chance(rng_, 0.4) ? 0u : chance(rng_, 0.5) ? 1u : static_cast<unsigned>(urand(rng_, 1, 7));
     const bool all_good = chance(rng_, 0.3);
     std::array<Sge, kNsge> sg{};
     for (unsigned k = 0; k < kNsge; ++k) {
       sg[k] = make_sge();
       if (all_good && k < nsge) {  // steer into a passing SGE of a suitable MR, when one exists
-        for (unsigned t = 0; t < 64 && !mr_ok(mr_[mr_index(sg[k].key)], sg[k], pd, write); ++t) sg[k] = make_sge();
+        for (unsigned t = 0; t < 64 && !mr_ok(mr_[mr_index(sg[k].key)], sg[k], pd, need); ++t) sg[k] = make_sge();
       }
     }
     // Model.
@@ -128,10 +130,10 @@ class SgeChkBench {
     for (unsigned k = 0; k < n; ++k) {
       ++checked;
       const Mr& m = mr_[mr_index(sg[k].key)];
-      if (!mr_ok(m, sg[k], pd, write)) {
+      if (!mr_ok(m, sg[k], pd, need)) {
         ok = false;
         failed = true;
-        note_failure(m, sg[k], pd, write, k, n);
+        note_failure(m, sg[k], pd, need, k, n);
         break;
       }
       exp.push_back({k, sg[k].addr - m.va + m.iova, sg[k].len});
@@ -149,7 +151,7 @@ class SgeChkBench {
     for (uint64_t g = urand(rng_, 0, 2); g > 0; --g) cycle(false);
     top_->nsge_i = nsge;
     top_->pd_i = pd;
-    top_->write_i = write;
+    top_->access_i = need;
     for (unsigned k = 0; k < kNsge; ++k) {
       uint32_t* w = top_->sge_i.data();
       const unsigned b = k * kSgeBits;
@@ -199,7 +201,7 @@ class SgeChkBench {
  private:
   static unsigned mr_index(uint32_t key) { return (key >> kKeyShift) % kNumMr; }
 
-  void note_failure(const Mr& m, const Sge& s, uint32_t pd, bool write, unsigned k, unsigned n) {
+  void note_failure(const Mr& m, const Sge& s, uint32_t pd, unsigned need, unsigned k, unsigned n) {
     const unsigned __int128 end_a = static_cast<unsigned __int128>(s.addr) + s.len;
     if (!m.valid) cov_.hit("fail_invalid_mr");
     else if (m.key != s.key) cov_.hit("fail_key");
@@ -207,7 +209,11 @@ class SgeChkBench {
     else if (s.addr < m.va) cov_.hit("fail_below");
     else if (end_a > static_cast<unsigned __int128>(m.va) + m.len) {
       cov_.hit(end_a > ~0ull ? "fail_sum_wraps" : "fail_past_end");
-    } else if (write && !(m.access & 1)) cov_.hit("fail_no_local_write");
+    } else if ((need & 1) && !(m.access & 1)) {
+      cov_.hit("fail_no_local_write");
+    } else if ((m.access & need) != need) {
+      cov_.hit("fail_no_remote_access");
+    }
     if (k == 0) cov_.hit("fail_first");
     if (k > 0 && k + 1 == n) cov_.hit("fail_last");
   }
@@ -235,7 +241,7 @@ class SgeChkBench {
 
 TEST(SgeChk, WalksAgainstModel) {
   Coverage cov({"fail_invalid_mr", "fail_key", "fail_pd", "fail_below", "fail_past_end", "fail_sum_wraps",
-                "fail_no_local_write", "fail_first", "fail_last", "too_many_sges", "no_sges", "all_pass",
+                "fail_no_local_write", "fail_no_remote_access", "fail_first", "fail_last", "too_many_sges", "no_sges", "all_pass",
                 "six_pass"});
   uint64_t walks = 0;
   for (uint64_t seed : seeds({1, 2, 3})) {
