@@ -12,7 +12,16 @@ namespace tmnic {
 namespace {
 // The CQE carries libibverbs' opcode and status values directly (hwif/spec.py says so); make the
 // compiler hold both sides to it.
-static_assert(hwif::wc_op::SEND == IBV_WC_SEND && hwif::wc_op::RECV == IBV_WC_RECV, "opcodes");
+static_assert(hwif::wc_op::SEND == IBV_WC_SEND && hwif::wc_op::RECV == IBV_WC_RECV &&
+                  hwif::wc_op::RDMA_WRITE == IBV_WC_RDMA_WRITE &&
+                  hwif::wc_op::RDMA_READ == IBV_WC_RDMA_READ &&
+                  hwif::wc_op::RECV_RDMA_WITH_IMM == IBV_WC_RECV_RDMA_WITH_IMM,
+              "opcodes");
+// Slot reclaim (qp.cpp) tells the queues apart by IBV_WC_RECV: requester opcodes free SQ slots,
+// RECV_RDMA_WITH_IMM (a WRITE_WITH_IMM consumed a receive) frees an RQ/SRQ slot like RECV.
+static_assert(!(hwif::wc_op::RDMA_WRITE & IBV_WC_RECV) && !(hwif::wc_op::RDMA_READ & IBV_WC_RECV) &&
+                  (hwif::wc_op::RECV_RDMA_WITH_IMM & IBV_WC_RECV),
+              "receive-side opcodes");
 static_assert(hwif::wc_status::SUCCESS == IBV_WC_SUCCESS &&
                   hwif::wc_status::LOC_LEN_ERR == IBV_WC_LOC_LEN_ERR &&
                   hwif::wc_status::LOC_QP_OP_ERR == IBV_WC_LOC_QP_OP_ERR &&

@@ -140,6 +140,7 @@ int Device::probe() {
   tm_engine_tags = be_->read32(hwif::reg::TM_MAX_TAGS);
   tm_max_tags = tm_engine_tags > 0x10000 ? 0x10000 : tm_engine_tags;
   tm_caps = be_->read32(hwif::reg::TM_CAPS);
+  ops_caps = be_->read32(hwif::reg::OPS_CAPS);
   // The WQE/CQE layouts are compile-time constants of this ABI; a device disagreeing with them,
   // or reporting limits the ABI cannot express (16-bit ring indices, 24-bit MR index), is broken.
   if (be_->read32(hwif::reg::WQE_STRIDE) != hwif::WQE_STRIDE ||

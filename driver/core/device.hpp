@@ -90,6 +90,9 @@ class Device {
   // Tag matching: engine entries (TM_MAX_TAGS, 0 = none), the most one TM-SRQ may have (at most
   // 65536: CQEs name a tag by a 16-bit handle) and TM_CAPS (bit 0: rendezvous offload).
   uint32_t tm_engine_tags = 0, tm_max_tags = 0, tm_caps = 0;
+  // OPS_CAPS: the send-queue operations beyond SEND the NIC executes (bit 0 RDMA WRITE incl.
+  // WRITE_WITH_IMM, bit 1 RDMA READ). The driver accepts and reports only those.
+  uint32_t ops_caps = 0;
 
   IndexAllocator qpns, cqns, srqns, mrns, pdns;
   RangeAllocator tm_slots;  // engine entries of the TM-SRQs

@@ -55,12 +55,14 @@ struct ibv_qp* create_qp_ex(struct ibv_context* ctx, struct ibv_qp_init_attr_ex*
     errno = EINVAL;
     return nullptr;
   }
-  // RC only; no XRC/RSS/TSO, no creation flags, no new post-send API yet.
+  // RC only; no XRC/RSS/TSO, no creation flags. send_ops_flags may ask only for operations the
+  // NIC executes (mlx5: EOPNOTSUPP for one it cannot do).
+  const bool ex = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
   if (attr->qp_type != IBV_QPT_RC ||
       (attr->comp_mask & (IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER |
-                          IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH |
-                          IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
-      ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)) {
+                          IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH)) ||
+      ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags) ||
+      (ex && (attr->send_ops_flags & ~supported_send_ops(d)))) {
     errno = EOPNOTSUPP;
     return nullptr;
   }
@@ -85,6 +87,10 @@ struct ibv_qp* create_qp_ex(struct ibv_context* ctx, struct ibv_qp_init_attr_ex*
   qp->recv_cq = to_tcq(attr->recv_cq);
   qp->srq = attr->srq ? to_tsrq(attr->srq) : nullptr;
   qp->sq_sig_all = attr->sq_sig_all;
+  if (ex) {
+    qp->has_qp_ex = true;
+    qp_ex_init_ops(qp);
+  }
   // The WQE always has room for WQE_MAX_INLINE bytes, so that much is reported and allowed.
   qp->max_inline = Device::kMaxInline;
   // At least one SGE per WQE, as every provider grants (a zero request still allows 1).

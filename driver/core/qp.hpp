@@ -25,6 +25,17 @@ struct tmnic_qp {
   tmnic::WorkQueue sq, rq;
   uint32_t max_inline = 0;
   bool sq_sig_all = false;
+  // Created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS: ibv_qp_to_qp_ex returns &ibv (qp_ex.cpp).
+  bool has_qp_ex = false;
+  // The ibv_qp_ex batch between wr_start and wr_complete/wr_abort, owned by the thread that holds
+  // sq.lock: the next ring index, the first error (mlx5 keeps only that one), and the WQE of the
+  // last builder while it waits for its data setter.
+  struct {
+    uint32_t start = 0, pi = 0;
+    int err = 0;
+    bool pending = false;
+    tmnic::hwif::Wqe wqe{};
+  } batch;
   std::mutex modify_mu;  // serializes modify_qp / query_qp (shadow + command)
   // Every SET_QP carries the full context, so the driver keeps all of it.
   uint32_t cfg[tmnic::kSetQpWords] = {};
@@ -40,4 +51,32 @@ namespace tmnic {
 int send_set_qp(tmnic_qp* qp, const uint32_t* cfg, uint32_t init_bits);
 // Drops the QP's unpolled completions from its CQs (reset, destroy).
 void cq_clean_qp(tmnic_qp* qp);
+
+// ---- The send-WQE builder shared by ibv_post_send (qp_post.cpp) and ibv_qp_ex (qp_ex.cpp) ----
+// A WQE is built in a local hwif::Wqe in two steps, header then data, and only a complete one is
+// copied into the ring, so both interfaces write identical bytes for the same request.
+
+// Whether the NIC executes `op`: SEND and SEND_WITH_IMM always, RDMA WRITE (+IMM) and RDMA READ
+// only when the device's OPS_CAPS register has their bit.
+bool send_op_supported(const Device& d, enum ibv_wr_opcode op);
+// The IBV_QP_EX_WITH_* flags the device executes (for send_ops_flags).
+uint64_t supported_send_ops(const Device& d);
+// Header of a new WQE in `w` (zeroed first): wr_id, opcode, SIGNALED (from IBV_SEND_SIGNALED or
+// sq_sig_all) / SOLICITED / FENCE from `send_flags`, `imm` (raw) for the *_WITH_IMM opcodes,
+// rkey/raddr for RDMA. EINVAL for an opcode the device does not execute.
+int wqe_begin(const tmnic_qp* qp, enum ibv_wr_opcode op, uint64_t wr_id, unsigned send_flags,
+              __be32 imm, uint32_t rkey, uint64_t raddr, hwif::Wqe* w);
+// Data as SGEs: ENOMEM if n exceeds the QP's max_send_sge (mlx5's code for it).
+int wqe_set_sges(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_sge* sg);
+// Data copied inline: EINVAL for RDMA READ (its data goes the other way); ENOMEM if the total
+// exceeds max_inline_data (mlx5's code for it).
+int wqe_set_inline(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_data_buf* bufs);
+// Publishes WQEs [.., pi) of `wq` to the NIC through doorbell register `db` (release fence first).
+void ring_doorbell(Device& d, WorkQueue& wq, uint32_t pi, uint32_t db);
+// Whether the QP's state lets sends be posted (RTS, SQD, SQE, ERR; not RESET/INIT/RTR).
+inline bool sq_postable(enum ibv_qp_state st) {
+  return st != IBV_QPS_RESET && st != IBV_QPS_INIT && st != IBV_QPS_RTR;
+}
+// Fills the ibv_qp_ex function table of a QP created with send_ops_flags (qp_ex.cpp).
+void qp_ex_init_ops(tmnic_qp* qp);
 }  // namespace tmnic

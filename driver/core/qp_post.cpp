@@ -1,4 +1,5 @@
-// ibv_post_send / ibv_post_recv: WQEs are built in the ring, then one doorbell per call.
+// ibv_post_send / ibv_post_recv, and the send-WQE builder they share with the ibv_qp_ex API
+// (qp_ex.cpp): WQEs are built in the ring, then one doorbell per call.
 // Error rules follow rdma-core/mlx5: the failing WR is returned in *bad_wr, the WRs before it are
 // posted (and announced), nothing after it is.
 #include <cerrno>
@@ -8,59 +9,128 @@
 
 namespace tmnic {
 
-namespace {
-
-// Builds the send WQE for `wr` into `slot`, or returns the errno that rejects it.
-int build_send_wqe(const tmnic_qp* qp, const struct ibv_send_wr* wr, uint8_t* slot) {
-  uint8_t op;
-  switch (wr->opcode) {
+bool send_op_supported(const Device& d, enum ibv_wr_opcode op) {
+  switch (op) {
     case IBV_WR_SEND:
-      op = hwif::wqe_op::SEND;
+    case IBV_WR_SEND_WITH_IMM:
+      return true;
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+      return hwif::regf::ops_caps::RDMA_WRITE.get(d.ops_caps) != 0;
+    case IBV_WR_RDMA_READ:
+      return hwif::regf::ops_caps::RDMA_READ.get(d.ops_caps) != 0;
+    default:
+      return false;  // no atomics, memory windows, invalidation, TSO
+  }
+}
+
+uint64_t supported_send_ops(const Device& d) {
+  uint64_t ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+  if (send_op_supported(d, IBV_WR_RDMA_WRITE))
+    ops |= IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+  if (send_op_supported(d, IBV_WR_RDMA_READ)) ops |= IBV_QP_EX_WITH_RDMA_READ;
+  return ops;
+}
+
+int wqe_begin(const tmnic_qp* qp, enum ibv_wr_opcode op, uint64_t wr_id, unsigned send_flags,
+              __be32 imm, uint32_t rkey, uint64_t raddr, hwif::Wqe* w) {
+  if (!send_op_supported(*qp->dev, op)) return EINVAL;
+  uint8_t hw_op = 0;
+  bool rdma = false, with_imm = false;
+  switch (op) {
+    case IBV_WR_SEND:
+      hw_op = hwif::wqe_op::SEND;
       break;
     case IBV_WR_SEND_WITH_IMM:
-      op = hwif::wqe_op::SEND_WITH_IMM;
+      hw_op = hwif::wqe_op::SEND_WITH_IMM;
+      with_imm = true;
+      break;
+    case IBV_WR_RDMA_WRITE:
+      hw_op = hwif::wqe_op::RDMA_WRITE;
+      rdma = true;
+      break;
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+      hw_op = hwif::wqe_op::RDMA_WRITE_WITH_IMM;
+      rdma = with_imm = true;
+      break;
+    case IBV_WR_RDMA_READ:
+      hw_op = hwif::wqe_op::RDMA_READ;
+      rdma = true;
       break;
     default:
-      return EINVAL;  // no RDMA WRITE/READ/atomics in this NIC
+      return EINVAL;
   }
-  if (wr->num_sge < 0 || uint32_t(wr->num_sge) > qp->sq.max_sge) return EINVAL;
   uint8_t flags = 0;
-  if ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all) flags |= hwif::wqe_flag::SIGNALED;
-  if (wr->send_flags & IBV_SEND_SOLICITED) flags |= hwif::wqe_flag::SOLICITED;
-  if (wr->send_flags & IBV_SEND_FENCE) flags |= hwif::wqe_flag::FENCE;
-
-  hwif::Wqe w{};  // reserved bytes are zero
-  w.wr_id = wr->wr_id;
-  w.opcode = op;
-  if (op == hwif::wqe_op::SEND_WITH_IMM) std::memcpy(w.imm, &wr->imm_data, sizeof(w.imm));  // raw
-  if (wr->send_flags & IBV_SEND_INLINE) {
-    // Inline: the payload is copied now, so the buffers need no MR and may be reused at once.
-    uint64_t total = 0;
-    for (int i = 0; i < wr->num_sge; i++) total += wr->sg_list[i].length;
-    if (total > qp->max_inline || total > sizeof(w.inline_data)) return EINVAL;
-    uint8_t* p = w.inline_data;
-    for (int i = 0; i < wr->num_sge; i++) {
-      std::memcpy(p, reinterpret_cast<const void*>(uintptr_t(wr->sg_list[i].addr)),
-                  wr->sg_list[i].length);
-      p += wr->sg_list[i].length;
-    }
-    flags |= hwif::wqe_flag::INLINE;
-    w.inline_len = uint32_t(total);
-  } else {
-    w.num_sge = uint8_t(wr->num_sge);
-    for (int i = 0; i < wr->num_sge; i++) w.sge[i] = to_hw_sge(wr->sg_list[i]);
+  if ((send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all) flags |= hwif::wqe_flag::SIGNALED;
+  if (send_flags & IBV_SEND_SOLICITED) flags |= hwif::wqe_flag::SOLICITED;
+  if (send_flags & IBV_SEND_FENCE) flags |= hwif::wqe_flag::FENCE;
+  *w = hwif::Wqe{};  // reserved bytes are zero
+  w->wr_id = wr_id;
+  w->opcode = hw_op;
+  w->flags = flags;
+  if (with_imm) std::memcpy(w->imm, &imm, sizeof(w->imm));  // raw: network order as given
+  if (rdma) {
+    w->rkey = rkey;
+    w->raddr = raddr;
   }
-  w.flags = flags;
-  std::memcpy(slot, &w, sizeof(w));
   return 0;
 }
 
-// Publishes WQEs [.., pi) of `wq` to the NIC through doorbell register `db`.
-void ring(Device& d, WorkQueue& wq, uint32_t pi, uint32_t db) {
+int wqe_set_sges(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_sge* sg) {
+  if (n > qp->sq.max_sge || n > hwif::WQE_MAX_SGE) return ENOMEM;
+  w->num_sge = uint8_t(n);
+  for (size_t i = 0; i < n; i++) w->sge[i] = to_hw_sge(sg[i]);
+  return 0;
+}
+
+int wqe_set_inline(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_data_buf* bufs) {
+  // Inline data is payload the requester sends; a READ's data comes back into SGEs.
+  if (w->opcode == hwif::wqe_op::RDMA_READ) return EINVAL;
+  // Inline: the payload is copied now, so the buffers need no MR and may be reused at once.
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++) total += bufs[i].length;
+  if (total > qp->max_inline || total > sizeof(w->inline_data)) return ENOMEM;
+  uint8_t* p = w->inline_data;
+  for (size_t i = 0; i < n; i++) {
+    if (bufs[i].length) std::memcpy(p, bufs[i].addr, bufs[i].length);
+    p += bufs[i].length;
+  }
+  w->flags |= hwif::wqe_flag::INLINE;
+  w->inline_len = uint32_t(total);
+  return 0;
+}
+
+void ring_doorbell(Device& d, WorkQueue& wq, uint32_t pi, uint32_t db) {
   wq.pi.store(pi, std::memory_order_release);
   // The WQE stores must be visible to the device before the doorbell that announces them.
   std::atomic_thread_fence(std::memory_order_release);
   d.write32(db, pi & 0xFFFF);
+}
+
+namespace {
+
+// Builds the send WQE for `wr` into `slot`, or returns the errno that rejects it (EINVAL for
+// every reason, as this driver always has; nothing is written then).
+int build_send_wqe(const tmnic_qp* qp, const struct ibv_send_wr* wr, uint8_t* slot) {
+  if (wr->num_sge < 0 || uint32_t(wr->num_sge) > qp->sq.max_sge) return EINVAL;
+  hwif::Wqe w;
+  if (int err = wqe_begin(qp, wr->opcode, wr->wr_id, wr->send_flags, wr->imm_data,
+                          wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, &w))
+    return err;
+  int err;
+  if (wr->send_flags & IBV_SEND_INLINE) {
+    struct ibv_data_buf bufs[hwif::WQE_MAX_SGE];
+    for (int i = 0; i < wr->num_sge; i++) {
+      bufs[i].addr = reinterpret_cast<void*>(uintptr_t(wr->sg_list[i].addr));
+      bufs[i].length = wr->sg_list[i].length;
+    }
+    err = wqe_set_inline(qp, &w, size_t(wr->num_sge), bufs);
+  } else {
+    err = wqe_set_sges(qp, &w, size_t(wr->num_sge), wr->sg_list);
+  }
+  if (err) return EINVAL;
+  std::memcpy(slot, &w, sizeof(w));
+  return 0;
 }
 
 }  // namespace
@@ -74,8 +144,7 @@ int post_send(struct ibv_qp* ibqp, struct ibv_send_wr* wr, struct ibv_send_wr** 
   uint32_t pi = start;
   for (; wr; wr = wr->next) {
     // Sending needs RTS; in ERR WQEs are still queued, and the NIC completes them flushed.
-    enum ibv_qp_state st = ibqp->state;
-    if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR) {
+    if (!sq_postable(ibqp->state)) {
       err = EINVAL;
       break;
     }
@@ -87,7 +156,7 @@ int post_send(struct ibv_qp* ibqp, struct ibv_send_wr* wr, struct ibv_send_wr** 
     pi++;
   }
   if (err) *bad_wr = wr;
-  if (pi != start) ring(*qp->dev, sq, pi, hwif::reg::DB_SQ0 + 4 * ibqp->qp_num);
+  if (pi != start) ring_doorbell(*qp->dev, sq, pi, hwif::reg::DB_SQ0 + 4 * ibqp->qp_num);
   sq.lock.unlock();
   return err;
 }
@@ -120,7 +189,7 @@ int post_recv(struct ibv_qp* ibqp, struct ibv_recv_wr* wr, struct ibv_recv_wr** 
     pi++;
   }
   if (err) *bad_wr = wr;
-  if (pi != start) ring(*qp->dev, rq, pi, hwif::reg::DB_RQ0 + 4 * ibqp->qp_num);
+  if (pi != start) ring_doorbell(*qp->dev, rq, pi, hwif::reg::DB_RQ0 + 4 * ibqp->qp_num);
   rq.lock.unlock();
   return err;
 }

@@ -63,7 +63,9 @@ int query_device(struct ibv_context* ctx, struct ibv_device_attr* a) {
   // The responder generates RNR NAKs; nothing else of the optional IB capabilities exists.
   a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
   a->max_sge = int(d.max_sge);
-  a->max_sge_rd = 0;  // no RDMA READ yet
+  // TODO: with RDMA READ in OPS_CAPS, max_sge_rd and the max_*_rd_atom limits below need the
+  // READ engine's real limits; ABI 1.3 has no register for them, so they stay 0 (nothing claimed).
+  a->max_sge_rd = 0;
   a->max_cq = int(d.num_cq);
   a->max_cqe = int((1u << d.max_log_queue) - 1);
   a->max_mr = int(d.num_mr);

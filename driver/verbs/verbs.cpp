@@ -8,6 +8,7 @@
 #include "device.hpp"
 #include "front.hpp"
 #include "provider.hpp"
+#include "qp.hpp"
 
 // These names are macros/inlines in <infiniband/verbs.h>; the exported functions are the real ones.
 #undef ibv_query_port
@@ -137,9 +138,13 @@ TMNIC_EXPORT int ibv_query_qp(struct ibv_qp* qp, struct ibv_qp_attr* attr, int m
 }
 TMNIC_EXPORT int ibv_destroy_qp(struct ibv_qp* qp) { return ret(tmnic::destroy_qp(qp)); }
 
-// QPs are never created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS (EOPNOTSUPP), so no QP has the
-// extended post-send interface; libibverbs returns NULL in that case too.
-TMNIC_EXPORT struct ibv_qp_ex* ibv_qp_to_qp_ex(struct ibv_qp* qp) { return nullptr; }
+// As libibverbs: the ibv_qp_ex of a QP created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS (its post-send
+// function table is filled, driver/core/qp_ex.cpp), NULL for any other QP.
+TMNIC_EXPORT struct ibv_qp_ex* ibv_qp_to_qp_ex(struct ibv_qp* qp) {
+  if (!qp) return nullptr;  // (libibverbs would crash; a NULL answer costs nothing)
+  tmnic_qp* t = to_tqp(qp);
+  return t->has_qp_ex ? &t->ibv : nullptr;
+}
 
 // The NIC writes a message's payload in order, but makes no promise to the CPU before the CQE.
 TMNIC_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp* qp, enum ibv_wr_opcode op,

@@ -25,6 +25,7 @@ FakeBackend::FakeBackend(Config cfg) : cfg_(std::move(cfg)), regs_(hwif::BAR0_SI
   regs_[r::IPV4 / 4] = cfg_.ipv4;
   regs_[r::TM_MAX_TAGS / 4] = cfg_.tm_max_tags;
   regs_[r::TM_CAPS / 4] = cfg_.tm_caps;
+  regs_[r::OPS_CAPS / 4] = cfg_.ops_caps;
 }
 
 uint32_t FakeBackend::read32(uint32_t off) {

@@ -29,6 +29,7 @@ struct Config {
   uint32_t ipv4 = 0x0A000001;        // 10.0.0.1
   uint32_t tm_max_tags = 0;          // TM_MAX_TAGS: 0 = no tag matching
   uint32_t tm_caps = 0;              // TM_CAPS (bit 0: rendezvous offload)
+  uint32_t ops_caps = 0;             // OPS_CAPS (bit 0: RDMA WRITE(+IMM), bit 1: RDMA READ)
 };
 
 struct Command {
