@@ -43,9 +43,11 @@ void put32(uint8_t* p, uint32_t v) { put16(p, uint16_t(v >> 16)); put16(p + 2, u
 
 // A UDP socket bound to ip:port, with the options that make the kernel's IPv4 header agree with the
 // NIC's (see the header comment). -1 with errno set when the bind fails.
-int bound_socket(uint32_t ip, uint16_t port) {
+int bound_socket(uint32_t ip, uint16_t port, bool reuse = false) {
   int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
+  int one = 1;
+  if (reuse) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   int pmtu = IP_PMTUDISC_DO;   // DF set, ID 0 for an unconnected socket
   setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
   int on = 1;                  // UDP checksum 0 ("none" in IPv4), as in the NIC's frames; otherwise
@@ -118,7 +120,8 @@ void UdpFabric::warn(const std::string& what) {
 int UdpFabric::tx_socket(uint16_t sport) {
   auto it = tx_fds_.find(sport);
   if (it != tx_fds_.end()) return it->second;
-  int fd = bound_socket(ip_, sport);
+  // SO_REUSEADDR: the port may coexist with another program's socket on it that allows the same.
+  int fd = bound_socket(ip_, sport, true);
   if (fd < 0)
     warn("cannot bind " + addr_str(ip_) + ":" + std::to_string(sport) + " for the NIC's UDP source port: " +
          std::strerror(errno));

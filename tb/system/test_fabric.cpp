@@ -148,6 +148,21 @@ int next_port() {
 
 bool have(const char* path) { return access(path, X_OK) == 0; }
 
+// Some socket in LISTEN state on TCP port `port` (IPv4 or IPv6).
+bool tcp_listening(int port) {
+  char want[16];
+  std::snprintf(want, sizeof want, ":%04X", port);
+  for (const char* f : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    for (auto& l : lines(slurp(f))) {
+      std::istringstream in(l);
+      std::string sl, local, remote, st;
+      in >> sl >> local >> remote >> st;
+      if (local.size() > 5 && local.compare(local.size() - 5, 5, want) == 0 && st == "0A") return true;
+    }
+  }
+  return false;
+}
+
 struct PingpongResult {
   int server = 0, client = 0;
   std::string server_out, client_out, server_err, client_err;
@@ -164,7 +179,9 @@ PingpongResult pingpong(const Tmp& tmp, const std::string& tool, std::vector<std
   std::vector<std::string> a = {tool, "-d", "tmnic0", "-g", "0", "-p", port};
   a.insert(a.end(), args.begin(), args.end());
   Proc server(a, kFabricEnv, tmp.path("server.out"), tmp.path("server.err"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));   // listening on the TCP port
+  // The client connects once, so wait until the server listens on the TCP port.
+  for (auto end = Clock::now() + std::chrono::seconds(10); !tcp_listening(std::stoi(port)) && Clock::now() < end;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   a.push_back("localhost");
   PingpongResult r;
   {
