@@ -244,6 +244,8 @@ TEST(Fabric, SrqPingpong) {
     SCOPED_TRACE(std::string("size ") + size);
     expect_pingpong_ok(pingpong(tmp, TMNIC_SRQ_PINGPONG, {"-n", "10", "-s", size}), "10");
   }
+  SCOPED_TRACE("event mode, size 4097");
+  expect_pingpong_ok(pingpong(tmp, TMNIC_SRQ_PINGPONG, {"-n", "10", "-s", "4097", "-e"}), "10");
 }
 
 std::map<std::string, double> kv(const std::string& out) {
