@@ -11,6 +11,9 @@
 //     checked. --corrupt N: the client's NIC corrupts the ICRC-covered part of its first N frames,
 //     which the server's NIC must drop (and the client retransmit). Both print "key value" lines
 //     prefixed by their role: rx_drop_icrc, rx_drop_hdr, cycles, evaluated, wall_us.
+//   tmnic_fabric_peer self [--iters K]
+//     one process, two QPs of its NIC connected to each other (the NIC's own address): K checked
+//     4097-byte SENDs that the NIC loops back inside.
 // Exit status 0 when everything completed as expected.
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
@@ -88,6 +91,37 @@ struct Info {
   ibv_gid gid;
 };
 
+// INIT -> RTR -> RTS towards `peer`.
+void connect_qp(ibv_qp* qp, const Info& me, const Info& peer) {
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.port_num = 1;
+  a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) die("INIT");
+  a = {};
+  a.qp_state = IBV_QPS_RTR;
+  a.path_mtu = IBV_MTU_1024;
+  a.dest_qp_num = peer.qpn;
+  a.rq_psn = peer.psn;
+  a.min_rnr_timer = 1;
+  a.ah_attr.is_global = 1;
+  a.ah_attr.grh.dgid = peer.gid;
+  a.ah_attr.grh.hop_limit = 64;
+  a.ah_attr.port_num = 1;
+  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+    die("RTR");
+  a = {};
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = me.psn;
+  a.timeout = 12;   // 16.8 ms of (idle, wall-clock-paced) simulated time
+  a.retry_cnt = 7;
+  a.rnr_retry = 7;
+  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                    IBV_QP_MAX_QP_RD_ATOMIC))
+    die("RTS");
+}
+
 int pair_main(int argc, char** argv) {
   int iters = 20, corrupt = 0;
   size_t size = 4097;
@@ -127,33 +161,7 @@ int pair_main(int argc, char** argv) {
   if (write(fd, &me, sizeof me) != ssize_t(sizeof me) || read(fd, &peer, sizeof peer) != ssize_t(sizeof peer))
     die("exchange");
 
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_INIT;
-  a.port_num = 1;
-  a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) die("INIT");
-  a = {};
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_1024;
-  a.dest_qp_num = peer.qpn;
-  a.rq_psn = peer.psn;
-  a.min_rnr_timer = 1;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.grh.dgid = peer.gid;
-  a.ah_attr.grh.hop_limit = 64;
-  a.ah_attr.port_num = 1;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-    die("RTR");
-  a = {};
-  a.qp_state = IBV_QPS_RTS;
-  a.sq_psn = me.psn;
-  a.timeout = 12;   // 16.8 ms of (idle, wall-clock-paced) simulated time
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                    IBV_QP_MAX_QP_RD_ATOMIC))
-    die("RTS");
+  connect_qp(qp, me, peer);
 
   auto post_recv = [&] {
     ibv_sge s{uintptr_t(rbuf.data()), uint32_t(size), rmr->lkey};
@@ -262,11 +270,69 @@ int pair_main(int argc, char** argv) {
   return 0;
 }
 
+// Two QPs of the one NIC connected to each other: the frames go to the NIC's own address, which the
+// NIC loops back inside (nothing reaches the fabric: a TMNIC_PCAP of this process stays empty).
+int self_main(int argc, char** argv) {
+  int iters = 10;
+  const size_t size = 4097;
+  for (int i = 2; i + 1 < argc; i += 2)
+    if (!std::strcmp(argv[i], "--iters")) iters = std::atoi(argv[i + 1]);
+  g_role = "self";
+  ibv_context* ctx = open_nic();
+  ibv_pd* pd = ibv_alloc_pd(ctx);
+  ibv_cq* cq = ibv_create_cq(ctx, 16, nullptr, nullptr, 0);
+  if (!pd || !cq) die("pd/cq");
+  std::vector<uint8_t> sbuf(size), rbuf(size);
+  ibv_mr* smr = ibv_reg_mr(pd, sbuf.data(), size, IBV_ACCESS_LOCAL_WRITE);
+  ibv_mr* rmr = ibv_reg_mr(pd, rbuf.data(), size, IBV_ACCESS_LOCAL_WRITE);
+  if (!smr || !rmr) die("ibv_reg_mr");
+  ibv_qp_init_attr qa{};
+  qa.send_cq = qa.recv_cq = cq;
+  qa.qp_type = IBV_QPT_RC;
+  qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+  qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+  ibv_qp* qa_ = ibv_create_qp(pd, &qa);
+  ibv_qp* qb = ibv_create_qp(pd, &qa);
+  if (!qa_ || !qb) die("ibv_create_qp");
+  Info a{qa_->qp_num, 0x100, {}}, b{qb->qp_num, 0x200, {}};
+  std::printf("self addr %s\n", gid_ipv4(ctx, &a.gid).c_str());
+  b.gid = a.gid;
+  connect_qp(qa_, a, b);
+  connect_qp(qb, b, a);
+  for (int it = 0; it < iters; it++) {
+    for (size_t k = 0; k < size; k++) sbuf[k] = uint8_t(k * 3 + it);
+    ibv_sge rs{uintptr_t(rbuf.data()), uint32_t(size), rmr->lkey}, ss{uintptr_t(sbuf.data()), uint32_t(size), smr->lkey};
+    ibv_recv_wr rw{}, *rbad;
+    rw.sg_list = &rs;
+    rw.num_sge = 1;
+    ibv_send_wr sw{}, *sbad;
+    sw.sg_list = &ss;
+    sw.num_sge = 1;
+    sw.opcode = IBV_WR_SEND;
+    sw.send_flags = IBV_SEND_SIGNALED;
+    if (ibv_post_recv(qb, &rw, &rbad) || ibv_post_send(qa_, &sw, &sbad)) die("post");
+    int got = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    while (got < 2) {
+      ibv_wc wc;
+      int n = ibv_poll_cq(cq, 1, &wc);
+      if (n < 0 || (n == 1 && wc.status != IBV_WC_SUCCESS)) die("completion");
+      got += n;
+      if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) die("no completion for 20 s");
+    }
+    for (size_t k = 0; k < size; k++)
+      if (rbuf[k] != uint8_t(k * 3 + it)) die("data");
+  }
+  std::printf("self rx_drop_icrc %u\n", stat(tmnic::hwif::stat::RX_DROP_ICRC));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc >= 2 && !std::strcmp(argv[1], "addr")) return addr_main(argc, argv);
   if (argc >= 2 && !std::strcmp(argv[1], "pair")) return pair_main(argc, argv);
-  std::fprintf(stderr, "usage: tmnic_fabric_peer addr [--at NS] [--hold-ms N] | pair [--iters K] [--size S] [--corrupt N]\n");
+  if (argc >= 2 && !std::strcmp(argv[1], "self")) return self_main(argc, argv);
+  std::fprintf(stderr, "usage: tmnic_fabric_peer addr [--at NS] [--hold-ms N] | pair [--iters K] [--size S] [--corrupt N] | self [--iters K]\n");
   return 2;
 }

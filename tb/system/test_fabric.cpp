@@ -285,6 +285,16 @@ TEST(Fabric, CorruptedDatagramsAreDropped) {
   EXPECT_EQ(m["client.rx_drop_icrc"], 0) << p.out();
 }
 
+// Traffic to the NIC's own address stays inside the NIC: the checked messages arrive and not one
+// frame goes to the fabric (the process's TMNIC_PCAP, which records the fabric's frames, stays empty).
+TEST(Fabric, TrafficToItselfStaysInTheNic) {
+  Tmp tmp;
+  Proc p({TMNIC_FABRIC_PEER, "self", "--iters", "10"}, env_with({"TMNIC_PCAP=" + tmp.path("self.pcap")}),
+         tmp.path("o"), tmp.path("e"));
+  ASSERT_EQ(p.wait(), 0) << p.out() << p.err();
+  EXPECT_EQ(slurp(tmp.path("self.pcap")).size(), 24u) << "frames left the NIC";   // pcap header only
+}
+
 // Processes started at the same moment claim distinct addresses; all hold them at the same time.
 TEST(Fabric, ConcurrentProcessesGetDistinctAddresses) {
   Tmp tmp;
