@@ -1,6 +1,8 @@
 #include "backend/sim_backend.hpp"
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 
@@ -50,7 +52,14 @@ std::vector<std::shared_ptr<Backend>> open_backends() {
     // A real-card (VFIO) backend does not exist yet; refuse rather than pretend.
     return v;
   }
-  sim::World& w = sim::global_world();
+  sim::World* wp = nullptr;
+  try {
+    wp = &sim::global_world();
+  } catch (const std::exception& e) {   // e.g. the configured fabric address is taken: no device
+    std::fprintf(stderr, "%s\n", e.what());
+    return v;
+  }
+  sim::World& w = *wp;
   for (int i = 0; i < w.num_nics(); i++) v.push_back(std::make_shared<sim::SimBackend>(w, i));
   return v;
 }

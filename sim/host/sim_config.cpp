@@ -25,6 +25,8 @@ SimConfig SimConfig::from_env() {
   if (const char* s = std::getenv("TMNIC_SIM_NICS")) c.num_nics = std::atoi(s);
   if (const char* s = std::getenv("TMNIC_PCAP")) c.pcap_path = s;
   if (const char* s = std::getenv("TMNIC_WAVES")) c.waves_prefix = s;
+  if (const char* s = std::getenv("TMNIC_FABRIC")) c.fabric = s;
+  if (const char* s = std::getenv("TMNIC_FABRIC_ADDR")) c.fabric_addr = s;
   if (c.num_nics < 1) c.num_nics = 1;
   return c;
 }

@@ -23,6 +23,11 @@ struct SimConfig {
   std::string pcap_path;         // capture of the wire (empty: none)
   std::string waves_prefix;      // FST waveform per NIC: <prefix><n>.fst (empty: none)
   int num_nics = 2;
+  // Fabric between processes (TMNIC_FABRIC): "" is the in-process world of num_nics NICs; "udp" is
+  // one NIC whose wire is RoCEv2 UDP datagrams between loopback addresses (sim/fabric/udp_fabric.hpp),
+  // at fabric_addr (TMNIC_FABRIC_ADDR, 127.a.b.c) or at an address chosen when empty.
+  std::string fabric;
+  std::string fabric_addr;
 
   uint64_t cycles(double ns) const { return static_cast<uint64_t>(ns * clk_mhz / 1000.0 + 0.5); }
   double bytes_per_cycle(double gbyte_s) const { return gbyte_s * 1000.0 / clk_mhz; }

@@ -1,16 +1,40 @@
 #include "world/world.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <stdexcept>
 
+#include "fabric/udp_fabric.hpp"
 #include "tmnic/hwif.h"
 #include "roce/pcap_writer.hpp"
 
 namespace tmnic::sim {
 
-World::World(const SimConfig& cfg) : cfg_(cfg), corrupt_(cfg.num_nics, 0), corrupt_skip_(cfg.num_nics, 0) {
-  for (int i = 0; i < cfg.num_nics; i++) {
-    nics_.push_back(std::make_unique<NicSim>(i, cfg));
+namespace {
+int64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+}  // namespace
+
+World::World(const SimConfig& cfg) : cfg_(cfg) {
+  if (!cfg_.fabric.empty()) {
+    // One NIC per process, on the UDP fabric: claim the address before building the NIC.
+    if (cfg_.fabric != "udp")
+      throw std::runtime_error("tmnic sim: TMNIC_FABRIC=" + cfg_.fabric + " is not a fabric (udp, or unset)");
+    uint32_t addr = 0;
+    if (!cfg_.fabric_addr.empty() && (addr = UdpFabric::parse_addr(cfg_.fabric_addr)) == 0)
+      throw std::runtime_error("tmnic sim: TMNIC_FABRIC_ADDR=" + cfg_.fabric_addr +
+                               " is not an address in 127.0.0.0/8 other than 127.0.0.1");
+    fabric_ = std::make_unique<UdpFabric>(addr);
+    cfg_.num_nics = 1;
+  }
+  corrupt_.assign(cfg_.num_nics, 0);
+  corrupt_skip_.assign(cfg_.num_nics, 0);
+  for (int i = 0; i < cfg_.num_nics; i++) {
+    nics_.push_back(std::make_unique<NicSim>(i, cfg_));
     nics_.back()->on_tx = [this, i](std::vector<uint8_t>&& f) { deliver(i, std::move(f)); };
   }
   if (!cfg.pcap_path.empty()) {
@@ -19,16 +43,20 @@ World::World(const SimConfig& cfg) : cfg_(cfg), corrupt_(cfg.num_nics, 0), corru
   }
   // Board configuration: each port's MAC and IPv4 address.
   for (int i = 0; i < num_nics(); i++) {
-    uint64_t mac = mac_of(i);
+    uint64_t mac = nic_mac(i);
     mmio_write(i, hwif::reg::MAC_LO, static_cast<uint32_t>(mac));
     mmio_write(i, hwif::reg::MAC_HI, static_cast<uint32_t>(mac >> 32));
-    mmio_write(i, hwif::reg::IPV4, ipv4_of(i));
+    mmio_write(i, hwif::reg::IPV4, nic_ipv4(i));
     mmio_write(i, hwif::reg::CTRL, 1);
   }
   while (!std::all_of(nics_.begin(), nics_.end(), [](auto& n) { return n->quiet(); })) step();
+  anchor_wall();
 }
 
 World::~World() = default;
+
+uint64_t World::nic_mac(int i) const { return fabric_ ? fabric_->mac() : mac_of(i); }
+uint32_t World::nic_ipv4(int i) const { return fabric_ ? fabric_->ipv4() : ipv4_of(i); }
 
 void World::deliver(int src, std::vector<uint8_t>&& frame) {
   frames_++;
@@ -39,6 +67,10 @@ void World::deliver(int src, std::vector<uint8_t>&& frame) {
     frame[54] ^= 0x10;   // first byte after the BTH: payload or extension header, covered by the ICRC
   }
   if (pcap_) pcap_->write(frame, static_cast<uint64_t>(now_ * 1000.0 / cfg_.clk_mhz));
+  if (fabric_) {   // every frame leaving the NIC goes to the kernel (its own address never gets here)
+    fabric_->send(frame);
+    return;
+  }
   if (frame.size() < 6) return;
   uint64_t dst = 0;
   for (int k = 0; k < 6; k++) dst = (dst << 8) | frame[k];
@@ -65,6 +97,7 @@ void World::step() {
 }
 
 bool World::progress(uint64_t budget) {
+  if (fabric_) return progress_fabric(budget);
   uint64_t writes0 = 0;
   for (auto& n : nics_) writes0 += n->dma_writes_applied();
   uint64_t end = now_ + budget;
@@ -105,6 +138,11 @@ void World::run_until(uint64_t t) {
 }
 
 bool World::resolve_neighbour(uint32_t ipv4, uint64_t* mac) {
+  if (fabric_) {   // every station of the fabric has the MAC derived from its address
+    if ((ipv4 >> 24) != 127) return false;
+    *mac = UdpFabric::mac_of(ipv4);
+    return true;
+  }
   for (int i = 0; i < num_nics(); i++) {
     if (mmio_read(i, hwif::reg::IPV4) != ipv4) continue;
     *mac = uint64_t(mmio_read(i, hwif::reg::MAC_HI) & 0xFFFF) << 32 | mmio_read(i, hwif::reg::MAC_LO);
@@ -121,6 +159,72 @@ uint32_t World::mmio_read(int nic, uint32_t off) {
     step();
   }
   return v;
+}
+
+}  // namespace tmnic::sim
+
+namespace tmnic::sim {
+
+// ---- fabric mode -------------------------------------------------------------------------------
+//
+// The NIC's clock is its own, but its peers answer in wall time: an idle NIC must not skip to a
+// transport timer (retransmission) faster than wall time passes, or every request would time out
+// before the peer process could have answered. So idle stretches advance simulated time at the
+// wall clock's rate from the last busy cycle (the anchor) on; busy cycles are evaluated as fast as
+// the simulator goes (slower than real time). Waiting for a datagram or for wall time to reach the
+// next event sleeps in poll() on the socket, at most kFabricWaitUs per progress() call, so that an
+// idle process neither spins nor keeps the driver from looking at its queues.
+
+void World::anchor_wall() {
+  anchor_cycle_ = now_;
+  anchor_wall_ns_ = mono_ns();
+}
+
+uint64_t World::wall_cycle() const {
+  int64_t dt = mono_ns() - anchor_wall_ns_;
+  return anchor_cycle_ + (dt > 0 ? cfg_.cycles(double(dt)) : 0);
+}
+
+int World::fabric_receive() {
+  return fabric_->receive([this](std::vector<uint8_t>&& f) {
+    if (pcap_) pcap_->write(f, static_cast<uint64_t>(now_ * 1000.0 / cfg_.clk_mhz));
+    nics_[0]->rx_frame(std::move(f), now_ + 1);
+  });
+}
+
+bool World::progress_fabric(uint64_t budget) {
+  NicSim& n = *nics_[0];
+  const uint64_t writes0 = n.dma_writes_applied();
+  const uint64_t end = now_ + budget;
+  bool any = fabric_receive() > 0, waited = false;
+  unsigned since_rx = 0;
+  while (now_ < end) {
+    const bool quiet = n.quiet();
+    const uint64_t next = n.next_event();
+    if (quiet) {
+      const uint64_t wall = std::max(wall_cycle(), now_);
+      if (next == UINT64_MAX || next > wall + 1) {
+        // Nothing is due before wall time gets there: let simulated time follow the wall clock,
+        // then sleep on the socket (once per call) until a datagram comes or the event is due.
+        now_ = std::min({wall, end, next == UINT64_MAX ? UINT64_MAX : next - 1});
+        if (waited) return any;
+        waited = true;
+        int64_t us = kFabricWaitUs;
+        if (next != UINT64_MAX) us = std::min<int64_t>(us, int64_t(double(next - wall) / cfg_.clk_mhz) + 1);
+        if (fabric_->wait(us)) any = fabric_receive() > 0 || any;
+        continue;
+      }
+    }
+    step();   // skips to `next` when quiet
+    any = true;
+    if (!quiet) anchor_wall();
+    if (n.dma_writes_applied() != writes0) return true;
+    if (++since_rx == 256) {   // a syscall every 256 cycles: under 1 % of a busy cycle's cost
+      since_rx = 0;
+      fabric_receive();
+    }
+  }
+  return any;
 }
 
 }  // namespace tmnic::sim

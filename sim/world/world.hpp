@@ -14,6 +14,8 @@ namespace tmnic::roce { class PcapWriter; }
 
 namespace tmnic::sim {
 
+class UdpFabric;
+
 class World {
  public:
   explicit World(const SimConfig& cfg);
@@ -23,15 +25,23 @@ class World {
   int num_nics() const { return static_cast<int>(nics_.size()); }
   NicSim& nic(int i) { return *nics_.at(i); }
   uint64_t now() const { return now_; }
-  // MAC and IPv4 address the board configuration gives NIC i (written into its BAR at start).
+  // MAC and IPv4 address the board configuration gives NIC i of the in-process world (written into
+  // its BAR at start). In fabric mode the one NIC has the fabric's address instead (nic_ipv4()).
   static uint64_t mac_of(int i) { return 0x020000000001ull + i; }
   static uint32_t ipv4_of(int i) { return 0x0A000001u + i; }  // 10.0.0.(i+1)
+  uint64_t nic_mac(int i) const;
+  uint32_t nic_ipv4(int i) const;
+  // The UDP fabric (TMNIC_FABRIC=udp), or null for the in-process world.
+  UdpFabric* fabric() { return fabric_.get(); }
 
   // Advance one cycle, or jump over cycles in which nothing can happen.
   void step();
   // Advance until a DMA write lands in host memory, the world has nothing left to do, or
   // `budget` cycles have passed. Returns true if anything happened.
+  // In fabric mode it also receives datagrams, and waits on the socket (up to kFabricWaitUs) instead
+  // of returning at once when nothing is due (see progress_fabric).
   bool progress(uint64_t budget = 200000);
+  static constexpr int64_t kFabricWaitUs = 1000;
   // Advance to cycle t, skipping every stretch in which nothing can happen (the host is idle
   // until then, e.g. between messages of a lightly loaded run).
   void run_until(uint64_t t);
@@ -54,6 +64,15 @@ class World {
 
  private:
   void deliver(int src, std::vector<uint8_t>&& frame);
+  bool progress_fabric(uint64_t budget);
+  int fabric_receive();   // datagrams waiting on the socket -> NIC 0's MAC RX; returns how many
+  // Fabric mode: the cycle that wall time allows an idle NIC to reach (see progress_fabric).
+  uint64_t wall_cycle() const;
+  void anchor_wall();
+
+  std::unique_ptr<UdpFabric> fabric_;
+  uint64_t anchor_cycle_ = 0;
+  int64_t anchor_wall_ns_ = 0;
 
   SimConfig cfg_;
   std::vector<std::unique_ptr<NicSim>> nics_;

@@ -1,0 +1,88 @@
+// The UDP fabric: the MAC port of this process's one simulated NIC, carried as real RoCEv2 UDP
+// datagrams (destination port 4791) between loopback addresses, so that NICs of different processes
+// talk to each other through the kernel (TMNIC_FABRIC=udp; docs/simulation.md).
+//
+// Addresses. A process claims 127.a.b.c by binding a UDP socket to 127.a.b.c:4791: the bind is an
+// atomic claim that the kernel releases when the process exits or is killed. Without a configured
+// address (TMNIC_FABRIC_ADDR) candidates are tried from one derived from the pid on (never
+// 127.0.0.1). The NIC's MAC is derived from its address (02:00:a.b.c.d, what the driver assumes for
+// an unresolved neighbour), so no ARP is needed.
+//
+// Sending. A frame's IP and UDP headers are covered by its ICRC (IBA annex A17: all but TOS, TTL and
+// the two checksums), so the datagram the kernel builds must carry exactly the header fields the NIC
+// put in its frame. The NIC sends IP ID 0 with DF set (rtl/pkt/tmnic_pkt_tx.sv), and the kernel does
+// the same for an unconnected UDP socket with IP_MTU_DISCOVER = IP_PMTUDISC_DO (a connected socket
+// gets a per-socket counter, the default PMTU mode a hashed ID); the UDP source port is the one the
+// socket is bound to. So frames are sent by unconnected sockets bound to <own address>:<the frame's
+// UDP source port>, one per source port, opened when a frame first needs it.
+//
+// Receiving. The 4791 socket receives the datagrams; IP_PKTINFO, IP_RECVTOS and IP_RECVTTL give the
+// header fields a UDP socket can see. The frame handed to the NIC is rebuilt from them, the sender's
+// address and port and the datagram's length; ID 0 and DF (which a UDP socket cannot see) are what
+// every fabric sender's kernel puts in. The NIC's ICRC check then passes exactly when the datagram
+// arrived as its sender's NIC built it.
+//
+// Not thread-safe: one thread at a time (the World's caller).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tmnic::sim {
+
+class UdpFabric {
+ public:
+  static constexpr uint16_t kRocePort = 4791;
+
+  // Claims `addr` (host order; 0: choose one) by binding its 4791 socket. Throws std::runtime_error
+  // with the reason when that is impossible (e.g. the configured address is taken).
+  explicit UdpFabric(uint32_t addr = 0);
+  ~UdpFabric();
+  UdpFabric(const UdpFabric&) = delete;
+  UdpFabric& operator=(const UdpFabric&) = delete;
+
+  uint32_t ipv4() const { return ip_; }
+  // The MAC of the station owning `ipv4` on the fabric: 02:00 followed by the address.
+  static uint64_t mac_of(uint32_t ipv4) { return uint64_t(0x0200) << 32 | ipv4; }
+  uint64_t mac() const { return mac_of(ip_); }
+  // Parses "127.a.b.c"; 0 when it is not an address in 127.0.0.0/8 other than 127.0.0.1.
+  static uint32_t parse_addr(const std::string& s);
+  static std::string addr_str(uint32_t ipv4);
+
+  // Sends one frame leaving the NIC's MAC (Ethernet/IPv4/UDP/RoCE). Returns false (and says why
+  // once per reason on stderr) when the frame cannot go out as built: not IPv4/UDP to port 4791,
+  // a source address other than this station's, IP header fields the kernel would not send.
+  bool send(const std::vector<uint8_t>& frame);
+  // Receives every datagram waiting on the socket, without blocking, as frames for the NIC.
+  // Returns how many.
+  template <class F> int receive(F&& on_frame) {
+    int n = 0;
+    std::vector<uint8_t> f;
+    while (receive_one(&f)) {
+      on_frame(std::move(f));
+      n++;
+    }
+    return n;
+  }
+  // Waits up to `timeout_us` for a datagram (true: one is waiting).
+  bool wait(int64_t timeout_us);
+  int fd() const { return rx_fd_; }   // readable when a datagram waits (a progress thread's poll set)
+
+  uint64_t sent() const { return sent_; }
+  uint64_t received() const { return received_; }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  bool receive_one(std::vector<uint8_t>* frame);
+  int tx_socket(uint16_t sport);
+  void warn(const std::string& what);
+
+  uint32_t ip_ = 0;
+  int rx_fd_ = -1;
+  std::map<uint16_t, int> tx_fds_;   // UDP source port -> socket bound to ip_:port (-1: bind failed)
+  std::map<std::string, bool> warned_;
+  uint64_t sent_ = 0, received_ = 0, dropped_ = 0;
+};
+
+}  // namespace tmnic::sim

@@ -1,0 +1,429 @@
+// The UDP fabric between processes (TMNIC_FABRIC=udp): each process has its own NIC with its own
+// loopback address, and the NICs' RoCEv2 frames travel as UDP datagrams through the kernel. These
+// tests are processes talking to each other (Debian's ibv_rc_pingpong / ibv_srq_pingpong and
+// tmnic_fabric_peer on our libibverbs.so.1), address claims by concurrent and killed processes, and
+// a capture on lo checked by scapy's RoCE layer and tshark's independent ICRC check.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> v;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) v.push_back(l);
+  return v;
+}
+
+// Runs `cmd` through /bin/sh; exit status (-1 if it did not exit) and stdout.
+int run(const std::string& cmd, std::string* out) {
+  out->clear();
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return -1;
+  char b[4096];
+  size_t n;
+  while ((n = fread(b, 1, sizeof b, f)) > 0) out->append(b, n);
+  int st = pclose(f);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+class Tmp {
+ public:
+  Tmp() {
+    char t[] = "/tmp/tmnic_fabric_XXXXXX";
+    dir_ = mkdtemp(t) ? t : "/tmp";
+  }
+  ~Tmp() {
+    if (!::testing::Test::HasFailure() && dir_ != "/tmp") std::system(("rm -rf " + dir_).c_str());
+  }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+ private:
+  std::string dir_;
+};
+
+// A child process: argv[0] is a path, `env` is added to this process's environment (the fabric,
+// the drop-in library); stdout and stderr go to files.
+class Proc {
+ public:
+  Proc(std::vector<std::string> argv, std::vector<std::string> env, const std::string& out, const std::string& err)
+      : out_(out), err_(err) {
+    std::fflush(nullptr);
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::freopen(out.c_str(), "w", stdout);
+      std::freopen(err.c_str(), "w", stderr);
+      for (auto& e : env) putenv(const_cast<char*>(e.c_str()));
+      std::vector<char*> a;
+      for (auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+      a.push_back(nullptr);
+      execv(a[0], a.data());
+      _exit(127);
+    }
+  }
+  ~Proc() {
+    if (pid_ > 0 && !done_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  // Exit status, -1 when killed by a signal, -2 when still running after `timeout` (then killed).
+  int wait(std::chrono::milliseconds timeout = std::chrono::seconds(25)) {
+    auto end = Clock::now() + timeout;
+    for (;;) {
+      int st;
+      pid_t r = waitpid(pid_, &st, WNOHANG);
+      if (r == pid_) {
+        done_ = true;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+      }
+      if (Clock::now() > end) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+        done_ = true;
+        return -2;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  void signal(int sig) { kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
+  std::string out() const { return slurp(out_); }
+  std::string err() const { return slurp(err_); }
+  // Waits until stdout holds a line starting with `prefix`; returns the rest of it ("" on timeout).
+  std::string wait_line(const std::string& prefix, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    auto end = Clock::now() + timeout;
+    for (;;) {
+      for (auto& l : lines(out()))
+        if (l.rfind(prefix, 0) == 0) return l.substr(prefix.size());
+      if (Clock::now() >= end) return "";
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+
+ private:
+  pid_t pid_ = -1;
+  bool done_ = false;
+  std::string out_, err_;
+};
+
+const std::vector<std::string> kFabricEnv = {"LD_LIBRARY_PATH=" TMNIC_VERBS_DIR, "TMNIC_FABRIC=udp"};
+
+std::vector<std::string> env_with(std::vector<std::string> extra) {
+  std::vector<std::string> e = kFabricEnv;
+  e.insert(e.end(), extra.begin(), extra.end());
+  return e;
+}
+
+// A TCP port for a pingpong's out-of-band exchange: different per test process and per call, so
+// that tests running in parallel (ctest -j) do not meet.
+int next_port() {
+  static int n = 0;
+  return 20000 + int((getpid() * 37 + n++ * 7919) % 30000);
+}
+
+bool have(const char* path) { return access(path, X_OK) == 0; }
+
+// Some socket in LISTEN state on TCP port `port` (IPv4 or IPv6).
+bool tcp_listening(int port) {
+  char want[16];
+  std::snprintf(want, sizeof want, ":%04X", port);
+  for (const char* f : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    for (auto& l : lines(slurp(f))) {
+      std::istringstream in(l);
+      std::string sl, local, remote, st;
+      in >> sl >> local >> remote >> st;
+      if (local.size() > 5 && local.compare(local.size() - 5, 5, want) == 0 && st == "0A") return true;
+    }
+  }
+  return false;
+}
+
+struct PingpongResult {
+  int server = 0, client = 0;
+  std::string server_out, client_out, server_err, client_err;
+  std::string log() const {
+    return "server (" + std::to_string(server) + "):\n" + server_out + server_err + "client (" +
+           std::to_string(client) + "):\n" + client_out + client_err;
+  }
+};
+
+// Debian's pingpong `tool` as a server and a client process, each on its own fabric NIC.
+PingpongResult pingpong(const Tmp& tmp, const std::string& tool, std::vector<std::string> args,
+                        std::vector<std::string> client_env = {}) {
+  const std::string port = std::to_string(next_port());
+  std::vector<std::string> a = {tool, "-d", "tmnic0", "-g", "0", "-p", port};
+  a.insert(a.end(), args.begin(), args.end());
+  Proc server(a, kFabricEnv, tmp.path("server.out"), tmp.path("server.err"));
+  // The client connects once, so wait until the server listens on the TCP port.
+  for (auto end = Clock::now() + std::chrono::seconds(10); !tcp_listening(std::stoi(port)) && Clock::now() < end;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  a.push_back("localhost");
+  PingpongResult r;
+  {
+    Proc client(a, env_with(client_env), tmp.path("client.out"), tmp.path("client.err"));
+    r.client = client.wait();
+    r.client_out = client.out();
+    r.client_err = client.err();
+  }
+  r.server = server.wait(std::chrono::seconds(10));
+  r.server_out = server.out();
+  r.server_err = server.err();
+  return r;
+}
+
+// "GID ::ffff:a.b.c.d" of a pingpong's "local address:" line.
+std::string local_ipv4(const std::string& out) {
+  for (auto& l : lines(out)) {
+    auto p = l.find("local address:");
+    auto g = l.find("GID ::ffff:");
+    if (p != std::string::npos && g != std::string::npos) return l.substr(g + 11);
+  }
+  return "";
+}
+
+void expect_pingpong_ok(const PingpongResult& r, const std::string& iters) {
+  EXPECT_EQ(r.server, 0) << r.log();
+  EXPECT_EQ(r.client, 0) << r.log();
+  EXPECT_NE(r.server_out.find(iters + " iters in"), std::string::npos) << r.log();
+  EXPECT_NE(r.client_out.find(iters + " iters in"), std::string::npos) << r.log();
+  // Two processes, two NICs, two addresses in 127/8.
+  std::string a = local_ipv4(r.server_out), b = local_ipv4(r.client_out);
+  EXPECT_EQ(a.rfind("127.", 0), 0u) << r.log();
+  EXPECT_EQ(b.rfind("127.", 0), 0u) << r.log();
+  EXPECT_NE(a, b) << r.log();
+}
+
+TEST(Fabric, RcPingpong) {
+  if (!have(TMNIC_RC_PINGPONG)) GTEST_SKIP() << TMNIC_RC_PINGPONG " not installed (ibverbs-utils)";
+  Tmp tmp;
+  for (const char* size : {"1", "4097"}) {
+    SCOPED_TRACE(std::string("size ") + size);
+    expect_pingpong_ok(pingpong(tmp, TMNIC_RC_PINGPONG, {"-n", "20", "-s", size}), "20");
+  }
+}
+
+// Event mode: completion channels (driver/verbs/events.cpp) whose ibv_get_cq_event() drives the NIC.
+TEST(Fabric, RcPingpongEvents) {
+  if (!have(TMNIC_RC_PINGPONG)) GTEST_SKIP() << TMNIC_RC_PINGPONG " not installed (ibverbs-utils)";
+  Tmp tmp;
+  for (const char* size : {"1", "4097"}) {
+    SCOPED_TRACE(std::string("size ") + size);
+    expect_pingpong_ok(pingpong(tmp, TMNIC_RC_PINGPONG, {"-n", "10", "-s", size, "-e"}), "10");
+  }
+}
+
+TEST(Fabric, SrqPingpong) {
+  if (!have(TMNIC_SRQ_PINGPONG)) GTEST_SKIP() << TMNIC_SRQ_PINGPONG " not installed (ibverbs-utils)";
+  Tmp tmp;
+  for (const char* size : {"1", "4097"}) {
+    SCOPED_TRACE(std::string("size ") + size);
+    expect_pingpong_ok(pingpong(tmp, TMNIC_SRQ_PINGPONG, {"-n", "10", "-s", size}), "10");
+  }
+  SCOPED_TRACE("event mode, size 4097");
+  expect_pingpong_ok(pingpong(tmp, TMNIC_SRQ_PINGPONG, {"-n", "10", "-s", "4097", "-e"}), "10");
+}
+
+std::map<std::string, double> kv(const std::string& out) {
+  std::map<std::string, double> m;
+  for (auto& l : lines(out)) {
+    std::istringstream in(l);
+    std::string role, key, val;
+    in >> role >> key >> val;
+    if (key != "addr") m[role + "." + key] = std::strtod(val.c_str(), nullptr);
+  }
+  return m;
+}
+
+// Every byte of 20 round trips arrives; no frame is dropped by either NIC (the ICRC check passes on
+// every datagram the kernel delivered intact).
+TEST(Fabric, PairExchangesCheckedData) {
+  Tmp tmp;
+  Proc p({TMNIC_FABRIC_PEER, "pair", "--iters", "20", "--size", "4097"}, kFabricEnv, tmp.path("o"), tmp.path("e"));
+  ASSERT_EQ(p.wait(), 0) << p.out() << p.err();
+  auto m = kv(p.out());
+  EXPECT_EQ(m["server.rx_drop_icrc"], 0) << p.out();
+  EXPECT_EQ(m["client.rx_drop_icrc"], 0) << p.out();
+  EXPECT_EQ(m["server.rx_drop_hdr"], 0) << p.out();
+  EXPECT_EQ(m["client.rx_drop_hdr"], 0) << p.out();
+  EXPECT_GT(m["client.evaluated"], 0) << p.out();
+}
+
+// Datagrams whose ICRC-covered bytes changed on the way are dropped by the receiving NIC's ICRC
+// check, exactly those, and RC retransmission delivers the messages anyway.
+TEST(Fabric, CorruptedDatagramsAreDropped) {
+  Tmp tmp;
+  Proc p({TMNIC_FABRIC_PEER, "pair", "--iters", "5", "--size", "1", "--corrupt", "3"}, kFabricEnv, tmp.path("o"),
+         tmp.path("e"));
+  ASSERT_EQ(p.wait(), 0) << p.out() << p.err();
+  auto m = kv(p.out());
+  EXPECT_EQ(m["server.rx_drop_icrc"], 3) << p.out();
+  EXPECT_EQ(m["client.rx_drop_icrc"], 0) << p.out();
+}
+
+// Traffic to the NIC's own address stays inside the NIC: the checked messages arrive and not one
+// frame goes to the fabric (the process's TMNIC_PCAP, which records the fabric's frames, stays empty).
+TEST(Fabric, TrafficToItselfStaysInTheNic) {
+  Tmp tmp;
+  Proc p({TMNIC_FABRIC_PEER, "self", "--iters", "10"}, env_with({"TMNIC_PCAP=" + tmp.path("self.pcap")}),
+         tmp.path("o"), tmp.path("e"));
+  ASSERT_EQ(p.wait(), 0) << p.out() << p.err();
+  EXPECT_EQ(slurp(tmp.path("self.pcap")).size(), 24u) << "frames left the NIC";   // pcap header only
+}
+
+// Processes started at the same moment claim distinct addresses; all hold them at the same time.
+TEST(Fabric, ConcurrentProcessesGetDistinctAddresses) {
+  Tmp tmp;
+  constexpr int kProcs = 8;
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  const long long at = (long long)(now.tv_sec) * 1000000000LL + now.tv_nsec + 400000000LL;
+  std::vector<std::unique_ptr<Proc>> ps;
+  for (int i = 0; i < kProcs; i++)
+    ps.push_back(std::make_unique<Proc>(
+        std::vector<std::string>{TMNIC_FABRIC_PEER, "addr", "--at", std::to_string(at), "--hold-ms", "1500"},
+        kFabricEnv, tmp.path("o" + std::to_string(i)), tmp.path("e" + std::to_string(i))));
+  std::set<std::string> addrs;
+  for (int i = 0; i < kProcs; i++) {
+    ASSERT_EQ(ps[i]->wait(), 0) << ps[i]->out() << ps[i]->err();
+    std::string a = ps[i]->wait_line("addr ", std::chrono::milliseconds(0));
+    EXPECT_EQ(a.rfind("127.", 0), 0u) << ps[i]->out();
+    EXPECT_NE(a, "127.0.0.1");
+    addrs.insert(a);
+  }
+  EXPECT_EQ(addrs.size(), size_t(kProcs));
+}
+
+// A configured address is claimed exactly; while a process holds it another cannot have it, and
+// after the holder is killed (SIGKILL: no cleanup of its own) a new process takes it.
+TEST(Fabric, KilledProcessReleasesItsAddress) {
+  Tmp tmp;
+  Proc holder({TMNIC_FABRIC_PEER, "addr", "--hold-ms", "60000"}, kFabricEnv, tmp.path("h.out"), tmp.path("h.err"));
+  const std::string addr = holder.wait_line("addr ");
+  ASSERT_EQ(addr.rfind("127.", 0), 0u) << holder.out() << holder.err();
+  {
+    Proc second({TMNIC_FABRIC_PEER, "addr"}, env_with({"TMNIC_FABRIC_ADDR=" + addr}), tmp.path("s.out"),
+                tmp.path("s.err"));
+    EXPECT_EQ(second.wait(), 2) << second.out() << second.err();   // no device
+    EXPECT_NE(second.err().find("cannot claim " + addr + ":4791"), std::string::npos) << second.err();
+  }
+  holder.signal(SIGKILL);
+  EXPECT_EQ(holder.wait(), -1);
+  Proc third({TMNIC_FABRIC_PEER, "addr"}, env_with({"TMNIC_FABRIC_ADDR=" + addr}), tmp.path("t.out"),
+             tmp.path("t.err"));
+  EXPECT_EQ(third.wait(), 0) << third.out() << third.err();
+  EXPECT_EQ(third.wait_line("addr ", std::chrono::milliseconds(0)), addr);
+}
+
+TEST(Fabric, BadConfigurationGivesNoDevice) {
+  Tmp tmp;
+  for (const char* e : {"TMNIC_FABRIC_ADDR=127.0.0.1", "TMNIC_FABRIC_ADDR=10.0.0.5", "TMNIC_FABRIC=tcp"}) {
+    Proc p({TMNIC_FABRIC_PEER, "addr"}, env_with({e}), tmp.path("o"), tmp.path("e"));
+    EXPECT_EQ(p.wait(), 2) << e << "\n" << p.out() << p.err();
+    EXPECT_NE(p.err().find("tmnic sim: TMNIC_FABRIC"), std::string::npos) << e << "\n" << p.err();
+  }
+}
+
+// A capture on lo of a pingpong between two fabric processes (4097-byte messages: multi-packet
+// SENDs and ACKs): every datagram between their addresses is RoCEv2 with a correct ICRC by scapy's
+// RoCE layer and by tshark with the independent Lua check, and the IP datagrams on lo are byte for
+// byte those the client's NIC built (its own pcap, TMNIC_PCAP): the kernel sent the NIC's headers.
+TEST(Fabric, LoopbackCaptureHasCorrectIcrc) {
+  if (std::string(TMNIC_DUMPCAP).empty() || std::string(TMNIC_TSHARK).empty())
+    GTEST_SKIP() << "dumpcap/tshark not found at configure time (scripts/setup.sh installs tshark)";
+  if (!have(TMNIC_RC_PINGPONG)) GTEST_SKIP() << TMNIC_RC_PINGPONG " not installed (ibverbs-utils)";
+  std::string out;
+  if (run("/usr/bin/python3 -c 'import scapy.contrib.roce' 2>/dev/null", &out) != 0)
+    GTEST_SKIP() << "python3-scapy's RoCE layer is not importable by /usr/bin/python3";
+  Tmp tmp;
+  const std::string all = tmp.path("lo.pcap");
+  Proc cap({TMNIC_DUMPCAP, "-i", "lo", "-f", "udp port 4791", "-P", "-w", all}, {}, tmp.path("cap.out"),
+           tmp.path("cap.err"));
+  // dumpcap says "Capturing on" once it captures; if it exits first it cannot capture here.
+  auto end = Clock::now() + std::chrono::seconds(10);
+  while (cap.err().find("Capturing on") == std::string::npos) {
+    int st;
+    if (waitpid(cap.pid(), &st, WNOHANG) == cap.pid()) {
+      std::string why = cap.err();
+      (void)cap.wait();   // reaped already; mark done
+      GTEST_SKIP() << "cannot capture on lo (needs root or CAP_NET_RAW/CAP_NET_ADMIN for dumpcap): " << why;
+    }
+    ASSERT_LT(Clock::now(), end) << "dumpcap did not start: " << cap.err();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::string nic_pcap = tmp.path("nic.pcap");
+  PingpongResult r = pingpong(tmp, TMNIC_RC_PINGPONG, {"-n", "10", "-s", "4097"}, {"TMNIC_PCAP=" + nic_pcap});
+  expect_pingpong_ok(r, "10");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));   // the last frames reach the file
+  cap.signal(SIGINT);
+  ASSERT_EQ(cap.wait(std::chrono::seconds(10)), 0) << cap.err();
+  const std::string a = local_ipv4(r.server_out), b = local_ipv4(r.client_out);
+  ASSERT_FALSE(a.empty() || b.empty()) << r.log();
+
+  // Only this pair's datagrams (other fabric users may share lo).
+  const std::string mine = tmp.path("mine.pcap");
+  ASSERT_EQ(run(std::string(TMNIC_TSHARK) + " -n -r " + all + " -Y 'ip.addr==" + a + " && ip.addr==" + b +
+                    "' -F pcap -w " + mine + " 2>&1",
+                &out),
+            0)
+      << out;
+  // scapy's RoCE layer (and zlib) recompute every ICRC.
+  EXPECT_EQ(run("/usr/bin/python3 " TMNIC_SCAPY_ICRC " " + mine + " 2>&1", &out), 0) << out;
+  std::string frames = lines(out).empty() ? "" : lines(out).back();
+  // tshark: every frame IPv4/UDP 4791 with a BTH and a good ICRC by the Lua check, nothing malformed,
+  // no checksum complaint (the UDP checksum is 0 as in the NIC's frames, the IP checksum is right).
+  const std::string tshark = std::string(TMNIC_TSHARK) + " -n -r " + mine +
+                             " -o ip.check_checksum:TRUE -o udp.check_checksum:TRUE"
+                             " --disable-protocol infiniband.eoib -X lua_script:" TMNIC_ICRC_LUA " ";
+  ASSERT_EQ(run(tshark +
+                    "-Y '!(ip && udp.dstport==4791 && infiniband.bth && roce_icrc.status==1) || _ws.malformed || "
+                    "_ws.expert.severity>=warning || ip.checksum.status==\"Bad\"' 2>/dev/null",
+                &out),
+            0);
+  EXPECT_EQ(out, "") << "frames tshark does not accept as RoCEv2 with a good ICRC";
+  ASSERT_EQ(run(tshark + "-T fields -e roce_icrc.status 2>/dev/null | sort | uniq -c", &out), 0);
+  EXPECT_NE(out.find(" 1\n"), std::string::npos) << out;
+  // The IP datagrams on lo equal the client NIC's frames from the IP header on (TX and RX).
+  ASSERT_EQ(run("/usr/bin/python3 - " + mine + " " + nic_pcap + " 2>&1 <<'EOF'\n"
+                "import sys\n"
+                "from scapy.all import rdpcap\n"
+                "def dgram(raw):\n"
+                "    return raw[14:14 + int.from_bytes(raw[16:18], 'big')]\n"
+                "lo = [dgram(bytes(p)) for p in rdpcap(sys.argv[1])]\n"
+                "nic = [dgram(bytes(p)) for p in rdpcap(sys.argv[2])]\n"
+                "missing = [d for d in nic if d not in set(lo)]\n"
+                "extra = [d for d in lo if d not in set(nic)]\n"
+                "print(len(lo), len(nic), len(missing), len(extra))\n"
+                "sys.exit(1 if missing or extra or not nic else 0)\n"
+                "EOF",
+                &out),
+            0)
+      << "lo datagrams, NIC frames, NIC frames not on lo, lo datagrams not from the NIC: " << out << "\n" << frames;
+}
+
+}  // namespace
