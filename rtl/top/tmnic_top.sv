@@ -120,11 +120,11 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Send-queue operations beyond SEND that the engines execute (OPS_CAPS register): a bit is set
   // only in the commit that makes the operation work end to end.
-  localparam logic [31:0] OPS_CAPS = 32'd0;
+  localparam reg_ops_caps_t OPS_CAPS = '{rdma_write: 1'b1, default: '0};
 
   tmnic_axil_regs #(.DATA_BYTES_P(BYTES), .CLK_MHZ_P(CLK_MHZ), .NUM_QP_P(NUM_QP), .NUM_CQ_P(NUM_CQ),
                     .NUM_SRQ_P(NUM_SRQ), .NUM_MR_P(NUM_MR), .TM_ENTRIES_P(TM_ENTRIES),
-                    .TM_CAPS_P({16'd0, 8'(TM_SEQ_W), 8'd0}), .OPS_CAPS_P(OPS_CAPS),
+                    .TM_CAPS_P({16'd0, 8'(TM_SEQ_W), 8'd0}), .OPS_CAPS_P(32'(OPS_CAPS)),
                     .TM_GEOM_P({8'(TM_CAM), 8'($clog2(TM_BUCKETS)), 8'(TM_WAYS), 8'(TM_CLASSES)})) u_regs (
     .clk_i, .rst_ni,
     .s_axil_awaddr_i, .s_axil_awvalid_i, .s_axil_awready_o, .s_axil_wdata_i, .s_axil_wstrb_i,
