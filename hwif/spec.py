@@ -17,7 +17,7 @@ All multi-byte fields in host memory are little-endian unless marked `raw` (byte
 # Bumped on any incompatible change; the driver refuses a device whose major differs.
 ABI_MAJOR = 1
 ABI_MINOR = 3  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
-#                1.3: RDMA WQE fields and opcodes, OPS_CAPS
+#                1.3: RDMA WQE fields and opcodes, OPS_CAPS, SET_QP.ACCESS
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -126,7 +126,7 @@ CMDS = [
         ("RQ_BASE_LO", 8), ("RQ_BASE_HI", 9), ("RQ_LOG_SIZE", 10),
         ("PATH_MTU", 11), ("DEST_QPN", 12), ("DEST_IP", 13), ("SQ_PSN", 14), ("RQ_PSN", 15),
         ("DMAC_LO", 16), ("DMAC_HI", 17), ("MIN_RNR_TIMER", 18), ("RNR_RETRY", 19),
-        ("RETRY_CNT", 20), ("TIMEOUT", 21), ("INIT", 22)]),
+        ("RETRY_CNT", 20), ("TIMEOUT", 21), ("INIT", 22), ("ACCESS", 23)]),
     ("QUERY_QP", 0x05, [("STATE", 0), ("SQ_PSN", 14), ("RQ_PSN", 15)]),
 ]
 # What the NIC does with SET_QP's transport-retry arguments (documentation only).
@@ -138,6 +138,9 @@ SET_QP_NOTES = [
     "packet) and is checked by a sweep of the QP table, so it fires between T and T + NUM_QP cycles (+ a few) after "
     "that (docs/architecture.md). "
     "`SET_QP.RNR_RETRY` (7 = infinite) is a separate budget for RNR NAKs.",
+    "`SET_QP.ACCESS` (ibv_qp_attr.qp_access_flags, ACCESS bits): the remote operations the QP accepts as a "
+    "responder; an RDMA WRITE to a QP without REMOTE_WRITE is NAKed invalid request and the QP goes to ERR "
+    "(IBA 9.7.4.1.2, as rxe and mlx5 do).",
 ]
 # SET_QP.SRQ value meaning "no SRQ: use the QP's own receive queue".
 NO_SRQ = 0xFFFF

@@ -12,7 +12,7 @@
 #include "wq.hpp"
 
 namespace tmnic {
-constexpr unsigned kSetQpWords = hwif::cmd::set_qp::INIT + 1;
+constexpr unsigned kSetQpWords = hwif::cmd::set_qp::ACCESS + 1;  // (ACCESS is the last argument)
 }
 
 struct tmnic_qp {

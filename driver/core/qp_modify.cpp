@@ -61,6 +61,9 @@ int check_and_apply(Device& dev, const struct ibv_qp_attr* a, int mask, uint32_t
       (a->qp_access_flags & ~unsigned(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                                       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
     return EINVAL;
+  // The remote operations the responder accepts (an RDMA WRITE without REMOTE_WRITE is NAKed).
+  if (mask & IBV_QP_ACCESS_FLAGS)
+    cfg[q::ACCESS] = a->qp_access_flags & (hwif::access::REMOTE_WRITE | hwif::access::REMOTE_READ | hwif::access::REMOTE_ATOMIC);
   // No automatic path migration: no alternate path, and the path is always "migrated".
   if (mask & IBV_QP_ALT_PATH) return EINVAL;
   if ((mask & IBV_QP_PATH_MIG_STATE) && a->path_mig_state != IBV_MIG_MIGRATED) return EINVAL;

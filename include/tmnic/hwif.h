@@ -165,6 +165,7 @@ constexpr uint32_t RNR_RETRY = 19u;
 constexpr uint32_t RETRY_CNT = 20u;
 constexpr uint32_t TIMEOUT = 21u;
 constexpr uint32_t INIT = 22u;
+constexpr uint32_t ACCESS = 23u;
 }
 constexpr uint32_t QUERY_QP = 0x05u;
 namespace query_qp {

@@ -138,7 +138,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
                    retry_cnt: qp_wdata.retry_cnt, timeout: qp_wdata.timeout};
   assign rsp_w = '{state: '0, pd: qp_wdata.pd, recv_cq: qp_wdata.recv_cq, srq: qp_wdata.srq,
                    rq_base: qp_wdata.rq_base, rq_log: qp_wdata.rq_log, dest_ip: qp_wdata.dest_ip,
-                   min_rnr_timer: qp_wdata.min_rnr_timer};
+                   min_rnr_timer: qp_wdata.min_rnr_timer, rem_access: qp_wdata.rem_access};
   // (the state has its own table)
   wire unused_qp_wdata = ^{qp_wdata.state, req_w.state, cmp_w.state, rsp_w.state};
   /* verilator lint_off PINCONNECTEMPTY */   // (the state table's ports give the registered indices)
@@ -311,7 +311,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           dest_qpn: cmd_args_i[ARG_SET_QP_DEST_QPN][23:0], dest_ip: cmd_args_i[ARG_SET_QP_DEST_IP],
           dmac: {cmd_args_i[ARG_SET_QP_DMAC_HI][15:0], cmd_args_i[ARG_SET_QP_DMAC_LO]},
           min_rnr_timer: cmd_args_i[ARG_SET_QP_MIN_RNR_TIMER][4:0], rnr_retry: cmd_args_i[ARG_SET_QP_RNR_RETRY][2:0],
-          retry_cnt: cmd_args_i[ARG_SET_QP_RETRY_CNT][2:0], timeout: cmd_args_i[ARG_SET_QP_TIMEOUT][4:0]};
+          retry_cnt: cmd_args_i[ARG_SET_QP_RETRY_CNT][2:0], timeout: cmd_args_i[ARG_SET_QP_TIMEOUT][4:0],
+          rem_access: cmd_args_i[ARG_SET_QP_ACCESS][2:0]};
 
   // Busy: two cycles for the new table contents to reach every engine, then until all is quiet;
   // a QUERY_QP only until its read-back lands.

@@ -10,7 +10,8 @@
 //     not executed: IBA 9.7.5.1.1); ahead of it, RV_GAP (a PSN sequence NAK, sent once per gap);
 //   - opcode sequence: FIRST/ONLY while a message is held, MIDDLE/LAST while none is or of the other
 //     kind (a WRITE_MIDDLE in a SEND): RV_INV_REQ (NAK invalid request, the QP goes to ERR: IBA
-//     9.7.5.1.2);
+//     9.7.5.1.2); an RDMA WRITE to a QP that does not accept remote writes (wr_en_i low): the same
+//     (IBA 9.7.4.1.2, rxe's check_op_valid);
 //   - else RV_FIRST (FIRST/ONLY: a receive WQE is needed) or RV_NEXT.
 // Combinational: the engine acts on the verdict in the same cycle (its inputs are registers and
 // RAM outputs). Also decodes the opcode's kind, position and immediate for the engine.
@@ -26,6 +27,7 @@ module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [23:0]  epsn_i,       // its expected PSN
   input  logic         held_i,       // a message is in progress on it
   input  logic         held_wr_i,    //   and it is an RDMA WRITE
+  input  logic         wr_en_i,      // the QP accepts RDMA WRITEs (qp_access_flags REMOTE_WRITE)
   output rx_verdict_e  verdict_o,
   output logic         first_o,      // FIRST/ONLY (SEND or WRITE)
   output logic         last_o,       // LAST/ONLY
@@ -55,7 +57,7 @@ module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else if (op_ack) verdict_o = sq_ready ? RV_ACK : RV_DROP;
     else if (!(is_send || write_o) || !rq_ready) verdict_o = RV_DROP;
     else if (psn_i != epsn_i) verdict_o = psn_ge(psn_i, epsn_i) ? RV_GAP : RV_DUP;
-    else if (first_o == held_i || (held_i && held_wr_i != write_o)) verdict_o = RV_INV_REQ;
+    else if (first_o == held_i || (held_i && held_wr_i != write_o) || (write_o && !wr_en_i)) verdict_o = RV_INV_REQ;
     else verdict_o = first_o ? RV_FIRST : RV_NEXT;
   end
 endmodule

@@ -10,7 +10,9 @@
 //     (buffer too small) with NAK invalid request, LOC_PROT_ERR (bad SGE) with NAK remote
 //     operational error; both move the QP to ERR.
 //   - an RDMA WRITE's first packet has its RETH range checked against the MR table (the rkey,
-//     REMOTE_WRITE, the QP's PD; a zero-length WRITE is not checked) instead of taking a WQE; its
+//     REMOTE_WRITE, the QP's PD; a zero-length WRITE is not checked) instead of taking a WQE, and
+//     every later packet checks it again (an MR invalidated by SET_MR mid-message fails the next
+//     packet; SET_MR is busy until this engine is quiet, so no DMA follows an invalidation); its
 //     bytes go to that range through the same scatter; a WRITE_WITH_IMM's last packet also takes a
 //     receive WQE (unchecked: RNR if none) that completes as RECV_RDMA_WITH_IMM. Errors: a bad range
 //     is NAKed remote access error, more or fewer bytes than the RETH length invalid request; no
@@ -163,7 +165,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     S_FLUSH_WAIT, S_FLUSH_CQE, S_RNR
   } state_e;
   // What S_WQE waits for: a receive WQE (SEND), an RDMA WRITE's range check, a WRITE_WITH_IMM's WQE.
-  typedef enum logic [1:0] {WM_RECV, WM_KEY, WM_IMM} wmode_e;
+  // (WM_RECHK: a later WRITE packet's check of the held range)
+  typedef enum logic [1:0] {WM_RECV, WM_KEY, WM_IMM, WM_RECHK} wmode_e;
 
   // ---------------------------------------------------------------- registers
   // Control (reset)
@@ -254,7 +257,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_rx_check #(.NUM_QP(NUM_QP)) u_check (
     .opcode_i(h_q.opcode), .psn_i(h_q.psn), .dest_qp_i(h_q.dest_qp), .src_ip_i(h_q.src_ip),
     .state_i(cfg.state), .peer_ip_i(cfg.dest_ip), .epsn_i(tab_rdata.epsn), .held_i(tab_rdata.held),
-    .held_wr_i(tab_rdata.wr), .verdict_o(verdict), .first_o(), .last_o(is_last), .imm_o(has_imm),
+    .held_wr_i(tab_rdata.wr), .wr_en_i(cfg.rem_access[ACCESS_REMOTE_WRITE_BIT]), .verdict_o(verdict), .first_o(), .last_o(is_last), .imm_o(has_imm),
     .write_o(is_write));
   /* verilator lint_on PINCONNECTEMPTY */
 
@@ -274,6 +277,11 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // from the QP's receive queue, its SRQ, or a matched tag's buffer (TM-SRQ); also the flush's
   // fetches from a receive queue. Its checked SGEs go to the scatter's table.
   logic           wq_key, wq_nochk;
+  // The range to check, taken with the start in S_LOOKUP: the first packet's RETH, or the held
+  // WRITE's from the QP word just read (its length is the capacity)
+  sge_t           key_sge;
+  assign key_sge = tab_rdata.held ? '{lkey: tab_rdata.wkey, length: tab_rdata.cap[31:0], addr: tab_rdata.wva}
+                                  : '{lkey: h_q.reth_rkey, length: h_q.reth_len, addr: h_q.reth_va};
   logic           wq_start, wq_idle, wq_rnr_now, wq_rnr, wq_done, wq_ok, wq_rq_inc, wq_rndv, wq_flush, wq_flush_last;
   logic [34:0]    wq_cap;
   rx_kind_e       wq_kind;
@@ -292,7 +300,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .rq_base_i(cfg.rq_base), .rq_log_i(cfg.rq_log), .rq_idx_i(cur_q.ci), .rq_avail_i(tab_rdata.ci != pi_rdata),
     .pay_len_i(h_q.pay_len), .head_beg_i(rb_beg), .head_first_i(rb_first),
     .start_i(wq_start), .key_i(wq_key),
-    .key_sge_i('{lkey: h_q.reth_rkey, length: h_q.reth_len, addr: h_q.reth_va}),
+    .key_sge_i(key_sge),
     .key_acc_i(3'(1 << ACCESS_REMOTE_WRITE_BIT)), .nochk_i(wq_nochk), .idle_o(wq_idle), .rnr_now_o(wq_rnr_now), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
     .kind_o(wq_kind), .rndv_o(wq_rndv), .tag_o(wq_tag), .ctx_o(wq_ctx), .idx_o(wq_idx), .rq_inc_o(wq_rq_inc),
     .skip_o(wq_skip), .wrid_o(wq_wrid),
@@ -483,7 +491,16 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
               state_d = wq_rnr_now ? S_RNR : S_WQE;
             end
           end
-          RV_NEXT: state_d = (is_write && has_imm) ? S_WIMM : S_EXEC;
+          RV_NEXT: begin
+            if (is_write) begin               // the held range again (its rkey may be gone)
+              wq_start = 1'b1;
+              wq_key = 1'b1;
+              wmode_d = WM_RECHK;
+              state_d = S_WQE;
+            end else begin
+              state_d = S_EXEC;
+            end
+          end
           default: drop_qp_d = 1'b1;         // RV_DROP: unknown QP, wrong peer, not ready, not a SEND
         endcase
       end
@@ -510,6 +527,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             cur_d.m = '0;                     // (kind RXK_PLAIN)
             cur_d.off = '0;
             cur_d.cap = 35'(h_q.reth_len);
+            cur_d.wva = h_q.reth_va;
+            cur_d.wkey = h_q.reth_rkey;
             room_d = 35'(h_q.reth_len);
             cur_d.sgi = '0;
             cur_d.sgo = '0;
@@ -520,6 +539,12 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
               tab_we = 1'b1;
               state_d = S_EXEC;
             end
+          end
+        end else if (wmode_q == WM_RECHK) begin
+          // (a zero-length WRITE has no later packets, so the walk always runs)
+          if (wq_done) begin
+            cur_d.bad = !wq_ok;
+            state_d = (has_imm && wq_ok) ? S_WIMM : S_EXEC;
           end
         end else if (wmode_q == WM_IMM) begin
           if (wq_rnr) begin

@@ -136,6 +136,7 @@ package tmnic_hwif_pkg;
   localparam int unsigned ARG_SET_QP_RETRY_CNT = 20;
   localparam int unsigned ARG_SET_QP_TIMEOUT = 21;
   localparam int unsigned ARG_SET_QP_INIT = 22;
+  localparam int unsigned ARG_SET_QP_ACCESS = 23;
   localparam logic [7:0] CMD_QUERY_QP = 8'h05;
   localparam int unsigned ARG_QUERY_QP_STATE = 0;
   localparam int unsigned ARG_QUERY_QP_SQ_PSN = 14;

@@ -24,6 +24,7 @@ package tmnic_pkg;
     logic [2:0]  rnr_retry;   // 7 = retry forever
     logic [2:0]  retry_cnt;
     logic [4:0]  timeout;
+    logic [2:0]  rem_access;  // remote operations the QP accepts (ACCESS_REMOTE_*; LOCAL_WRITE unused)
   } qp_cfg_t;
 
   // What each engine reads of a QP's configuration. tmnic_ctx keeps one table per read port, holding
@@ -62,6 +63,7 @@ package tmnic_pkg;
     logic [3:0]  rq_log;
     logic [31:0] dest_ip;       // a packet must come from the peer
     logic [4:0]  min_rnr_timer;
+    logic [2:0]  rem_access;
   } qp_rsp_cfg_t;   // responder
 
   // Memory region: key, protection domain, access rights and the VA -> IOVA translation.
@@ -186,7 +188,9 @@ package tmnic_pkg;
     logic        nak_sent;    // a PSN-sequence NAK was sent for the current gap
     logic        held;        // a WQE is held for a multi-packet message (or an RDMA WRITE's range)
     logic        wr;          // the held message is an RDMA WRITE: its range was checked (bad: not),
-                              //   its bytes go to the RETH's range (scatter slot 0), no WQE is held
+                              //   its bytes go to the RETH's range (scatter slot 0), no WQE is held;
+    logic [63:0] wva;         //   the range's address and rkey, checked again for every packet
+    logic [31:0] wkey;        //   (an rkey invalidated mid-message stops it: ibv_dereg_mr)
     rx_msg_t     m;           // the held message: what its completion needs (tmnic_pkg),
     logic        bad;         //   an SGE failed the protection check (or too many SGEs),
     logic [31:0] off;         //   message bytes received so far,

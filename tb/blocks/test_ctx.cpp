@@ -78,14 +78,14 @@ struct QpCfg {
   uint64_t rq_base = 0;
   uint32_t rq_log = 0, pmtu_log = 0, dest_qpn = 0, dest_ip = 0;
   uint64_t dmac = 0;
-  uint32_t min_rnr = 0, rnr_retry = 0, retry_cnt = 0, timeout = 0;
+  uint32_t min_rnr = 0, rnr_retry = 0, retry_cnt = 0, timeout = 0, rem_access = 0;
   bool written = false;
   void pack(uint32_t* w, unsigned base) const {
     Packer p{w, base + kQpBits};
     p.put(state, 3); p.put(pd, 16); p.put(send_cq, 16); p.put(recv_cq, 16); p.put(srq, 16);
     p.put(sq_base, 64); p.put(sq_log, 4); p.put(rq_base, 64); p.put(rq_log, 4); p.put(pmtu_log, 4);
     p.put(dest_qpn, 24); p.put(dest_ip, 32); p.put(dmac, 48); p.put(min_rnr, 5); p.put(rnr_retry, 3);
-    p.put(retry_cnt, 3); p.put(timeout, 5);
+    p.put(retry_cnt, 3); p.put(timeout, 5); p.put(rem_access, 3);
   }
 };
 struct Mr {
@@ -423,6 +423,7 @@ class CtxBench {
           q.rnr_retry = a[set_qp::RNR_RETRY] & 7;
           q.retry_cnt = a[set_qp::RETRY_CNT] & 7;
           q.timeout = a[set_qp::TIMEOUT] & 31;
+          q.rem_access = a[set_qp::ACCESS] & 7;
           ev_.init_qp = idx;
           ev_.qp_set = true;
           ev_.init_sq = a[set_qp::INIT] & QP_INIT_SQ;

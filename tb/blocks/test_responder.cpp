@@ -213,7 +213,7 @@ std::vector<std::string> coverage_points() {
           "stall_cqe", "stall_ev", "stall_ack", "stall_wr", "stall_rd", "stall_lk", "doorbell_rq", "doorbell_srq", "add_pending_on_hit",
           "write_only", "write_multi_packet", "write_zero_length", "write_imm", "write_imm_multi_packet", "write_imm_rnr",
           "write_imm_tm_srq", "write_access_err", "write_len_over", "write_len_short", "write_kind_mismatch",
-          "write_flush_held"};
+          "write_flush_held", "write_not_enabled"};
 }
 
 struct Knobs {
@@ -317,6 +317,8 @@ class Bench {
     cfg_set(Q, kCfRqBase, u(0, 1ull << 36) << 12);
     cfg_set(Q, kCfRqLog, u(1, 5));
     cfg_set(Q, kCfMinRnr, u(0, 31));
+    // (qp_access_flags: mostly with REMOTE_WRITE; without it a WRITE is an invalid request)
+    cfg_set(Q, kCfRemAccess, u(0, 7) | (chance(rng_, 0.85) ? hw::access::REMOTE_WRITE : 0u));
     Q.ring.assign(1u << cfg_get(Q, kCfRqLog), Wqe{});
     static constexpr unsigned kPmtu[] = {256, 512, 1024, 2048, 4096};
     Q.pmtu = kPmtu[u(0, 4)];
@@ -568,10 +570,12 @@ class Bench {
                       op == wire::kWriteOnlyImm;
     const bool imm = op == wire::kSendLastImm || op == wire::kSendOnlyImm || op == wire::kWriteLastImm ||
                      op == wire::kWriteOnlyImm;
-    if (first == Q.held || (Q.held && Q.wr != write)) {
+    const bool wr_en = cfg_get(Q, kCfRemAccess) & hw::access::REMOTE_WRITE;
+    if (first == Q.held || (Q.held && Q.wr != write) || (write && !wr_en)) {
       event(q, kSynInv, Q.msn, h.psn);
       ++n_nak_;
-      cov_.hit(first == Q.held ? (first ? "inv_req_first_while_held" : "inv_req_next_while_idle") : "write_kind_mismatch");
+      cov_.hit(first == Q.held ? (first ? "inv_req_first_while_held" : "inv_req_next_while_idle")
+               : (Q.held && Q.wr != write) ? "write_kind_mismatch" : "write_not_enabled");
       to_err(q, true);
       return;
     }

@@ -33,7 +33,7 @@ const char* const kVerdictName[] = {"drop", "ack", "dup", "gap", "inv_req", "fir
 struct In {
   uint8_t opcode;
   uint32_t psn, dest_qp, src_ip, state, peer_ip, epsn;
-  bool held, held_wr;
+  bool held, held_wr, wr_en;
 };
 struct Out {
   unsigned verdict;
@@ -65,8 +65,10 @@ Out model(const In& i) {
     // Behind the expected PSN by 1 .. 2^23: a duplicate; otherwise ahead of it: a gap.
     const uint32_t behind = (i.epsn - i.psn) & (kPsnMod - 1);
     o.verdict = (behind >= 1 && behind <= (1u << 23)) ? kDup : kGap;
-  } else if (o.first == i.held || (i.held && i.held_wr != o.write)) {
-    o.verdict = kInvReq;  // FIRST/ONLY inside a message, MIDDLE/LAST outside one or of another kind
+  } else if (o.first == i.held || (i.held && i.held_wr != o.write) || (o.write && !i.wr_en)) {
+    // FIRST/ONLY inside a message, MIDDLE/LAST outside one or of another kind, a WRITE to a QP
+    // without REMOTE_WRITE (IBA 9.7.4.1.2)
+    o.verdict = kInvReq;
   } else {
     o.verdict = o.first ? kFirst : kNext;
   }
@@ -76,7 +78,7 @@ Out model(const In& i) {
 TEST(RxCheck, RandomHeadersAgainstIbaModel) {
   Coverage cov({"drop", "ack", "dup", "gap", "inv_req", "first", "next", "drop_reserved_qp", "drop_qp_range",
                 "drop_peer", "drop_state", "drop_opcode", "ack_not_sending", "dup_window_end", "gap_window_end",
-                "psn_wrap_dup", "psn_wrap_gap", "write_first", "write_next", "write_in_send", "send_in_write"});
+                "psn_wrap_dup", "psn_wrap_gap", "write_first", "write_next", "write_in_send", "send_in_write", "write_not_enabled"});
   auto ctx = std::make_unique<VerilatedContext>();
   auto top = std::make_unique<Vtmnic_rx_check>(ctx.get());
   uint64_t n = 0;
@@ -110,6 +112,7 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       i.state = chance(rng, 0.6) ? static_cast<uint32_t>(urand(rng, 2, 5)) : static_cast<uint32_t>(urand(rng, 0, 7));
       i.held = chance(rng, 0.5);
       i.held_wr = chance(rng, 0.5);
+      i.wr_en = chance(rng, 0.8);
       top->opcode_i = i.opcode;
       top->psn_i = i.psn;
       top->dest_qp_i = i.dest_qp;
@@ -119,6 +122,7 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       top->epsn_i = i.epsn;
       top->held_i = i.held;
       top->held_wr_i = i.held_wr;
+      top->wr_en_i = i.wr_en;
       top->eval();
       const Out m = model(i);
       const unsigned got = top->verdict_o;
@@ -142,7 +146,10 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       }
       if (m.write && m.verdict == kFirst) cov.hit("write_first");
       if (m.write && m.verdict == kNext) cov.hit("write_next");
-      if (m.verdict == kInvReq && !m.first && i.held) cov.hit(m.write ? "write_in_send" : "send_in_write");
+      if (m.verdict == kInvReq && !m.first && i.held && i.held_wr != m.write)
+        cov.hit(m.write ? "write_in_send" : "send_in_write");
+      if (m.verdict == kInvReq && m.write && !i.wr_en && (m.first != i.held) && !(i.held && i.held_wr != m.write))
+        cov.hit("write_not_enabled");
       const uint32_t behind = (i.epsn - i.psn) & (kPsnMod - 1);
       if (m.verdict == kDup && behind == (1u << 23)) cov.hit("dup_window_end");
       if (m.verdict == kGap && behind == (1u << 23) - 1 + 2) cov.hit("gap_window_end");  // 2^23 + 1 behind = 2^23 - 1 ahead

@@ -215,3 +215,61 @@ TEST(TopRdma, ZeroLengthWriteNeedsNoKey) {
   EXPECT_EQ(watch.hits, 0u);
   EXPECT_EQ(b.qp_state(5), 3u);
 }
+
+// ibv_dereg_mr with a WRITE in flight: the target's MR is invalidated (SET_MR, VALID 0) while a
+// 256-packet WRITE into it arrives. The command is busy until the responder is quiet; from then on
+// not one byte reaches the region (the next packet's check of the held range fails), the requester
+// completes with REM_ACCESS_ERR and the responder QP is in ERR. The bytes placed before are the
+// source's.
+TEST(TopRdma, InvalidatedKeyStopsAWriteInFlight) {
+  sim::World w(cfg(2));
+  RdmaNode a(w, 0), b(w, 1);
+  ASSERT_TRUE(a.ok && b.ok);
+  ASSERT_EQ(a.h.set_qp(2, a.qp(5, 1)), 0u);
+  ASSERT_EQ(b.h.set_qp(5, b.qp(2, 0)), 0u);
+  fill(a.data.p, 1 << 18, 3);
+  std::memset(b.target.p, 0, b.target.len);
+  Watch watch(b);
+  const uint32_t len = 1 << 18;   // 256 packets of 1 KiB
+  a.post_write(2, 1, hwif::wqe_op::RDMA_WRITE, hwif::wqe_flag::SIGNALED, {{a.va(0), len, Node::kKey}}, b.tva(0),
+               RdmaNode::kTKey);
+  for (int i = 0; i < 1000 && watch.hits < 20; i++) w.progress(200);
+  ASSERT_GE(watch.hits, 20u) << "the WRITE did not start";
+  ASSERT_LT(watch.hits, 200u) << "the WRITE finished before the key could be invalidated";
+  // SET_MR MR 2 invalid, and wait until the command is done (as ibv_dereg_mr does before unmapping)
+  b.h.cmd(hwif::cmd::SET_MR, 2, {{hwif::cmd::set_mr::VALID, 0}});
+  while (b.h.rd(hwif::reg::CMD_STATUS) & 1) {}
+  const uint64_t at_invalidate = watch.hits;
+  auto got = wait_cqes(w, {&a}, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].second.status, hwif::wc_status::REM_ACCESS_ERR);
+  EXPECT_EQ(watch.hits, at_invalidate) << "DMA into the region after its key was invalidated";
+  EXPECT_EQ(b.qp_state(5), 6u);
+  // What did land is the source's prefix (whole packets of 1 KiB).
+  size_t landed = 0;
+  while (landed < len && std::memcmp(b.target.p + landed, a.data.p + landed, 1024) == 0) landed += 1024;
+  EXPECT_GT(landed, 0u);
+  EXPECT_LT(landed, size_t(len));
+  for (size_t i = landed; i < len; i++) ASSERT_EQ(b.target.p[i], 0) << "byte " << i << " written after the stop";
+}
+
+// A WRITE to a QP whose qp_access_flags lack REMOTE_WRITE (SET_QP.ACCESS) is an invalid request
+// (IBA 9.7.4.1.2, as rxe and mlx5 answer it): NAK invalid request, REM_INV_REQ_ERR at the requester,
+// no DMA, the responder QP in ERR; even though the MR itself grants REMOTE_WRITE.
+TEST(TopRdma, WriteToQpWithoutRemoteWriteIsInvalid) {
+  sim::World w(cfg(2));
+  RdmaNode a(w, 0), b(w, 1);
+  ASSERT_TRUE(a.ok && b.ok);
+  ASSERT_EQ(a.h.set_qp(2, a.qp(5, 1)), 0u);
+  RawHost::QpCfg qb = b.qp(2, 0);
+  qb.access = acc::REMOTE_READ;
+  ASSERT_EQ(b.h.set_qp(5, qb), 0u);
+  Watch watch(b);
+  a.post_write(2, 1, hwif::wqe_op::RDMA_WRITE, hwif::wqe_flag::SIGNALED, {{a.va(0), 3000, Node::kKey}}, b.tva(0),
+               RdmaNode::kTKey);
+  auto got = wait_cqes(w, {&a}, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].second.status, hwif::wc_status::REM_INV_REQ_ERR);
+  EXPECT_EQ(watch.hits, 0u);
+  EXPECT_EQ(b.qp_state(5), 6u);
+}
