@@ -40,20 +40,31 @@ int set_mr(Device& d, uint32_t index, uint64_t va, uint64_t len, uint64_t dma, u
   args[a::VALID] = valid;
   return d.cmd(hwif::cmd::SET_MR, index, args, a::VALID + 1);
 }
+
+// Validates verbs access flags and reduces them to what the table entry holds; 0 or an errno.
+int check_access(unsigned access, uint32_t* hw) {
+  access &= ~unsigned(IBV_ACCESS_OPTIONAL_RANGE);
+  if (access & kUnsupported) return EOPNOTSUPP;
+  // The IB spec requires local write for remote write; unknown bits are a caller error.
+  if ((access & ~(kHwAccess | kIgnored)) ||
+      ((access & IBV_ACCESS_REMOTE_WRITE) && !(access & IBV_ACCESS_LOCAL_WRITE)))
+    return EINVAL;
+  *hw = access & kHwAccess;
+  return 0;
+}
+
+bool bad_range(const void* addr, size_t length) {
+  return !addr || length == 0 || uint64_t(length) > (uint64_t(1) << 32);
+}
 }  // namespace
 
 struct ibv_mr* reg_mr(struct ibv_pd* ibpd, void* addr, size_t length, uint64_t iova,
                       unsigned access) {
-  access &= ~unsigned(IBV_ACCESS_OPTIONAL_RANGE);
-  if (access & kUnsupported) {
-    errno = EOPNOTSUPP;
-    return nullptr;
-  }
-  // The IB spec requires local write for remote write; unknown bits are a caller error.
-  if ((access & ~(kHwAccess | kIgnored)) ||
-      ((access & IBV_ACCESS_REMOTE_WRITE) && !(access & IBV_ACCESS_LOCAL_WRITE)) || !addr ||
-      length == 0 || uint64_t(length) > (uint64_t(1) << 32)) {
-    errno = EINVAL;
+  uint32_t hw_access = 0;
+  int bad = check_access(access, &hw_access);
+  if (!bad && bad_range(addr, length)) bad = EINVAL;
+  if (bad) {
+    errno = bad;
     return nullptr;
   }
   Device& d = to_dev(ibpd->context);
@@ -72,7 +83,7 @@ struct ibv_mr* reg_mr(struct ibv_pd* ibpd, void* addr, size_t length, uint64_t i
   mr->index = uint32_t(index);
   uint32_t key = uint32_t(index) << hwif::MR_KEY_SHIFT | d.next_mr_gen(uint32_t(index));
   mr->dma = d.be()->dma_map(addr, length);
-  int err = set_mr(d, mr->index, iova, length, mr->dma, key, pd->pdn, access & kHwAccess, 1);
+  int err = set_mr(d, mr->index, iova, length, mr->dma, key, pd->pdn, hw_access, 1);
   if (err) {
     d.be()->dma_unmap(mr->dma, length);
     d.mrns.release(mr->index);
@@ -87,6 +98,8 @@ struct ibv_mr* reg_mr(struct ibv_pd* ibpd, void* addr, size_t length, uint64_t i
   mr->ibv.handle = mr->index;
   mr->ibv.lkey = key;
   mr->ibv.rkey = key;
+  mr->iova = iova;
+  mr->access = hw_access;
   pd->usecnt++;
   return &mr->ibv;
 }
@@ -101,6 +114,55 @@ int dereg_mr(struct ibv_mr* ibmr) {
   d.mrns.release(mr->index);
   to_tpd(ibmr->pd)->usecnt--;
   delete mr;
+  return 0;
+}
+
+// As mlx5 (and the kernel's ib_uverbs_rereg_mr) behind libibverbs' ibv_rereg_mr: the entry keeps
+// its index and key, so lkey/rkey stay valid; a new translation gets iova = addr. The new range is
+// mapped before the command; SET_MR completes only once the engines are quiet, so after it no DMA
+// uses the old translation and only then is the old range unmapped.
+int rereg_mr(struct ibv_mr* ibmr, int flags, struct ibv_pd* ibpd, void* addr, size_t length,
+             unsigned access) {
+  constexpr int kAll = IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+                       IBV_REREG_MR_CHANGE_ACCESS;
+  if (!ibmr || flags == 0 || (flags & ~kAll)) return EINVAL;
+  tmnic_mr* mr = to_tmr(ibmr);
+  Device& d = to_dev(ibmr->context);
+  const bool trans = flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+  const bool change_pd = flags & IBV_REREG_MR_CHANGE_PD;
+
+  uint32_t hw_access = mr->access;
+  if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
+    int err = check_access(access, &hw_access);
+    if (err) return err;
+  }
+  if (trans && bad_range(addr, length)) return EINVAL;
+  // A PD of another context is as unknown to this device as no PD.
+  if (change_pd && (!ibpd || ibpd->context != ibmr->context)) return EINVAL;
+  struct ibv_pd* new_pd = change_pd ? ibpd : ibmr->pd;
+
+  uint64_t iova = trans ? uint64_t(uintptr_t(addr)) : mr->iova;
+  size_t len = trans ? length : ibmr->length;
+  uint64_t dma = trans ? d.be()->dma_map(addr, length) : mr->dma;
+  int err = set_mr(d, mr->index, iova, len, dma, ibmr->lkey, to_tpd(new_pd)->pdn, hw_access, 1);
+  if (err) {
+    // The command changed nothing: the old entry and its mapping stay as they were.
+    if (trans) d.be()->dma_unmap(dma, length);
+    return err;
+  }
+  if (trans) {
+    d.be()->dma_unmap(mr->dma, ibmr->length);
+    mr->dma = dma;
+    mr->iova = iova;
+    ibmr->addr = addr;
+    ibmr->length = length;
+  }
+  if (change_pd && new_pd != ibmr->pd) {
+    to_tpd(new_pd)->usecnt++;
+    to_tpd(ibmr->pd)->usecnt--;
+    ibmr->pd = new_pd;
+  }
+  mr->access = hw_access;
   return 0;
 }
 

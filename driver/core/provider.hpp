@@ -36,6 +36,11 @@ struct ibv_pd* alloc_pd(struct ibv_context* ctx);
 int dealloc_pd(struct ibv_pd* pd);
 struct ibv_mr* reg_mr(struct ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned access);
 int dereg_mr(struct ibv_mr* mr);
+// Rewrites the MR's table entry in place (one SET_MR), keeping lkey/rkey as mlx5 does. `flags`
+// are IBV_REREG_MR_CHANGE_*; pd/addr/length/access are only looked at when their flag is set.
+// Returns 0 or an errno value; on an error the MR is unchanged. Updates ibv_mr addr/length/pd.
+int rereg_mr(struct ibv_mr* mr, int flags, struct ibv_pd* pd, void* addr, size_t length,
+             unsigned access);
 
 // Completion queues (cq.cpp, cq_ex.cpp).
 struct ibv_cq_ex* create_cq_ex(struct ibv_context* ctx, struct ibv_cq_init_attr_ex* attr);

@@ -102,10 +102,23 @@ TMNIC_EXPORT struct ibv_mr* ibv_reg_mr_iova2(struct ibv_pd* pd, void* addr, size
 }
 TMNIC_EXPORT int ibv_dereg_mr(struct ibv_mr* mr) { return ret(tmnic::dereg_mr(mr)); }
 
-// Re-registration has no command; callers (pyverbs) treat EOPNOTSUPP as "skip".
+// libibverbs' own checks and return codes (enum ibv_rereg_mr_err_code, errno set), then the
+// provider, which also updates the ibv_mr fields (libibverbs' wrapper updates pd/addr/length).
+// Fork protection is a no-op here (misc.cpp), so the DONT_FORK/DO_FORK codes never occur.
 TMNIC_EXPORT int ibv_rereg_mr(struct ibv_mr* mr, int flags, struct ibv_pd* pd, void* addr,
                               size_t length, int access) {
-  return ret(EOPNOTSUPP);
+  if ((flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+      ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!length || !addr)) ||
+      (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS))) {
+    errno = EINVAL;
+    return IBV_REREG_MR_ERR_INPUT;
+  }
+  int err = tmnic::rereg_mr(mr, flags, pd, addr, length, unsigned(access));
+  if (err) {
+    errno = err;
+    return IBV_REREG_MR_ERR_CMD;
+  }
+  return 0;
 }
 
 TMNIC_EXPORT struct ibv_cq* ibv_create_cq(struct ibv_context* ctx, int cqe, void* cq_context,

@@ -74,6 +74,7 @@ void FakeBackend::execute(uint32_t cmd) {
     }
   }
   commands.push_back(c);
+  if (on_command) on_command(c);
   regs_[hwif::reg::CMD_STATUS / 4] = error ? 2u : 0u;
   busy_left_ = busy_polls;
 }

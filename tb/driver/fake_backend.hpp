@@ -63,6 +63,7 @@ class FakeBackend : public Backend {
   int bad_unmaps = 0;                  // dma_unmap of something never mapped
   int progress_calls = 0;
   std::function<void()> on_progress;   // runs inside progress(): lets a test "be the NIC"
+  std::function<void(const Command&)> on_command;  // runs as each command executes
   uint32_t fail_opcode = 0xFFFFFFFF;   // commands with this opcode set the error bit
   int busy_polls = 0;                  // CMD_STATUS reads that report busy before completing
   std::map<uint32_t, uint64_t> neighbours;  // what resolve_neighbour knows: IPv4 -> MAC

@@ -65,6 +65,206 @@ TEST_F(DriverTest, RegMrRejectsBadAccess) {
   EXPECT_EQ(tmnic::dealloc_pd(pd), 0);
 }
 
+// The fields of a SET_MR command, for the rereg tests.
+struct MrEntry {
+  uint64_t va, len, dma;
+  uint32_t key, pd, access, valid;
+};
+MrEntry entry(const Command& c) {
+  return {uint64_t(c.args[m::VA_HI]) << 32 | c.args[m::VA_LO],
+          uint64_t(c.args[m::LEN_HI]) << 32 | c.args[m::LEN_LO],
+          uint64_t(c.args[m::IOVA_HI]) << 32 | c.args[m::IOVA_LO],
+          c.args[m::KEY],
+          c.args[m::PD],
+          c.args[m::ACCESS],
+          c.args[m::VALID]};
+}
+
+TEST_F(DriverTest, ReregMrChangeAccessRewritesEntryKeepingKey) {
+  struct ibv_pd* pd = make_pd();
+  std::vector<uint8_t> buf(4096);
+  struct ibv_mr* mr = tmnic::reg_mr(pd, buf.data(), buf.size(), 0x5000, IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_NE(mr, nullptr);
+  uint32_t key = mr->lkey;
+  auto before = entry(be->commands_with(hwif::cmd::SET_MR).back());
+  ASSERT_EQ(tmnic::rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+                            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                                IBV_ACCESS_RELAXED_ORDERING),
+            0);
+  auto sets = be->commands_with(hwif::cmd::SET_MR);
+  ASSERT_EQ(sets.size(), 2u);
+  auto e = entry(sets[1]);
+  EXPECT_EQ(sets[1].index, sets[0].index);
+  EXPECT_EQ(e.va, 0x5000u);  // the iova of the registration stays
+  EXPECT_EQ(e.len, before.len);
+  EXPECT_EQ(e.dma, before.dma);
+  EXPECT_EQ(e.key, key);
+  EXPECT_EQ(e.pd, before.pd);
+  EXPECT_EQ(e.access, unsigned(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+  EXPECT_EQ(e.valid, 1u);
+  EXPECT_EQ(mr->lkey, key);
+  EXPECT_EQ(mr->rkey, key);
+  EXPECT_EQ(mr->addr, buf.data());
+  EXPECT_EQ(mr->length, buf.size());
+  EXPECT_EQ(be->mappings.size(), 1u);  // no new mapping, none dropped
+
+  // A later PD-only change keeps the new access.
+  struct ibv_pd* pd2 = make_pd();
+  ASSERT_EQ(tmnic::rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, nullptr, 0, 0), 0);
+  e = entry(be->commands_with(hwif::cmd::SET_MR).back());
+  EXPECT_EQ(e.access, unsigned(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+  EXPECT_EQ(e.pd, to_tpd(pd2)->pdn);
+  EXPECT_EQ(tmnic::dereg_mr(mr), 0);
+  EXPECT_TRUE(be->mappings.empty());
+  EXPECT_EQ(be->bad_unmaps, 0);
+  EXPECT_EQ(tmnic::dealloc_pd(pd), 0);
+  EXPECT_EQ(tmnic::dealloc_pd(pd2), 0);
+}
+
+TEST_F(DriverTest, ReregMrChangePdMovesUseCount) {
+  struct ibv_pd* pd = make_pd();
+  struct ibv_pd* pd2 = make_pd();
+  char buf[256];
+  struct ibv_mr* mr = tmnic::reg_mr(pd, buf, sizeof(buf), uintptr_t(buf), IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_NE(mr, nullptr);
+  EXPECT_EQ(to_tpd(pd)->usecnt, 1);
+  ASSERT_EQ(tmnic::rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, nullptr, 0, 0), 0);
+  auto e = entry(be->commands_with(hwif::cmd::SET_MR).back());
+  EXPECT_EQ(e.pd, to_tpd(pd2)->pdn);
+  EXPECT_EQ(e.access, unsigned(IBV_ACCESS_LOCAL_WRITE));
+  EXPECT_EQ(e.va, uintptr_t(buf));
+  EXPECT_EQ(mr->pd, pd2);
+  EXPECT_EQ(to_tpd(pd)->usecnt, 0);
+  EXPECT_EQ(to_tpd(pd2)->usecnt, 1);
+  EXPECT_EQ(tmnic::dealloc_pd(pd2), EBUSY);  // the MR now uses pd2
+  // The same PD again: counts unchanged.
+  ASSERT_EQ(tmnic::rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, nullptr, 0, 0), 0);
+  EXPECT_EQ(to_tpd(pd2)->usecnt, 1);
+  // The old PD is free once the MR has left it.
+  EXPECT_EQ(tmnic::dealloc_pd(pd), 0);
+  EXPECT_EQ(tmnic::dereg_mr(mr), 0);
+  EXPECT_EQ(to_tpd(pd2)->usecnt, 0);
+  EXPECT_EQ(tmnic::dealloc_pd(pd2), 0);
+}
+
+TEST_F(DriverTest, ReregMrChangeTranslationMapsFirstUnmapsAfterCommand) {
+  struct ibv_pd* pd = make_pd();
+  std::vector<uint8_t> a(4096), b(8192);
+  unsigned acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  struct ibv_mr* mr = tmnic::reg_mr(pd, a.data(), a.size(), 0x7000, acc);
+  ASSERT_NE(mr, nullptr);
+  uint32_t key = mr->lkey;
+  uint64_t old_dma = uintptr_t(a.data()), new_dma = uintptr_t(b.data());
+  // While the SET_MR executes, both ranges are mapped: the new one is there for the NIC, the old
+  // one may still be in use until the command completes.
+  int seen = 0;
+  be->on_command = [&](const Command& c) {
+    if (c.opcode != hwif::cmd::SET_MR) return;
+    seen++;
+    EXPECT_EQ(be->mappings.count(old_dma), 1u);
+    EXPECT_EQ(be->mappings.count(new_dma), 1u);
+  };
+  ASSERT_EQ(tmnic::rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, nullptr, b.data(), b.size(), 0),
+            0);
+  be->on_command = nullptr;
+  EXPECT_EQ(seen, 1);
+  auto e = entry(be->commands_with(hwif::cmd::SET_MR).back());
+  EXPECT_EQ(e.va, uintptr_t(b.data()));  // a new translation's iova is its address
+  EXPECT_EQ(e.len, b.size());
+  EXPECT_EQ(e.dma, new_dma);
+  EXPECT_EQ(e.key, key);
+  EXPECT_EQ(e.pd, to_tpd(pd)->pdn);
+  EXPECT_EQ(e.access, acc);
+  EXPECT_EQ(e.valid, 1u);
+  EXPECT_EQ(be->mappings.count(old_dma), 0u);
+  EXPECT_EQ(be->mappings.count(new_dma), 1u);
+  EXPECT_EQ(mr->addr, b.data());
+  EXPECT_EQ(mr->length, b.size());
+  EXPECT_EQ(mr->lkey, key);
+  EXPECT_EQ(mr->rkey, key);
+
+  // All three at once.
+  struct ibv_pd* pd2 = make_pd();
+  ASSERT_EQ(tmnic::rereg_mr(mr,
+                            IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+                                IBV_REREG_MR_CHANGE_ACCESS,
+                            pd2, a.data(), 128, IBV_ACCESS_REMOTE_READ),
+            0);
+  e = entry(be->commands_with(hwif::cmd::SET_MR).back());
+  EXPECT_EQ(e.va, uintptr_t(a.data()));
+  EXPECT_EQ(e.len, 128u);
+  EXPECT_EQ(e.dma, old_dma);
+  EXPECT_EQ(e.key, key);
+  EXPECT_EQ(e.pd, to_tpd(pd2)->pdn);
+  EXPECT_EQ(e.access, unsigned(IBV_ACCESS_REMOTE_READ));
+  EXPECT_EQ(be->mappings.size(), 1u);
+  EXPECT_EQ(be->mappings.count(old_dma), 1u);
+  EXPECT_EQ(to_tpd(pd)->usecnt, 0);
+  EXPECT_EQ(to_tpd(pd2)->usecnt, 1);
+  EXPECT_EQ(mr->pd, pd2);
+  EXPECT_EQ(tmnic::dereg_mr(mr), 0);
+  EXPECT_TRUE(be->mappings.empty());
+  EXPECT_EQ(be->bad_unmaps, 0);
+  EXPECT_EQ(tmnic::dealloc_pd(pd), 0);
+  EXPECT_EQ(tmnic::dealloc_pd(pd2), 0);
+}
+
+TEST_F(DriverTest, ReregMrBadInputChangesNothing) {
+  struct ibv_pd* pd = make_pd();
+  std::vector<uint8_t> a(4096), b(4096);
+  struct ibv_mr* mr = tmnic::reg_mr(pd, a.data(), a.size(), uintptr_t(a.data()),
+                                    IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_NE(mr, nullptr);
+  size_t n = be->commands.size();
+  auto rereg = [&](int flags, struct ibv_pd* p, void* addr, size_t len, unsigned acc) {
+    return tmnic::rereg_mr(mr, flags, p, addr, len, acc);
+  };
+  EXPECT_EQ(rereg(0, nullptr, nullptr, 0, 0), EINVAL);                // nothing to change
+  EXPECT_EQ(rereg(IBV_REREG_MR_FLAGS_SUPPORTED + 1, nullptr, nullptr, 0, 0), EINVAL);
+  EXPECT_EQ(rereg(IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0, IBV_ACCESS_REMOTE_WRITE),
+            EINVAL);                                                  // needs LOCAL_WRITE
+  EXPECT_EQ(rereg(IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0, 1u << 12), EINVAL);  // unknown
+  EXPECT_EQ(rereg(IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+                  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC),
+            EOPNOTSUPP);
+  EXPECT_EQ(rereg(IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0, IBV_ACCESS_MW_BIND),
+            EOPNOTSUPP);
+  EXPECT_EQ(rereg(IBV_REREG_MR_CHANGE_PD, nullptr, nullptr, 0, 0), EINVAL);  // no PD
+  EXPECT_EQ(rereg(IBV_REREG_MR_CHANGE_TRANSLATION, nullptr, nullptr, 64, 0), EINVAL);
+  EXPECT_EQ(rereg(IBV_REREG_MR_CHANGE_TRANSLATION, nullptr, b.data(), 0, 0), EINVAL);
+  // A bad part fails the whole call, even with a valid translation.
+  EXPECT_EQ(rereg(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS, nullptr, b.data(),
+                  b.size(), IBV_ACCESS_REMOTE_WRITE),
+            EINVAL);
+  EXPECT_EQ(be->commands.size(), n);  // no command was issued
+  EXPECT_EQ(be->mappings.size(), 1u);
+  EXPECT_EQ(mr->addr, a.data());
+  EXPECT_EQ(to_tpd(pd)->usecnt, 1);
+
+  // The command fails: the new range is unmapped again, the old one and the MR are untouched.
+  struct ibv_pd* pd2 = make_pd();
+  be->fail_opcode = hwif::cmd::SET_MR;
+  EXPECT_NE(rereg(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD, pd2, b.data(),
+                  b.size(), 0),
+            0);
+  be->fail_opcode = 0xFFFFFFFF;
+  EXPECT_EQ(be->commands_with(hwif::cmd::SET_MR).size(), 2u);
+  EXPECT_EQ(be->mappings.size(), 1u);
+  EXPECT_EQ(be->mappings.count(uintptr_t(a.data())), 1u);
+  EXPECT_EQ(be->bad_unmaps, 0);
+  EXPECT_EQ(mr->addr, a.data());
+  EXPECT_EQ(mr->length, a.size());
+  EXPECT_EQ(mr->pd, pd);
+  EXPECT_EQ(to_tpd(pd)->usecnt, 1);
+  EXPECT_EQ(to_tpd(pd2)->usecnt, 0);
+
+  EXPECT_EQ(tmnic::dereg_mr(mr), 0);
+  EXPECT_TRUE(be->mappings.empty());
+  EXPECT_EQ(be->bad_unmaps, 0);
+  EXPECT_EQ(tmnic::dealloc_pd(pd), 0);
+  EXPECT_EQ(tmnic::dealloc_pd(pd2), 0);
+}
+
 TEST_F(DriverTest, CreateCqSizesAndSetCq) {
   struct ibv_cq* cq = make_cq(100);  // 100 + 1 -> 128 entries
   ASSERT_NE(cq, nullptr);
