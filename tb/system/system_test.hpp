@@ -193,6 +193,7 @@ struct QpOpts {
   bool ex_cq = false;          // create the CQs with ibv_create_cq_ex
   int cqe = 1023;
   bool to_init = true;         // false: leave the QP in RESET
+  unsigned access = IBV_ACCESS_LOCAL_WRITE;   // qp_access_flags at INIT
 };
 
 struct ConnOpts {
@@ -327,7 +328,7 @@ class SystemTest : public ::testing::Test {
     struct ibv_qp_attr at = {};
     at.qp_state = IBV_QPS_INIT;
     at.port_num = 1;
-    at.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+    at.qp_access_flags = o.access;
     EXPECT_EQ(ibv_modify_qp(q.qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
     return q;
   }
