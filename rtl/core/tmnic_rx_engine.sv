@@ -445,6 +445,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         tab_we = 1'b1;
         skip_d = '0;                          // only a matched first packet skips its TMH
         imm_taken_d = 1'b0;
+        wq_key = is_write;                    // (from the opcode alone: tmnic_rx_wqe loads it while idle)
         pay_del_d = h_q.pay_len;
         room_d = tab_rdata.cap - 35'(tab_rdata.off);
         state_d = S_DRAIN;
@@ -482,7 +483,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           RV_FIRST: begin                   // a receive WQE, or RNR (tmnic_rx_wqe)
             if (is_write) begin             // the RETH range's check (none for zero bytes)
               wq_start = h_q.reth_len != 32'd0;
-              wq_key = 1'b1;
               wmode_d = WM_KEY;
               state_d = S_WQE;
             end else begin
@@ -494,7 +494,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           RV_NEXT: begin
             if (is_write) begin               // the held range again (its rkey may be gone)
               wq_start = 1'b1;
-              wq_key = 1'b1;
               wmode_d = WM_RECHK;
               state_d = S_WQE;
             end else begin

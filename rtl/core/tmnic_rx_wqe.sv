@@ -201,7 +201,8 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_comb begin
     state_d = state_q;
     fl_srq_d = fl_srq_q; kind_d = kind_q; rndv_d = rndv_q; idx_d = idx_q;
-    key_d = key_q; nochk_d = nochk_q;
+    key_d = (state_q == W_IDLE) ? key_i : key_q;
+    nochk_d = (state_q == W_IDLE) ? nochk_i : nochk_q;
     rnr_o = 1'b0; done_o = 1'b0; flush_last_o = 1'b0;
     fetch_go = 1'b0; decide = 1'b0; tc_start = 1'b0; sge_start = 1'b0; tb_ld = 1'b0;
     f_req = 1'b0; f_srq = 1'b0; f_base = rq_base_i; f_log = 5'(rq_log_i); f_idx = rq_idx_i;
@@ -211,8 +212,6 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         if (start_i) begin
           kind_d = RXK_PLAIN;
           rndv_d = 1'b0;
-          key_d = key_i;
-          nochk_d = nochk_i;
           if (key_i) begin
             fl_srq_d = 1'b0;                                // the QP's PD
             sge_start = 1'b1;
@@ -300,7 +299,9 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i) begin
     fl_srq_q <= fl_srq_d; kind_q <= kind_d; rndv_q <= rndv_d; idx_q <= idx_d;
     key_q <= key_d; nochk_q <= nochk_d;
-    if (state_q == W_IDLE && start_i && key_i) begin
+    // The request's mode and range load in every idle cycle, whether or not it starts: their enable
+    // does not wait for the responder's packet decision (the placed responder's critical path).
+    if (state_q == W_IDLE) begin
       ksge_q <= key_sge_i;
       kacc_q <= key_acc_i;
     end
