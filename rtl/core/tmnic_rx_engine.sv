@@ -299,7 +299,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .has_srq_i(has_srq), .srq_i(sn), .srq_fresh_i(srq_fresh), .scfg_i(scfg), .pd_i(cfg.pd),
     .rq_base_i(cfg.rq_base), .rq_log_i(cfg.rq_log), .rq_idx_i(cur_q.ci), .rq_avail_i(tab_rdata.ci != pi_rdata),
     .pay_len_i(h_q.pay_len), .head_beg_i(rb_beg), .head_first_i(rb_first),
-    .start_i(wq_start), .key_i(wq_key),
+    .start_i(wq_start), .key_i(wq_key), .key_ld_i(state_q == S_LOOKUP),
     .key_sge_i(key_sge),
     .key_acc_i(3'(1 << ACCESS_REMOTE_WRITE_BIT)), .nochk_i(wq_nochk), .idle_o(wq_idle), .rnr_now_o(wq_rnr_now), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
     .kind_o(wq_kind), .rndv_o(wq_rndv), .tag_o(wq_tag), .ctx_o(wq_ctx), .idx_o(wq_idx), .rq_inc_o(wq_rq_inc),

@@ -66,6 +66,8 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   input  logic             start_i,
   input  logic             key_i,
+  input  logic             key_ld_i,      // key_sge_i/key_acc_i may start now: load them (a state
+                                          // decode of the caller, not its start decision)
   input  sge_t             key_sge_i,
   input  logic [2:0]       key_acc_i,
   input  logic             nochk_i,
@@ -299,9 +301,10 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i) begin
     fl_srq_q <= fl_srq_d; kind_q <= kind_d; rndv_q <= rndv_d; idx_q <= idx_d;
     key_q <= key_d; nochk_q <= nochk_d;
-    // The request's mode and range load in every idle cycle, whether or not it starts: their enable
-    // does not wait for the responder's packet decision (the placed responder's critical path).
-    if (state_q == W_IDLE) begin
+    // The request's range loads whenever the caller says a key check may start (not on the start
+    // itself: that waits for the responder's packet decision, the placed responder's critical path;
+    // nor in every idle cycle: a 131-bit copy per simulated cycle).
+    if (state_q == W_IDLE && key_ld_i) begin
       ksge_q <= key_sge_i;
       kacc_q <= key_acc_i;
     end
@@ -319,6 +322,8 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   a_start_idle: assert property (@(posedge clk_i) disable iff (!chk_q) (start_i || flush_i) |-> idle_o)
     else $error("tmnic_rx_wqe: started while busy");
+  a_key_ld: assert property (@(posedge clk_i) disable iff (!chk_q) start_i && key_i |-> key_ld_i)
+    else $error("tmnic_rx_wqe: a key check started without its range loaded");
   a_key_mode: assert property (@(posedge clk_i) disable iff (!chk_q) start_i |-> !(key_i && nochk_i))
     else $error("tmnic_rx_wqe: a key check and an unchecked take in one request");
   a_one_req: assert property (@(posedge clk_i) disable iff (!chk_q) !(start_i && flush_i))
