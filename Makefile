@@ -31,12 +31,12 @@ test: build
 	$(MAKE) test-asan
 
 # Driver unit tests and top-level NIC tests under ASan/UBSan (separate build tree, only those targets).
-ASAN_TARGETS = tmnic_driver_tests test_top_raw test_top_tm
+ASAN_TARGETS = tmnic_driver_tests test_top_raw test_top_tm test_top_rdma
 test-asan:
 	@$(SETUP)
 	cmake -S . -B build-asan -G Ninja -DTMNIC_SANITIZE=ON $(CMAKE_FLAGS) > /dev/null
 	cmake --build build-asan -j $(JOBS) --target $(ASAN_TARGETS)
-	cd build-asan && ctest --output-on-failure -j $(JOBS) -R "^(driver\.|TopRaw|TopTm)" -E "verbs_|ibv_devinfo"
+	cd build-asan && ctest --output-on-failure -j $(JOBS) -R "^(driver\.|TopRaw|TopTm|TopRdma)" -E "verbs_|ibv_devinfo"
 
 lint:
 	@$(SETUP)

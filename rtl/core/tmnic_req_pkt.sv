@@ -122,7 +122,9 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [11:0] ga_off;
   logic [2:0]  ga_sgi;
   logic [31:0] ga_sgo;
-  tmnic_scatter #(.NUM_CTX(2), .SLOTS(8), .LEN_W(13)) u_walk (
+  // (START_REG: the walk's table read waits a cycle for a registered start, so the packet decision
+  // does not drive the read register's enable: the placed requester's critical path)
+  tmnic_scatter #(.NUM_CTX(2), .SLOTS(8), .LEN_W(13), .START_REG(1)) u_walk (
     .clk_i, .rst_ni,
     .sg_we_i, .sg_waddr_i({1'b0, sg_idx_i}), .sg_iova_i, .sg_len_i,
     .start_i(ga_start), .idle_o(ga_idle), .ctx_i(1'b0), .sgi_i(sgi_q), .sgo_i(sgo_q),

@@ -16,11 +16,15 @@
 //
 // Timing: start in cycle T reads the cursor's SGE; the first request is offered from T+2 (a
 // register), then two cycles per piece (offer, and the next piece's decision once it is taken),
-// plus one cycle per SGE stepped to.
+// plus one cycle per SGE stepped to. START_REG = 1 registers the start first (the first read in
+// T+1, the first request from T+3): the table's 96-bit read register then loads on a state of
+// this block, not on the caller's start decision (a wide clock enable behind a long path: the
+// placed requester's critical path).
 module tmnic_scatter #(
   parameter int unsigned NUM_CTX = 64,   // contexts (QPs), power of two
   parameter int unsigned SLOTS = 8,      // SGE slots per context, power of two
   parameter int unsigned LEN_W = 13,     // packet length bits (payload <= 2^(LEN_W-1))
+  parameter int unsigned START_REG = 0,  // 1: register the start before the first table read
   localparam int unsigned CTX_W = $clog2(NUM_CTX),
   localparam int unsigned SG_W = $clog2(SLOTS)
 ) (
@@ -58,6 +62,9 @@ module tmnic_scatter #(
   if (SLOTS < 2 || (SLOTS & (SLOTS - 1)) != 0) begin : g_chk_slots
     $fatal(1, "tmnic_scatter: SLOTS must be a power of two >= 2");
   end
+  if (START_REG > 1) begin : g_chk_sreg
+    $fatal(1, "tmnic_scatter: START_REG must be 0 or 1");
+  end
   if (LEN_W < 2 || LEN_W > 31) begin : g_chk_len
     $fatal(1, "tmnic_scatter: LEN_W must be 2..31");
   end
@@ -67,7 +74,7 @@ module tmnic_scatter #(
     logic [31:0] len;
   } sge_w_t;
 
-  typedef enum logic [1:0] {S_IDLE, S_SCAT, S_WAIT} state_e;
+  typedef enum logic [1:0] {S_IDLE, S_SCAT, S_WAIT, S_LOAD} state_e;   // (S_LOAD: START_REG only)
 
   // Control (reset)
   state_e           state_q, state_d;
@@ -89,10 +96,17 @@ module tmnic_scatter #(
   // the only other read is the step to it); whether to read it depends on the SGE just read. The
   // step decision into the address was the responder's critical path when placed (RAM output ->
   // 32-bit subtract -> zero test -> address multiplexer -> RAM address).
-  assign rslot = (state_q == S_IDLE) ? sgi_i : sgi_q + 1'b1;
+  logic [CTX_W-1:0] rctx;
+  if (START_REG != 0) begin : g_rd_reg
+    assign rslot = (state_q == S_LOAD) ? sgi_q : sgi_q + 1'b1;
+    assign rctx = ctx_q;
+  end else begin : g_rd_now
+    assign rslot = (state_q == S_IDLE) ? sgi_i : sgi_q + 1'b1;
+    assign rctx = (state_q == S_IDLE) ? ctx_i : ctx_q;
+  end
   tmnic_ram_sdp #(.WIDTH($bits(sge_w_t)), .DEPTH(NUM_CTX * SLOTS), .NO_COLLISION(1'b1)) u_sgtab (
     .clk_i, .we_i(sg_we_i), .waddr_i(sg_waddr_i), .wdata_i({sg_iova_i, sg_len_i}),
-    .re_i(re), .raddr_i({state_q == S_IDLE ? ctx_i : ctx_q, rslot}), .rdata_o(sg));
+    .re_i(re), .raddr_i({rctx, rslot}), .rdata_o(sg));
 
   // The next piece: the SGE's rest or the packet's rest.
   logic [LEN_W-1:0] pkt_rest;
@@ -111,6 +125,10 @@ module tmnic_scatter #(
     unique case (state_q)
       S_IDLE: if (start_i) begin
         ctx_d = ctx_i; sgi_d = sgi_i; sgo_d = sgo_i; done_d = skip_i; len_d = len_i;
+        re = (START_REG == 0);
+        state_d = (START_REG != 0) ? S_LOAD : S_SCAT;
+      end
+      S_LOAD: begin                   // (START_REG) the cursor's SGE, from the registered start
         re = 1'b1;
         state_d = S_SCAT;
       end

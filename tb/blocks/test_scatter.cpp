@@ -15,6 +15,9 @@
 #include <deque>
 #include <vector>
 
+#ifndef TB_START_REG
+#define TB_START_REG 0
+#endif
 #include "Vtmnic_scatter.h"
 #include "lib/coverage.hpp"
 #include "lib/seed.hpp"
@@ -258,7 +261,8 @@ class ScatterBench {
     act_ = q;
     start_cycle_ = cycles_;
     unsigned done = skip, steps = 0;
-    uint64_t t = cycles_ + 2;  // first offer (unstalled, payload available)
+    uint64_t t = cycles_ + 2 + TB_START_REG;  // first offer (unstalled, payload available; a cycle later
+                                              // with the registered start)
     if (c.sgo == c.sges[c.sgi].len) cov_.hit("cursor_at_sge_end_at_start");
     std::vector<Req> reqs;
     while (done < len) {
