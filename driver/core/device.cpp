@@ -252,7 +252,11 @@ struct ibv_context* alloc_context(struct ibv_device* ibdev, const std::shared_pt
   struct verbs_context* v = &t->vctx;
   struct ibv_context* ctx = &v->context;
   ctx->device = ibdev;
-  ctx->cmd_fd = -1;  // no kernel: nothing to issue uverbs commands to
+  // No kernel, so no uverbs command channel; but ibv_context.cmd_fd is an open descriptor on every
+  // real device, and programs dup it (pyverbs' shared-PD tests, before ibv_import_device, which
+  // answers EOPNOTSUPP here). /dev/null: a valid descriptor that carries nothing.
+  t->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  ctx->cmd_fd = t->cmd_fd;
   ctx->async_fd = t->async_pipe[0];
   ctx->num_comp_vectors = 1;
   pthread_mutex_init(&ctx->mutex, nullptr);
@@ -278,6 +282,7 @@ int free_context(struct ibv_context* ctx) {
   tmnic_context* t = to_tctx(ctx);
   close(t->async_pipe[0]);
   close(t->async_pipe[1]);
+  if (t->cmd_fd >= 0) close(t->cmd_fd);
   pthread_mutex_destroy(&ctx->mutex);
   delete t;
   return 0;

@@ -128,6 +128,7 @@ struct tmnic_context {
   struct verbs_context vctx;  // must stay first: the library converts pointers by casting
   std::shared_ptr<tmnic::Device> dev;
   int async_pipe[2] = {-1, -1};  // [0] is ibv_context.async_fd; [1] gets tmnic_async_event records
+  int cmd_fd = -1;                // ibv_context.cmd_fd: /dev/null (there is no uverbs channel)
   std::mutex cq_mu;              // protects cqs
   std::vector<tmnic_cq*> cqs;    // scanned by ibv_get_cq_event
 };

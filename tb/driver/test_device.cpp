@@ -1,4 +1,7 @@
 // Device open checks, the command interface, device/port/GID queries, MAC resolution.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "driver_test.hpp"
 
 namespace tmnic::test {
@@ -69,6 +72,10 @@ TEST_F(DriverTest, ContextLayout) {
   EXPECT_NE(verbs_get_ctx_op(ctx, query_port), nullptr);
   EXPECT_NE(verbs_get_ctx_op(ctx, create_qp_ex), nullptr);
   EXPECT_GE(ctx->async_fd, 0);
+  // cmd_fd is an open descriptor, as on every real device (programs dup it), that carries nothing.
+  ASSERT_GE(ctx->cmd_fd, 0);
+  EXPECT_NE(fcntl(ctx->cmd_fd, F_GETFD), -1);
+  EXPECT_EQ(write(ctx->cmd_fd, "x", 1), 1);
   EXPECT_EQ(ctx->num_comp_vectors, 1);
   // Unsupported extended verbs fail cleanly (every slot is set, NULL-checked or not).
   struct ibv_td_init_attr td = {};
