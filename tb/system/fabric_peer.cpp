@@ -122,6 +122,33 @@ void connect_qp(ibv_qp* qp, const Info& me, const Info& peer) {
     die("RTS");
 }
 
+// The resources of one side: the NIC, a PD, a CQ, send and receive buffers of `size` bytes with
+// their MRs, and the attributes of an RC QP on them.
+struct Res {
+  ibv_context* ctx = nullptr;
+  ibv_pd* pd = nullptr;
+  ibv_cq* cq = nullptr;
+  std::vector<uint8_t> sbuf, rbuf;
+  ibv_mr* smr = nullptr;
+  ibv_mr* rmr = nullptr;
+  ibv_qp_init_attr qa{};
+};
+void make_res(Res& r, size_t size) {
+  r.ctx = open_nic();
+  r.pd = ibv_alloc_pd(r.ctx);
+  r.cq = ibv_create_cq(r.ctx, 16, nullptr, nullptr, 0);
+  if (!r.pd || !r.cq) die("pd/cq");
+  r.sbuf.resize(size);
+  r.rbuf.resize(size);
+  r.smr = ibv_reg_mr(r.pd, r.sbuf.data(), size, IBV_ACCESS_LOCAL_WRITE);
+  r.rmr = ibv_reg_mr(r.pd, r.rbuf.data(), size, IBV_ACCESS_LOCAL_WRITE);
+  if (!r.smr || !r.rmr) die("ibv_reg_mr");
+  r.qa.send_cq = r.qa.recv_cq = r.cq;
+  r.qa.qp_type = IBV_QPT_RC;
+  r.qa.cap.max_send_wr = r.qa.cap.max_recv_wr = 4;
+  r.qa.cap.max_send_sge = r.qa.cap.max_recv_sge = 1;
+}
+
 int pair_main(int argc, char** argv) {
   int iters = 20, corrupt = 0;
   size_t size = 4097;
@@ -140,19 +167,16 @@ int pair_main(int argc, char** argv) {
   int fd = sv[client ? 1 : 0];
   close(sv[client ? 0 : 1]);
 
-  ibv_context* ctx = open_nic();
-  ibv_pd* pd = ibv_alloc_pd(ctx);
-  ibv_cq* cq = ibv_create_cq(ctx, 16, nullptr, nullptr, 0);
-  if (!pd || !cq) die("pd/cq");
-  std::vector<uint8_t> sbuf(size), rbuf(size);
-  ibv_mr* smr = ibv_reg_mr(pd, sbuf.data(), size, IBV_ACCESS_LOCAL_WRITE);
-  ibv_mr* rmr = ibv_reg_mr(pd, rbuf.data(), size, IBV_ACCESS_LOCAL_WRITE);
-  if (!smr || !rmr) die("ibv_reg_mr");
-  ibv_qp_init_attr qa{};
-  qa.send_cq = qa.recv_cq = cq;
-  qa.qp_type = IBV_QPT_RC;
-  qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
-  qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+  Res res;
+  make_res(res, size);
+  ibv_context* ctx = res.ctx;
+  ibv_pd* pd = res.pd;
+  ibv_cq* cq = res.cq;
+  std::vector<uint8_t>& sbuf = res.sbuf;
+  std::vector<uint8_t>& rbuf = res.rbuf;
+  ibv_mr* smr = res.smr;
+  ibv_mr* rmr = res.rmr;
+  ibv_qp_init_attr& qa = res.qa;
   ibv_qp* qp = ibv_create_qp(pd, &qa);
   if (!qp) die("ibv_create_qp");
 
@@ -278,19 +302,16 @@ int self_main(int argc, char** argv) {
   for (int i = 2; i + 1 < argc; i += 2)
     if (!std::strcmp(argv[i], "--iters")) iters = std::atoi(argv[i + 1]);
   g_role = "self";
-  ibv_context* ctx = open_nic();
-  ibv_pd* pd = ibv_alloc_pd(ctx);
-  ibv_cq* cq = ibv_create_cq(ctx, 16, nullptr, nullptr, 0);
-  if (!pd || !cq) die("pd/cq");
-  std::vector<uint8_t> sbuf(size), rbuf(size);
-  ibv_mr* smr = ibv_reg_mr(pd, sbuf.data(), size, IBV_ACCESS_LOCAL_WRITE);
-  ibv_mr* rmr = ibv_reg_mr(pd, rbuf.data(), size, IBV_ACCESS_LOCAL_WRITE);
-  if (!smr || !rmr) die("ibv_reg_mr");
-  ibv_qp_init_attr qa{};
-  qa.send_cq = qa.recv_cq = cq;
-  qa.qp_type = IBV_QPT_RC;
-  qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
-  qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+  Res res;
+  make_res(res, size);
+  ibv_context* ctx = res.ctx;
+  ibv_pd* pd = res.pd;
+  ibv_cq* cq = res.cq;
+  std::vector<uint8_t>& sbuf = res.sbuf;
+  std::vector<uint8_t>& rbuf = res.rbuf;
+  ibv_mr* smr = res.smr;
+  ibv_mr* rmr = res.rmr;
+  ibv_qp_init_attr& qa = res.qa;
   ibv_qp* qa_ = ibv_create_qp(pd, &qa);
   ibv_qp* qb = ibv_create_qp(pd, &qa);
   if (!qa_ || !qb) die("ibv_create_qp");

@@ -20,51 +20,12 @@
 #include <thread>
 #include <vector>
 
+#include "shell_util.hpp"
+
 namespace {
 
+using namespace sys;
 using Clock = std::chrono::steady_clock;
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> lines(const std::string& s) {
-  std::vector<std::string> v;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);)
-    if (!l.empty()) v.push_back(l);
-  return v;
-}
-
-// Runs `cmd` through /bin/sh; exit status (-1 if it did not exit) and stdout.
-int run(const std::string& cmd, std::string* out) {
-  out->clear();
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return -1;
-  char b[4096];
-  size_t n;
-  while ((n = fread(b, 1, sizeof b, f)) > 0) out->append(b, n);
-  int st = pclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-class Tmp {
- public:
-  Tmp() {
-    char t[] = "/tmp/tmnic_fabric_XXXXXX";
-    dir_ = mkdtemp(t) ? t : "/tmp";
-  }
-  ~Tmp() {
-    if (!::testing::Test::HasFailure() && dir_ != "/tmp") std::system(("rm -rf " + dir_).c_str());
-  }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-
- private:
-  std::string dir_;
-};
 
 // A child process: argv[0] is a path, `env` is added to this process's environment (the fabric,
 // the drop-in library); stdout and stderr go to files.
@@ -220,7 +181,7 @@ void expect_pingpong_ok(const PingpongResult& r, const std::string& iters) {
 
 TEST(Fabric, RcPingpong) {
   if (!have(TMNIC_RC_PINGPONG)) GTEST_SKIP() << TMNIC_RC_PINGPONG " not installed (ibverbs-utils)";
-  Tmp tmp;
+  Tmp tmp("tmnic_fabric_");
   for (const char* size : {"1", "4097"}) {
     SCOPED_TRACE(std::string("size ") + size);
     expect_pingpong_ok(pingpong(tmp, TMNIC_RC_PINGPONG, {"-n", "20", "-s", size}), "20");
@@ -230,7 +191,7 @@ TEST(Fabric, RcPingpong) {
 // Event mode: completion channels (driver/verbs/events.cpp) whose ibv_get_cq_event() drives the NIC.
 TEST(Fabric, RcPingpongEvents) {
   if (!have(TMNIC_RC_PINGPONG)) GTEST_SKIP() << TMNIC_RC_PINGPONG " not installed (ibverbs-utils)";
-  Tmp tmp;
+  Tmp tmp("tmnic_fabric_");
   for (const char* size : {"1", "4097"}) {
     SCOPED_TRACE(std::string("size ") + size);
     expect_pingpong_ok(pingpong(tmp, TMNIC_RC_PINGPONG, {"-n", "10", "-s", size, "-e"}), "10");
@@ -239,7 +200,7 @@ TEST(Fabric, RcPingpongEvents) {
 
 TEST(Fabric, SrqPingpong) {
   if (!have(TMNIC_SRQ_PINGPONG)) GTEST_SKIP() << TMNIC_SRQ_PINGPONG " not installed (ibverbs-utils)";
-  Tmp tmp;
+  Tmp tmp("tmnic_fabric_");
   for (const char* size : {"1", "4097"}) {
     SCOPED_TRACE(std::string("size ") + size);
     expect_pingpong_ok(pingpong(tmp, TMNIC_SRQ_PINGPONG, {"-n", "10", "-s", size}), "10");
@@ -262,7 +223,7 @@ std::map<std::string, double> kv(const std::string& out) {
 // Every byte of 20 round trips arrives; no frame is dropped by either NIC (the ICRC check passes on
 // every datagram the kernel delivered intact).
 TEST(Fabric, PairExchangesCheckedData) {
-  Tmp tmp;
+  Tmp tmp("tmnic_fabric_");
   Proc p({TMNIC_FABRIC_PEER, "pair", "--iters", "20", "--size", "4097"}, kFabricEnv, tmp.path("o"), tmp.path("e"));
   ASSERT_EQ(p.wait(), 0) << p.out() << p.err();
   auto m = kv(p.out());
@@ -276,7 +237,7 @@ TEST(Fabric, PairExchangesCheckedData) {
 // Datagrams whose ICRC-covered bytes changed on the way are dropped by the receiving NIC's ICRC
 // check, exactly those, and RC retransmission delivers the messages anyway.
 TEST(Fabric, CorruptedDatagramsAreDropped) {
-  Tmp tmp;
+  Tmp tmp("tmnic_fabric_");
   Proc p({TMNIC_FABRIC_PEER, "pair", "--iters", "5", "--size", "1", "--corrupt", "3"}, kFabricEnv, tmp.path("o"),
          tmp.path("e"));
   ASSERT_EQ(p.wait(), 0) << p.out() << p.err();
@@ -288,7 +249,7 @@ TEST(Fabric, CorruptedDatagramsAreDropped) {
 // Traffic to the NIC's own address stays inside the NIC: the checked messages arrive and not one
 // frame goes to the fabric (the process's TMNIC_PCAP, which records the fabric's frames, stays empty).
 TEST(Fabric, TrafficToItselfStaysInTheNic) {
-  Tmp tmp;
+  Tmp tmp("tmnic_fabric_");
   Proc p({TMNIC_FABRIC_PEER, "self", "--iters", "10"}, env_with({"TMNIC_PCAP=" + tmp.path("self.pcap")}),
          tmp.path("o"), tmp.path("e"));
   ASSERT_EQ(p.wait(), 0) << p.out() << p.err();
@@ -297,7 +258,7 @@ TEST(Fabric, TrafficToItselfStaysInTheNic) {
 
 // Processes started at the same moment claim distinct addresses; all hold them at the same time.
 TEST(Fabric, ConcurrentProcessesGetDistinctAddresses) {
-  Tmp tmp;
+  Tmp tmp("tmnic_fabric_");
   constexpr int kProcs = 8;
   timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
@@ -321,7 +282,7 @@ TEST(Fabric, ConcurrentProcessesGetDistinctAddresses) {
 // A configured address is claimed exactly; while a process holds it another cannot have it, and
 // after the holder is killed (SIGKILL: no cleanup of its own) a new process takes it.
 TEST(Fabric, KilledProcessReleasesItsAddress) {
-  Tmp tmp;
+  Tmp tmp("tmnic_fabric_");
   Proc holder({TMNIC_FABRIC_PEER, "addr", "--hold-ms", "60000"}, kFabricEnv, tmp.path("h.out"), tmp.path("h.err"));
   const std::string addr = holder.wait_line("addr ");
   ASSERT_EQ(addr.rfind("127.", 0), 0u) << holder.out() << holder.err();
@@ -340,7 +301,7 @@ TEST(Fabric, KilledProcessReleasesItsAddress) {
 }
 
 TEST(Fabric, BadConfigurationGivesNoDevice) {
-  Tmp tmp;
+  Tmp tmp("tmnic_fabric_");
   for (const char* e : {"TMNIC_FABRIC_ADDR=127.0.0.1", "TMNIC_FABRIC_ADDR=10.0.0.5", "TMNIC_FABRIC=tcp"}) {
     Proc p({TMNIC_FABRIC_PEER, "addr"}, env_with({e}), tmp.path("o"), tmp.path("e"));
     EXPECT_EQ(p.wait(), 2) << e << "\n" << p.out() << p.err();
@@ -359,7 +320,7 @@ TEST(Fabric, LoopbackCaptureHasCorrectIcrc) {
   std::string out;
   if (run("/usr/bin/python3 -c 'import scapy.contrib.roce' 2>/dev/null", &out) != 0)
     GTEST_SKIP() << "python3-scapy's RoCE layer is not importable by /usr/bin/python3";
-  Tmp tmp;
+  Tmp tmp("tmnic_fabric_");
   const std::string all = tmp.path("lo.pcap");
   Proc cap({TMNIC_DUMPCAP, "-i", "lo", "-f", "udp port 4791", "-P", "-w", all}, {}, tmp.path("cap.out"),
            tmp.path("cap.err"));

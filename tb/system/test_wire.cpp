@@ -11,32 +11,14 @@
 #include <map>
 #include <sstream>
 
+#include "shell_util.hpp"
 #include "system_test.hpp"
 #include "wire_traffic.hpp"
 
 namespace {
 
+using namespace sys;
 namespace reg = tmnic::hwif::reg;
-
-// Runs `cmd` through /bin/sh, returns its exit status (-1 if it did not exit) and its stdout.
-int run(const std::string& cmd, std::string* out) {
-  out->clear();
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return -1;
-  char b[4096];
-  size_t n;
-  while ((n = fread(b, 1, sizeof b, f)) > 0) out->append(b, n);
-  int st = pclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-std::vector<std::string> lines(const std::string& s) {
-  std::vector<std::string> v;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);)
-    if (!l.empty()) v.push_back(l);
-  return v;
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> v;
@@ -49,28 +31,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
   }
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // A scratch directory per test process.
-class Tmp {
- public:
-  Tmp() {
-    char t[] = "/tmp/tmnic_system_XXXXXX";
-    dir_ = mkdtemp(t) ? t : "/tmp";
-  }
-  ~Tmp() {
-    if (!::testing::Test::HasFailure() && dir_ != "/tmp") std::system(("rm -rf " + dir_).c_str());
-  }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-
- private:
-  std::string dir_;
-};
 
 // Runs the capture program; returns its "key value" lines.
 std::map<std::string, uint64_t> wire_run(const std::string& env, const std::string& args, int* status) {
@@ -144,7 +105,7 @@ std::vector<Pkt> expected_requests(int dir) {
 // the last packet, SE on the last packet of solicited messages only, ImmDt in network order, DestQP; and the forced RNR NAK (syndrome 0x21) is there.
 TEST(Wire, CaptureIsCleanRoceV2) {
   ASSERT_TRUE(have_tshark()) << "tshark not found at configure time (scripts/setup.sh installs it)";
-  Tmp tmp;
+  Tmp tmp("tmnic_system_");
   const std::string pcap = tmp.path("wire.pcap");
   int st;
   auto kv = wire_run("", "--pcap " + pcap, &st);
@@ -223,7 +184,7 @@ TEST(Wire, CaptureIsCleanRoceV2) {
 // Negative control: the same checks flag exactly the one frame whose ICRC was corrupted on the wire.
 TEST(Wire, LuaCheckerFlagsTheCorruptedFrame) {
   ASSERT_TRUE(have_tshark()) << "tshark not found at configure time (scripts/setup.sh installs it)";
-  Tmp tmp;
+  Tmp tmp("tmnic_system_");
   const std::string pcap = tmp.path("corrupt.pcap");
   int st;
   auto kv = wire_run("", "--corrupt --pcap " + pcap, &st);
@@ -247,7 +208,7 @@ TEST(Wire, ScapyRecomputesEveryIcrc) {
   std::string out;
   if (run("/usr/bin/python3 -c 'import scapy.contrib.roce' 2>/dev/null", &out) != 0)
     GTEST_SKIP() << "python3-scapy's RoCE layer is not importable by /usr/bin/python3";
-  Tmp tmp;
+  Tmp tmp("tmnic_system_");
   int st;
   wire_run("", "--pcap " + tmp.path("wire.pcap"), &st);
   ASSERT_EQ(st, 0);
@@ -262,7 +223,7 @@ TEST(Wire, ScapyRecomputesEveryIcrc) {
 // same simulated cycle count, the same number of evaluated cycles and a byte-identical capture
 // (timestamps included). A different seed changes the timing, which shows the seed is used.
 TEST(Determinism, SameSeedSameCycles) {
-  Tmp tmp;
+  Tmp tmp("tmnic_system_");
   int st;
   const std::string env = "TMNIC_SIM_JITTER=16 TMNIC_SIM_SEED=";
   auto a = wire_run(env + "5", "--pcap " + tmp.path("a.pcap"), &st);
