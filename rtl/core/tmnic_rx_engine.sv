@@ -161,7 +161,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // ---------------------------------------------------------------- states
   typedef enum logic [4:0] {
-    S_IDLE, S_LOAD, S_LOOKUP, S_WQE, S_WIMM, S_EXEC, S_STORE, S_SCATTER, S_DONE, S_OUT, S_DRAIN,
+    S_IDLE, S_LOAD, S_LOOKUP, S_VERDICT, S_WQE, S_WIMM, S_EXEC, S_STORE, S_SCATTER, S_DONE, S_OUT, S_DRAIN,
     S_FLUSH_WAIT, S_FLUSH_CQE, S_RNR
   } state_e;
   // What S_WQE waits for: a receive WQE (SEND), an RDMA WRITE's range check, a WRITE_WITH_IMM's WQE.
@@ -250,14 +250,14 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign srq_idx_o = sn;
   assign lk_srq_o = sn;
   // The packet checks (QP, peer, state, PSN, opcode sequence) as one verdict (tmnic_rx_check),
-  // valid in S_LOOKUP (the QP's word and configuration arrive then).
+  // valid in S_VERDICT (from the QP's word registered in S_LOOKUP, when it arrives).
   rx_verdict_e verdict;
   logic        is_last, has_imm, is_write;
   /* verilator lint_off PINCONNECTEMPTY */   // (the first-packet decode is in the verdict)
   tmnic_rx_check #(.NUM_QP(NUM_QP)) u_check (
     .opcode_i(h_q.opcode), .psn_i(h_q.psn), .dest_qp_i(h_q.dest_qp), .src_ip_i(h_q.src_ip),
-    .state_i(cfg.state), .peer_ip_i(cfg.dest_ip), .epsn_i(tab_rdata.epsn), .held_i(tab_rdata.held),
-    .held_wr_i(tab_rdata.wr), .wr_en_i(cfg.rem_access[ACCESS_REMOTE_WRITE_BIT]), .verdict_o(verdict), .first_o(), .last_o(is_last), .imm_o(has_imm),
+    .state_i(cfg.state), .peer_ip_i(cfg.dest_ip), .epsn_i(cur_q.epsn), .held_i(cur_q.held),
+    .held_wr_i(cur_q.wr), .wr_en_i(cfg.rem_access[ACCESS_REMOTE_WRITE_BIT]), .verdict_o(verdict), .first_o(), .last_o(is_last), .imm_o(has_imm),
     .write_o(is_write));
   /* verilator lint_on PINCONNECTEMPTY */
 
@@ -277,10 +277,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // from the QP's receive queue, its SRQ, or a matched tag's buffer (TM-SRQ); also the flush's
   // fetches from a receive queue. Its checked SGEs go to the scatter's table.
   logic           wq_key, wq_nochk;
-  // The range to check, taken with the start in S_LOOKUP: the first packet's RETH, or the held
-  // WRITE's from the QP word just read (its length is the capacity)
+  // The range to check, taken with the start in S_VERDICT: the first packet's RETH, or the held
+  // WRITE's from the QP word (its length is the capacity)
   sge_t           key_sge;
-  assign key_sge = tab_rdata.held ? '{lkey: tab_rdata.wkey, length: tab_rdata.cap[31:0], addr: tab_rdata.wva}
+  assign key_sge = cur_q.held ? '{lkey: cur_q.wkey, length: cur_q.cap[31:0], addr: cur_q.wva}
                                   : '{lkey: h_q.reth_rkey, length: h_q.reth_len, addr: h_q.reth_va};
   logic           wq_start, wq_idle, wq_rnr_now, wq_rnr, wq_done, wq_ok, wq_rq_inc, wq_rndv, wq_flush, wq_flush_last;
   logic [34:0]    wq_cap;
@@ -297,9 +297,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .rst_ni,
     .db_i(db_valid_i && db_srq_i), .db_idx_i, .db_pi_i, .srq_reset_i, .srq_reset_idx_i,
     .has_srq_i(has_srq), .srq_i(sn), .srq_fresh_i(srq_fresh), .scfg_i(scfg), .pd_i(cfg.pd),
-    .rq_base_i(cfg.rq_base), .rq_log_i(cfg.rq_log), .rq_idx_i(cur_q.ci), .rq_avail_i(tab_rdata.ci != pi_rdata),
+    .rq_base_i(cfg.rq_base), .rq_log_i(cfg.rq_log), .rq_idx_i(cur_q.ci), .rq_avail_i(cur_q.ci != pi_rdata),
     .pay_len_i(h_q.pay_len), .head_beg_i(rb_beg), .head_first_i(rb_first),
-    .start_i(wq_start), .key_i(wq_key), .key_ld_i(state_q == S_LOOKUP),
+    .start_i(wq_start), .key_i(wq_key), .key_ld_i(state_q == S_VERDICT),
     .key_sge_i(key_sge),
     .key_acc_i(3'(1 << ACCESS_REMOTE_WRITE_BIT)), .nochk_i(wq_nochk), .idle_o(wq_idle), .rnr_now_o(wq_rnr_now), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
     .kind_o(wq_kind), .rndv_o(wq_rndv), .tag_o(wq_tag), .ctx_o(wq_ctx), .idx_o(wq_idx), .rq_inc_o(wq_rq_inc),
@@ -436,9 +436,17 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         state_d = S_OUT;
       end
 
-      // Which QP, and is the packet for it?
+      // The packet's QP word arrives: registered (with the room left in the held WQE) before the
+      // checks use it, so the verdict starts from registers, not from the block RAM's output (the
+      // placed responder's critical path ran RAM output -> checks -> RQ test -> WQE block state).
       S_LOOKUP: begin
         cur_d = tab_rdata;
+        room_d = tab_rdata.cap - 35'(tab_rdata.off);
+        state_d = S_VERDICT;
+      end
+
+      // Which QP, and is the packet for it?
+      S_VERDICT: begin
         // The word is written back whatever the decision (unchanged unless a NAK is marked sent),
         // so the write enable does not wait for the packet checks (they were the placed block's
         // critical path: header -> checks -> enable).
@@ -447,7 +455,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         imm_taken_d = 1'b0;
         wq_key = is_write;                    // (from the opcode alone: tmnic_rx_wqe loads it while idle)
         pay_del_d = h_q.pay_len;
-        room_d = tab_rdata.cap - 35'(tab_rdata.off);
         state_d = S_DRAIN;
         after_d = S_DRAIN;
         unique case (verdict)
@@ -460,21 +467,21 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           end
           RV_DUP: begin                     // re-ACK the last executed PSN, do not execute
             dup_d = 1'b1;
-            a_go = 1'b1; a_syn = AETH_SYN_ACK; a_msn = tab_rdata.msn; a_psn = tab_rdata.epsn - 24'd1;
+            a_go = 1'b1; a_syn = AETH_SYN_ACK; a_msn = cur_q.msn; a_psn = cur_q.epsn - 24'd1;
             tx_ack_d = 1'b1;
             state_d = S_OUT;
           end
           RV_GAP: begin                     // NAK once per gap
             psn_err_d = 1'b1;
-            if (!tab_rdata.nak_sent) begin
+            if (!cur_q.nak_sent) begin
               cur_d.nak_sent = 1'b1;
-              a_go = 1'b1; a_syn = AETH_SYN_NAK_PSN_SEQ_ERR; a_msn = tab_rdata.msn; a_psn = tab_rdata.epsn;
+              a_go = 1'b1; a_syn = AETH_SYN_NAK_PSN_SEQ_ERR; a_msn = cur_q.msn; a_psn = cur_q.epsn;
               tx_nak_d = 1'b1;
               state_d = S_OUT;
             end
           end
           RV_INV_REQ: begin
-            a_go = 1'b1; a_syn = AETH_SYN_NAK_INV_REQ; a_msn = tab_rdata.msn; a_psn = h_q.psn;
+            a_go = 1'b1; a_syn = AETH_SYN_NAK_INV_REQ; a_msn = cur_q.msn; a_psn = h_q.psn;
             tx_nak_d = 1'b1;
             err_d = 1'b1; err_qp_d = q_q;
             set_own = 1'b1;
