@@ -203,15 +203,30 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   rx_cqe_flags_e   c_flags;
 
   // ---------------------------------------------------------------- tables
-  logic tab_re, tab_we;
-  logic [QP_W-1:0] tab_raddr, tab_waddr;
-  rsp_qp_t tab_wdata, tab_rdata;
+  // The QP word is written back from cur_q one cycle after the state that decides it (tab_we), so
+  // the decision logic does not reach the block RAM's data inputs (the placed responder's critical
+  // path: the execute checks -> next word -> table write data). No state that writes is followed by
+  // S_IDLE, the only reader, so the late write never meets a read (asserted). A QP init writes at
+  // once, in S_IDLE.
+  logic tab_re, tab_we, tab_we_q, init_we;
+  logic [QP_W-1:0] tab_raddr, tab_waddr, tab_waddr_q;
+  rsp_qp_t tab_rdata, init_word;
+  logic ram_we;
+  logic [QP_W-1:0] ram_waddr;
+  rsp_qp_t ram_wdata;
+  always_comb begin
+    init_word = '0;
+    init_word.epsn = init_psn_q;
+  end
+  assign ram_we = tab_we_q || init_we;
+  assign ram_waddr = init_we ? init_qp_q : tab_waddr_q;
+  assign ram_wdata = init_we ? init_word : cur_q;
   tmnic_ram_sdp #(.WIDTH($bits(rsp_qp_t)), .DEPTH(NUM_QP), .NO_COLLISION(1'b1)) u_qtab (
-    .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata),
+    .clk_i, .we_i(ram_we), .waddr_i(ram_waddr), .wdata_i(ram_wdata),
     .re_i(tab_re), .raddr_i(tab_raddr), .rdata_o(tab_rdata));
   // QUERY_QP's copy of the expected PSNs (same writes, its own read port)
   tmnic_ram_sdp #(.WIDTH(24), .DEPTH(NUM_QP)) u_psntab (
-    .clk_i, .we_i(tab_we), .waddr_i(tab_waddr), .wdata_i(tab_wdata.epsn),
+    .clk_i, .we_i(ram_we), .waddr_i(ram_waddr), .wdata_i(ram_wdata.epsn),
     .re_i(1'b1), .raddr_i(query_qp_i), .rdata_o(query_psn_o));
 
   wire db_rq_ok = db_valid_i && !db_srq_i && db_idx_i < 12'(NUM_QP);
@@ -373,7 +388,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     err_d = 1'b0; err_qp_d = err_qp_o;
     {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d} = '0;
     h_ld = 1'b0;
-    tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; tab_wdata = '0;
+    tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; init_we = 1'b0;
     sc_start = 1'b0;
     set_own = 1'b0; sched_take = 1'b0;
 
@@ -381,10 +396,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // Priorities: a pending init, QPs to flush, then packets.
       S_IDLE: begin
         if (init_pend_q) begin
-          tab_we = 1'b1;
-          tab_waddr = init_qp_q;
-          tab_wdata = '0;
-          tab_wdata.epsn = init_psn_q;
+          init_we = 1'b1;
           init_pend_d = 1'b0;
         end else if (sched_valid) begin
           sched_take = 1'b1;
@@ -676,8 +688,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ev_valid_d = 1'b1;
       ev_qp_d = q_q; ev_syn_d = a_syn; ev_msn_d = a_msn; ev_psn_d = a_psn;
     end
-    // The write data does not wait for the decision to write (only the enable does).
-    if (state_q != S_IDLE) tab_wdata = cur_d;
 
     if (init_rq_i) begin
       init_pend_d = 1'b1;
@@ -693,6 +703,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       state_q <= S_IDLE;
       after_q <= S_IDLE;
       init_pend_q <= 1'b0;
+      tab_we_q <= 1'b0;
       own_q <= 1'b0;
       ack_valid_o <= 1'b0;
       ev_valid_o <= 1'b0;
@@ -702,6 +713,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       state_q <= state_d;
       after_q <= after_d;
       init_pend_q <= init_pend_d;
+      tab_we_q <= tab_we;
       own_q <= set_own;
       ack_valid_o <= ack_valid_d;
       ev_valid_o <= ev_valid_d;
@@ -713,6 +725,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   always_ff @(posedge clk_i) begin
     q_q <= q_d; init_qp_q <= init_qp_d; init_psn_q <= init_psn_d; own_qp_q <= q_q;
+    tab_waddr_q <= tab_waddr;
     cur_q <= cur_d;
     skip_q <= skip_d;
     wmode_q <= wmode_d; imm_taken_q <= imm_taken_d;
@@ -758,6 +771,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   a_srq_fresh: assert property (@(posedge clk_i) disable iff (!chk_q)
     (c_go && c_msg.kind != RXK_PLAIN) |-> srq_fresh)
     else $error("tmnic_rx_engine: the SRQ's entry used before its read returned");
+  a_late_write: assert property (@(posedge clk_i) disable iff (!chk_q) tab_we_q |-> state_q != S_IDLE)
+    else $error("tmnic_rx_engine: the QP word's late write-back in a cycle that may read or init the table");
   a_write_imm_wqe: assert property (@(posedge clk_i) disable iff (!chk_q)
     (c_go && c_flags == RXF_WRITE_IMM) |-> imm_taken_q)
     else $error("tmnic_rx_engine: a WRITE_WITH_IMM completion without its receive WQE");
