@@ -265,14 +265,15 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign srq_idx_o = sn;
   assign lk_srq_o = sn;
   // The packet checks (QP, peer, state, PSN, opcode sequence) as one verdict (tmnic_rx_check),
-  // valid in S_VERDICT (from the QP's word registered in S_LOOKUP, when it arrives).
-  rx_verdict_e verdict;
+  // computed in S_LOOKUP from the QP's word as it arrives and registered (verdict_q) for S_VERDICT,
+  // which acts on it: the checks' compares end in a register, not in the actions they choose.
+  rx_verdict_e verdict, verdict_q;
   logic        is_last, has_imm, is_write;
   /* verilator lint_off PINCONNECTEMPTY */   // (the first-packet decode is in the verdict)
   tmnic_rx_check #(.NUM_QP(NUM_QP)) u_check (
     .opcode_i(h_q.opcode), .psn_i(h_q.psn), .dest_qp_i(h_q.dest_qp), .src_ip_i(h_q.src_ip),
-    .state_i(cfg.state), .peer_ip_i(cfg.dest_ip), .epsn_i(cur_q.epsn), .held_i(cur_q.held),
-    .held_wr_i(cur_q.wr), .wr_en_i(cfg.rem_access[ACCESS_REMOTE_WRITE_BIT]), .verdict_o(verdict), .first_o(), .last_o(is_last), .imm_o(has_imm),
+    .state_i(cfg.state), .peer_ip_i(cfg.dest_ip), .epsn_i(tab_rdata.epsn), .held_i(tab_rdata.held),
+    .held_wr_i(tab_rdata.wr), .wr_en_i(cfg.rem_access[ACCESS_REMOTE_WRITE_BIT]), .verdict_o(verdict), .first_o(), .last_o(is_last), .imm_o(has_imm),
     .write_o(is_write));
   /* verilator lint_on PINCONNECTEMPTY */
 
@@ -448,9 +449,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         state_d = S_OUT;
       end
 
-      // The packet's QP word arrives: registered (with the room left in the held WQE) before the
-      // checks use it, so the verdict starts from registers, not from the block RAM's output (the
-      // placed responder's critical path ran RAM output -> checks -> RQ test -> WQE block state).
+      // The packet's QP word arrives: the checks decide (verdict_q), and the word (with the room
+      // left in the held WQE) is registered; S_VERDICT acts from registers only (the placed
+      // responder's critical paths ran RAM output or header -> checks -> RQ test -> WQE block state).
       S_LOOKUP: begin
         cur_d = tab_rdata;
         room_d = tab_rdata.cap - 35'(tab_rdata.off);
@@ -469,7 +470,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         pay_del_d = h_q.pay_len;
         state_d = S_DRAIN;
         after_d = S_DRAIN;
-        unique case (verdict)
+        unique case (verdict_q)
           RV_ACK: begin
             ack_valid_d = 1'b1;
             ack_qp_d = q_q;
@@ -729,6 +730,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cur_q <= cur_d;
     skip_q <= skip_d;
     wmode_q <= wmode_d; imm_taken_q <= imm_taken_d;
+    if (state_q == S_LOOKUP) verdict_q <= verdict;
     pay_del_q <= pay_del_d; room_q <= room_d;
     ack_qp_o <= ack_qp_d; ack_aeth_o <= ack_aeth_d; ack_psn_o <= ack_psn_d;
     ev_qp_o <= ev_qp_d; ev_syn_o <= ev_syn_d; ev_msn_o <= ev_msn_d; ev_psn_o <= ev_psn_d;
