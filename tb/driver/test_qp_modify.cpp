@@ -85,6 +85,8 @@ TEST_F(ModifyTest, FullPathSetQpWords) {
   Command c = last_set_qp();
   EXPECT_EQ(c.args[q::STATE], uint32_t(IBV_QPS_INIT));
   EXPECT_EQ(c.args[q::INIT], 0u);
+  // qp_access_flags: the remote rights reach the responder (SET_QP.ACCESS); LOCAL_WRITE is not its.
+  EXPECT_EQ(c.args[q::ACCESS], hwif::access::REMOTE_WRITE);
 
   a = rtr_attr(0x0A000001, 0x123456, 0xABCDEF12);  // own IP: the backend resolves it to its MAC
   a.min_rnr_timer = 14;
@@ -119,6 +121,16 @@ TEST_F(ModifyTest, FullPathSetQpWords) {
   EXPECT_EQ(c.args[q::INIT], hwif::cmd::QP_INIT_SQ);
   EXPECT_EQ(c.args[q::DEST_QPN], 0x123456u);  // RTR words kept
   EXPECT_EQ(c.args[q::RQ_PSN], 0xCDEF12u);
+  EXPECT_EQ(c.args[q::ACCESS], hwif::access::REMOTE_WRITE);  // INIT's access kept
+
+  // RTS -> RTS: new access flags (REMOTE_READ | REMOTE_ATOMIC instead of REMOTE_WRITE).
+  a = {};
+  a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+  ASSERT_EQ(tmnic::modify_qp(qp, &a, IBV_QP_ACCESS_FLAGS), 0);
+  EXPECT_EQ(last_set_qp().args[q::ACCESS], hwif::access::REMOTE_READ | hwif::access::REMOTE_ATOMIC);
+  a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  ASSERT_EQ(tmnic::modify_qp(qp, &a, IBV_QP_ACCESS_FLAGS), 0);
+  EXPECT_EQ(last_set_qp().args[q::ACCESS], hwif::access::REMOTE_WRITE);
 
   // RTS -> RTS with an optional attribute only.
   a = {};
