@@ -84,6 +84,13 @@ module tmnic_scatter #(
   logic [SG_W-1:0]  sgi_q, sgi_d;
   logic [31:0]      sgo_q, sgo_d;
   logic [LEN_W-1:0] done_q, done_d, len_q, len_d;
+  // Within a packet, done - sgo (mod 2^LEN_W) and the SGE offset where the packet would end,
+  // sgo + (len - done), do not change when a piece is placed (both cursors move by the piece); they
+  // are set at the start and at each SGE step, from registers. The piece decision then needs one
+  // compare on the SGE the table returns, not a subtract, a compare and an add in a row (the
+  // responder's critical path when placed: 60 levels of carry chains).
+  logic [LEN_W-1:0] dmo_q, dmo_d;
+  logic [32:0]      lim_q, lim_d;
   logic [63:0]      wr_addr_d;
   logic [LEN_W-1:0] wr_len_d;
   logic [LEN_W-2:0] wr_off_d;
@@ -108,23 +115,28 @@ module tmnic_scatter #(
     .clk_i, .we_i(sg_we_i), .waddr_i(sg_waddr_i), .wdata_i({sg_iova_i, sg_len_i}),
     .re_i(re), .raddr_i({rctx, rslot}), .rdata_o(sg));
 
-  // The next piece: the SGE's rest or the packet's rest.
+  // The next piece: the SGE's rest or the packet's rest. The SGE's rest is shorter exactly when the
+  // SGE ends before the packet would (sg.len < lim_q); it is then under 2^(LEN_W-1), so its low
+  // LEN_W bits are the piece.
   logic [LEN_W-1:0] pkt_rest;
   assign pkt_rest = len_q - done_q;
-  wire [31:0] pkt_left = 32'(pkt_rest);
-  wire [31:0] sge_left = sg.len - sgo_q;
-  wire        sge_done = sg.len == sgo_q;           // (= sge_left == 0, without the subtraction)
-  wire [31:0] piece = (sge_left < pkt_left) ? sge_left : pkt_left;
+  wire              sge_done = sg.len == sgo_q;
+  wire              shorter = {1'b0, sg.len} < lim_q;
+  wire [LEN_W-1:0]  sge_rest = sg.len[LEN_W-1:0] - sgo_q[LEN_W-1:0];
+  wire [LEN_W-1:0]  piece = shorter ? sge_rest : pkt_rest;
 
   always_comb begin
     state_d = state_q;
     ctx_d = ctx_q; sgi_d = sgi_q; sgo_d = sgo_q; done_d = done_q; len_d = len_q;
+    dmo_d = dmo_q; lim_d = lim_q;
     wr_valid_d = wr_valid_o && !wr_ready_i;
     wr_addr_d = wr_addr_o; wr_len_d = wr_len_o; wr_off_d = wr_off_o; wr_last_d = wr_last_o;
     re = 1'b0;
     unique case (state_q)
       S_IDLE: if (start_i) begin
         ctx_d = ctx_i; sgi_d = sgi_i; sgo_d = sgo_i; done_d = skip_i; len_d = len_i;
+        dmo_d = skip_i - sgo_i[LEN_W-1:0];
+        lim_d = {1'b0, sgo_i} + 33'(LEN_W'(len_i - skip_i));
         re = (START_REG == 0);
         state_d = (START_REG != 0) ? S_LOAD : S_SCAT;
       end
@@ -138,15 +150,17 @@ module tmnic_scatter #(
         if (sge_done) begin
           sgi_d = sgi_q + 1'b1;
           sgo_d = '0;
+          dmo_d = done_q;
+          lim_d = 33'(pkt_rest);
           re = 1'b1;
         end else begin
           wr_valid_d = 1'b1;
           wr_addr_d = sg.iova + 64'(sgo_q);
-          wr_len_d = LEN_W'(piece);
+          wr_len_d = piece;
           wr_off_d = done_q[LEN_W-2:0];
-          wr_last_d = (32'(done_q) + piece == 32'(len_q));
-          done_d = done_q + LEN_W'(piece);
-          sgo_d = sgo_q + piece;
+          wr_last_d = !shorter;                   // (the packet's rest fits in this SGE)
+          done_d = shorter ? sg.len[LEN_W-1:0] + dmo_q : len_q;
+          sgo_d = shorter ? sg.len : lim_q[31:0];
           state_d = S_WAIT;
         end
       end
@@ -166,6 +180,7 @@ module tmnic_scatter #(
   end
   always_ff @(posedge clk_i) begin
     ctx_q <= ctx_d; sgi_q <= sgi_d; sgo_q <= sgo_d; done_q <= done_d; len_q <= len_d;
+    dmo_q <= dmo_d; lim_q <= lim_d;
     wr_addr_o <= wr_addr_d; wr_len_o <= wr_len_d; wr_off_o <= wr_off_d; wr_last_o <= wr_last_d;
   end
 
@@ -183,6 +198,10 @@ module tmnic_scatter #(
   a_overrun: assert property (@(posedge clk_i) disable iff (!chk_q)
     state_q == S_SCAT && avail_i && sge_done |-> sgi_q != SG_W'(SLOTS - 1))
     else $error("tmnic_scatter: the SGEs hold less than the packet (capacity not checked)");
+  a_invariants: assert property (@(posedge clk_i) disable iff (!chk_q)
+    state_q == S_SCAT |-> dmo_q == LEN_W'(done_q - sgo_q[LEN_W-1:0]) &&
+                          lim_q == {1'b0, sgo_q} + 33'(pkt_rest))
+    else $error("tmnic_scatter: the piece decision's registers disagree with the cursor");
   a_sge_sane: assert property (@(posedge clk_i) disable iff (!chk_q)
     state_q == S_SCAT |-> sgo_q <= sg.len) else $error("tmnic_scatter: cursor beyond its SGE");
   a_wr_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
