@@ -118,6 +118,23 @@ struct Knobs {
   double ack, lerr, cmd_err, send, cqe_ready, msg_ready, rnr;  // rnr: share of RNR NAKs forced
 };
 
+// One clock of the completer; rd_qp gets the QPs its two registered context reads return next.
+void clock(Vtmnic_completer& t, VerilatedContext& c, unsigned (&rd_qp)[2]) {
+  const uint64_t idx = t.qp_idx_o;
+  for (unsigned k = 0; k < 2; ++k) rd_qp[k] = static_cast<unsigned>((idx >> (kQpW * k)) & (kNumQp - 1));
+  t.clk_i = 1;
+  t.eval();
+  t.clk_i = 0;
+  c.timeInc(1);
+}
+// The two context read ports' data: the completer's view of each QP named.
+template <class Qps>
+uint64_t cfg_ports(const Qps& q, const unsigned (&rd_qp)[2]) {
+  uint32_t rd[2] = {};
+  for (unsigned k = 0; k < 2; ++k) pack_view(kCmpView, q[rd_qp[k]].cfg.data(), rd, kCmpBits * k);
+  return get_bits(rd, 0, 2 * kCmpBits);
+}
+
 class CompBench {
  public:
   CompBench(uint64_t seed, Coverage& cov)
@@ -227,15 +244,7 @@ class CompBench {
     if (!errors_) ADD_FAILURE() << "cycle " << cycles_ << ": " << m;
     ++errors_;
   }
-  void tick() {
-    // Registered reads of the context's QP ports.
-    const uint64_t idx = top_->qp_idx_o;
-    for (unsigned k = 0; k < 2; ++k) rd_qp_[k] = static_cast<unsigned>((idx >> (kQpW * k)) & (kNumQp - 1));
-    top_->clk_i = 1;
-    top_->eval();
-    top_->clk_i = 0;
-    ctx_->timeInc(1);
-  }
+  void tick() { clock(*top_, *ctx_, rd_qp_); }
 
   unsigned pick_qp() {
     if (chance(rng_, 0.6)) return hot_[urand(rng_, 0, hot_.size() - 1)];
@@ -507,9 +516,7 @@ class CompBench {
     top_->cqe_ready_i = k ? chance(rng_, k->cqe_ready) : chance(rng_, 0.7);
     top_->msg_ready_i = k ? chance(rng_, k->msg_ready) : chance(rng_, 0.7);
     top_->now_i = now;
-    uint32_t rd[2] = {};
-    for (unsigned kk = 0; kk < 2; ++kk) pack_view(kCmpView, q_[rd_qp_[kk]].cfg.data(), rd, kCmpBits * kk);
-    top_->qp_rd_i = get_bits(rd, 0, 2 * kCmpBits);
+    top_->qp_rd_i = cfg_ports(q_, rd_qp_);
     top_->nx_rdata_i = nx_data_;
     top_->eval();
 
@@ -734,14 +741,7 @@ class TimerBench {
     unsigned qp;
     uint32_t aeth, psn;
   };
-  void tick() {
-    const uint64_t idx = top_->qp_idx_o;
-    for (unsigned k = 0; k < 2; ++k) rd_qp_[k] = static_cast<unsigned>((idx >> (kQpW * k)) & (kNumQp - 1));
-    top_->clk_i = 1;
-    top_->eval();
-    top_->clk_i = 0;
-    ctx_->timeInc(1);
-  }
+  void tick() { clock(*top_, *ctx_, rd_qp_); }
   void step() {
     // The context applies an err_o one cycle after it (the completer marks the QP itself: no kick).
     if (err_apply_ >= 0) {
@@ -778,9 +778,7 @@ class TimerBench {
     top_->msg_ready_i = 1;
     top_->ci_re_i = 0;
     top_->now_i = now();
-    uint32_t rd[2] = {};
-    for (unsigned kk = 0; kk < 2; ++kk) pack_view(kCmpView, q_[rd_qp_[kk]].cfg.data(), rd, kCmpBits * kk);
-    top_->qp_rd_i = get_bits(rd, 0, 2 * kCmpBits);
+    top_->qp_rd_i = cfg_ports(q_, rd_qp_);
     top_->nx_rdata_i = nx_data_;
     top_->eval();
     if (top_->nx_re_o) nx_data_ = q_[top_->nx_raddr_o & (kNumQp - 1)].next;

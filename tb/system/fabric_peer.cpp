@@ -169,14 +169,7 @@ int pair_main(int argc, char** argv) {
 
   Res res;
   make_res(res, size);
-  ibv_context* ctx = res.ctx;
-  ibv_pd* pd = res.pd;
-  ibv_cq* cq = res.cq;
-  std::vector<uint8_t>& sbuf = res.sbuf;
-  std::vector<uint8_t>& rbuf = res.rbuf;
-  ibv_mr* smr = res.smr;
-  ibv_mr* rmr = res.rmr;
-  ibv_qp_init_attr& qa = res.qa;
+  auto& [ctx, pd, cq, sbuf, rbuf, smr, rmr, qa] = res;
   ibv_qp* qp = ibv_create_qp(pd, &qa);
   if (!qp) die("ibv_create_qp");
 
@@ -304,14 +297,7 @@ int self_main(int argc, char** argv) {
   g_role = "self";
   Res res;
   make_res(res, size);
-  ibv_context* ctx = res.ctx;
-  ibv_pd* pd = res.pd;
-  ibv_cq* cq = res.cq;
-  std::vector<uint8_t>& sbuf = res.sbuf;
-  std::vector<uint8_t>& rbuf = res.rbuf;
-  ibv_mr* smr = res.smr;
-  ibv_mr* rmr = res.rmr;
-  ibv_qp_init_attr& qa = res.qa;
+  auto& [ctx, pd, cq, sbuf, rbuf, smr, rmr, qa] = res;
   ibv_qp* qa_ = ibv_create_qp(pd, &qa);
   ibv_qp* qb = ibv_create_qp(pd, &qa);
   if (!qa_ || !qb) die("ibv_create_qp");

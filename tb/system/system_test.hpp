@@ -316,7 +316,13 @@ class SystemTest : public ::testing::Test {
     a.cap.max_recv_sge = o.srq ? 0 : o.recv_sge;
     q.qp = ibv_create_qp(pd_[dev], &a);
     EXPECT_NE(q.qp, nullptr) << "ibv_create_qp: " << std::strerror(errno);
-    if (!q.qp) return q;
+    if (q.qp) adopt(q, o.to_init, o.access);
+    return q;
+  }
+
+  // A QP just created: destroyed at the end of the test unless the test did it (destroy()), and
+  // moved to INIT with `access` as its qp_access_flags when to_init.
+  void adopt(Qp& q, bool to_init, unsigned access) {
     struct ibv_qp* p = q.qp;
     q.alive = std::make_shared<bool>(true);
     defer([p, alive = q.alive] {
@@ -324,13 +330,12 @@ class SystemTest : public ::testing::Test {
         EXPECT_EQ(ibv_destroy_qp(p), 0);
       }
     });
-    if (!o.to_init) return q;
+    if (!to_init) return;
     struct ibv_qp_attr at = {};
     at.qp_state = IBV_QPS_INIT;
     at.port_num = 1;
-    at.qp_access_flags = o.access;
+    at.qp_access_flags = access;
     EXPECT_EQ(ibv_modify_qp(q.qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
-    return q;
   }
 
   // Destroys a QP before the end of the test.

@@ -32,19 +32,7 @@ class QpExBase : public SystemTest {
     a.pd = pd_[dev];
     a.send_ops_flags = ops;
     q.qp = ibv_create_qp_ex(ctx_[dev], &a);
-    if (!q.qp) return q;
-    struct ibv_qp* p = q.qp;
-    q.alive = std::make_shared<bool>(true);
-    defer([p, alive = q.alive] {
-      if (*alive) {
-        EXPECT_EQ(ibv_destroy_qp(p), 0);
-      }
-    });
-    struct ibv_qp_attr at = {};
-    at.qp_state = IBV_QPS_INIT;
-    at.port_num = 1;
-    at.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
-    EXPECT_EQ(ibv_modify_qp(q.qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+    if (q.qp) adopt(q, true, IBV_ACCESS_LOCAL_WRITE);
     return q;
   }
 };
