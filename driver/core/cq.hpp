@@ -22,6 +22,10 @@ struct tmnic_cq {
   bool single_threaded = false;  // IBV_CREATE_CQ_ATTR_SINGLE_THREADED: skip the lock
   uint64_t wc_flags = 0;         // what the extended-CQ user may read
   std::atomic<bool> armed{false};
+  // Autonomous device: an interrupt came (or arming found a completion waiting) and
+  // ibv_get_cq_event has not reported it yet. One event per interrupt, as a kernel queues them,
+  // whether or not the CQE has been polled meanwhile (the NIC is disarmed either way).
+  std::atomic<bool> event_pending{false};
   uint32_t comp_events_reported = 0;  // events handed out by ibv_get_cq_event; under ibv.mutex
   std::atomic<int> usecnt{0};         // QPs and TM-SRQs using this CQ: destroy fails with EBUSY
   // Created by ibv_create_cq_ex (mlx5's MLX5_CQ_FLAGS_EXTENDED): only such a CQ may take a TM-SRQ.
@@ -68,6 +72,9 @@ void cq_clean(tmnic_cq* cq, uint32_t qpn, tmnic_srq* srq);
 void cq_clean_tm(tmnic_cq* cq);
 // Installs the ibv_cq_ex start_poll/next_poll/end_poll/read_* callbacks (cq_ex.cpp).
 void cq_ex_init_ops(tmnic_cq* cq);
+// The interrupt of an armed CQ with a completion channel (autonomous device; called by the
+// device's interrupt handler): marks the event pending and makes the channel's fd readable.
+void cq_interrupt(tmnic_cq* cq);
 // Frees the send/receive/SRQ slots a CQE completes (qp.cpp).
 void reclaim_wqes(Device& dev, const uint8_t* cqe);
 }  // namespace tmnic

@@ -159,7 +159,19 @@ int Device::probe() {
   mr_gen_.assign(num_mr, 0);
   qp_table_.reset(new std::atomic<tmnic_qp*>[num_qp]);
   for (uint32_t i = 0; i < num_qp; i++) qp_table_[i].store(nullptr);
+  irq_cq_.assign(num_cq, nullptr);
+  be_->set_irq_handler([this](uint32_t cqn) {
+    std::lock_guard<std::mutex> g(irq_mu_);
+    if (cqn < irq_cq_.size() && irq_cq_[cqn]) cq_interrupt(irq_cq_[cqn]);
+  });
   return 0;
+}
+
+Device::~Device() { be_->set_irq_handler(nullptr); }
+
+void Device::set_irq_cq(uint32_t cqn, tmnic_cq* cq) {
+  std::lock_guard<std::mutex> g(irq_mu_);
+  if (cqn < irq_cq_.size()) irq_cq_[cqn] = cq;
 }
 
 std::shared_ptr<Device> Device::open(const std::shared_ptr<Backend>& be) {

@@ -57,6 +57,7 @@ class Device {
   // ABI major differs from the one this driver was generated against.
   static std::shared_ptr<Device> open(const std::shared_ptr<Backend>& be);
   explicit Device(std::shared_ptr<Backend> be) : be_(std::move(be)) {}
+  ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
@@ -81,6 +82,12 @@ class Device {
   tmnic_qp* qp(uint32_t qpn) const {
     return qpn < num_qp ? qp_table_[qpn].load(std::memory_order_acquire) : nullptr;
   }
+
+  // Completion events. On an autonomous device (Backend::autonomous) the interrupt of an armed CQ
+  // is handed to cq_interrupt() for the CQ that set_irq_cq(cqn, cq) names (null: none). After
+  // set_irq_cq returns, the handler no longer uses the old CQ (or its channel).
+  bool autonomous() const { return be_->autonomous(); }
+  void set_irq_cq(uint32_t cqn, tmnic_cq* cq);
 
   // Read-only registers, read once at open.
   uint32_t abi = 0, data_bytes = 0, clk_mhz = 0;
@@ -108,6 +115,8 @@ class Device {
   std::unique_ptr<std::atomic<tmnic_qp*>[]> qp_table_;
   std::mutex gen_mu_;
   std::vector<uint8_t> mr_gen_;
+  std::mutex irq_mu_;               // the interrupt handler against set_irq_cq
+  std::vector<tmnic_cq*> irq_cq_;   // CQN -> CQ with a completion channel, or null
 };
 
 // MAC register pair <-> 48-bit MAC.

@@ -49,8 +49,10 @@ struct ibv_cq* create_cq(struct ibv_context* ctx, int cqe, void* cq_context,
 int destroy_cq(struct ibv_cq* cq);
 int poll_cq(struct ibv_cq* cq, int num_entries, struct ibv_wc* wc);
 int req_notify_cq(struct ibv_cq* cq, int solicited_only);
-// For ibv_get_cq_event: an armed CQ of `channel` holding a new CQE (disarmed and counted as a
-// reported event), or nullptr. Calls progress() on the context's device when there is none.
+// For ibv_get_cq_event: a CQ of `channel` with an event (counted as reported), or nullptr. On an
+// autonomous device an event is an interrupt not yet reported (cq_interrupt), whether or not its
+// CQE was polled since; otherwise it is an armed CQ holding a new CQE (then disarmed), and when
+// there is none this calls progress() on the context's device.
 struct ibv_cq* take_cq_event(struct ibv_context* ctx, struct ibv_comp_channel* channel);
 void ack_cq_events(struct ibv_cq* cq, unsigned int nevents);
 

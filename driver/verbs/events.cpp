@@ -1,15 +1,18 @@
 // Completion channels and asynchronous events, without a kernel to deliver them.
 //
-// Completion events: the channel fd is an eventfd that is always readable, so that poll()/epoll
-// loops wake up and call ibv_get_cq_event(). ibv_get_cq_event() itself finds an armed CQ of the
-// channel that holds a new CQE, calling Backend::progress() while there is none (a simulation
-// advances; on hardware this is a busy wait). With O_NONBLOCK set on the fd it tries once and
-// fails with EAGAIN, as libibverbs does on an empty channel.
+// Completion events. The channel fd is an eventfd. On an autonomous device (a card, or a simulation
+// with a progress thread) the interrupt of an armed CQ makes it readable (Device::set_cq_channel_fd);
+// ibv_get_cq_event() finds an armed CQ of the channel that holds a new CQE, and otherwise blocks in
+// read() on the fd until the next interrupt, so a program waiting for events uses no CPU, and
+// poll()/epoll on the fd work as with a kernel. A readable fd means "look again": it may be
+// readable once more than there are events (an interrupt and an arm racing), never less. With
+// O_NONBLOCK set, ibv_get_cq_event() fails with EAGAIN when there is nothing, as libibverbs does.
+// Otherwise (a simulation advanced by the driver's calls) nothing would ever signal the fd: it is
+// permanently readable, and ibv_get_cq_event() calls Backend::progress() until there is an event.
 //
 // Async events: ibv_context.async_fd is a pipe carrying the events the provider emulates
 // (IBV_EVENT_SRQ_LIMIT_REACHED); nothing else ever fires.
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -28,7 +31,8 @@ TMNIC_EXPORT struct ibv_comp_channel* ibv_create_comp_channel(struct ibv_context
     errno = ENOMEM;
     return nullptr;
   }
-  ch->fd = eventfd(1, EFD_CLOEXEC);  // count 1, never read: permanently readable
+  // Driver-advanced simulation: count 1, never read, so permanently readable.
+  ch->fd = eventfd(to_dev(ctx).autonomous() ? 0 : 1, EFD_CLOEXEC);
   if (ch->fd < 0) {
     int err = errno;
     free(ch);
@@ -52,18 +56,36 @@ TMNIC_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel* ch) {
 
 TMNIC_EXPORT int ibv_get_cq_event(struct ibv_comp_channel* ch, struct ibv_cq** cq,
                                   void** cq_context) {
-  bool nonblock = fcntl(ch->fd, F_GETFL) & O_NONBLOCK;
-  for (unsigned spins = 0;; spins++) {
-    if (struct ibv_cq* c = tmnic::take_cq_event(ch->context, ch)) {
+  const bool nonblock = fcntl(ch->fd, F_GETFL) & O_NONBLOCK;
+  const bool autonomous = to_dev(ch->context).autonomous();
+  auto take = [&]() {
+    struct ibv_cq* c = tmnic::take_cq_event(ch->context, ch);
+    if (c) {
       *cq = c;
       *cq_context = c->cq_context;
-      return 0;
     }
+    return c != nullptr;
+  };
+  for (;;) {
+    if (take()) return 0;
+    if (!autonomous) {
+      if (nonblock) {
+        errno = EAGAIN;
+        return -1;
+      }
+      continue;  // take_cq_event advanced the simulation
+    }
+    // Consume the fd's count, then look once more: an interrupt after the look above either
+    // left its CQE for this look or signals the fd again.
+    uint64_t n;
+    ssize_t r = read(ch->fd, &n, sizeof n);  // blocks unless O_NONBLOCK
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && errno != EAGAIN) return -1;
+    if (take()) return 0;
     if (nonblock) {
       errno = EAGAIN;
       return -1;
     }
-    if ((spins & 63) == 63) sched_yield();  // hardware backends do not block in progress()
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,8 +22,17 @@ class Backend {
   virtual uint64_t dma_map(void* va, size_t len) = 0;
   virtual void dma_unmap(uint64_t iova, size_t len) = 0;
   // Called by the driver when it waits for the device (empty poll, command busy). A simulation
-  // advances its clock; a real card returns at once.
+  // advances its clock; an autonomous device (a card, a simulation with a progress thread) waits a
+  // little (at most about a millisecond) for something to happen.
   virtual void progress() = 0;
+  // True when the device advances by itself, whatever the driver does: then completion events come
+  // from interrupts (set_irq_handler) and nothing needs progress() to happen.
+  virtual bool autonomous() const = 0;
+  // Interrupt delivery: `h` is called with the CQ number whenever the device raises the interrupt of
+  // an armed CQ (DB_CQ ARM), after that CQ's completion is visible in host memory. It runs in the
+  // device's context (a simulation's progress thread, a card's interrupt thread), possibly with the
+  // device's lock held: it must not call back into the backend. Null removes the handler.
+  virtual void set_irq_handler(std::function<void(uint32_t cqn)> h) = 0;
   // Device name, e.g. "tmnic0".
   virtual std::string name() const = 0;
   // Neighbour resolution for RoCE: the MAC address (48 bits) of the host owning `ipv4` on this

@@ -26,7 +26,47 @@ void reset_global_world(const SimConfig& cfg) {
   world_slot() = std::make_unique<World>(cfg);
 }
 
+uint32_t SimBackend::read32(uint32_t off) {
+  uint32_t v;
+  {
+    std::lock_guard<BusLock> g(w_.lock());
+    v = w_.mmio_read(nic_, off);   // the CPU stalls for the round trip: the world runs meanwhile
+  }
+  // The cycles run for the read may have started work (a frame arrived, a DMA due) that a sleeping
+  // progress thread does not know about.
+  if (w_.threaded()) w_.kick();
+  return v;
+}
+
+void SimBackend::write32(uint32_t off, uint32_t val) {
+  {
+    std::lock_guard<BusLock> g(w_.lock());
+    w_.mmio_write(nic_, off, val);
+  }
+  if (w_.threaded()) w_.kick();
+}
+
+void SimBackend::progress() {
+  if (w_.threaded()) {
+    w_.wait_progress(World::kFabricWaitUs);
+    return;
+  }
+  std::lock_guard<BusLock> g(w_.lock());
+  w_.progress();
+}
+
+void SimBackend::set_irq_handler(std::function<void(uint32_t)> h) {
+  std::lock_guard<BusLock> g(w_.lock());
+  w_.nic(nic_).on_irq = std::move(h);
+}
+
+bool SimBackend::resolve_neighbour(uint32_t ipv4, uint64_t* mac) {
+  std::lock_guard<BusLock> g(w_.lock());
+  return w_.resolve_neighbour(ipv4, mac);
+}
+
 uint64_t SimBackend::dma_map(void* va, size_t len) {
+  std::lock_guard<BusLock> g(w_.lock());
   if (len == 0) len = 1;
   auto a = reinterpret_cast<uintptr_t>(va);
   uintptr_t base = a & ~(Iommu::kPage - 1);
@@ -38,6 +78,7 @@ uint64_t SimBackend::dma_map(void* va, size_t len) {
 }
 
 void SimBackend::dma_unmap(uint64_t iova, size_t) {
+  std::lock_guard<BusLock> g(w_.lock());
   w_.nic(nic_).iommu().unmap(iova & ~(Iommu::kPage - 1));
 }
 

@@ -11,16 +11,20 @@ World& global_world();
 // Replace the world (tests that need a fresh one or their own configuration); drops devices' state.
 void reset_global_world(const SimConfig& cfg);
 
+// Every call holds the world's lock (World::lock()), so that threads of the application and the
+// world's progress thread may use it at once.
 class SimBackend : public Backend {
  public:
   SimBackend(World& w, int nic) : w_(w), nic_(nic) {}
-  uint32_t read32(uint32_t off) override { return w_.mmio_read(nic_, off); }
-  void write32(uint32_t off, uint32_t val) override { w_.mmio_write(nic_, off, val); }
+  uint32_t read32(uint32_t off) override;
+  void write32(uint32_t off, uint32_t val) override;
   uint64_t dma_map(void* va, size_t len) override;
   void dma_unmap(uint64_t iova, size_t len) override;
-  void progress() override { w_.progress(); }
+  void progress() override;
+  bool autonomous() const override { return w_.threaded(); }
+  void set_irq_handler(std::function<void(uint32_t)> h) override;
   std::string name() const override { return "tmnic" + std::to_string(nic_); }
-  bool resolve_neighbour(uint32_t ipv4, uint64_t* mac) override { return w_.resolve_neighbour(ipv4, mac); }
+  bool resolve_neighbour(uint32_t ipv4, uint64_t* mac) override;
   int nic() const { return nic_; }
 
  private:

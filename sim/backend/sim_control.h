@@ -15,6 +15,10 @@ double tmnic_sim_clk_mhz(void);
 /* Cycles actually evaluated (the rest were skipped because nothing could happen). */
 uint64_t tmnic_sim_cycles_evaluated(void);
 int tmnic_sim_num_nics(void);
+/* 1 when a progress thread advances the world (TMNIC_PROGRESS=thread, or the UDP fabric), 0 when
+ * the driver's waiting calls do; and how often that thread woke from sleep. */
+int tmnic_sim_threaded(void);
+uint64_t tmnic_sim_thread_wakeups(void);
 /* BAR0 register of a NIC (statistics: 0x100 + 4 * index, see docs/hw-sw-interface.md). */
 uint32_t tmnic_sim_read_reg(int nic, uint32_t off);
 /* Count DMA accesses (reads and writes) of NIC `nic` that touch host memory [addr, addr+len);

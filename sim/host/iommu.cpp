@@ -70,12 +70,12 @@ void Iommu::write(uint64_t iova, const void* src, size_t len, const uint8_t* byt
     size_t n = std::min<size_t>(len - done, kPage - ((iova + done) % kPage));
     uint8_t* h = translate(iova + done, n, true);
     if (observer_) observer_(true, iova + done, h, n);
-    if (!byte_en) {
-      std::memcpy(h, s + done, n);
-    } else {
-      for (size_t i = 0; i < n; i++)
-        if (byte_en[done + i]) h[i] = s[done + i];
-    }
+    // Byte stores with release order: a CPU thread that reads a byte of this write with acquire
+    // order (the driver's CQE owner bit) then sees every earlier DMA write of the NIC, as PCIe's
+    // ordered posted writes promise, also while a progress thread runs the NIC (on x86 these are
+    // plain stores; they cost about 1 % of an idle cycle's evaluation at most).
+    for (size_t i = 0; i < n; i++)
+      if (!byte_en || byte_en[done + i]) __atomic_store_n(h + i, s[done + i], __ATOMIC_RELEASE);
     done += n;
   }
   bytes_written_ += len;

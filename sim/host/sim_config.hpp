@@ -28,6 +28,11 @@ struct SimConfig {
   // at fabric_addr (TMNIC_FABRIC_ADDR, 127.a.b.c) or at an address chosen when empty.
   std::string fabric;
   std::string fabric_addr;
+  // Who advances the world (TMNIC_PROGRESS): "inline", the thread of the driver call that waits
+  // (deterministic, the in-process world's default), or "thread", a progress thread of its own that
+  // runs whenever there is work and sleeps otherwise (the fabric's default). Empty: the default.
+  std::string progress;
+  bool threaded() const { return progress.empty() ? !fabric.empty() : progress == "thread"; }
 
   uint64_t cycles(double ns) const { return static_cast<uint64_t>(ns * clk_mhz / 1000.0 + 0.5); }
   double bytes_per_cycle(double gbyte_s) const { return gbyte_s * 1000.0 / clk_mhz; }

@@ -112,6 +112,7 @@ uint64_t NicSim::next_event() const {
   if (!rx_q_.empty()) t = std::min(t, rx_q_.front().arrival);
   t = std::min(t, dma_->next_due());
   for (auto& r : read_results_) t = std::min(t, r.second.second);
+  if (!irq_q_.empty()) t = std::min(t, irq_q_.front().first);
   return t;
 }
 
@@ -129,6 +130,11 @@ void NicSim::drive_inputs(uint64_t now) {
   // when its last beat is in host memory: a NIC that has its B responses knows its writes are
   // visible (what the context's busy bit relies on before memory is freed).
   writes_applied_ += dma_->apply_writes(now, [&](uint64_t a) { log(now, Ev::kDmaWrite, a); });
+  while (!irq_q_.empty() && irq_q_.front().first <= now) {
+    irqs_++;
+    if (on_irq) on_irq(irq_q_.front().second);
+    irq_q_.pop_front();
+  }
 
   // BAR0: one AXI-Lite transaction at a time, in order (reads do not pass posted writes).
   if (!mmio_busy_ && !mmio_q_.empty() && mmio_q_.front().due <= now) {
@@ -211,11 +217,15 @@ void NicSim::tick(uint64_t now) {
       if (on_tx) on_tx(std::move(f));
     }
   }
-  if (t.irq_o) irqs_++;
 
   t.clk_i = 1;
   t.eval();
   dump_waves(trace_.get(), 2 * now + 1);
+  // irq_o is a one-cycle pulse from a register: seen right after the edge that raises it, since
+  // the NIC may be idle (and the next cycles skipped) from then on. The interrupt is a posted write
+  // (MSI-X) behind the CQE's: it reaches the host as late as a DMA write issued now would, so after
+  // the CQE (the cq writer raises it when the CQE's last beat has left; drive_inputs delivers it).
+  if (t.irq_o) irq_q_.push_back({now + cfg_.cycles(cfg_.dma_write_ns), uint32_t(t.irq_cq_o)});
 
   // Apply the transfers to the host-side models.
   if (mmio_busy_) {

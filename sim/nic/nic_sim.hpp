@@ -47,6 +47,9 @@ class NicSim {
   void rx_frame(std::vector<uint8_t> frame, uint64_t at);
   // Frames leaving on the MAC port.
   std::function<void(std::vector<uint8_t>&&)> on_tx;
+  // The interrupt of an armed CQ (irq_o, with the CQ in irq_cq_o), delivered as the host sees it:
+  // after that CQ's CQE is visible in host memory.
+  std::function<void(uint32_t cqn)> on_irq;
 
   // Optional log of interface events with their cycle, for latency breakdowns (bench/).
   enum class Ev { kMmioWrite, kDmaReadReq, kDmaReadData, kDmaWrite, kTxFrame, kRxFrame };
@@ -93,6 +96,7 @@ class NicSim {
   std::vector<Event>* log_ = nullptr;
   uint64_t writes_applied_ = 0;
   uint64_t irqs_ = 0;
+  std::deque<std::pair<uint64_t, uint32_t>> irq_q_;   // interrupts on their way: (due, CQ)
   uint64_t last_now_ = 0;
 };
 

@@ -1,6 +1,10 @@
 #include "world/world.hpp"
 
+#include <poll.h>
+#include <sched.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -51,9 +55,23 @@ World::World(const SimConfig& cfg) : cfg_(cfg) {
   }
   while (!std::all_of(nics_.begin(), nics_.end(), [](auto& n) { return n->quiet(); })) step();
   anchor_wall();
+  if (!cfg_.progress.empty() && cfg_.progress != "thread" && cfg_.progress != "inline")
+    throw std::runtime_error("tmnic sim: TMNIC_PROGRESS=" + cfg_.progress + " is not a mode (thread, inline)");
+  if (cfg_.threaded()) {
+    wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd_ < 0) throw std::runtime_error("tmnic sim: eventfd for the progress thread failed");
+    thread_ = std::thread([this] { thread_main(); });
+  }
 }
 
-World::~World() = default;
+World::~World() {
+  if (thread_.joinable()) {
+    stop_.store(true);
+    kick();
+    thread_.join();
+  }
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
 
 uint64_t World::nic_mac(int i) const { return fabric_ ? fabric_->mac() : mac_of(i); }
 uint32_t World::nic_ipv4(int i) const { return fabric_ ? fabric_->ipv4() : ipv4_of(i); }
@@ -225,6 +243,93 @@ bool World::progress_fabric(uint64_t budget) {
     }
   }
   return any;
+}
+
+}  // namespace tmnic::sim
+
+namespace tmnic::sim {
+
+// ---- progress thread ---------------------------------------------------------------------------
+//
+// The thread holds lock() for at most kThreadChunk busy cycles at a time and steps aside while host
+// threads wait for it. Idle, simulated time follows the wall clock as in progress_fabric (a
+// transport timer fires when the wall clock says so, never because the host was slow) and the
+// thread sleeps in poll() on its wake eventfd (kick(): a BAR write) and the fabric's socket, until
+// the next event is due, or for good when none is. Sleeping is race-free: the thread announces it
+// (sleeping_) and then looks for posted work (kicked_) once more; kick() marks work and then looks
+// at sleeping_, so one of the two always sees the other.
+
+void World::kick() {
+  kicked_.store(true);
+  if (sleeping_.load()) {
+    uint64_t one = 1;
+    ssize_t r = write(wake_fd_, &one, sizeof one);
+    (void)r;   // EAGAIN only when the counter is already huge: the thread is woken anyway
+  }
+}
+
+void World::wait_progress(int64_t timeout_us) {
+  std::unique_lock<std::mutex> g(gen_mu_);
+  const uint64_t g0 = gen_;
+  gen_cv_.wait_for(g, std::chrono::microseconds(timeout_us), [&] { return gen_ != g0; });
+}
+
+bool World::progress_chunk(uint64_t max_cycles, int64_t* sleep_us) {
+  uint64_t writes0 = 0;
+  for (auto& n : nics_) writes0 += n->dma_writes_applied();
+  if (fabric_) fabric_receive();
+  *sleep_us = 0;
+  for (uint64_t k = 0; k < max_cycles; k++) {
+    bool quiet = true;
+    uint64_t next = UINT64_MAX;
+    for (auto& n : nics_) {
+      quiet = quiet && n->quiet();
+      next = std::min(next, n->next_event());
+    }
+    if (quiet) {
+      const uint64_t wall = std::max(wall_cycle(), now_);
+      if (next == UINT64_MAX || next > wall + 1) {
+        now_ = next == UINT64_MAX ? wall : std::min(wall, next - 1);
+        *sleep_us = next == UINT64_MAX ? -1 : int64_t(double(next - wall) / cfg_.clk_mhz) + 1;
+        break;
+      }
+    }
+    step();   // skips to `next` when quiet
+    if (!quiet) anchor_wall();
+  }
+  uint64_t writes = 0;
+  for (auto& n : nics_) writes += n->dma_writes_applied();
+  return writes != writes0;
+}
+
+void World::thread_main() {
+  pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fabric_ ? fabric_->fd() : -1, POLLIN, 0}};
+  while (!stop_.load()) {
+    int64_t sleep_us = 0;
+    bool wrote = false;
+    {
+      std::lock_guard<BusLock> g(lock_);
+      kicked_.store(false);
+      wrote = progress_chunk(kThreadChunk, &sleep_us);
+    }
+    if (wrote || sleep_us != 0) {   // something for wait_progress() to see
+      std::lock_guard<std::mutex> g(gen_mu_);
+      gen_++;
+      gen_cv_.notify_all();
+    }
+    for (int i = 0; i < 1000 && lock_.contended(); i++) sched_yield();
+    if (sleep_us == 0) continue;
+    sleeping_.store(true);
+    if (!kicked_.load() && !stop_.load()) {
+      timespec ts{time_t(sleep_us / 1000000), long(sleep_us % 1000000) * 1000};
+      ppoll(fds, fabric_ ? 2 : 1, sleep_us < 0 ? nullptr : &ts, nullptr);
+      wakeups_.fetch_add(1);
+    }
+    sleeping_.store(false);
+    uint64_t v;
+    while (read(wake_fd_, &v, sizeof v) > 0) {
+    }
+  }
 }
 
 }  // namespace tmnic::sim

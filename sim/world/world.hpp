@@ -2,9 +2,13 @@
 // latency that delivers each frame to the NIC owning its destination MAC), with an optional pcap
 // of the wire. Time is counted in NIC clock cycles; cycles in which nothing can happen are skipped.
 #pragma once
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "host/sim_config.hpp"
@@ -16,10 +20,43 @@ namespace tmnic::sim {
 
 class UdpFabric;
 
+// The world's lock. A plain mutex lets a thread that releases and retakes it in a loop (the progress
+// thread) starve the others; this one counts the threads waiting for it, so that the loop can step
+// aside (contended()) until they have had their turn.
+class BusLock {
+ public:
+  void lock() {
+    waiting_.fetch_add(1);
+    mu_.lock();
+    waiting_.fetch_sub(1);
+  }
+  void unlock() { mu_.unlock(); }
+  bool contended() const { return waiting_.load() != 0; }
+
+ private:
+  std::mutex mu_;
+  std::atomic<int> waiting_{0};
+};
+
 class World {
  public:
   explicit World(const SimConfig& cfg);
   ~World();
+
+  // ---- threads (docs/simulation.md "Progress") ------------------------------------------------
+  // The world itself is not thread-safe: outside the progress thread, every caller holds lock()
+  // (the driver's backend and the control API do).
+  BusLock& lock() { return lock_; }
+  // True when a progress thread advances the world (SimConfig::progress "thread"): the host CPU then
+  // never needs to call progress(); it posts work (kick()) and waits (wait_progress()).
+  bool threaded() const { return thread_.joinable(); }
+  // The host posted work (a BAR write): wakes a sleeping progress thread. Call without lock().
+  void kick();
+  // Waits until the progress thread has made progress (a DMA write landed, or it found nothing left
+  // to do), at most `timeout_us`. Call without lock().
+  void wait_progress(int64_t timeout_us);
+  // Progress-thread bookkeeping, for tests and reports: wake-ups from sleep, cycles it evaluated.
+  uint64_t thread_wakeups() const { return wakeups_.load(); }
 
   const SimConfig& config() const { return cfg_; }
   int num_nics() const { return static_cast<int>(nics_.size()); }
@@ -42,6 +79,9 @@ class World {
   // of returning at once when nothing is due (see progress_fabric).
   bool progress(uint64_t budget = 200000);
   static constexpr int64_t kFabricWaitUs = 1000;
+  // Busy cycles the progress thread evaluates per hold of lock(): a BAR access of the host waits at
+  // most this long (about 32 x 3.4 us at the simulator's speed) for its turn.
+  static constexpr uint64_t kThreadChunk = 32;
   // Advance to cycle t, skipping every stretch in which nothing can happen (the host is idle
   // until then, e.g. between messages of a lightly loaded run).
   void run_until(uint64_t t);
@@ -65,6 +105,11 @@ class World {
  private:
   void deliver(int src, std::vector<uint8_t>&& frame);
   bool progress_fabric(uint64_t budget);
+  // One hold of the progress thread: at most `max_cycles` busy cycles. When nothing is due before
+  // wall time gets there, simulated time follows the wall clock and *sleep_us says how long the
+  // thread may sleep (-1: until woken); 0 while busy. Returns true if a DMA write landed.
+  bool progress_chunk(uint64_t max_cycles, int64_t* sleep_us);
+  void thread_main();
   int fabric_receive();   // datagrams waiting on the socket -> NIC 0's MAC RX; returns how many
   // Fabric mode: the cycle that wall time allows an idle NIC to reach (see progress_fabric).
   uint64_t wall_cycle() const;
@@ -75,6 +120,14 @@ class World {
   int64_t anchor_wall_ns_ = 0;
 
   SimConfig cfg_;
+  BusLock lock_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false}, sleeping_{false}, kicked_{false};
+  std::atomic<uint64_t> wakeups_{0};
+  int wake_fd_ = -1;                 // eventfd: kick() -> the sleeping progress thread
+  std::mutex gen_mu_;                // progress generation, for wait_progress()
+  std::condition_variable gen_cv_;
+  uint64_t gen_ = 0;
   std::vector<std::unique_ptr<NicSim>> nics_;
   std::unique_ptr<roce::PcapWriter> pcap_;
   uint64_t now_ = 0;

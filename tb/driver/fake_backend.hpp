@@ -30,6 +30,7 @@ struct Config {
   uint32_t tm_max_tags = 0;          // TM_MAX_TAGS: 0 = no tag matching
   uint32_t tm_caps = 0;              // TM_CAPS (bit 0: rendezvous offload)
   uint32_t ops_caps = 0;             // OPS_CAPS (bit 0: RDMA WRITE(+IMM), bit 1: RDMA READ)
+  bool autonomous = false;           // Backend::autonomous(): completion events from irq
 };
 
 struct Command {
@@ -52,6 +53,8 @@ class FakeBackend : public Backend {
   uint64_t dma_map(void* va, size_t len) override;
   void dma_unmap(uint64_t iova, size_t len) override;
   void progress() override;
+  bool autonomous() const override { return cfg_.autonomous; }
+  void set_irq_handler(std::function<void(uint32_t)> h) override { irq = std::move(h); }
   std::string name() const override { return cfg_.name; }
   bool resolve_neighbour(uint32_t ipv4, uint64_t* mac) override;
 
@@ -63,6 +66,7 @@ class FakeBackend : public Backend {
   int bad_unmaps = 0;                  // dma_unmap of something never mapped
   int progress_calls = 0;
   std::function<void()> on_progress;   // runs inside progress(): lets a test "be the NIC"
+  std::function<void(uint32_t)> irq;  // the driver's interrupt handler: a test raises CQ interrupts
   std::function<void(const Command&)> on_command;  // runs as each command executes
   uint32_t fail_opcode = 0xFFFFFFFF;   // commands with this opcode set the error bit
   int busy_polls = 0;                  // CMD_STATUS reads that report busy before completing

@@ -1,4 +1,7 @@
 // Memory registration and completion queues.
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <vector>
 
 #include "driver_test.hpp"
@@ -406,6 +409,67 @@ TEST_F(DriverTest, ArmedCqDeliversOneEvent) {
   tmnic::ack_cq_events(cq, 1);
   EXPECT_EQ(tmnic::destroy_cq(cq), 0);
   EXPECT_EQ(ch.refcnt, 0);
+}
+
+// An autonomous device (a card; the simulation with its progress thread): the interrupt of a CQ
+// makes its channel's eventfd readable, only while the CQ has a channel; arming a CQ with a
+// completion already waiting signals the fd at once; after destroy the handler no longer writes
+// to the (possibly reused) fd.
+TEST_F(DriverTest, InterruptSignalsTheCompletionChannelFd) {
+  fake::Config cfg;
+  cfg.autonomous = true;
+  EXPECT_EQ(tmnic::free_context(ctx), 0);
+  open(cfg);
+  ASSERT_TRUE(be->irq) << "the driver installed no interrupt handler";
+  const int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  struct ibv_comp_channel ch = {};
+  ch.context = ctx;
+  ch.fd = fd;
+  auto count = [&] {
+    uint64_t v = 0;
+    return read(fd, &v, sizeof v) == ssize_t(sizeof v) ? v : 0;
+  };
+  struct ibv_cq* plain = make_cq();
+  struct ibv_cq* cq = tmnic::create_cq(ctx, 7, this, &ch, 0);
+  ASSERT_NE(cq, nullptr);
+  be->irq(to_tcq(plain)->cqn);  // a CQ without a channel: nothing
+  EXPECT_EQ(count(), 0u);
+  ASSERT_EQ(tmnic::req_notify_cq(cq, 0), 0);
+  EXPECT_EQ(count(), 0u) << "armed with nothing waiting: no signal";
+  nic_write_cqe(cq, 0, CqeFields());
+  be->irq(to_tcq(cq)->cqn);
+  EXPECT_EQ(count(), 1u);
+  EXPECT_EQ(tmnic::take_cq_event(ctx, &ch), cq);
+  EXPECT_EQ(be->progress_calls, 0) << "an autonomous device needs no progress()";
+  tmnic::ack_cq_events(cq, 1);
+  ASSERT_EQ(tmnic::req_notify_cq(cq, 0), 0);  // the CQE is still unpolled
+  EXPECT_EQ(count(), 1u) << "armed with a completion waiting: signalled at once";
+  EXPECT_EQ(tmnic::take_cq_event(ctx, &ch), cq);
+  tmnic::ack_cq_events(cq, 1);
+  // One event per interrupt even when the CQE was polled before ibv_get_cq_event looked (the NIC
+  // is disarmed by it; losing the event would leave the application waiting for good).
+  ASSERT_EQ(tmnic::req_notify_cq(cq, 0), 0);
+  EXPECT_EQ(count(), 1u);   // the unpolled CQE again
+  EXPECT_EQ(tmnic::take_cq_event(ctx, &ch), cq);
+  tmnic::ack_cq_events(cq, 1);
+  struct ibv_wc wc;
+  ASSERT_EQ(tmnic::poll_cq(cq, 1, &wc), 1);
+  ASSERT_EQ(tmnic::req_notify_cq(cq, 0), 0);
+  EXPECT_EQ(count(), 0u);
+  nic_write_cqe(cq, 1, CqeFields());
+  be->irq(to_tcq(cq)->cqn);
+  ASSERT_EQ(tmnic::poll_cq(cq, 1, &wc), 1);   // polled before the event is taken
+  EXPECT_EQ(count(), 1u);
+  EXPECT_EQ(tmnic::take_cq_event(ctx, &ch), cq);
+  EXPECT_EQ(tmnic::take_cq_event(ctx, &ch), nullptr);
+  tmnic::ack_cq_events(cq, 1);
+  const uint32_t cqn = to_tcq(cq)->cqn;
+  EXPECT_EQ(tmnic::destroy_cq(cq), 0);
+  be->irq(cqn);
+  EXPECT_EQ(count(), 0u) << "the handler wrote to a destroyed CQ's channel";
+  EXPECT_EQ(tmnic::destroy_cq(plain), 0);
+  close(fd);
 }
 
 }  // namespace

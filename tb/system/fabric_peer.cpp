@@ -14,6 +14,10 @@
 //   tmnic_fabric_peer self [--iters K]
 //     one process, two QPs of its NIC connected to each other (the NIC's own address): K checked
 //     4097-byte SENDs that the NIC loops back inside.
+//   tmnic_fabric_peer idle [--ms N]
+//     opens the device, creates a QP in RTS towards itself with a receive posted and an armed CQ on
+//     a completion channel, then does nothing for N ms (default 2000) and prints "idle_cpu_s X",
+//     "idle_wall_s Y" and "threaded T": the CPU the whole process used meanwhile.
 // Exit status 0 when everything completed as expected.
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
@@ -336,10 +340,62 @@ int self_main(int argc, char** argv) {
 
 }  // namespace
 
+int idle_main(int argc, char** argv) {
+  int64_t ms = 2000;
+  for (int i = 2; i + 1 < argc; i += 2)
+    if (!std::strcmp(argv[i], "--ms")) ms = std::strtoll(argv[i + 1], nullptr, 0);
+  g_role = "idle";
+  ibv_context* ctx = open_nic();
+  ibv_pd* pd = ibv_alloc_pd(ctx);
+  ibv_comp_channel* ch = ibv_create_comp_channel(ctx);
+  if (!pd || !ch) die("pd/channel");
+  ibv_cq* cq = ibv_create_cq(ctx, 16, nullptr, ch, 0);
+  if (!cq) die("ibv_create_cq");
+  ibv_qp_init_attr qa{};
+  qa.send_cq = qa.recv_cq = cq;
+  qa.qp_type = IBV_QPT_RC;
+  qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+  qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+  ibv_qp* qp = ibv_create_qp(pd, &qa);
+  if (!qp) die("ibv_create_qp");
+  Info me{qp->qp_num, 1, {}};
+  gid_ipv4(ctx, &me.gid);
+  connect_qp(qp, me, me);
+  std::vector<uint8_t> b(64);
+  ibv_mr* mr = ibv_reg_mr(pd, b.data(), b.size(), IBV_ACCESS_LOCAL_WRITE);
+  if (!mr) die("ibv_reg_mr");
+  ibv_sge sge{uint64_t(uintptr_t(b.data())), 64, mr->lkey};
+  ibv_recv_wr rw{};
+  rw.sg_list = &sge;
+  rw.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (ibv_post_recv(qp, &rw, &bad) || ibv_req_notify_cq(cq, 0)) die("post_recv/req_notify");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));   // setup settles
+  auto cpu = [] {
+    timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+  };
+  const double c0 = cpu();
+  const auto w0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  const double used = cpu() - c0;
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  std::printf("idle idle_cpu_s %.6f\nidle idle_wall_s %.6f\nidle threaded %d\n", used, wall, tmnic_sim_threaded());
+  ibv_destroy_qp(qp);
+  ibv_dereg_mr(mr);
+  ibv_destroy_cq(cq);
+  ibv_destroy_comp_channel(ch);
+  ibv_dealloc_pd(pd);
+  ibv_close_device(ctx);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && !std::strcmp(argv[1], "idle")) return idle_main(argc, argv);
   if (argc >= 2 && !std::strcmp(argv[1], "addr")) return addr_main(argc, argv);
   if (argc >= 2 && !std::strcmp(argv[1], "pair")) return pair_main(argc, argv);
   if (argc >= 2 && !std::strcmp(argv[1], "self")) return self_main(argc, argv);
-  std::fprintf(stderr, "usage: tmnic_fabric_peer addr [--at NS] [--hold-ms N] | pair [--iters K] [--size S] [--corrupt N] | self [--iters K]\n");
+  std::fprintf(stderr, "usage: tmnic_fabric_peer addr [--at NS] [--hold-ms N] | pair [--iters K] [--size S] [--corrupt N] | self [--iters K] | idle [--ms N]\n");
   return 2;
 }

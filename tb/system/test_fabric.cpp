@@ -189,11 +189,10 @@ TEST(Fabric, RcPingpong) {
   }
 }
 
-// Debian's perftest, RC SEND latency and bandwidth, between two processes (both sides poll their CQs,
-// which drives the NIC; WRITE/READ tests, whose passive side only waits on its TCP socket, need a
-// progress thread, not there yet). The client's result line has the size and iteration count.
-TEST(Fabric, PerftestSendLatAndBw) {
-  for (const char* tool : {"ib_send_lat", "ib_send_bw"}) {
+// Debian's perftest `tools` between two processes at sizes 64 and 4097, 50 iterations; the
+// client's result line has the size and iteration count.
+void perftest_runs(const std::vector<const char*>& tools) {
+  for (const char* tool : tools) {
     const std::string path = std::string(TMNIC_PERFTEST_DIR) + "/" + tool;
     if (!have(path.c_str())) GTEST_SKIP() << path << " not installed (perftest)";
     Tmp tmp("tmnic_fabric_");
@@ -214,7 +213,15 @@ TEST(Fabric, PerftestSendLatAndBw) {
   }
 }
 
-// Event mode: completion channels (driver/verbs/events.cpp) whose ibv_get_cq_event() drives the NIC.
+// RC SEND latency and bandwidth (both sides poll their CQs).
+TEST(Fabric, PerftestSendLatAndBw) { perftest_runs({"ib_send_lat", "ib_send_bw"}); }
+
+// RC RDMA WRITE latency and bandwidth: the passive side of ib_write_bw only waits on its TCP socket
+// while the NIC (its progress thread) places the data; ib_write_lat's server polls memory.
+TEST(Fabric, PerftestWriteLatAndBw) { perftest_runs({"ib_write_lat", "ib_write_bw"}); }
+
+// Event mode: completion channels (driver/verbs/events.cpp) signalled by the NIC's interrupts; the
+// pingpong blocks in ibv_get_cq_event while the progress thread runs the NIC.
 TEST(Fabric, RcPingpongEvents) {
   if (!have(TMNIC_RC_PINGPONG)) GTEST_SKIP() << TMNIC_RC_PINGPONG " not installed (ibverbs-utils)";
   Tmp tmp("tmnic_fabric_");
@@ -244,6 +251,19 @@ std::map<std::string, double> kv(const std::string& out) {
     if (key != "addr") m[role + "." + key] = std::strtod(val.c_str(), nullptr);
   }
   return m;
+}
+
+// A process with an open device, a connected QP, a posted receive and an armed CQ, doing nothing:
+// its progress thread sleeps, and the whole process uses under 1 % of a core.
+TEST(Fabric, IdleProcessUsesNoCpu) {
+  Tmp tmp("tmnic_fabric_");
+  Proc p({TMNIC_FABRIC_PEER, "idle", "--ms", "2000"}, kFabricEnv, tmp.path("o"), tmp.path("e"));
+  ASSERT_EQ(p.wait(), 0) << p.out() << p.err();
+  auto m = kv(p.out());
+  EXPECT_EQ(m["idle.threaded"], 1) << p.out();
+  ASSERT_GT(m["idle.idle_wall_s"], 1.9) << p.out();
+  EXPECT_LT(m["idle.idle_cpu_s"] / m["idle.idle_wall_s"], 0.01) << p.out();
+  RecordProperty("idle_cpu_share", std::to_string(m["idle.idle_cpu_s"] / m["idle.idle_wall_s"]));
 }
 
 // Every byte of 20 round trips arrives; no frame is dropped by either NIC (the ICRC check passes on
