@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 SETUP = scripts/setup.sh
 
-.PHONY: all setup build run test test-asan lint waves bench sim-profile hwif clean
+.PHONY: all setup build run test test-asan test-tsan lint waves bench sim-profile hwif clean
 
 all: build
 
@@ -23,12 +23,13 @@ run: build
 	$(BUILD)/tools/tmnic_run $(RUN_ARGS)
 
 # Everything: generated-interface check, RTL lint, block/top/driver/system tests, then the driver and
-# simulation harness again under ASan/UBSan.
+# simulation harness again under ASan/UBSan, and the threaded verbs test under ThreadSanitizer.
 test: build
 	python3 tools/gen_hwif.py --check
 	scripts/lint.sh
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) test-asan
+	$(MAKE) test-tsan
 
 # Driver unit tests and top-level NIC tests under ASan/UBSan (separate build tree, only those targets).
 ASAN_TARGETS = tmnic_driver_tests test_top_raw test_top_tm test_top_rdma
@@ -37,6 +38,14 @@ test-asan:
 	cmake -S . -B build-asan -G Ninja -DTMNIC_SANITIZE=ON $(CMAKE_FLAGS) > /dev/null
 	cmake --build build-asan -j $(JOBS) --target $(ASAN_TARGETS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS) -R "^(driver\.|TopRaw|TopTm|TopRdma)" -E "verbs_|ibv_devinfo"
+
+# Application threads posting and polling against the world's progress thread, under TSan
+# (tb/system/test_threads.cpp; separate build tree, only that program and the drop-in library).
+test-tsan:
+	@$(SETUP)
+	cmake -S . -B build-tsan -G Ninja -DTMNIC_TSAN=ON $(CMAKE_FLAGS) > /dev/null
+	cmake --build build-tsan -j $(JOBS) --target tmnic_system_threads
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -j $(JOBS) -R "^system\.Threads\."
 
 lint:
 	@$(SETUP)
@@ -86,4 +95,4 @@ synth-tm:
 	  $(if $(TM_XILINX),--xilinx $(TM_XILINX)) $(if $(TM_NETLIST),--netlist-test $(TM_NETLIST)) $(TM_ARGS)
 
 clean:
-	rm -rf $(BUILD) build-asan out
+	rm -rf $(BUILD) build-asan build-tsan out

@@ -103,7 +103,7 @@ int wqe_set_inline(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_
 void ring_doorbell(Device& d, WorkQueue& wq, uint32_t pi, uint32_t db) {
   wq.pi.store(pi, std::memory_order_release);
   // The WQE stores must be visible to the device before the doorbell that announces them.
-  std::atomic_thread_fence(std::memory_order_release);
+  barrier_to_device();
   d.write32(db, pi & 0xFFFF);
 }
 

@@ -185,7 +185,7 @@ int post_srq_recv(struct ibv_srq* ibsrq, struct ibv_recv_wr* wr, struct ibv_recv
   if (pi != start) {
     wq.pi.store(pi, std::memory_order_release);
     // WQEs must be visible in memory before the NIC learns about them.
-    std::atomic_thread_fence(std::memory_order_release);
+    barrier_to_device();
     srq->dev->write32(hwif::reg::DB_SRQ0 + 4 * srq->srqn, pi & 0xFFFF);
   }
   wq.lock.unlock();

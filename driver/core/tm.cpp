@@ -194,7 +194,7 @@ int post_srq_ops(struct ibv_srq* ibsrq, struct ibv_ops_wr* op, struct ibv_ops_wr
   if (err) *bad_op = op;
   if (tm->pi != start) {
     // Op WQEs must be visible in memory before the NIC learns about them; one doorbell per call.
-    std::atomic_thread_fence(std::memory_order_release);
+    barrier_to_device();
     srq->dev->write32(hwif::reg::DB_TM0 + 4 * srq->srqn, tm->pi & 0xFFFF);
   }
   tm->lock.unlock();

@@ -1,6 +1,6 @@
 // Small helpers shared by the provider objects: little-endian field access for WQEs/CQEs (the
 // HW/SW interface is little-endian whatever the host), a spinlock for the fast paths, and
-// page-aligned DMA-able rings.
+// page-aligned DMA-able rings, and the one barrier between host-memory stores and a doorbell.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -10,6 +10,18 @@
 #include "tmnic/backend.hpp"
 
 namespace tmnic {
+
+// Orders the CPU's stores to host memory (WQEs, a ring's producer index) before the doorbell write
+// that announces them to the device (mlx5's udma_to_device_barrier). ThreadSanitizer does not
+// model fences (GCC refuses them under -fsanitize=thread); there the simulated backend's lock
+// around the doorbell gives the same order, and the fence is a compiler barrier only.
+inline void barrier_to_device() {
+#if defined(__SANITIZE_THREAD__)
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+#else
+  std::atomic_thread_fence(std::memory_order_release);
+#endif
+}
 
 inline void st8(uint8_t* p, uint8_t v) { p[0] = v; }
 inline void st16(uint8_t* p, uint16_t v) {
