@@ -179,7 +179,10 @@ int destroy_qp(struct ibv_qp* ibqp) {
   if (err) return err;
   d.set_qp(ibqp->qp_num, nullptr);  // CQEs still queued for it no longer reclaim anything
   cq_clean_qp(qp);
-  // (No QP async events are ever generated, so there are none to wait for.)
+  // As libibverbs: wait until every async event posted for the QP has been acked.
+  pthread_mutex_lock(&ibqp->mutex);
+  while (ibqp->events_completed != qp->events_reported) pthread_cond_wait(&ibqp->cond, &ibqp->mutex);
+  pthread_mutex_unlock(&ibqp->mutex);
   qp->pd->usecnt--;
   qp->send_cq->usecnt--;
   qp->recv_cq->usecnt--;

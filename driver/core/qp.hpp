@@ -37,6 +37,9 @@ struct tmnic_qp {
     tmnic::hwif::Wqe wqe{};
   } batch;
   std::mutex modify_mu;  // serializes modify_qp / query_qp (shadow + command)
+  // Async events posted for this QP (IBV_EVENT_QP_LAST_WQE_REACHED), under ibv.qp_base.mutex:
+  // ibv_destroy_qp waits until the application has acked as many.
+  uint32_t events_reported = 0;
   // Every SET_QP carries the full context, so the driver keeps all of it.
   uint32_t cfg[tmnic::kSetQpWords] = {};
   // The attributes of the last successful modify_qp, for ibv_query_qp (the NIC keeps only what

@@ -10,8 +10,8 @@
 // Otherwise (a simulation advanced by the driver's calls) nothing would ever signal the fd: it is
 // permanently readable, and ibv_get_cq_event() calls Backend::progress() until there is an event.
 //
-// Async events: ibv_context.async_fd is a pipe carrying the events the provider emulates
-// (IBV_EVENT_SRQ_LIMIT_REACHED); nothing else ever fires.
+// Async events: ibv_context.async_fd is a pipe carrying the events the provider raises itself
+// (IBV_EVENT_SRQ_LIMIT_REACHED, IBV_EVENT_QP_LAST_WQE_REACHED on a host-initiated ERR).
 #include <fcntl.h>
 #include <sys/eventfd.h>
 #include <unistd.h>

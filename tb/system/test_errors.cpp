@@ -1,7 +1,9 @@
 // System tests, bad input and error paths through the verbs API: post-time errors (errno and
 // *bad_wr as rdma-core/mlx5: the failing WR is returned, the WRs before it are posted, none after
 // it), local protection errors without any DMA, remote length errors, RNR NAK flow control and
-// retry exhaustion, frames with a corrupted ICRC, and flushing in ERR.
+// retry exhaustion, frames with a corrupted ICRC, flushing in ERR and the Last WQE Reached event.
+#include <fcntl.h>
+
 #include "system_test.hpp"
 
 namespace {
@@ -494,6 +496,45 @@ TEST_F(Errors, ErrFlushesOutstandingWork) {
     EXPECT_EQ(sc[k].qp_num, s2.num());
   }
   EXPECT_TRUE(drain(s2.scq).empty());
+}
+
+// IBA 11.6.2 Last WQE Reached: moving a QP of an SRQ to ERR raises IBV_EVENT_QP_LAST_WQE_REACHED
+// for that QP, once (a second ERR is no transition), after which its receive completions are all
+// in the CQ; a QP with its own receive queue raises nothing. ibv_destroy_qp then returns (the event
+// was acked) and the other QP of the SRQ keeps receiving.
+TEST_F(Errors, SrqQpToErrRaisesLastWqeReached) {
+  struct ibv_srq* q = srq(1, 16, 1);
+  QpOpts ro;
+  ro.srq = q;
+  auto [s, r] = pair(1, {}, ro);
+  auto [s2, r2] = pair(1, {}, ro);
+  auto [s3, r3] = pair(1);   // its own receive queue
+  ASSERT_TRUE(r.qp && r2.qp && r3.qp);
+  const int fd = ctx_[1]->async_fd;
+  ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+  struct ibv_async_event ev;
+  Buf sb = buf(0, 64), rb = buf(1, 4096);
+  for (int k = 0; k < 4; k++) ASSERT_EQ(post_srq(q, 100 + k, {sge(rb, 64 * k, 64)}), 0);
+  ASSERT_EQ(post_send(s, 1, {sge(sb, 0, 64)}), 0);
+  ASSERT_EQ(poll(r.rcq, 1).size(), 1u);
+
+  struct ibv_qp_attr e = {};
+  e.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(r3.qp, &e, IBV_QP_STATE), 0);
+  EXPECT_EQ(ibv_get_async_event(ctx_[1], &ev), -1) << "an event for a QP without an SRQ";
+  ASSERT_EQ(ibv_modify_qp(r.qp, &e, IBV_QP_STATE), 0);
+  ASSERT_EQ(ibv_get_async_event(ctx_[1], &ev), 0);
+  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
+  EXPECT_EQ(ev.element.qp, r.qp);
+  ibv_ack_async_event(&ev);
+  ASSERT_EQ(ibv_modify_qp(r.qp, &e, IBV_QP_STATE), 0);   // ERR -> ERR: no second event
+  EXPECT_EQ(ibv_get_async_event(ctx_[1], &ev), -1);
+  EXPECT_EQ(destroy(r), 0);
+  // The SRQ still serves the other QP.
+  ASSERT_EQ(post_send(s2, 2, {sge(sb, 0, 64)}), 0);
+  auto wc = poll(r2.rcq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << wc_str(wc[0]);
 }
 
 }  // namespace
