@@ -111,7 +111,8 @@ module tmnic_stats import tmnic_hwif_pkg::*; #(
     r_lane = rd_idx_i[1:0];
     if (!rd_tm_i) begin
       r_mem = rd_idx_i < IDX_W'(NUM_STATS);
-      r_w = W_W'(rd_idx_i >> 2);
+      // Out of range reads 0 and no RAM word (its index may lie past the last one).
+      r_w = r_mem ? W_W'(rd_idx_i >> 2) : '0;
     end else if (rd_idx_i < IDX_W'(NUM_SRQ * NUM_TM_STATS)) begin
       r_mem = r_word < 3'(LANES);
       r_lvl = !r_mem;

@@ -70,6 +70,11 @@ class StatsBench {
     ctx_->randSeed(static_cast<int>(seed));
     top_ = std::make_unique<Vtmnic_stats>(ctx_.get());
     top_->clk_i = 0;
+    // Reset asserted by an edge, before the first clock, as a power-on reset is (the flip-flops'
+    // random initial state would otherwise drive a first clock edge, e.g. a RAM read at a garbage
+    // word, which the RAM's assertion rightly refuses).
+    top_->rst_ni = 1;
+    top_->eval();
     top_->rst_ni = 0;
     top_->inc_i = 0;
     top_->tm_exp_i = top_->tm_unexp_i = top_->tm_notag_i = top_->tm_sync_i = 0;
