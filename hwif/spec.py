@@ -16,8 +16,9 @@ All multi-byte fields in host memory are little-endian unless marked `raw` (byte
 
 # Bumped on any incompatible change; the driver refuses a device whose major differs.
 ABI_MAJOR = 1
-ABI_MINOR = 3  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
-#                1.3: RDMA WQE fields and opcodes, OPS_CAPS, SET_QP.ACCESS
+ABI_MINOR = 4  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
+#                1.3: RDMA WQE fields and opcodes, OPS_CAPS, SET_QP.ACCESS; 1.4: ASYNC_CQ, ASYNC_EVENT
+#                records, STAT_ASYNC_DROP
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -33,6 +34,10 @@ CONSTS = [
     ("TM_OP_STRIDE", 64, "bytes per tag-list operation WQE (TM-SRQ list-op ring)"),
     ("TMH_SIZE", 16, "bytes of the tag-matching header at the start of a TM message"),
     ("TM_STATS_STRIDE", 0x20, "bytes per SRQ in the TM statistics window"),
+    # Asynchronous event records (CQE opcode ASYNC_EVENT on the ASYNC_CQ): the kind, in CQE.STATUS.
+    ("AEV_QP_ERR", 1, "async event: the NIC moved QP_NUM to ERR (the completions say why)"),
+    ("AEV_QP_REQ_ERR", 2, "async event: QP_NUM's responder detected an invalid request and moved it to ERR"),
+    ("AEV_QP_ACCESS_ERR", 3, "async event: QP_NUM's responder detected a remote access violation and moved it to ERR"),
 ]
 
 # BAR0 registers: (name, offset, access, reset/description)
@@ -64,6 +69,8 @@ REGS = [
      "per class, [23:16] log2 buckets per way, [31:24] wildcard-CAM entries (for tools; software needs none of it)"),
     ("TM_PLACE", 0x00DC, "ro", "matching-engine entries now on its slower exact paths: [15:0] in the wildcard CAM, "
      "[31:16] in spill lists"),
+    ("ASYNC_CQ", 0x00E0, "rw", "the CQ that receives the NIC's asynchronous event records (ASYNC_CQ fields; reset: "
+     "disabled, no records)"),
     ("STATS0", 0x0100, "ro", "statistics counters, 32 bits each, at 0x100 + 4*STAT_*"),
     ("DB_SQ0", 0x1000, "wo", "send-queue doorbell of QP n at 0x1000 + 4*n: new producer index [15:0]"),
     ("DB_RQ0", 0x2000, "wo", "receive-queue doorbell of QP n at 0x2000 + 4*n: new producer index [15:0]"),
@@ -88,7 +95,7 @@ STATS = [
     ("TX_NAKS", "other NAKs sent"),
     ("RX_NAKS", "other NAKs received"),
     ("RETRANSMITS", "go-back-N rewinds: after an RNR NAK, a PSN-sequence NAK or a local ACK timeout"),
-    ("CQES", "completion entries written"),
+    ("CQES", "completion entries written (asynchronous event records included)"),
     ("RX_DUP", "duplicate request packets (re-ACKed, not executed)"),
     ("RX_PSN_ERR", "out-of-sequence request packets"),
     ("LOOPBACK", "frames looped back inside the NIC"),
@@ -96,6 +103,7 @@ STATS = [
     ("DMA_WR_REQ", "DMA write bursts issued"),
     ("CQ_OVERFLOW", "completions lost because a CQ was full"),
     ("PROT_ERR", "local protection errors (bad lkey or range); no DMA done"),
+    ("ASYNC_DROP", "asynchronous event records lost: more events at once than the NIC queues"),
 ]
 
 # Per-SRQ tag-matching statistics (BAR0 0x6000 + TM_STATS_STRIDE*srq + 4*index).
@@ -234,9 +242,11 @@ CQE = [
     ("STATUS", 61, 1, "enum ibv_wc_status"),
     ("OWNER", 63, 1, "bit 0: phase bit written last by the NIC"),
 ]
-# Values used in CQE.OPCODE / CQE.STATUS / CQE.WC_FLAGS: those of libibverbs, repeated so that the RTL has them.
+# Values used in CQE.OPCODE / CQE.STATUS / CQE.WC_FLAGS: those of libibverbs, repeated so that the RTL has them,
+# and ASYNC_EVENT: an asynchronous event record on the ASYNC_CQ (kind AEV_* in STATUS, the QP in QP_NUM), which
+# the driver turns into ibv_get_async_event events and never hands out as a completion.
 WC_OPCODES = [("SEND", 0), ("RDMA_WRITE", 1), ("RDMA_READ", 2), ("RECV", 128), ("RECV_RDMA_WITH_IMM", 129), ("TM_ADD", 130), ("TM_DEL", 131), ("TM_SYNC", 132),
-              ("TM_RECV", 133), ("TM_NO_TAG", 134)]
+              ("TM_RECV", 133), ("TM_NO_TAG", 134), ("ASYNC_EVENT", 255)]
 WC_STATUS = [("SUCCESS", 0), ("LOC_LEN_ERR", 1), ("LOC_QP_OP_ERR", 2), ("LOC_PROT_ERR", 4),
              ("WR_FLUSH_ERR", 5), ("REM_INV_REQ_ERR", 9), ("REM_ACCESS_ERR", 10), ("REM_OP_ERR", 11),
              ("RETRY_EXC_ERR", 12), ("RNR_RETRY_EXC_ERR", 13), ("GENERAL_ERR", 21), ("TM_ERR", 22),
@@ -257,6 +267,7 @@ REG_FIELDS = [
     ("CMD_STATUS", [("ERROR", 1, 1, "the last command failed; nothing changed"), ("BUSY", 0, 0, "executing, or clearing the QP state table after reset")]),
     ("DB", [("PI", 15, 0, "new producer index (send queue, receive queue, SRQ, list-op ring)")]),
     ("DB_CQ", [("ARM", 31, 31, "request an interrupt for the next completion"), ("CI", 15, 0, "consumer index")]),
+    ("ASYNC_CQ", [("EN", 31, 31, "write event records"), ("CQ", 15, 0, "the CQ they go to")]),
     ("OPS_CAPS", [("RDMA_READ", 1, 1, "RDMA READ as requester and responder"),
                   ("RDMA_WRITE", 0, 0, "RDMA WRITE and WRITE_WITH_IMM as requester and responder")]),
     ("TM_CAPS", [("SEQ_BITS", 15, 8, "sequence-number bits of the matching engine"),

@@ -49,16 +49,6 @@ static_assert(hwif::wc_flag::TM_MATCH == IBV_WC_TM_MATCH &&
 
 constexpr uint64_t kSupportedWcFlags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO;
 
-int set_cq(Device& d, uint32_t cqn, uint64_t base, uint32_t log_size, uint32_t valid) {
-  namespace a = hwif::cmd::set_cq;
-  uint32_t args[a::VALID + 1] = {};
-  args[a::BASE_LO] = uint32_t(base);
-  args[a::BASE_HI] = uint32_t(base >> 32);
-  args[a::LOG_SIZE] = log_size;
-  args[a::VALID] = valid;
-  return d.cmd(hwif::cmd::SET_CQ, cqn, args, a::VALID + 1);
-}
-
 void fill_wc(const uint8_t* c, const Completion& cp, struct ibv_wc* wc) {
   namespace f = hwif::cqe;
   wc->wr_id = cp.wr_id;
@@ -76,6 +66,16 @@ void fill_wc(const uint8_t* c, const Completion& cp, struct ibv_wc* wc) {
   wc->dlid_path_bits = 0;
 }
 }  // namespace
+
+int set_cq(Device& d, uint32_t cqn, uint64_t base, uint32_t log_size, uint32_t valid) {
+  namespace a = hwif::cmd::set_cq;
+  uint32_t args[a::VALID + 1] = {};
+  args[a::BASE_LO] = uint32_t(base);
+  args[a::BASE_HI] = uint32_t(base >> 32);
+  args[a::LOG_SIZE] = log_size;
+  args[a::VALID] = valid;
+  return d.cmd(hwif::cmd::SET_CQ, cqn, args, a::VALID + 1);
+}
 
 unsigned cqe_wc_flags(const uint8_t* cqe) {
   // CQE.WC_FLAGS uses the ibv_wc_flags values, but only the bits the hardware defines are passed

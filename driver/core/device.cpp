@@ -3,6 +3,7 @@
 #include "device.hpp"
 
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -161,13 +162,21 @@ int Device::probe() {
   for (uint32_t i = 0; i < num_qp; i++) qp_table_[i].store(nullptr);
   irq_cq_.assign(num_cq, nullptr);
   be_->set_irq_handler([this](uint32_t cqn) {
+    if (cqn == async_cqn_) {
+      poll_async();
+      return;
+    }
     std::lock_guard<std::mutex> g(irq_mu_);
     if (cqn < irq_cq_.size() && irq_cq_[cqn]) cq_interrupt(irq_cq_[cqn]);
   });
+  start_async();
   return 0;
 }
 
-Device::~Device() { be_->set_irq_handler(nullptr); }
+Device::~Device() {
+  be_->set_irq_handler(nullptr);
+  stop_async();
+}
 
 void Device::set_irq_cq(uint32_t cqn, tmnic_cq* cq) {
   std::lock_guard<std::mutex> g(irq_mu_);
@@ -252,15 +261,15 @@ struct ibv_context* alloc_context(struct ibv_device* ibdev, const std::shared_pt
     return nullptr;
   }
   t->dev = dev;
-  // The async fd must exist and be pollable for applications; it only ever carries the events
-  // this driver emulates (SRQ limit). O_NONBLOCK on the write side: never block the poll path.
-  if (pipe2(t->async_pipe, O_CLOEXEC) != 0) {
+  // The async fd: readable while events are queued (one semaphore count each); blocking unless
+  // the application sets O_NONBLOCK, as the kernel's.
+  t->async_efd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+  if (t->async_efd < 0) {
     int err = errno;
     delete t;
     errno = err;
     return nullptr;
   }
-  fcntl(t->async_pipe[1], F_SETFL, O_NONBLOCK);
   struct verbs_context* v = &t->vctx;
   struct ibv_context* ctx = &v->context;
   ctx->device = ibdev;
@@ -269,7 +278,7 @@ struct ibv_context* alloc_context(struct ibv_device* ibdev, const std::shared_pt
   // answers EOPNOTSUPP here). /dev/null: a valid descriptor that carries nothing.
   t->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
   ctx->cmd_fd = t->cmd_fd;
-  ctx->async_fd = t->async_pipe[0];
+  ctx->async_fd = t->async_efd;
   ctx->num_comp_vectors = 1;
   pthread_mutex_init(&ctx->mutex, nullptr);
   ctx->abi_compat = reinterpret_cast<void*>(UINTPTR_MAX);  // "this is a verbs_context"
@@ -292,18 +301,11 @@ struct ibv_context* alloc_context(struct ibv_device* ibdev, const std::shared_pt
 
 int free_context(struct ibv_context* ctx) {
   tmnic_context* t = to_tctx(ctx);
-  close(t->async_pipe[0]);
-  close(t->async_pipe[1]);
+  close(t->async_efd);
   if (t->cmd_fd >= 0) close(t->cmd_fd);
   pthread_mutex_destroy(&ctx->mutex);
   delete t;
   return 0;
-}
-
-bool post_async_event(struct ibv_context* ctx, uint64_t element, enum ibv_event_type type) {
-  tmnic_async_event ev{element, uint32_t(type), 0};
-  // A full pipe (an application that never reads events) loses the event rather than blocking.
-  return write(to_tctx(ctx)->async_pipe[1], &ev, sizeof(ev)) == ssize_t(sizeof(ev));
 }
 
 }  // namespace tmnic

@@ -4,6 +4,7 @@
 #include <infiniband/verbs.h>
 
 #include <atomic>
+#include <deque>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 
 #include "tmnic/backend.hpp"
 #include "tmnic/hwif.h"
+#include "util.hpp"
 
 struct tmnic_qp;
 struct tmnic_cq;
@@ -89,6 +91,16 @@ class Device {
   bool autonomous() const { return be_->autonomous(); }
   void set_irq_cq(uint32_t cqn, tmnic_cq* cq);
 
+  // The NIC's asynchronous event records (hwif ASYNC_CQ; async_events.cpp): a CQ of the driver's
+  // own that the NIC writes {kind, QP} records to, each with an interrupt. poll_async() turns the
+  // new ones into async events of the QPs' contexts (ibv_get_async_event); the interrupt handler
+  // calls it. unset_qp() is set_qp(qpn, nullptr) ordered against it: once it returns, no record
+  // reaches that QP any more.
+  void poll_async();
+  void unset_qp(uint32_t qpn);
+  uint32_t async_cqn() const { return async_cqn_; }  // kNoAsyncCq when there is none
+  static constexpr uint32_t kNoAsyncCq = UINT32_MAX;
+
   // Read-only registers, read once at open.
   uint32_t abi = 0, data_bytes = 0, clk_mhz = 0;
   uint32_t num_qp = 0, num_cq = 0, num_srq = 0, num_mr = 0, max_sge = 0, max_log_queue = 0;
@@ -108,6 +120,8 @@ class Device {
 
  private:
   int probe();  // reads and checks the read-only registers
+  void start_async();  // takes a CQ for the event records (none left: no NIC events)
+  void stop_async();
 
   std::shared_ptr<Backend> be_;
   std::string name_;
@@ -115,6 +129,10 @@ class Device {
   std::unique_ptr<std::atomic<tmnic_qp*>[]> qp_table_;
   std::mutex gen_mu_;
   std::vector<uint8_t> mr_gen_;
+  std::mutex async_mu_;             // poll_async against itself and unset_qp
+  DmaBuffer async_ring_;
+  uint32_t async_cqn_ = kNoAsyncCq, async_ci_ = 0;
+  static constexpr uint32_t kAsyncLog = 8;  // 256 records
   std::mutex irq_mu_;               // the interrupt handler against set_irq_cq
   std::vector<tmnic_cq*> irq_cq_;   // CQN -> CQ with a completion channel, or null
 };
@@ -132,22 +150,27 @@ union ibv_gid ipv4_to_gid(uint32_t ipv4);
 
 }  // namespace tmnic
 
-// The verbs context of one open device (rdma-core provider style: the public struct first).
-struct tmnic_context {
-  struct verbs_context vctx;  // must stay first: the library converts pointers by casting
-  std::shared_ptr<tmnic::Device> dev;
-  int async_pipe[2] = {-1, -1};  // [0] is ibv_context.async_fd; [1] gets tmnic_async_event records
-  int cmd_fd = -1;                // ibv_context.cmd_fd: /dev/null (there is no uverbs channel)
-  std::mutex cq_mu;              // protects cqs
-  std::vector<tmnic_cq*> cqs;    // scanned by ibv_get_cq_event
-};
-
-// Record written to the async pipe (the library's own format, read back by ibv_get_async_event).
+// A queued async event (read back by ibv_get_async_event).
 struct tmnic_async_event {
   uint64_t element;  // struct ibv_srq/qp/cq pointer, or port number
   uint32_t event_type;
   uint32_t reserved;
 };
+
+// The verbs context of one open device (rdma-core provider style: the public struct first).
+struct tmnic_context {
+  struct verbs_context vctx;  // must stay first: the library converts pointers by casting
+  std::shared_ptr<tmnic::Device> dev;
+  // Async events (ibv_get_async_event): a queue and a semaphore eventfd (ibv_context.async_fd) with
+  // one count per queued record, as the kernel's async event file. See async_events.cpp.
+  int async_efd = -1;
+  std::mutex async_mu;
+  std::deque<struct tmnic_async_event> async_q;
+  int cmd_fd = -1;                // ibv_context.cmd_fd: /dev/null (there is no uverbs channel)
+  std::mutex cq_mu;              // protects cqs
+  std::vector<tmnic_cq*> cqs;    // scanned by ibv_get_cq_event
+};
+
 
 inline tmnic_context* to_tctx(struct ibv_context* ctx) {
   return reinterpret_cast<tmnic_context*>(verbs_get_ctx(ctx));

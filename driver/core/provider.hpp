@@ -14,8 +14,13 @@ namespace tmnic {
 // Context (device.cpp). Fills ibv_context.ops and the verbs_context ops.
 struct ibv_context* alloc_context(struct ibv_device* ibdev, const std::shared_ptr<Backend>& be);
 int free_context(struct ibv_context* ctx);
-// Posts an asynchronous event record to the context's async fd; false if it could not be queued.
+// Async events (async_events.cpp), kept as the kernel keeps them: post_async_event queues one and
+// makes the async fd readable (false: the queue is full, the event is lost). take_async_event
+// removes the oldest (false: none) and counts it on its QP or SRQ, whose destroy then waits for
+// the ack; drop_async_events removes the unread events of an object being destroyed.
 bool post_async_event(struct ibv_context* ctx, uint64_t element, enum ibv_event_type type);
+bool take_async_event(struct ibv_context* ctx, struct ibv_async_event* ev);
+void drop_async_events(struct ibv_context* ctx, uint64_t element);
 
 // Queries (query.cpp).
 int query_device(struct ibv_context* ctx, struct ibv_device_attr* attr);

@@ -177,9 +177,11 @@ int destroy_qp(struct ibv_qp* ibqp) {
   cfg[q::STATE] = IBV_QPS_RESET;
   int err = send_set_qp(qp, cfg, hwif::cmd::QP_INIT_SQ | hwif::cmd::QP_INIT_RQ);
   if (err) return err;
-  d.set_qp(ibqp->qp_num, nullptr);  // CQEs still queued for it no longer reclaim anything
+  d.unset_qp(ibqp->qp_num);  // CQEs and event records still queued for it are ignored
   cq_clean_qp(qp);
-  // As libibverbs: wait until every async event posted for the QP has been acked.
+  // As the kernel and libibverbs: unread events of the QP are dropped, and destroy waits until
+  // every one the application has read is acked.
+  drop_async_events(ibqp->context, reinterpret_cast<uintptr_t>(ibqp));
   pthread_mutex_lock(&ibqp->mutex);
   while (ibqp->events_completed != qp->events_reported) pthread_cond_wait(&ibqp->cond, &ibqp->mutex);
   pthread_mutex_unlock(&ibqp->mutex);

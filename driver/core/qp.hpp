@@ -37,9 +37,11 @@ struct tmnic_qp {
     tmnic::hwif::Wqe wqe{};
   } batch;
   std::mutex modify_mu;  // serializes modify_qp / query_qp (shadow + command)
-  // Async events posted for this QP (IBV_EVENT_QP_LAST_WQE_REACHED), under ibv.qp_base.mutex:
-  // ibv_destroy_qp waits until the application has acked as many.
+  // Async events of this QP the application has read (take_async_event), under ibv.qp_base.mutex:
+  // ibv_destroy_qp waits until it has acked as many.
   uint32_t events_reported = 0;
+  // IBV_EVENT_QP_LAST_WQE_REACHED was posted since the QP last entered ERR (cleared at RESET).
+  std::atomic<bool> last_wqe_reported{false};
   // Every SET_QP carries the full context, so the driver keeps all of it.
   uint32_t cfg[tmnic::kSetQpWords] = {};
   // The attributes of the last successful modify_qp, for ibv_query_qp (the NIC keeps only what
@@ -48,6 +50,13 @@ struct tmnic_qp {
 };
 
 inline tmnic_qp* to_tqp(struct ibv_qp* qp) { return reinterpret_cast<tmnic_qp*>(qp); }
+
+namespace tmnic {
+// An ASYNC_EVENT record of kind AEV_* for QP `qpn` (async_events.cpp; under the device's async lock).
+void qp_async_event(Device& d, uint32_t qpn, uint8_t kind);
+// The QP is in ERR now (by the NIC or by ibv_modify_qp): a QP of an SRQ posts Last WQE Reached, once.
+void qp_entered_err(tmnic_qp* qp);
+}  // namespace tmnic
 
 namespace tmnic {
 // Sends SET_QP for `qp` with the words `cfg` and the given INIT bits.

@@ -182,13 +182,9 @@ int modify_qp(struct ibv_qp* ibqp, struct ibv_qp_attr* attr, int mask) {
   // IBA 11.6.2 (Last WQE Reached): a QP of an SRQ in ERR consumes no more SRQ WQEs. Once SET_QP
   // has completed, the NIC has the QP in ERR, so the event is true now; software uses it to know
   // when the QP's last receive completion is in the CQ before destroying the QP (UCX, MPI).
-  if (next == IBV_QPS_ERR && cur != IBV_QPS_ERR && ibqp->srq) {
-    pthread_mutex_lock(&ibqp->mutex);
-    qp->events_reported++;  // counted first: an ack can never overtake it
-    if (!post_async_event(ibqp->context, reinterpret_cast<uintptr_t>(ibqp), IBV_EVENT_QP_LAST_WQE_REACHED))
-      qp->events_reported--;  // lost (the async pipe is full): nothing to wait for
-    pthread_mutex_unlock(&ibqp->mutex);
-  }
+  // (Once per entry into ERR: the NIC may have moved it there first and said so.)
+  if (next == IBV_QPS_ERR) qp_entered_err(qp);
+  if (next == IBV_QPS_RESET) qp->last_wqe_reported.store(false);
   return 0;
 }
 

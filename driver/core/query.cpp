@@ -66,7 +66,7 @@ int query_device(struct ibv_context* ctx, struct ibv_device_attr* a) {
   // TODO: with RDMA READ in OPS_CAPS, max_sge_rd and the max_*_rd_atom limits below need the
   // READ engine's real limits; ABI 1.3 has no register for them, so they stay 0 (nothing claimed).
   a->max_sge_rd = 0;
-  a->max_cq = int(d.num_cq);
+  a->max_cq = int(d.num_cq) - (d.async_cqn() != Device::kNoAsyncCq ? 1 : 0);  // one is the event queue
   a->max_cqe = int((1u << d.max_log_queue) - 1);
   a->max_mr = int(d.num_mr);
   a->max_pd = int(Device::kMaxPd - 1);

@@ -151,7 +151,8 @@ int destroy_srq(struct ibv_srq* ibsrq) {
   // Invalidation also clears a TM-SRQ's engine entries; the NIC writes nothing for it afterwards.
   int err = set_srq(d, srq, 0);
   if (err) return err;
-  pthread_mutex_lock(&ibsrq->mutex);  // affiliated async events must have been acked
+  drop_async_events(ibsrq->context, reinterpret_cast<uintptr_t>(ibsrq));  // unread: gone
+  pthread_mutex_lock(&ibsrq->mutex);  // the events it has read must have been acked
   while (ibsrq->events_completed != srq->events_reported)
     pthread_cond_wait(&ibsrq->cond, &ibsrq->mutex);
   pthread_mutex_unlock(&ibsrq->mutex);
@@ -202,13 +203,8 @@ void srq_complete(tmnic_srq* srq) {
   // Low watermark: the driver learns of consumption when polling, so the event fires then.
   uint32_t lim = srq->limit.load();
   if (lim && wq.outstanding() < lim && srq->limit.compare_exchange_strong(lim, 0)) {
-    // Count the event before it becomes readable, so an ack can never overtake the count.
-    pthread_mutex_lock(&srq->ibv.mutex);
-    srq->events_reported++;
-    if (!post_async_event(srq->ibv.context, reinterpret_cast<uintptr_t>(&srq->ibv),
-                          IBV_EVENT_SRQ_LIMIT_REACHED))
-      srq->events_reported--;  // lost (nobody reads the async fd): nothing to wait for
-    pthread_mutex_unlock(&srq->ibv.mutex);
+    // (Counted on the SRQ when the application reads it: take_async_event.)
+    post_async_event(srq->ibv.context, reinterpret_cast<uintptr_t>(&srq->ibv), IBV_EVENT_SRQ_LIMIT_REACHED);
   }
 }
 

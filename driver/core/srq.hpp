@@ -23,7 +23,7 @@ struct tmnic_srq {
   // Low watermark armed by ibv_modify_srq(IBV_SRQ_LIMIT); 0 = disarmed. One-shot: it fires
   // (IBV_EVENT_SRQ_LIMIT_REACHED) and disarms when fewer than `limit` WQEs remain outstanding.
   std::atomic<uint32_t> limit{0};
-  uint32_t events_reported = 0;  // async events posted; under ibv.mutex
+  uint32_t events_reported = 0;  // async events the application has read; under ibv.mutex
   std::atomic<int> usecnt{0};    // attached QPs: destroy fails with EBUSY
   std::unique_ptr<tmnic::TmSrq> tm;  // tag matching; null for a basic SRQ
 };

@@ -10,9 +10,11 @@
 // Otherwise (a simulation advanced by the driver's calls) nothing would ever signal the fd: it is
 // permanently readable, and ibv_get_cq_event() calls Backend::progress() until there is an event.
 //
-// Async events: ibv_context.async_fd is a pipe carrying the events the provider raises itself
-// (IBV_EVENT_SRQ_LIMIT_REACHED, IBV_EVENT_QP_LAST_WQE_REACHED on a host-initiated ERR).
+// Async events: ibv_context.async_fd is readable while the context's event queue holds events
+// (driver/core/async_events.cpp): the NIC's (a QP moved to ERR: QP_REQ_ERR, QP_ACCESS_ERR,
+// LAST_WQE_REACHED) and the driver's own (SRQ_LIMIT_REACHED, LAST_WQE_REACHED on ibv_modify_qp).
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -94,36 +96,16 @@ TMNIC_EXPORT void ibv_ack_cq_events(struct ibv_cq* cq, unsigned int nevents) {
 }
 
 TMNIC_EXPORT int ibv_get_async_event(struct ibv_context* ctx, struct ibv_async_event* event) {
-  tmnic_async_event rec;
-  ssize_t n = read(ctx->async_fd, &rec, sizeof(rec));  // blocks unless the app set O_NONBLOCK
-  if (n != ssize_t(sizeof(rec))) {
-    if (n >= 0) errno = EIO;
-    return -1;
+  const bool nonblock = fcntl(ctx->async_fd, F_GETFL) & O_NONBLOCK;
+  for (;;) {
+    if (tmnic::take_async_event(ctx, event)) return 0;
+    if (nonblock) {
+      errno = EAGAIN;
+      return -1;
+    }
+    struct pollfd p = {ctx->async_fd, POLLIN, 0};
+    if (poll(&p, 1, -1) < 0 && errno != EINTR) return -1;
   }
-  event->event_type = static_cast<enum ibv_event_type>(rec.event_type);
-  switch (event->event_type) {
-    case IBV_EVENT_SRQ_ERR:
-    case IBV_EVENT_SRQ_LIMIT_REACHED:
-      event->element.srq = reinterpret_cast<struct ibv_srq*>(uintptr_t(rec.element));
-      break;
-    case IBV_EVENT_CQ_ERR:
-      event->element.cq = reinterpret_cast<struct ibv_cq*>(uintptr_t(rec.element));
-      break;
-    case IBV_EVENT_DEVICE_FATAL:
-    case IBV_EVENT_PORT_ACTIVE:
-    case IBV_EVENT_PORT_ERR:
-    case IBV_EVENT_LID_CHANGE:
-    case IBV_EVENT_PKEY_CHANGE:
-    case IBV_EVENT_SM_CHANGE:
-    case IBV_EVENT_CLIENT_REREGISTER:
-    case IBV_EVENT_GID_CHANGE:
-      event->element.port_num = int(rec.element);
-      break;
-    default:
-      event->element.qp = reinterpret_cast<struct ibv_qp*>(uintptr_t(rec.element));
-      break;
-  }
-  return 0;
 }
 
 TMNIC_EXPORT void ibv_ack_async_event(struct ibv_async_event* event) {

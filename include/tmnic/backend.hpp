@@ -30,8 +30,9 @@ class Backend {
   virtual bool autonomous() const = 0;
   // Interrupt delivery: `h` is called with the CQ number whenever the device raises the interrupt of
   // an armed CQ (DB_CQ ARM), after that CQ's completion is visible in host memory. It runs in the
-  // device's context (a simulation's progress thread, a card's interrupt thread), possibly with the
-  // device's lock held: it must not call back into the backend. Null removes the handler.
+  // device's context (a simulation's progress thread or a waiting driver call, a card's interrupt
+  // thread), one call at a time; it may write32 (re-arm a CQ) but not read32. Null removes the
+  // handler; once set_irq_handler returns, the old one is not running and never runs again.
   virtual void set_irq_handler(std::function<void(uint32_t cqn)> h) = 0;
   // Device name, e.g. "tmnic0".
   virtual std::string name() const = 0;

@@ -10,7 +10,7 @@ namespace tmnic::hwif {
 
 constexpr uint32_t DEVICE_ID = 0x544D4E43u;
 constexpr uint32_t ABI_MAJOR = 1u;
-constexpr uint32_t ABI_MINOR = 3u;
+constexpr uint32_t ABI_MINOR = 4u;
 constexpr uint32_t WQE_STRIDE = 128u;  // bytes per send/receive WQE
 constexpr uint32_t WQE_MAX_SGE = 6u;  // scatter/gather entries in one WQE
 constexpr uint32_t WQE_MAX_INLINE = 96u;  // inline payload bytes in one send WQE
@@ -22,6 +22,9 @@ constexpr uint32_t MR_KEY_SHIFT = 8u;  // an lkey/rkey selects MR table entry (k
 constexpr uint32_t TM_OP_STRIDE = 64u;  // bytes per tag-list operation WQE (TM-SRQ list-op ring)
 constexpr uint32_t TMH_SIZE = 16u;  // bytes of the tag-matching header at the start of a TM message
 constexpr uint32_t TM_STATS_STRIDE = 32u;  // bytes per SRQ in the TM statistics window
+constexpr uint32_t AEV_QP_ERR = 1u;  // async event: the NIC moved QP_NUM to ERR (the completions say why)
+constexpr uint32_t AEV_QP_REQ_ERR = 2u;  // async event: QP_NUM's responder detected an invalid request and moved it to ERR
+constexpr uint32_t AEV_QP_ACCESS_ERR = 3u;  // async event: QP_NUM's responder detected a remote access violation and moved it to ERR
 constexpr uint32_t NUM_CMD_ARGS = 32u;
 constexpr uint32_t NO_SRQ = 65535u;
 
@@ -50,6 +53,7 @@ constexpr uint32_t TM_MAX_TAGS = 0x00D0u;  // ro: tag-list entries of the matchi
 constexpr uint32_t TM_CAPS = 0x00D4u;  // ro: bit 0: rendezvous offload on RC (IBV_TM_CAP_RC); [15:8] sequence-number bits of the engine
 constexpr uint32_t TM_GEOM = 0x00D8u;  // ro: matching-engine geometry (docs/tag-matching-engine.md): [7:0] mask classes, [15:8] ways per class, [23:16] log2 buckets per way, [31:24] wildcard-CAM entries (for tools; software needs none of it)
 constexpr uint32_t TM_PLACE = 0x00DCu;  // ro: matching-engine entries now on its slower exact paths: [15:0] in the wildcard CAM, [31:16] in spill lists
+constexpr uint32_t ASYNC_CQ = 0x00E0u;  // rw: the CQ that receives the NIC's asynchronous event records (ASYNC_CQ fields; reset: disabled, no records)
 constexpr uint32_t STATS0 = 0x0100u;  // ro: statistics counters, 32 bits each, at 0x100 + 4*STAT_*
 constexpr uint32_t DB_SQ0 = 0x1000u;  // wo: send-queue doorbell of QP n at 0x1000 + 4*n: new producer index [15:0]
 constexpr uint32_t DB_RQ0 = 0x2000u;  // wo: receive-queue doorbell of QP n at 0x2000 + 4*n: new producer index [15:0]
@@ -60,7 +64,7 @@ constexpr uint32_t TM_STATS0 = 0x6000u;  // ro: TM statistics of SRQ n at 0x6000
 }  // namespace reg
 
 namespace stat {
-constexpr uint32_t COUNT = 20u;
+constexpr uint32_t COUNT = 21u;
 constexpr uint32_t TX_PKTS = 0u;  // RoCE frames sent on the MAC port or looped back
 constexpr uint32_t RX_PKTS = 1u;  // RoCE frames accepted by the parser
 constexpr uint32_t RX_DROP_ICRC = 2u;  // frames dropped for a bad ICRC
@@ -73,7 +77,7 @@ constexpr uint32_t RX_RNR_NAKS = 8u;  // RNR NAKs received
 constexpr uint32_t TX_NAKS = 9u;  // other NAKs sent
 constexpr uint32_t RX_NAKS = 10u;  // other NAKs received
 constexpr uint32_t RETRANSMITS = 11u;  // go-back-N rewinds: after an RNR NAK, a PSN-sequence NAK or a local ACK timeout
-constexpr uint32_t CQES = 12u;  // completion entries written
+constexpr uint32_t CQES = 12u;  // completion entries written (asynchronous event records included)
 constexpr uint32_t RX_DUP = 13u;  // duplicate request packets (re-ACKed, not executed)
 constexpr uint32_t RX_PSN_ERR = 14u;  // out-of-sequence request packets
 constexpr uint32_t LOOPBACK = 15u;  // frames looped back inside the NIC
@@ -81,8 +85,9 @@ constexpr uint32_t DMA_RD_REQ = 16u;  // DMA read bursts issued
 constexpr uint32_t DMA_WR_REQ = 17u;  // DMA write bursts issued
 constexpr uint32_t CQ_OVERFLOW = 18u;  // completions lost because a CQ was full
 constexpr uint32_t PROT_ERR = 19u;  // local protection errors (bad lkey or range); no DMA done
+constexpr uint32_t ASYNC_DROP = 20u;  // asynchronous event records lost: more events at once than the NIC queues
 inline const char* name(uint32_t i) {
-  static const char* const names[] = {"tx_pkts", "rx_pkts", "rx_drop_icrc", "rx_drop_hdr", "rx_drop_qp", "tx_acks", "rx_acks", "tx_rnr_naks", "rx_rnr_naks", "tx_naks", "rx_naks", "retransmits", "cqes", "rx_dup", "rx_psn_err", "loopback", "dma_rd_req", "dma_wr_req", "cq_overflow", "prot_err"};
+  static const char* const names[] = {"tx_pkts", "rx_pkts", "rx_drop_icrc", "rx_drop_hdr", "rx_drop_qp", "tx_acks", "rx_acks", "tx_rnr_naks", "rx_rnr_naks", "tx_naks", "rx_naks", "retransmits", "cqes", "rx_dup", "rx_psn_err", "loopback", "dma_rd_req", "dma_wr_req", "cq_overflow", "prot_err", "async_drop"};
   return i < COUNT ? names[i] : "?";
 }
 }  // namespace stat
@@ -421,6 +426,10 @@ namespace db_cq {
 constexpr RegField ARM{31, 1};  // [31:31] request an interrupt for the next completion
 constexpr RegField CI{0, 16};  // [15:0] consumer index
 }
+namespace async_cq {
+constexpr RegField EN{31, 1};  // [31:31] write event records
+constexpr RegField CQ{0, 16};  // [15:0] the CQ they go to
+}
 namespace ops_caps {
 constexpr RegField RDMA_READ{1, 1};  // [1:1] RDMA READ as requester and responder
 constexpr RegField RDMA_WRITE{0, 1};  // [0:0] RDMA WRITE and WRITE_WITH_IMM as requester and responder
@@ -484,6 +493,7 @@ constexpr uint8_t TM_DEL = 131;
 constexpr uint8_t TM_SYNC = 132;
 constexpr uint8_t TM_RECV = 133;
 constexpr uint8_t TM_NO_TAG = 134;
+constexpr uint8_t ASYNC_EVENT = 255;
 }
 namespace wc_status {
 constexpr uint8_t SUCCESS = 0;

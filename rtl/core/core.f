@@ -20,6 +20,7 @@ rtl/core/tmnic_tm_classify.sv
 rtl/core/tmnic_rx_wqe.sv
 rtl/core/tmnic_rx_engine.sv
 rtl/core/tmnic_tx_sched.sv
+rtl/core/tmnic_async_ev.sv
 rtl/core/tmnic_cq_writer.sv
 rtl/core/tmnic_lb_demux.sv
 rtl/core/tmnic_axis_mux2.sv

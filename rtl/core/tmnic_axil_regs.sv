@@ -39,6 +39,7 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
   output logic [47:0] mac_o,
   output logic [31:0] ip_o,
   output logic        enable_o,
+  output reg_async_cq_t async_cq_o,    // ASYNC_CQ: where asynchronous event records go
 
   // Command mailbox
   output logic                          cmd_valid_o,
@@ -93,6 +94,7 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
       mac_o <= '0;
       ip_o <= '0;
       enable_o <= 1'b0;
+      async_cq_o <= '0;
       cmd_valid_o <= 1'b0;
       cmd_op_o <= '0;
       cmd_idx_o <= '0;
@@ -123,6 +125,7 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
             REG_MAC_HI: mac_o[47:32] <= s_axil_wdata_i[15:0];
             REG_IPV4:   ip_o <= s_axil_wdata_i;
             REG_CTRL:   enable_o <= s_axil_wdata_i[0];
+            REG_ASYNC_CQ: async_cq_o <= '{en: s_axil_wdata_i[31], rsvd16: '0, cq: s_axil_wdata_i[15:0]};
             REG_CMD: begin
               cmd_valid_o <= !cmd_busy_i;
               cmd_op_o <= s_axil_wdata_i[7:0];
@@ -190,6 +193,7 @@ module tmnic_axil_regs import tmnic_hwif_pkg::*; #(
         REG_MAC_HI:        reg_d = {16'd0, mac_o[47:32]};
         REG_IPV4:          reg_d = ip_o;
         REG_CTRL:          reg_d = {31'd0, enable_o};
+        REG_ASYNC_CQ:      reg_d = 32'(async_cq_o);
         REG_CMD_STATUS:    reg_d = {30'd0, cmd_err_i, cmd_busy_i};
         default:           reg_d = 32'd0;
       endcase

@@ -1,7 +1,8 @@
 // Completion-queue writer: formats CQEs (layout in tmnic_hwif_pkg) and writes them by DMA to the
 // ring slot of the CQ's producer index, with the owner (phase) bit that lets the host poll memory
 // only. A full CQ drops the completion and counts an overflow. When the CQ is armed, the write
-// raises one interrupt event and disarms it.
+// raises one interrupt event and disarms it; an asynchronous event record (opcode ASYNC_EVENT)
+// always raises one.
 module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned NUM_CQ = 64,
@@ -171,6 +172,12 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         cqe_d = 1'b1;
         if (arm_q[cqn]) begin
           arm_d[cqn] = 1'b0;
+          irq_d = 1'b1;
+          irq_cq_d = cur_q.cq;
+        end
+        // An asynchronous event record always interrupts: the driver consumes them from its
+        // interrupt handler, which must not race an arm doorbell against the next record.
+        if (cur_q.opcode == WC_OP_ASYNC_EVENT) begin
           irq_d = 1'b1;
           irq_cq_d = cur_q.cq;
         end

@@ -138,6 +138,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   output logic            err_o,
   output logic [QP_W-1:0] err_qp_o,
+  output logic [1:0]      err_kind_o,   // why (AEV_*): invalid request, access violation, or a completion says
   input  logic [QP_W-1:0] query_qp_i,
   output logic [23:0]     query_psn_o,
 
@@ -173,6 +174,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   state_e          state_q, state_d, after_q, after_d;
   logic            init_pend_q, init_pend_d;
   logic            ack_valid_d, ev_valid_d;
+  logic [1:0]      err_kind_d;
   logic            err_d, drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d;
   // Payload (no reset)
   logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, err_qp_d, ack_qp_d;
@@ -386,7 +388,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     wq_start = 1'b0; wq_flush = 1'b0; wq_key = 1'b0; wq_nochk = 1'b0;
     ev_valid_d = ev_valid_o && !ev_ready_i;
     ev_qp_d = ev_qp_o; ev_syn_d = ev_syn_o; ev_msn_d = ev_msn_o; ev_psn_d = ev_psn_o;
-    err_d = 1'b0; err_qp_d = err_qp_o;
+    err_d = 1'b0; err_qp_d = err_qp_o; err_kind_d = err_kind_o;
     {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d} = '0;
     h_ld = 1'b0;
     tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; init_we = 1'b0;
@@ -496,7 +498,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           RV_INV_REQ: begin
             a_go = 1'b1; a_syn = AETH_SYN_NAK_INV_REQ; a_msn = cur_q.msn; a_psn = h_q.psn;
             tx_nak_d = 1'b1;
-            err_d = 1'b1; err_qp_d = q_q;
+            err_d = 1'b1; err_qp_d = q_q; err_kind_d = 2'(AEV_QP_REQ_ERR);
             set_own = 1'b1;
             state_d = S_OUT;
           end
@@ -615,6 +617,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           cur_d.held = 1'b0;
           tab_we = 1'b1;
           err_d = 1'b1; err_qp_d = q_q;
+          // A WRITE's failure has no completion here (IBA 11.6.3: an affiliated event says it); a
+          // receive's does, with the status below.
+          err_kind_d = !cur_q.wr ? 2'(AEV_QP_ERR) : cur_q.bad ? 2'(AEV_QP_ACCESS_ERR) : 2'(AEV_QP_REQ_ERR);
           set_own = 1'b1;
           prot_err_d = cur_q.bad && !cur_q.wr;
           // A WRITE holds no WQE (a WRITE_WITH_IMM's last packet took one: it completes with the
@@ -735,6 +740,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     ack_qp_o <= ack_qp_d; ack_aeth_o <= ack_aeth_d; ack_psn_o <= ack_psn_d;
     ev_qp_o <= ev_qp_d; ev_syn_o <= ev_syn_d; ev_msn_o <= ev_msn_d; ev_psn_o <= ev_psn_d;
     err_qp_o <= err_qp_d;
+    err_kind_o <= err_kind_d;
   end
 
   // The header register, loaded only when a header is taken.

@@ -3,7 +3,7 @@
 package tmnic_hwif_pkg;
 
   localparam logic [31:0] DEVICE_ID = 32'h544D4E43;
-  localparam logic [31:0] ABI_VERSION = 32'h00010003;
+  localparam logic [31:0] ABI_VERSION = 32'h00010004;
   localparam int unsigned WQE_STRIDE = 128;  // bytes per send/receive WQE
   localparam int unsigned WQE_MAX_SGE = 6;  // scatter/gather entries in one WQE
   localparam int unsigned WQE_MAX_INLINE = 96;  // inline payload bytes in one send WQE
@@ -15,6 +15,9 @@ package tmnic_hwif_pkg;
   localparam int unsigned TM_OP_STRIDE = 64;  // bytes per tag-list operation WQE (TM-SRQ list-op ring)
   localparam int unsigned TMH_SIZE = 16;  // bytes of the tag-matching header at the start of a TM message
   localparam int unsigned TM_STATS_STRIDE = 32;  // bytes per SRQ in the TM statistics window
+  localparam int unsigned AEV_QP_ERR = 1;  // async event: the NIC moved QP_NUM to ERR (the completions say why)
+  localparam int unsigned AEV_QP_REQ_ERR = 2;  // async event: QP_NUM's responder detected an invalid request and moved it to ERR
+  localparam int unsigned AEV_QP_ACCESS_ERR = 3;  // async event: QP_NUM's responder detected a remote access violation and moved it to ERR
   localparam int unsigned NUM_CMD_ARGS = 32;
   localparam int unsigned NO_SRQ = 65535;
 
@@ -43,6 +46,7 @@ package tmnic_hwif_pkg;
   localparam logic [15:0] REG_TM_CAPS = 16'h00D4;  // ro: bit 0: rendezvous offload on RC (IBV_TM_CAP_RC); [15:8] sequence-number bits of the engine
   localparam logic [15:0] REG_TM_GEOM = 16'h00D8;  // ro: matching-engine geometry (docs/tag-matching-engine.md): [7:0] mask classes, [15:8] ways per class, [23:16] log2 buckets per way, [31:24] wildcard-CAM entries (for tools; software needs none of it)
   localparam logic [15:0] REG_TM_PLACE = 16'h00DC;  // ro: matching-engine entries now on its slower exact paths: [15:0] in the wildcard CAM, [31:16] in spill lists
+  localparam logic [15:0] REG_ASYNC_CQ = 16'h00E0;  // rw: the CQ that receives the NIC's asynchronous event records (ASYNC_CQ fields; reset: disabled, no records)
   localparam logic [15:0] REG_STATS0 = 16'h0100;  // ro: statistics counters, 32 bits each, at 0x100 + 4*STAT_*
   localparam logic [15:0] REG_DB_SQ0 = 16'h1000;  // wo: send-queue doorbell of QP n at 0x1000 + 4*n: new producer index [15:0]
   localparam logic [15:0] REG_DB_RQ0 = 16'h2000;  // wo: receive-queue doorbell of QP n at 0x2000 + 4*n: new producer index [15:0]
@@ -51,7 +55,7 @@ package tmnic_hwif_pkg;
   localparam logic [15:0] REG_DB_TM0 = 16'h5000;  // wo: list-op doorbell of TM-SRQ n at 0x5000 + 4*n: new producer index [15:0] of its op ring
   localparam logic [15:0] REG_TM_STATS0 = 16'h6000;  // ro: TM statistics of SRQ n at 0x6000 + TM_STATS_STRIDE*n + 4*TMSTAT_*
 
-  localparam int unsigned NUM_STATS = 20;
+  localparam int unsigned NUM_STATS = 21;
   localparam int unsigned STAT_TX_PKTS = 0;  // RoCE frames sent on the MAC port or looped back
   localparam int unsigned STAT_RX_PKTS = 1;  // RoCE frames accepted by the parser
   localparam int unsigned STAT_RX_DROP_ICRC = 2;  // frames dropped for a bad ICRC
@@ -64,7 +68,7 @@ package tmnic_hwif_pkg;
   localparam int unsigned STAT_TX_NAKS = 9;  // other NAKs sent
   localparam int unsigned STAT_RX_NAKS = 10;  // other NAKs received
   localparam int unsigned STAT_RETRANSMITS = 11;  // go-back-N rewinds: after an RNR NAK, a PSN-sequence NAK or a local ACK timeout
-  localparam int unsigned STAT_CQES = 12;  // completion entries written
+  localparam int unsigned STAT_CQES = 12;  // completion entries written (asynchronous event records included)
   localparam int unsigned STAT_RX_DUP = 13;  // duplicate request packets (re-ACKed, not executed)
   localparam int unsigned STAT_RX_PSN_ERR = 14;  // out-of-sequence request packets
   localparam int unsigned STAT_LOOPBACK = 15;  // frames looped back inside the NIC
@@ -72,6 +76,7 @@ package tmnic_hwif_pkg;
   localparam int unsigned STAT_DMA_WR_REQ = 17;  // DMA write bursts issued
   localparam int unsigned STAT_CQ_OVERFLOW = 18;  // completions lost because a CQ was full
   localparam int unsigned STAT_PROT_ERR = 19;  // local protection errors (bad lkey or range); no DMA done
+  localparam int unsigned STAT_ASYNC_DROP = 20;  // asynchronous event records lost: more events at once than the NIC queues
   localparam int unsigned NUM_TM_STATS = 8;
   localparam int unsigned TMSTAT_EXPECTED = 0;  // tagged messages that matched a posted tag (rendezvous included)
   localparam int unsigned TMSTAT_UNEXPECTED = 1;  // tagged messages that matched nothing and went to an SRQ buffer (counted in hw_cnt)
@@ -309,6 +314,7 @@ package tmnic_hwif_pkg;
   localparam logic [7:0] WC_OP_TM_SYNC = 8'd132;
   localparam logic [7:0] WC_OP_TM_RECV = 8'd133;
   localparam logic [7:0] WC_OP_TM_NO_TAG = 8'd134;
+  localparam logic [7:0] WC_OP_ASYNC_EVENT = 8'd255;
   localparam logic [7:0] WC_SUCCESS = 8'd0;
   localparam logic [7:0] WC_LOC_LEN_ERR = 8'd1;
   localparam logic [7:0] WC_LOC_QP_OP_ERR = 8'd2;
@@ -353,6 +359,11 @@ package tmnic_hwif_pkg;
     logic [14:0] rsvd16;  // reserved
     logic [15:0] ci;  // consumer index
   } reg_db_cq_t;
+  typedef struct packed {
+    logic [0:0] en;  // write event records
+    logic [14:0] rsvd16;  // reserved
+    logic [15:0] cq;  // the CQ they go to
+  } reg_async_cq_t;
   typedef struct packed {
     logic [29:0] rsvd2;  // reserved
     logic [0:0] rdma_read;  // RDMA READ as requester and responder

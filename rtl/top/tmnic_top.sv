@@ -103,6 +103,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic enable;
   logic cmd_valid, cmd_err, cmd_busy, rb_valid, cfg_changed;
   logic sq_quiet, rx_quiet, sq_idle, rx_idle, txs_idle, cqw_idle, dma_wr_idle, tmo_quiet, tmo_idle, tme_idle;
+  logic aev_idle;
+  reg_async_cq_t async_cq;
   logic [7:0] cmd_op;
   logic [23:0] cmd_idx;
   logic [NUM_CMD_ARGS-1:0][31:0] cmd_args, rb_args;
@@ -131,7 +133,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .s_axil_wvalid_i, .s_axil_wready_o, .s_axil_bresp_o, .s_axil_bvalid_o, .s_axil_bready_i,
     .s_axil_araddr_i, .s_axil_arvalid_i, .s_axil_arready_o, .s_axil_rdata_o, .s_axil_rresp_o,
     .s_axil_rvalid_o, .s_axil_rready_i,
-    .mac_o(mac), .ip_o(ip), .enable_o(enable),
+    .mac_o(mac), .ip_o(ip), .enable_o(enable), .async_cq_o(async_cq),
     .cmd_valid_o(cmd_valid), .cmd_op_o(cmd_op), .cmd_idx_o(cmd_idx), .cmd_args_o(cmd_args),
     .cmd_busy_i(cmd_busy), .cmd_err_i(cmd_err), .rb_valid_i(rb_valid), .rb_args_i(rb_args),
     .db_valid_o(db_valid), .db_type_o(db_type), .db_idx_o(db_idx), .db_val_o(db_val), .db_ready_i(sq_db_ready && rx_db_ready),
@@ -166,7 +168,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .rst_ni,
     .cmd_valid_i(cmd_valid), .cmd_op_i(cmd_op), .cmd_idx_i(cmd_idx), .cmd_args_i(cmd_args),
     .cmd_err_o(cmd_err), .cmd_busy_o(cmd_busy),
-    .quiet_i(sq_quiet && rx_quiet && tmo_quiet && cqw_idle && dma_wr_idle),
+    .quiet_i(sq_quiet && rx_quiet && tmo_quiet && cqw_idle && dma_wr_idle && aev_idle),
     .rb_valid_o(rb_valid), .rb_args_o(rb_args),
     .query_qp_o(query_qp), .query_sq_psn_i(query_sq_psn), .query_rq_psn_i(query_rq_psn),
     .req_qp_i(req_qp), .req_cfg_o(req_cfg), .cmp_qp_i(cmp_qp), .cmp_cfg_o(cmp_cfg),
@@ -246,8 +248,10 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [$clog2(NSLOT)-1:0] sq_pkt_slot;
   logic sq_pkt_valid, sq_pkt_ready, ack_tx_valid, ack_tx_ready;
   logic [NSLOT-1:0] slot_free;
-  cqe_req_t [2:0] cqe;
-  logic [2:0] cqe_valid, cqe_ready;
+  cqe_req_t [3:0] cqe;
+  logic [3:0] cqe_valid, cqe_ready;
+  logic [1:0] err_rq_kind;
+  logic st_async_drop;
   logic ack_ev_valid, ack_ev_ready;
   logic [QP_W-1:0] ack_ev_qp;
   logic [31:0] ack_ev_aeth;
@@ -464,7 +468,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .add_pend_i(add_pend), .add_pend_handle_i(add_pend_handle),
     .tm_exp_o(st_tm_exp), .tm_unexp_o(st_tm_unexp), .tm_notag_o(st_tm_notag), .tm_srq_o(st_tm_srq),
     .cqe_o(cqe[1]), .cqe_valid_o(cqe_valid[1]), .cqe_ready_i(cqe_ready[1]),
-    .err_o(err_rq), .err_qp_o(err_rq_qp), .query_qp_i(query_qp), .query_psn_o(query_rq_psn),
+    .err_o(err_rq), .err_qp_o(err_rq_qp), .err_kind_o(err_rq_kind), .query_qp_i(query_qp), .query_psn_o(query_rq_psn),
     .drop_qp_o(st_drop_qp), .tx_ack_o(st_tx_ack), .tx_rnr_o(st_tx_rnr), .tx_nak_o(st_tx_nak),
     .dup_o(st_dup), .psn_err_o(st_psn_err), .prot_err_o(st_rx_prot), .quiet_o(rx_quiet), .idle_o(rsp_idle));
 
@@ -478,8 +482,16 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign rx_idle = rsp_idle && ag_idle;
 
   // ---------------------------------------------------------------- completions
+  // Asynchronous event records (a QP moved to ERR by an engine) go to the ASYNC_CQ as CQEs.
+  tmnic_async_ev #(.NUM_QP(NUM_QP)) u_async (
+    .clk_i, .rst_ni, .cfg_i(async_cq),
+    .sq_err_i(err_sq), .sq_err_qp_i(err_sq_qp),
+    .rq_err_i(err_rq), .rq_err_qp_i(err_rq_qp), .rq_err_kind_i(err_rq_kind),
+    .cqe_o(cqe[3]), .cqe_valid_o(cqe_valid[3]), .cqe_ready_i(cqe_ready[3]),
+    .drop_o(st_async_drop), .idle_o(aev_idle));
+
   logic st_cqe, st_cq_ovf;
-  tmnic_cq_writer #(.DATA_W(DATA_W), .NUM_CQ(NUM_CQ), .NSRC(3), .DATA_LAT(3)) u_cqw (
+  tmnic_cq_writer #(.DATA_W(DATA_W), .NUM_CQ(NUM_CQ), .NSRC(4), .DATA_LAT(3)) u_cqw (
     .clk_i, .rst_ni,
     .req_i(cqe), .req_valid_i(cqe_valid), .req_ready_o(cqe_ready),
     .cq_idx_o(cq_rd_idx), .cq_rd_i(cq_rd), .cq_reset_i(cq_reset), .cq_reset_idx_i(cq_reset_idx),
@@ -515,6 +527,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     stat_inc[STAT_DMA_WR_REQ] = dma_wr_burst;
     stat_inc[STAT_CQ_OVERFLOW] = st_cq_ovf;
     stat_inc[STAT_PROT_ERR] = st_sq_prot || st_rx_prot;
+    stat_inc[STAT_ASYNC_DROP] = st_async_drop;
   end
   tmnic_stats #(.NUM_SRQ(NUM_SRQ), .H_W(TM_H_W)) u_stats (
     .clk_i, .rst_ni, .inc_i(stat_inc),
@@ -542,7 +555,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   // Idle: no engine has work; only a BAR access, an incoming frame or the RNR timer can start any.
-  assign idle_o = sq_idle && rx_idle && txs_idle && cqw_idle && dma_wr_idle && tmo_idle && tme_idle && lb_idle &&
+  assign idle_o = sq_idle && rx_idle && txs_idle && cqw_idle && dma_wr_idle && tmo_idle && tme_idle && lb_idle && aev_idle &&
                   !m_axi_arvalid_o &&
                   !rsp_valid && !btx_tvalid && !rx_tvalid && !prx_hdr_valid && !cmd_valid && !db_valid &&
                   !cfg_changed && !cmd_busy && !sq_rd_valid && (tx_frames_q == 8'd0) && (rx_frames_q == 8'd0) &&

@@ -33,8 +33,9 @@ uint32_t SimBackend::read32(uint32_t off) {
     v = w_.mmio_read(nic_, off);   // the CPU stalls for the round trip: the world runs meanwhile
   }
   // The cycles run for the read may have started work (a frame arrived, a DMA due) that a sleeping
-  // progress thread does not know about.
+  // progress thread does not know about, and raised interrupts.
   if (w_.threaded()) w_.kick();
+  w_.deliver_irqs();
   return v;
 }
 
@@ -51,14 +52,14 @@ void SimBackend::progress() {
     w_.wait_progress(World::kFabricWaitUs);
     return;
   }
-  std::lock_guard<BusLock> g(w_.lock());
-  w_.progress();
+  {
+    std::lock_guard<BusLock> g(w_.lock());
+    w_.progress();
+  }
+  w_.deliver_irqs();
 }
 
-void SimBackend::set_irq_handler(std::function<void(uint32_t)> h) {
-  std::lock_guard<BusLock> g(w_.lock());
-  w_.nic(nic_).on_irq = std::move(h);
-}
+void SimBackend::set_irq_handler(std::function<void(uint32_t)> h) { w_.set_irq_handler(nic_, std::move(h)); }
 
 bool SimBackend::resolve_neighbour(uint32_t ipv4, uint64_t* mac) {
   std::lock_guard<BusLock> g(w_.lock());

@@ -37,8 +37,13 @@ int tmnic_sim_num_nics(void) { return global_world().num_nics(); }
 int tmnic_sim_threaded(void) { return global_world().threaded() ? 1 : 0; }
 uint64_t tmnic_sim_thread_wakeups(void) { return global_world().thread_wakeups(); }
 uint32_t tmnic_sim_read_reg(int nic, uint32_t off) {
-  WORLD_LOCKED;
-  return global_world().mmio_read(nic, off);
+  uint32_t v;
+  {
+    WORLD_LOCKED;
+    v = global_world().mmio_read(nic, off);
+  }
+  global_world().deliver_irqs();
+  return v;
 }
 
 void tmnic_sim_watch(int nic, const void* addr, size_t len) {
@@ -75,8 +80,11 @@ void tmnic_sim_run(uint64_t cycles) {
     w.wait_progress(tmnic::sim::World::kFabricWaitUs);
     return;
   }
-  WORLD_LOCKED;
-  w.progress(cycles);
+  {
+    WORLD_LOCKED;
+    w.progress(cycles);
+  }
+  w.deliver_irqs();
 }
 
 }  // extern "C"

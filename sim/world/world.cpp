@@ -35,11 +35,16 @@ World::World(const SimConfig& cfg) : cfg_(cfg) {
     fabric_ = std::make_unique<UdpFabric>(addr);
     cfg_.num_nics = 1;
   }
+  irq_handlers_.resize(cfg_.num_nics);
+  irq_handled_ = std::make_unique<std::atomic<bool>[]>(size_t(cfg_.num_nics));
   corrupt_.assign(cfg_.num_nics, 0);
   corrupt_skip_.assign(cfg_.num_nics, 0);
   for (int i = 0; i < cfg_.num_nics; i++) {
     nics_.push_back(std::make_unique<NicSim>(i, cfg_));
     nics_.back()->on_tx = [this, i](std::vector<uint8_t>&& f) { deliver(i, std::move(f)); };
+    nics_.back()->on_irq = [this, i](uint32_t cq) {
+      if (irq_handled_[i].load()) irqs_.push_back({i, cq});   // nobody listens (raw tests): not kept
+    };
   }
   if (!cfg.pcap_path.empty()) {
     pcap_ = std::make_unique<roce::PcapWriter>();
@@ -62,6 +67,28 @@ World::World(const SimConfig& cfg) : cfg_(cfg) {
     if (wake_fd_ < 0) throw std::runtime_error("tmnic sim: eventfd for the progress thread failed");
     thread_ = std::thread([this] { thread_main(); });
   }
+}
+
+void World::set_irq_handler(int nic, IrqHandler h) {
+  std::lock_guard<std::mutex> g(irq_mu_);
+  irq_handled_[size_t(nic)].store(bool(h));
+  irq_handlers_.at(nic) = std::move(h);
+}
+
+void World::deliver_irqs() {
+  thread_local bool delivering = false;   // a handler's own BAR access must not recurse
+  if (delivering) return;
+  std::vector<std::pair<int, uint32_t>> v;
+  {
+    std::lock_guard<BusLock> g(lock_);
+    if (irqs_.empty()) return;
+    v.swap(irqs_);
+  }
+  std::lock_guard<std::mutex> g(irq_mu_);
+  delivering = true;
+  for (auto& [nic, cq] : v)
+    if (irq_handlers_[nic]) irq_handlers_[nic](cq);
+  delivering = false;
 }
 
 World::~World() {
@@ -312,6 +339,7 @@ void World::thread_main() {
       kicked_.store(false);
       wrote = progress_chunk(kThreadChunk, &sleep_us);
     }
+    deliver_irqs();
     if (wrote || sleep_us != 0) {   // something for wait_progress() to see
       std::lock_guard<std::mutex> g(gen_mu_);
       gen_++;

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -55,8 +56,17 @@ class World {
   // Waits until the progress thread has made progress (a DMA write landed, or it found nothing left
   // to do), at most `timeout_us`. Call without lock().
   void wait_progress(int64_t timeout_us);
-  // Progress-thread bookkeeping, for tests and reports: wake-ups from sleep, cycles it evaluated.
+  // Progress-thread bookkeeping, for tests and reports: wake-ups from sleep.
   uint64_t thread_wakeups() const { return wakeups_.load(); }
+
+  // Interrupts. A NIC's interrupts are queued while the world runs (under lock()) and handed to
+  // its handler by deliver_irqs(), which a caller runs after releasing lock(): a handler may then
+  // use the NIC's BAR (ring a doorbell) but not read it (a BAR read runs the world and would
+  // deliver recursively; such interrupts wait for the next delivery). set_irq_handler does not
+  // need lock(); after it returns, the old handler is not running and never runs again.
+  using IrqHandler = std::function<void(uint32_t cqn)>;
+  void set_irq_handler(int nic, IrqHandler h);
+  void deliver_irqs();
 
   const SimConfig& config() const { return cfg_; }
   int num_nics() const { return static_cast<int>(nics_.size()); }
@@ -128,6 +138,10 @@ class World {
   std::mutex gen_mu_;                // progress generation, for wait_progress()
   std::condition_variable gen_cv_;
   uint64_t gen_ = 0;
+  std::vector<std::pair<int, uint32_t>> irqs_;   // raised, not yet delivered: (NIC, CQ); under lock_
+  std::mutex irq_mu_;                              // the handlers and their calls
+  std::vector<IrqHandler> irq_handlers_;
+  std::unique_ptr<std::atomic<bool>[]> irq_handled_;   // per NIC: a handler is set
   std::vector<std::unique_ptr<NicSim>> nics_;
   std::unique_ptr<roce::PcapWriter> pcap_;
   uint64_t now_ = 0;

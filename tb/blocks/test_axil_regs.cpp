@@ -4,7 +4,7 @@
 // is held until ready (AXI rule for the master), BREADY and RREADY are random.
 // Checks: slave-side AXI rules (BVALID/RVALID and RDATA held until accepted, OKAY responses, one
 // B per write, R in order), register semantics (read-only identity and limits from hwif.h, MAC,
-// IPv4, CTRL, CMD_ARG words with QUERY read-back (rb_valid_i), CMD_STATUS, unmapped
+// IPv4, CTRL, ASYNC_CQ, CMD_ARG words with QUERY read-back (rb_valid_i), CMD_STATUS, unmapped
 // addresses read 0 and ignore writes, byte lanes within a word ignored), the command strobe
 // (dropped while cmd_busy_i) and the doorbell decode (SQ/RQ/SRQ/CQ at 0x1000/0x2000/0x3000/
 // 0x4000 + 4n -> db_type 0..3, db_idx n, db_val = data). The STATS and TM_STATS windows are read
@@ -113,7 +113,8 @@ class AxilBench {
                                                     : urand(rng_, 0x6000 / 4, 0xFFFF / 4) * 4);
         break;                                                                                             // TM stats, unmapped
       case 9: a = static_cast<uint16_t>(urand(rng_, 0xC8 / 4, 0xFFC / 4) * 4); break;                     // unmapped
-      case 10: a = static_cast<uint16_t>(chance(rng_, 0.5) ? hw::reg::MAC_LO : chance(rng_, 0.5) ? hw::reg::MAC_HI : hw::reg::IPV4); break;
+      case 10: a = static_cast<uint16_t>(chance(rng_, 0.5) ? hw::reg::MAC_LO : chance(rng_, 0.5) ? hw::reg::MAC_HI
+                                        : chance(rng_, 0.5) ? hw::reg::IPV4 : hw::reg::ASYNC_CQ); break;
       default: a = hw::reg::CTRL; break;
     }
     if (chance(rng_, 0.1)) {
@@ -148,6 +149,7 @@ class AxilBench {
       case hw::reg::MAC_HI: return static_cast<uint32_t>(mac_ >> 32);
       case hw::reg::IPV4: return ip_;
       case hw::reg::CTRL: return enable_;
+      case hw::reg::ASYNC_CQ: return async_;
       case hw::reg::CMD_STATUS: cov_.hit("read_cmd_status"); return (err_in_ ? 2u : 0u) | (busy_in_ ? 1u : 0u);
       default: return 0;
     }
@@ -218,6 +220,7 @@ class AxilBench {
       case hw::reg::MAC_HI: mac_ = (mac_ & 0xFFFFFFFFull) | (static_cast<uint64_t>(w.data & 0xFFFF) << 32); break;
       case hw::reg::IPV4: ip_ = w.data; break;
       case hw::reg::CTRL: enable_ = w.data & 1; break;
+      case hw::reg::ASYNC_CQ: async_ = w.data & 0x8000FFFFu; break;   // EN and CQ; reserved bits read 0
       case hw::reg::CMD:
         exp_cmd_op_ = w.data & 0xFF;
         exp_cmd_idx_ = w.data >> 8;
@@ -348,6 +351,7 @@ class AxilBench {
     if (top_->mac_o != mac_) fail("mac_o 0x" + hex(top_->mac_o) + " expected 0x" + hex(mac_));
     if (top_->ip_o != ip_) fail("ip_o");
     if (top_->enable_o != enable_) fail("enable_o");
+    if (top_->async_cq_o != async_) fail("async_cq_o");
     for (unsigned i = 0; i < 32; ++i)
       if (top_->cmd_args_o[i] != args_[i]) {
         fail("cmd_args_o[" + std::to_string(i) + "] = 0x" + hex(top_->cmd_args_o[i]) + ", expected 0x" + hex(args_[i]));
@@ -379,7 +383,7 @@ class AxilBench {
   uint64_t st_due_ = 0;  // cycle of the statistics answer (0: none)
   uint32_t st_val_ = 0;
   uint64_t mac_ = 0;
-  uint32_t ip_ = 0, enable_ = 0;
+  uint32_t ip_ = 0, enable_ = 0, async_ = 0;
   std::array<uint32_t, 32> args_{}, rb_args_{};
   uint32_t stats_[hw::stat::COUNT] = {};
   uint32_t tm_stats_[kNumSrq * hw::tmstat::COUNT] = {};

@@ -3,7 +3,8 @@
 // A completion is dropped (overflow_o) when the CQ is invalid, out of range or pi - ci == size;
 // otherwise its 64-byte CQE (layout from the generated driver header hwif.h, so that a drift
 // between the SV package and the header shows) goes by DMA to base + (pi mod size) * 64 with owner
-// bit ((pi >> log) & 1) ^ 1, pi advances on dma_done, and an armed CQ raises irq_o/irq_cq_o once.
+// bit ((pi >> log) & 1) ^ 1, pi advances on dma_done, and an armed CQ raises irq_o/irq_cq_o once
+// (an ASYNC_EVENT record always does).
 // Stimulus: two sources with random gaps, a DMA write responder with random ready, pull and done
 // latencies, a host that consumes entries in random order over the CQs and rings the CQ doorbell
 // (ci, random arm) at random times, CQ re-creation (cq_reset_i with a new configuration), doorbells
@@ -219,7 +220,7 @@ class CqwBench {
     r.src_qp = static_cast<uint32_t>(rng_()) & 0xFFFFFF;
     r.wc_flags = static_cast<uint32_t>(rng_());
     r.wqe_idx = static_cast<uint16_t>(rng_());
-    r.opcode = static_cast<uint8_t>(rng_());
+    r.opcode = rng_() % 16 == 0 ? hw::wc_op::ASYNC_EVENT : static_cast<uint8_t>(rng_());
     r.status = static_cast<uint8_t>(rng_());
     r.tm_tag = rng_();
     r.tm_app_ctx = static_cast<uint32_t>(rng_());
@@ -245,8 +246,11 @@ class CqwBench {
     top_->req_valid_i = (src_[0].valid ? 1 : 0) | (src_[1].valid ? 2 : 0);
     if (src_[0].valid && src_[1].valid) cov_.hit("sources_contending");
     // Host: consume, ring doorbells.
-    const double poll = drain ? 1.0 : k_.host_poll;
-    if (chance(rng_, poll)) host_poll(pick_cq());
+    if (drain) {   // every CQ each cycle: the drain must not depend on which CQs the dice favour
+      for (unsigned q = 0; q < kNumCq; ++q) host_poll(q);
+    } else if (chance(rng_, k_.host_poll)) {
+      host_poll(pick_cq());
+    }
     // CQ re-creation: only a CQ that no completion in flight or waiting uses.
     bool rst = false;
     unsigned rst_q = 0;
@@ -336,10 +340,13 @@ class CqwBench {
       ++m.pi;
       --m.reserved;
       exp_cqe_.push_back(cycles_ + 1);
-      if (arm_old) {
-        m.arm = false;
+      // An armed CQ interrupts once and disarms; an asynchronous event record always interrupts
+      // (and leaves the arm alone).
+      const bool async = flight_.r.opcode == hw::wc_op::ASYNC_EVENT;
+      if (arm_old) m.arm = false;
+      if (arm_old || async) {
         exp_irq_.push_back({cycles_ + 1, flight_.r.cq});
-        cov_.hit("irq");
+        cov_.hit(async ? "irq_async_record" : "irq");
       }
       ++written_;
       flight_active_ = false;
@@ -495,7 +502,7 @@ class CqwBench {
 };
 
 const char* const kCovCommon[] = {"sources_contending", "doorbell_out_of_range", "cq_reset", "arm", "ring_wrap",
-                                  "owner_bit_0_pass", "ring_filled_exactly", "irq", "dma_not_ready", "host_consumed"};
+                                  "owner_bit_0_pass", "ring_filled_exactly", "irq", "irq_async_record", "dma_not_ready", "host_consumed"};
 
 // Every CQ feature except overflow: the sources never overfill a CQ.
 TEST(CqWriter, RandomCompletionsNoOverflow) {

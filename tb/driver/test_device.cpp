@@ -135,8 +135,8 @@ TEST_F(DriverTest, QueryDeviceReportsHardwareLimits) {
   EXPECT_EQ(a.phys_port_cnt, 1);
   EXPECT_EQ(a.max_pkeys, 1);
   EXPECT_NE(a.vendor_id, 0u);
-  EXPECT_EQ(std::string(a.fw_ver),
-            "tmnic " + std::to_string(hwif::ABI_MAJOR) + "." + std::to_string(hwif::ABI_MINOR));
+  EXPECT_EQ(std::string(a.fw_ver),   // the device's ABI version
+            "tmnic " + std::to_string(be->config().abi >> 16) + "." + std::to_string(be->config().abi & 0xFFFF));
   // EUI-64 of 02:00:00:00:00:01 -> 00:00:00:ff:fe:00:00:01
   EXPECT_EQ(be64toh(a.node_guid), 0x000000FFFE000001ull);
   EXPECT_EQ(a.sys_image_guid, a.node_guid);

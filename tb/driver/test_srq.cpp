@@ -1,4 +1,5 @@
 // Shared receive queues.
+#include <poll.h>
 #include <unistd.h>
 
 #include "driver_test.hpp"
@@ -10,6 +11,9 @@ class SrqTest : public DriverTest {
  protected:
   void SetUp() override {
     DriverTest::SetUp();
+    make_objects();
+  }
+  void make_objects() {
     pd = make_pd();
     cq = make_cq(63);
     struct ibv_srq_init_attr a = {};
@@ -24,7 +28,8 @@ class SrqTest : public DriverTest {
     EXPECT_EQ(tmnic::destroy_srq(srq), 0);
     EXPECT_EQ(tmnic::destroy_cq(cq), 0);
     EXPECT_EQ(tmnic::dealloc_pd(pd), 0);
-    EXPECT_TRUE(be->mappings.empty());
+    // Nothing left mapped but the driver's event queue, if the device has one.
+    EXPECT_EQ(be->mappings.size(), to_dev(ctx).async_cqn() == Device::kNoAsyncCq ? 0u : 1u);
     DriverTest::TearDown();
   }
   uint32_t db() const { return hwif::reg::DB_SRQ0 + 4 * to_tsrq(srq)->srqn; }
@@ -125,10 +130,14 @@ TEST_F(SrqTest, ModifyQueryAndLimitEvent) {
   nic_write_cqe(cq, 1, f);
   struct ibv_wc wc[2];
   ASSERT_EQ(tmnic::poll_cq(cq, 2, wc), 2);  // 4 -> 2 outstanding: below the limit of 3
-  tmnic_async_event ev;
-  ASSERT_EQ(read(ctx->async_fd, &ev, sizeof(ev)), ssize_t(sizeof(ev)));
-  EXPECT_EQ(ev.event_type, uint32_t(IBV_EVENT_SRQ_LIMIT_REACHED));
-  EXPECT_EQ(ev.element, uint64_t(uintptr_t(srq)));
+  struct pollfd p = {ctx->async_fd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 1) << "the async fd is not readable";
+  struct ibv_async_event ev;
+  ASSERT_TRUE(tmnic::take_async_event(ctx, &ev));
+  EXPECT_EQ(ev.event_type, IBV_EVENT_SRQ_LIMIT_REACHED);
+  EXPECT_EQ(ev.element.srq, srq);
+  EXPECT_FALSE(tmnic::take_async_event(ctx, &ev));
+  EXPECT_EQ(poll(&p, 1, 0), 0) << "the async fd stays readable with nothing queued";
   ASSERT_EQ(tmnic::query_srq(srq, &q), 0);
   EXPECT_EQ(q.srq_limit, 0u);  // one-shot
   srq->events_completed++;     // the ack (ibv_ack_async_event)
@@ -162,4 +171,68 @@ TEST_F(SrqTest, CreateRejects) {
 }
 
 }  // namespace
+// A NIC of ABI 1.4 gets the driver's asynchronous event queue at open: the last CQ, named in
+// ASYNC_CQ (applications see one CQ fewer). Its records, handed over by the interrupt, become events
+// of the QP's context: QP_ACCESS_ERR / QP_REQ_ERR as the responder said, and for a QP of an SRQ Last
+// WQE Reached once; a plain AEV_QP_ERR of a QP without SRQ raises nothing; the consumer index goes
+// back to the NIC; a record for a destroyed QP is ignored.
+TEST_F(SrqTest, NicEventRecordsBecomeQpEvents) {
+  EXPECT_EQ(tmnic::destroy_srq(srq), 0);
+  EXPECT_EQ(tmnic::destroy_cq(cq), 0);
+  EXPECT_EQ(tmnic::dealloc_pd(pd), 0);
+  EXPECT_EQ(tmnic::free_context(ctx), 0);
+  fake::Config cfg;
+  cfg.abi = hwif::ABI_MAJOR << 16 | 4;
+  open(cfg);
+  const uint32_t acq = cfg.num_cq - 1;
+  auto sets = be->commands_with(hwif::cmd::SET_CQ);
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_EQ(sets[0].index, acq);
+  EXPECT_EQ(be->read32(hwif::reg::ASYNC_CQ), (1u << 31) | acq);
+  struct ibv_device_attr da;
+  ASSERT_EQ(tmnic::query_device(ctx, &da), 0);
+  EXPECT_EQ(da.max_cq, int(cfg.num_cq) - 1);
+  make_objects();   // the PD, CQ and SRQ again, on this device
+  EXPECT_NE(to_tcq(cq)->cqn, acq);
+  struct ibv_qp* sq = make_qp(pd, cq, 3, 0, 1, srq);   // of the SRQ
+  struct ibv_qp* pq = make_qp(pd, cq, 3, 3, 1);        // its own receive queue
+  const uint64_t base = uint64_t(sets[0].args[hwif::cmd::set_cq::BASE_LO]) |
+                        uint64_t(sets[0].args[hwif::cmd::set_cq::BASE_HI]) << 32;
+  uint8_t* ring = reinterpret_cast<uint8_t*>(uintptr_t(base));
+  auto record = [&](uint32_t n, uint32_t qpn, uint8_t kind) {
+    uint8_t* c = ring + size_t(n) * hwif::CQE_SIZE;
+    std::memset(c, 0, hwif::CQE_SIZE - 1);
+    st32(c + hwif::cqe::QP_NUM_OFF, qpn);
+    c[hwif::cqe::OPCODE_OFF] = hwif::wc_op::ASYNC_EVENT;
+    c[hwif::cqe::STATUS_OFF] = kind;
+    __atomic_store_n(c + hwif::cqe::OWNER_OFF, uint8_t(1), __ATOMIC_RELEASE);
+  };
+  record(0, pq->qp_num, hwif::AEV_QP_ERR);
+  record(1, pq->qp_num, hwif::AEV_QP_REQ_ERR);
+  record(2, sq->qp_num, hwif::AEV_QP_ACCESS_ERR);
+  record(3, sq->qp_num, hwif::AEV_QP_ERR);   // (already in ERR: no second Last WQE Reached)
+  ASSERT_TRUE(be->irq);
+  be->irq(acq);
+  auto dbs = be->doorbells_at(hwif::reg::DB_CQ0 + 4 * acq);
+  ASSERT_FALSE(dbs.empty());
+  EXPECT_EQ(dbs.back().val, 4u) << "consumer index after four records (no arm: records always interrupt)";
+  std::vector<std::pair<enum ibv_event_type, struct ibv_qp*>> got;
+  struct ibv_async_event ev;
+  while (tmnic::take_async_event(ctx, &ev)) {
+    got.push_back({ev.event_type, ev.element.qp});
+    pthread_mutex_lock(&ev.element.qp->mutex);   // the ack (ibv_ack_async_event)
+    ev.element.qp->events_completed++;
+    pthread_mutex_unlock(&ev.element.qp->mutex);
+  }
+  const std::vector<std::pair<enum ibv_event_type, struct ibv_qp*>> want = {
+      {IBV_EVENT_QP_REQ_ERR, pq}, {IBV_EVENT_QP_ACCESS_ERR, sq}, {IBV_EVENT_QP_LAST_WQE_REACHED, sq}};
+  EXPECT_EQ(got, want);
+  const uint32_t gone = pq->qp_num;
+  EXPECT_EQ(tmnic::destroy_qp(pq), 0);
+  record(4, gone, hwif::AEV_QP_REQ_ERR);
+  be->irq(acq);
+  EXPECT_FALSE(tmnic::take_async_event(ctx, &ev)) << "an event for a destroyed QP";
+  EXPECT_EQ(tmnic::destroy_qp(sq), 0);
+}
+
 }  // namespace tmnic::test

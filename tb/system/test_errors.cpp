@@ -3,6 +3,7 @@
 // it), local protection errors without any DMA, remote length errors, RNR NAK flow control and
 // retry exhaustion, frames with a corrupted ICRC, flushing in ERR and the Last WQE Reached event.
 #include <fcntl.h>
+#include <poll.h>
 
 #include "system_test.hpp"
 
@@ -219,7 +220,8 @@ TEST_F(Errors, LocProtErrCompletesTheWrOnce) {
   sc.insert(sc.end(), more.begin(), more.end());
   std::string all;
   for (auto& w : sc) all += "\n  " + wc_str(w);
-  EXPECT_EQ(counter(0, tmnic::hwif::stat::CQES) - cqes0, 2u) << "CQEs written by the NIC";
+  // The two completions and the asynchronous event record of the QP's move to ERR.
+  EXPECT_EQ(counter(0, tmnic::hwif::stat::CQES) - cqes0, 3u) << "CQEs written by the NIC";
   ASSERT_EQ(sc.size(), 2u) << "one completion per WR, got:" << all;
   EXPECT_EQ(sc[0].wr_id, 1u);
   EXPECT_EQ(sc[0].status, IBV_WC_LOC_PROT_ERR);
@@ -535,6 +537,65 @@ TEST_F(Errors, SrqQpToErrRaisesLastWqeReached) {
   auto wc = poll(r2.rcq, 1);
   ASSERT_EQ(wc.size(), 1u);
   EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS) << wc_str(wc[0]);
+}
+
+// A QP of an SRQ that the NIC moves to ERR (its peer never answers: retries exhausted) raises Last
+// WQE Reached from the NIC's event record; the failure itself is the send's error completion (no
+// other event, as on mlx5). A later ibv_modify_qp to ERR raises no second one; RESET re-arms it.
+TEST_F(Errors, SrqQpFailedByTheNicRaisesLastWqeReached) {
+  struct ibv_srq* q = srq(0, 16, 1);
+  QpOpts so;
+  so.srq = q;
+  Qp s = qp(0, so);
+  Qp r = qp(1);
+  ConnOpts c;
+  c.timeout = 8;     // 1 ms
+  c.retry_cnt = 1;
+  to_rts(s, r, c);   // r stays in INIT: it drops everything
+  const int fd = ctx_[0]->async_fd;
+  ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+  Buf sb = buf(0, 64);
+  ASSERT_EQ(post_send(s, 1, {sge(sb, 0, 64)}), 0);
+  auto wc = poll(s.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_RETRY_EXC_ERR) << wc_str(wc[0]);
+  run_for(100000);
+  struct ibv_async_event ev;
+  ASSERT_EQ(ibv_get_async_event(ctx_[0], &ev), 0);
+  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
+  EXPECT_EQ(ev.element.qp, s.qp);
+  ibv_ack_async_event(&ev);
+  EXPECT_EQ(ibv_get_async_event(ctx_[0], &ev), -1) << "a second event: " << ev.event_type;
+  struct ibv_qp_attr e = {};
+  e.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(s.qp, &e, IBV_QP_STATE), 0);
+  EXPECT_EQ(ibv_get_async_event(ctx_[0], &ev), -1) << "the QP was in ERR already";
+  e.qp_state = IBV_QPS_RESET;
+  ASSERT_EQ(ibv_modify_qp(s.qp, &e, IBV_QP_STATE), 0);
+  e.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(s.qp, &e, IBV_QP_STATE), 0);
+  ASSERT_EQ(ibv_get_async_event(ctx_[0], &ev), 0);
+  EXPECT_EQ(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
+  ibv_ack_async_event(&ev);
+}
+
+// An event the application never reads does not hold up ibv_destroy_qp (the kernel drops the
+// unread events of a destroyed object; only read ones must be acked), and never names it later.
+TEST_F(Errors, UnreadEventsDoNotBlockDestroy) {
+  struct ibv_srq* q = srq(1, 16, 1);
+  QpOpts ro;
+  ro.srq = q;
+  auto [s, r] = pair(1, {}, ro);
+  struct ibv_qp_attr e = {};
+  e.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(r.qp, &e, IBV_QP_STATE), 0);   // Last WQE Reached, not read
+  EXPECT_EQ(destroy(r), 0);
+  const int fd = ctx_[1]->async_fd;
+  ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+  struct ibv_async_event ev;
+  EXPECT_EQ(ibv_get_async_event(ctx_[1], &ev), -1) << "an event of a destroyed QP";
+  struct pollfd p = {fd, POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 0), 0) << "the async fd is readable with nothing queued";
 }
 
 }  // namespace

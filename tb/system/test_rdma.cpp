@@ -3,8 +3,11 @@
 // PMTU, PMTU+1 and 4 MiB, gathered from several SGEs, in loopback and between two NICs, every byte
 // checked and the bytes around the range untouched; WRITE_WITH_IMM's receive completion; and the
 // protection rules: an MR without REMOTE_WRITE, an rkey past the MR's end, a deregistered MR, a QP
-// without REMOTE_WRITE, each with the IBA's status at the requester and the target bytes unchanged;
+// without REMOTE_WRITE, each with the IBA's status at the requester, the responder's async event
+// (QP_ACCESS_ERR or QP_REQ_ERR) and the target bytes unchanged;
 // lost WRITE frames (middle, last, ACK, a WRITE_WITH_IMM's last) recovered by go-back-N or the timer.
+#include <fcntl.h>
+
 #include "system_test.hpp"
 
 namespace {
@@ -32,6 +35,19 @@ class Rdma : public SystemTest, public ::testing::WithParamInterface<int> {
 
  protected:
   int rdev() const { return GetParam(); }  // 0 loopback, 1 second NIC
+  // The async events device `dev`'s context has now (after letting the world settle), acked.
+  std::vector<struct ibv_async_event> async_events(int dev) {
+    const int fd = ctx_[dev]->async_fd;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    run_for(100000);
+    std::vector<struct ibv_async_event> out;
+    struct ibv_async_event ev;
+    while (ibv_get_async_event(ctx_[dev], &ev) == 0) {
+      out.push_back(ev);
+      ibv_ack_async_event(&ev);
+    }
+    return out;
+  }
   // A connected pair whose receiver accepts remote writes (or not).
   std::pair<Qp, Qp> rpair(unsigned raccess = kRemote, uint32_t send_sge = 3) {
     QpOpts so, ro;
@@ -133,6 +149,14 @@ TEST_P(Rdma, ProtectionViolations) {
     for (size_t i = 0; i < dst.len; i++) ASSERT_EQ(dst.p[i], 0xA5) << c.what << ": target byte " << i << " written";
     EXPECT_EQ(state(s), IBV_QPS_ERR) << c.what;
     EXPECT_EQ(state(r), IBV_QPS_ERR) << c.what;
+    // The responder's application learns it from its async events (IBA 11.6.3: an access
+    // violation or an invalid request detected by the responder), exactly one, for its QP.
+    const enum ibv_event_type want =
+        c.st == IBV_WC_REM_ACCESS_ERR ? IBV_EVENT_QP_ACCESS_ERR : IBV_EVENT_QP_REQ_ERR;
+    auto evs = async_events(rdev());
+    ASSERT_EQ(evs.size(), 1u) << c.what;
+    EXPECT_EQ(evs[0].event_type, want) << c.what;
+    EXPECT_EQ(evs[0].element.qp, r.qp) << c.what;
     if (mr) {
       EXPECT_EQ(ibv_dereg_mr(mr), 0);
     }
