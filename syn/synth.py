@@ -145,13 +145,13 @@ BLOCKS = {
                             ff_min=lambda: ctx_state_min(1024)),
     "tmnic_axil_regs": dict(
         params=dict(DATA_BYTES_P=64, CLK_MHZ_P=250, NUM_QP_P=64, NUM_CQ_P=64, NUM_SRQ_P=16, NUM_MR_P=64),
-        ff_min=[("cmd_args_o", ARGS * 32), ("mac_o, ip_o", 80), ("cmd_op_o, cmd_idx_o", 32),
+        ff_min=[("cmd_args_o", ARGS * 32), ("mac_o, ip_o", 80), ("async_cq_o {en, cq}", 17), ("cmd_op_o, cmd_idx_o", 32),
                 ("db_val_o, db_idx_o[9:0], db_type_o", 32 + 10 + 2), ("s_axil_rdata_o", 32)]),
     # Statistics unit (counters in RAM, read through the register block's port).
     "tmnic_stats": dict(
         params=dict(NUM_SRQ=16, H_W=10),
-        ff_min=[("counter RAM 21 x 4 x 32 (20 STAT_* of 5 words, 4 per SRQ)", 21 * 128),
-                ("accumulators 20 + 64 x 6", 84 * 6), ("high-water marks 16 x 11", 16 * 11),
+        ff_min=[("counter RAM 22 x 4 x 32 (21 STAT_* in 6 words, 4 per SRQ)", 22 * 128),
+                ("accumulators 21 + 64 x 6", 85 * 6), ("high-water marks 16 x 11", 16 * 11),
                 ("rsp_data_o", 32)]),
     "tmnic_tx_sched": dict(
         params=dict(DATA_W=512, NSLOT=8),
@@ -293,6 +293,11 @@ BLOCKS = {
         ff_min=[("the completion register (384) less src_qp and tm_hw_cnt (filled at the output), qp_num's "
                  "constant bits (18), wc_flags' 29 and opcode's 5 constant bits", 384 - 24 - 16 - 18 - 29 - 5),
                 ("cqe_valid_o", 1)]),
+    # Asynchronous event records (a QP moved to ERR -> a record for the ASYNC_CQ).
+    "tmnic_async_ev": dict(
+        params=dict(NUM_QP=64),
+        ff_min=[("two FIFOs 4 x {kind 2, qp 6} (distributed RAM)", 2 * 4 * 8),
+                ("the offer: cq 16, qp 6, kind 2, valid", 16 + 6 + 2 + 1)]),
     "tmnic_ack_gen": dict(
         params=dict(NUM_QP=64),
         ff_min=[("QP words 64 x {pend, syn, msn, psn}", 64 * 57), ("QP FIFO 64 x 6", 64 * 6),

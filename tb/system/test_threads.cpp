@@ -62,6 +62,12 @@ class Threads : public SystemTest {
     if (ch) defer([ch] { EXPECT_EQ(ibv_destroy_comp_channel(ch), 0); });
     return ch;
   }
+  // A connected pair NIC 0 -> NIC 1 whose send CQ reports to channel `ch` of NIC 0.
+  std::pair<Qp, Qp> pair_with_send_channel(struct ibv_comp_channel* ch) {
+    QpOpts so;
+    so.scq = cq_on(0, ch);
+    return pair(1, so);
+  }
   Cq cq_on(int dev, struct ibv_comp_channel* ch, int cqe = 255) {
     Cq c;
     c.cq = ibv_create_cq(ctx_[dev], cqe, nullptr, ch, 0);
@@ -120,9 +126,7 @@ TEST_F(Threads, BlockedGetCqEventWakesOnInterrupt) {
 // a non-blocking ibv_get_cq_event then returns it, and the next one fails with EAGAIN.
 TEST_F(Threads, ChannelFdWorksWithPoll) {
   struct ibv_comp_channel* ch = channel(0);
-  QpOpts so;
-  so.scq = cq_on(0, ch);
-  auto [s, r] = pair(1, so);
+  auto [s, r] = pair_with_send_channel(ch);
   Buf sb = buf(0, 256), rb = buf(1, 256);
   ASSERT_EQ(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
   ASSERT_EQ(ibv_req_notify_cq(s.scq.cq, 0), 0);
@@ -146,9 +150,7 @@ TEST_F(Threads, ChannelFdWorksWithPoll) {
 // interrupts for the next one; the driver looks).
 TEST_F(Threads, ArmWithCompletionWaitingSignalsAtOnce) {
   struct ibv_comp_channel* ch = channel(0);
-  QpOpts so;
-  so.scq = cq_on(0, ch);
-  auto [s, r] = pair(1, so);
+  auto [s, r] = pair_with_send_channel(ch);
   Buf sb = buf(0, 64), rb = buf(1, 64);
   ASSERT_EQ(post_recv(r, 1, {{rb.addr(), uint32_t(rb.len), rb.lkey()}}), 0);
   ASSERT_EQ(post_send(s, 1, {{sb.addr(), uint32_t(sb.len), sb.lkey()}}), 0);
