@@ -81,14 +81,15 @@ void post_qp_event(tmnic_qp* qp, enum ibv_event_type type) {
   post_async_event(ibqp->context, reinterpret_cast<uintptr_t>(ibqp), type);
 }
 
+constexpr size_t kMaxQueuedEvents = 4096;  // beyond this an application that never reads loses events
+}  // namespace
+
 bool is_qp_event(uint32_t t) {
   return t == IBV_EVENT_QP_FATAL || t == IBV_EVENT_QP_REQ_ERR || t == IBV_EVENT_QP_ACCESS_ERR ||
          t == IBV_EVENT_COMM_EST || t == IBV_EVENT_SQ_DRAINED || t == IBV_EVENT_PATH_MIG ||
          t == IBV_EVENT_PATH_MIG_ERR || t == IBV_EVENT_QP_LAST_WQE_REACHED;
 }
 bool is_srq_event(uint32_t t) { return t == IBV_EVENT_SRQ_ERR || t == IBV_EVENT_SRQ_LIMIT_REACHED; }
-constexpr size_t kMaxQueuedEvents = 4096;  // beyond this an application that never reads loses events
-}  // namespace
 
 // ---- the context's event queue ------------------------------------------------------------------
 //

@@ -334,19 +334,16 @@ struct ibv_cq* take_cq_event(struct ibv_context* ctx, struct ibv_comp_channel* c
     std::lock_guard<std::mutex> g(t->cq_mu);
     for (tmnic_cq* cq : t->cqs) {
       if (cq->ibv.channel != channel) continue;
+      bool event;
       if (autonomous) {   // the interrupts say which CQs have an event
-        if (!cq->event_pending.exchange(false)) continue;
-        cq->armed.store(false);
-        pthread_mutex_lock(&cq->ibv.mutex);
-        cq->comp_events_reported++;
-        pthread_mutex_unlock(&cq->ibv.mutex);
-        return ibv_cq_ex_to_cq(&cq->ibv);
+        event = cq->event_pending.exchange(false);
+      } else {            // an armed CQ holding a new CQE
+        if (!cq->armed.load()) continue;
+        if (!cq->single_threaded) cq->lock.lock();
+        event = cq_peek(cq) != nullptr;
+        if (!cq->single_threaded) cq->lock.unlock();
       }
-      if (!cq->armed.load()) continue;
-      if (!cq->single_threaded) cq->lock.lock();
-      bool ready = cq_peek(cq) != nullptr;
-      if (!cq->single_threaded) cq->lock.unlock();
-      if (!ready) continue;
+      if (!event) continue;
       cq->armed.store(false);  // one event per arm, as on hardware
       pthread_mutex_lock(&cq->ibv.mutex);
       cq->comp_events_reported++;

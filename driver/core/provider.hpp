@@ -20,6 +20,9 @@ int free_context(struct ibv_context* ctx);
 // the ack; drop_async_events removes the unread events of an object being destroyed.
 bool post_async_event(struct ibv_context* ctx, uint64_t element, enum ibv_event_type type);
 bool take_async_event(struct ibv_context* ctx, struct ibv_async_event* ev);
+// The event types whose element is a QP / an SRQ (counted on it, acked on it).
+bool is_qp_event(uint32_t type);
+bool is_srq_event(uint32_t type);
 void drop_async_events(struct ibv_context* ctx, uint64_t element);
 
 // Queries (query.cpp).

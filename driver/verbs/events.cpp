@@ -110,40 +110,28 @@ TMNIC_EXPORT int ibv_get_async_event(struct ibv_context* ctx, struct ibv_async_e
 
 TMNIC_EXPORT void ibv_ack_async_event(struct ibv_async_event* event) {
   // As libibverbs: count the ack on the object so that its destroy can stop waiting.
-  switch (event->event_type) {
-    case IBV_EVENT_SRQ_ERR:
-    case IBV_EVENT_SRQ_LIMIT_REACHED: {
-      struct ibv_srq* srq = event->element.srq;
-      pthread_mutex_lock(&srq->mutex);
-      srq->events_completed++;
-      pthread_cond_signal(&srq->cond);
-      pthread_mutex_unlock(&srq->mutex);
-      break;
-    }
-    case IBV_EVENT_CQ_ERR: {
-      struct ibv_cq* cq = event->element.cq;
-      pthread_mutex_lock(&cq->mutex);
-      cq->async_events_completed++;
-      pthread_cond_signal(&cq->cond);
-      pthread_mutex_unlock(&cq->mutex);
-      break;
-    }
-    case IBV_EVENT_QP_FATAL:
-    case IBV_EVENT_QP_REQ_ERR:
-    case IBV_EVENT_QP_ACCESS_ERR:
-    case IBV_EVENT_COMM_EST:
-    case IBV_EVENT_SQ_DRAINED:
-    case IBV_EVENT_PATH_MIG:
-    case IBV_EVENT_PATH_MIG_ERR:
-    case IBV_EVENT_QP_LAST_WQE_REACHED: {
-      struct ibv_qp* qp = event->element.qp;
-      pthread_mutex_lock(&qp->mutex);
-      qp->events_completed++;
-      pthread_cond_signal(&qp->cond);
-      pthread_mutex_unlock(&qp->mutex);
-      break;
-    }
-    default:
-      break;
+  pthread_mutex_t* mu = nullptr;
+  pthread_cond_t* cond = nullptr;
+  uint32_t* completed = nullptr;
+  if (tmnic::is_srq_event(event->event_type)) {
+    struct ibv_srq* srq = event->element.srq;
+    mu = &srq->mutex;
+    cond = &srq->cond;
+    completed = &srq->events_completed;
+  } else if (event->event_type == IBV_EVENT_CQ_ERR) {
+    struct ibv_cq* cq = event->element.cq;
+    mu = &cq->mutex;
+    cond = &cq->cond;
+    completed = &cq->async_events_completed;
+  } else if (tmnic::is_qp_event(event->event_type)) {
+    struct ibv_qp* qp = event->element.qp;
+    mu = &qp->mutex;
+    cond = &qp->cond;
+    completed = &qp->events_completed;
   }
+  if (!mu) return;  // port events: nothing counts them
+  pthread_mutex_lock(mu);
+  (*completed)++;
+  pthread_cond_signal(cond);
+  pthread_mutex_unlock(mu);
 }

@@ -43,7 +43,9 @@ World::World(const SimConfig& cfg) : cfg_(cfg) {
     nics_.push_back(std::make_unique<NicSim>(i, cfg_));
     nics_.back()->on_tx = [this, i](std::vector<uint8_t>&& f) { deliver(i, std::move(f)); };
     nics_.back()->on_irq = [this, i](uint32_t cq) {
-      if (irq_handled_[i].load()) irqs_.push_back({i, cq});   // nobody listens (raw tests): not kept
+      if (!irq_handled_[i].load()) return;   // nobody listens (raw tests): not kept
+      irqs_.push_back({i, cq});
+      irq_pending_.store(true);
     };
   }
   if (!cfg.pcap_path.empty()) {
@@ -77,11 +79,11 @@ void World::set_irq_handler(int nic, IrqHandler h) {
 
 void World::deliver_irqs() {
   thread_local bool delivering = false;   // a handler's own BAR access must not recurse
-  if (delivering) return;
+  if (delivering || !irq_pending_.load()) return;   // the common case: no lock taken
   std::vector<std::pair<int, uint32_t>> v;
   {
     std::lock_guard<BusLock> g(lock_);
-    if (irqs_.empty()) return;
+    irq_pending_.store(false);
     v.swap(irqs_);
   }
   std::lock_guard<std::mutex> g(irq_mu_);
@@ -128,6 +130,16 @@ void World::deliver(int src, std::vector<uint8_t>&& frame) {
   // No such station: the frame is lost, as on a real switch.
 }
 
+bool World::all_quiet(uint64_t* next) const {
+  bool quiet = true;
+  *next = UINT64_MAX;
+  for (auto& n : nics_) {
+    quiet = quiet && n->quiet();
+    *next = std::min(*next, n->next_event());
+  }
+  return quiet;
+}
+
 void World::step() {
   bool quiet = true;
   for (auto& n : nics_) quiet = quiet && n->quiet();
@@ -147,12 +159,8 @@ bool World::progress(uint64_t budget) {
   for (auto& n : nics_) writes0 += n->dma_writes_applied();
   uint64_t end = now_ + budget;
   while (now_ < end) {
-    bool quiet = true;
-    uint64_t next = UINT64_MAX;
-    for (auto& n : nics_) {
-      quiet = quiet && n->quiet();
-      next = std::min(next, n->next_event());
-    }
+    uint64_t next;
+    const bool quiet = all_quiet(&next);
     if (quiet && next == UINT64_MAX) return false;   // nothing will ever happen without the host
     if (quiet && next >= end) {                      // nothing happens within the budget (e.g. a
       now_ = end;                                    // transport timer far ahead): do not jump past it
@@ -168,12 +176,8 @@ bool World::progress(uint64_t budget) {
 
 void World::run_until(uint64_t t) {
   while (now_ < t) {
-    bool quiet = true;
-    uint64_t next = UINT64_MAX;
-    for (auto& n : nics_) {
-      quiet = quiet && n->quiet();
-      next = std::min(next, n->next_event());
-    }
+    uint64_t next;
+    const bool quiet = all_quiet(&next);
     if (quiet && next >= t) {
       now_ = t;       // nothing happens before t
       return;
@@ -307,12 +311,8 @@ bool World::progress_chunk(uint64_t max_cycles, int64_t* sleep_us) {
   if (fabric_) fabric_receive();
   *sleep_us = 0;
   for (uint64_t k = 0; k < max_cycles; k++) {
-    bool quiet = true;
-    uint64_t next = UINT64_MAX;
-    for (auto& n : nics_) {
-      quiet = quiet && n->quiet();
-      next = std::min(next, n->next_event());
-    }
+    uint64_t next;
+    const bool quiet = all_quiet(&next);
     if (quiet) {
       const uint64_t wall = std::max(wall_cycle(), now_);
       if (next == UINT64_MAX || next > wall + 1) {

@@ -114,6 +114,8 @@ class World {
 
  private:
   void deliver(int src, std::vector<uint8_t>&& frame);
+  // Every NIC quiet? *next: the earliest cycle any of them needs the clock (UINT64_MAX: never).
+  bool all_quiet(uint64_t* next) const;
   bool progress_fabric(uint64_t budget);
   // One hold of the progress thread: at most `max_cycles` busy cycles. When nothing is due before
   // wall time gets there, simulated time follows the wall clock and *sleep_us says how long the
@@ -139,6 +141,7 @@ class World {
   std::condition_variable gen_cv_;
   uint64_t gen_ = 0;
   std::vector<std::pair<int, uint32_t>> irqs_;   // raised, not yet delivered: (NIC, CQ); under lock_
+  std::atomic<bool> irq_pending_{false};          // irqs_ is not empty (read without lock_)
   std::mutex irq_mu_;                              // the handlers and their calls
   std::vector<IrqHandler> irq_handlers_;
   std::unique_ptr<std::atomic<bool>[]> irq_handled_;   // per NIC: a handler is set
