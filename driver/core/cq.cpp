@@ -44,8 +44,9 @@ static_assert(hwif::wc_status::TM_ERR == IBV_WC_TM_ERR &&
                   hwif::wc_status::TM_RNDV_INCOMPLETE == IBV_WC_TM_RNDV_INCOMPLETE,
               "tag-matching status codes");
 static_assert(hwif::wc_flag::TM_MATCH == IBV_WC_TM_MATCH &&
-                  hwif::wc_flag::TM_DATA_VALID == IBV_WC_TM_DATA_VALID,
-              "tag-matching flags");
+                  hwif::wc_flag::TM_DATA_VALID == IBV_WC_TM_DATA_VALID &&
+                  hwif::wc_flag::GRH == IBV_WC_GRH && hwif::wc_flag::WITH_IMM == IBV_WC_WITH_IMM,
+              "completion flags");
 
 constexpr uint64_t kSupportedWcFlags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO;
 
@@ -77,19 +78,26 @@ int set_cq(Device& d, uint32_t cqn, uint64_t base, uint32_t log_size, uint32_t v
   return d.cmd(hwif::cmd::SET_CQ, cqn, args, a::VALID + 1);
 }
 
-unsigned cqe_wc_flags(const uint8_t* cqe) {
+unsigned cqe_wc_flags(const Device& d, const uint8_t* cqe) {
   // CQE.WC_FLAGS uses the ibv_wc_flags values, but only the bits the hardware defines are passed
-  // on, so a stray bit in a CQE can never reach the application as a flag it did not earn.
+  // on, and GRH only where it defines it (the receive completion of a UD QP: GRH_LEN bytes of GRH
+  // lead the buffer), so a stray bit in a CQE can never reach the application as a flag it did
+  // not earn; an application that saw IBV_WC_GRH would parse its buffer's first 40 bytes.
   uint32_t v = ld32(cqe + hwif::cqe::WC_FLAGS_OFF);
   unsigned out = 0;
   if (v & hwif::wc_flag::WITH_IMM) out |= IBV_WC_WITH_IMM;
+  if ((v & hwif::wc_flag::GRH) && (cqe[hwif::cqe::OPCODE_OFF] & IBV_WC_RECV) &&
+      !is_tm_opcode(cqe[hwif::cqe::OPCODE_OFF])) {
+    const tmnic_qp* qp = d.qp(ld32(cqe + hwif::cqe::QP_NUM_OFF));
+    if (qp && qp_is_ud(qp)) out |= IBV_WC_GRH;
+  }
   return out;
 }
 
 void cq_parse(tmnic_cq* cq, const uint8_t* cqe, Completion* out) {
   out->wr_id = ld64(cqe + hwif::cqe::WR_ID_OFF);
   out->status = static_cast<enum ibv_wc_status>(cqe[hwif::cqe::STATUS_OFF]);
-  out->wc_flags = cqe_wc_flags(cqe);
+  out->wc_flags = cqe_wc_flags(*cq->dev, cqe);
   out->tm_info = false;
   // Tag-matching CQEs only arrive on a TM-SRQ's CQ; one without its SRQ (a stray entry) is passed
   // on as written.

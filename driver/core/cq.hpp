@@ -59,8 +59,10 @@ void cq_parse(tmnic_cq* cq, const uint8_t* cqe, Completion* out);
 // The CQE at the consumer index if the NIC has written it (acquire: its fields are then valid),
 // else nullptr.
 const uint8_t* cq_peek(tmnic_cq* cq);
-// The CQE's WC_FLAGS as enum ibv_wc_flags.
-unsigned cqe_wc_flags(const uint8_t* cqe);
+// The CQE's WC_FLAGS as enum ibv_wc_flags (IBV_WC_GRH only on a UD QP's receive completions).
+unsigned cqe_wc_flags(const Device& d, const uint8_t* cqe);
+// Whether `qp` is a UD QP (qp.cpp; the CQ code does not see struct tmnic_qp).
+bool qp_is_ud(const tmnic_qp* qp);
 // Consumes the CQE at the consumer index: frees the work-queue slots it completes.
 void cq_consume(tmnic_cq* cq, const uint8_t* cqe);
 // Tells the NIC how far the ring has been consumed (DB_CQ; `arm` requests an event).

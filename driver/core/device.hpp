@@ -110,13 +110,25 @@ class Device {
   // 65536: CQEs name a tag by a 16-bit handle) and TM_CAPS (bit 0: rendezvous offload).
   uint32_t tm_engine_tags = 0, tm_max_tags = 0, tm_caps = 0;
   // OPS_CAPS: the send-queue operations beyond SEND the NIC executes (bit 0 RDMA WRITE incl.
-  // WRITE_WITH_IMM, bit 1 RDMA READ). The driver accepts and reports only those.
+  // WRITE_WITH_IMM, bit 1 RDMA READ, bit 2 UD QPs). The driver accepts and reports only those.
   uint32_t ops_caps = 0;
+  // UD queue pairs (and so address handles): OPS_CAPS.UD on a device of ABI 1.5 or later (the
+  // SET_QP TYPE/QKEY words and the UD send WQE are 1.5's).
+  bool ud_supported() const {
+    return (abi & 0xFFFF) >= 5 && hwif::regf::ops_caps::UD.get(ops_caps) != 0;
+  }
+  // Address handles are software objects (the WQE carries the resolved destination); the
+  // driver hands out at most kMaxAh per device (ibv_query_device max_ah).
+  std::atomic<uint32_t> num_ah{0};
+  std::atomic<uint32_t> next_ah_handle{0};
 
   IndexAllocator qpns, cqns, srqns, mrns, pdns;
   RangeAllocator tm_slots;  // engine entries of the TM-SRQs
   static constexpr uint32_t kMaxPd = 1u << 16;  // PDs are only numbers written into MR/QP/SRQ
   static constexpr uint32_t kMaxInline = hwif::WQE_MAX_INLINE;
+  static constexpr uint32_t kMaxAh = 1u << 16;
+  // The port's MTU (ibv_query_port active_mtu = max_mtu); a UD QP's PATH_MTU.
+  static constexpr enum ibv_mtu kActiveMtu = IBV_MTU_4096;
 
  private:
   int probe();  // reads and checks the read-only registers

@@ -84,4 +84,13 @@ int destroy_qp(struct ibv_qp* qp);
 int post_send(struct ibv_qp* qp, struct ibv_send_wr* wr, struct ibv_send_wr** bad_wr);
 int post_recv(struct ibv_qp* qp, struct ibv_recv_wr* wr, struct ibv_recv_wr** bad_wr);
 
+// Address handles (ah.cpp), for UD QPs. create_ah: nullptr + errno (EOPNOTSUPP without UD,
+// EINVAL for an address this RoCEv2/IPv4 port cannot reach, ENOMEM past Device::kMaxAh);
+// ibv_ah.context/pd/handle are filled. init_ah_from_wc follows libibverbs' ibv_init_ah_from_wc
+// and returns 0 or an errno value.
+struct ibv_ah* create_ah(struct ibv_pd* pd, struct ibv_ah_attr* attr);
+int destroy_ah(struct ibv_ah* ah);
+int init_ah_from_wc(struct ibv_context* ctx, uint8_t port_num, const struct ibv_wc* wc,
+                    const struct ibv_grh* grh, struct ibv_ah_attr* ah_attr);
+
 }  // namespace tmnic

@@ -18,6 +18,8 @@ int send_set_qp(tmnic_qp* qp, const uint32_t* cfg, uint32_t init_bits) {
   return qp->dev->cmd(hwif::cmd::SET_QP, qp->ibv.qp_base.qp_num, args, kSetQpWords);
 }
 
+bool qp_is_ud(const tmnic_qp* qp) { return qp->ud; }
+
 void cq_clean_qp(tmnic_qp* qp) {
   cq_clean(qp->recv_cq, qp->ibv.qp_base.qp_num, qp->srq);
   if (qp->send_cq != qp->recv_cq) cq_clean(qp->send_cq, qp->ibv.qp_base.qp_num, nullptr);
@@ -28,8 +30,11 @@ namespace {
 int check_caps(const Device& d, const struct ibv_qp_init_attr_ex* a) {
   uint32_t max_wr = (1u << d.max_log_queue) - 1;
   const struct ibv_qp_cap& c = a->cap;
-  if (c.max_send_wr > max_wr || c.max_send_sge > d.max_sge ||
-      c.max_inline_data > Device::kMaxInline)
+  // A UD send WQE gives its last SGE slot to the UD_AV: fewer SGEs, less inline data.
+  const bool ud = a->qp_type == IBV_QPT_UD;
+  const uint32_t max_send_sge = ud && d.max_sge > hwif::UD_MAX_SGE ? hwif::UD_MAX_SGE : d.max_sge;
+  const uint32_t max_inline = ud ? hwif::UD_MAX_INLINE : Device::kMaxInline;
+  if (c.max_send_wr > max_wr || c.max_send_sge > max_send_sge || c.max_inline_data > max_inline)
     return EINVAL;
   if (!a->srq && (c.max_recv_wr > max_wr || c.max_recv_sge > d.max_sge)) return EINVAL;
   return 0;
@@ -55,15 +60,22 @@ struct ibv_qp* create_qp_ex(struct ibv_context* ctx, struct ibv_qp_init_attr_ex*
     errno = EINVAL;
     return nullptr;
   }
-  // RC only; no XRC/RSS/TSO, no creation flags. send_ops_flags may ask only for operations the
-  // NIC executes (mlx5: EOPNOTSUPP for one it cannot do).
+  // RC, and UD when the NIC executes it (OPS_CAPS.UD, ABI >= 1.5); no UC/XRC/RSS/TSO, no creation
+  // flags. send_ops_flags may ask only for operations the NIC executes on the QP type (mlx5:
+  // EOPNOTSUPP for one it cannot do).
   const bool ex = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-  if (attr->qp_type != IBV_QPT_RC ||
+  const bool ud = attr->qp_type == IBV_QPT_UD;
+  if ((attr->qp_type != IBV_QPT_RC && !(ud && d.ud_supported())) ||
       (attr->comp_mask & (IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER |
                           IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH)) ||
       ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags) ||
-      (ex && (attr->send_ops_flags & ~supported_send_ops(d)))) {
+      (ex && (attr->send_ops_flags & ~supported_send_ops(d, attr->qp_type)))) {
     errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  // Tag matching is an RC protocol (rdma-core: TM-SRQs serve RC QPs): a UD QP on a TM-SRQ is EINVAL.
+  if (ud && attr->srq && to_tsrq(attr->srq)->tm) {
+    errno = EINVAL;
     return nullptr;
   }
   if (int err = check_caps(d, attr)) {
@@ -87,12 +99,14 @@ struct ibv_qp* create_qp_ex(struct ibv_context* ctx, struct ibv_qp_init_attr_ex*
   qp->recv_cq = to_tcq(attr->recv_cq);
   qp->srq = attr->srq ? to_tsrq(attr->srq) : nullptr;
   qp->sq_sig_all = attr->sq_sig_all;
+  qp->ud = ud;
   if (ex) {
     qp->has_qp_ex = true;
     qp_ex_init_ops(qp);
   }
-  // The WQE always has room for WQE_MAX_INLINE bytes, so that much is reported and allowed.
-  qp->max_inline = Device::kMaxInline;
+  // The WQE always has room for WQE_MAX_INLINE bytes (UD: UD_MAX_INLINE, up to its UD_AV), so
+  // that much is reported and allowed.
+  qp->max_inline = ud ? hwif::UD_MAX_INLINE : Device::kMaxInline;
   // At least one SGE per WQE, as every provider grants (a zero request still allows 1).
   qp->sq.max_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
   int err = qp->sq.alloc(d.be(), attr->cap.max_send_wr);
@@ -117,6 +131,11 @@ struct ibv_qp* create_qp_ex(struct ibv_context* ctx, struct ibv_qp_init_attr_ex*
       c[q::RQ_BASE_HI] = uint32_t(qp->rq.buf.iova() >> 32);
       c[q::RQ_LOG_SIZE] = qp->rq.log_size;
     }
+    // The transport. A UD QP's messages are bounded by the port's MTU (the NIC fails a longer
+    // send with LOC_LEN_ERR); its destination and Q_Key come with each WQE, the QP's Q_Key from
+    // IBV_QP_QKEY. RC words a UD QP does not use (DEST_*, DMAC_*, RQ_PSN, timers, ACCESS) stay 0.
+    c[q::TYPE] = ud ? hwif::cmd::QP_TYPE_UD : hwif::cmd::QP_TYPE_RC;
+    if (ud) c[q::PATH_MTU] = Device::kActiveMtu;
     // Program the context in RESET with clean indices before the QP number becomes visible.
     err = send_set_qp(qp, c, hwif::cmd::QP_INIT_SQ | hwif::cmd::QP_INIT_RQ);
   }
@@ -133,12 +152,13 @@ struct ibv_qp* create_qp_ex(struct ibv_context* ctx, struct ibv_qp_init_attr_ex*
   iq->srq = attr->srq;
   iq->handle = uint32_t(qpn);
   iq->state = IBV_QPS_RESET;
-  iq->qp_type = IBV_QPT_RC;
+  iq->qp_type = attr->qp_type;
   pthread_mutex_init(&iq->mutex, nullptr);
   pthread_cond_init(&iq->cond, nullptr);
   qp->attr.qp_state = IBV_QPS_RESET;
   qp->attr.path_mig_state = IBV_MIG_MIGRATED;
   qp->attr.port_num = 1;
+  if (ud) qp->attr.path_mtu = Device::kActiveMtu;  // what the UD QP uses (query reports it)
   qp->pd->usecnt++;
   qp->send_cq->usecnt++;
   qp->recv_cq->usecnt++;
@@ -228,7 +248,7 @@ int query_qp(struct ibv_qp* ibqp, struct ibv_qp_attr* attr, int attr_mask,
     init_attr->recv_cq = ibqp->recv_cq;
     init_attr->srq = ibqp->srq;
     init_attr->cap = attr->cap;
-    init_attr->qp_type = IBV_QPT_RC;
+    init_attr->qp_type = ibqp->qp_type;
     init_attr->sq_sig_all = qp->sq_sig_all;
   }
   return 0;

@@ -1,4 +1,5 @@
-// RC queue pair: send and receive rings plus the shadow of the NIC's QP context (SET_QP words).
+// Queue pair (RC or UD): send and receive rings plus the shadow of the NIC's QP context (SET_QP
+// words).
 #pragma once
 #include <infiniband/verbs.h>
 
@@ -9,10 +10,11 @@
 #include "device.hpp"
 #include "pd.hpp"
 #include "srq.hpp"
+#include "ah.hpp"
 #include "wq.hpp"
 
 namespace tmnic {
-constexpr unsigned kSetQpWords = hwif::cmd::set_qp::ACCESS + 1;  // (ACCESS is the last argument)
+constexpr unsigned kSetQpWords = hwif::cmd::set_qp::QKEY + 1;  // (QKEY is the last argument)
 }
 
 struct tmnic_qp {
@@ -25,15 +27,22 @@ struct tmnic_qp {
   tmnic::WorkQueue sq, rq;
   uint32_t max_inline = 0;
   bool sq_sig_all = false;
+  // IBV_QPT_UD: send WQEs carry a UD_AV and Q_Key, at most UD_MAX_SGE SGEs / UD_MAX_INLINE bytes.
+  bool ud = false;
+  // The QP's Q_Key (IBV_QP_QKEY), sent instead of wr.ud.remote_qkey when that has bit 31 set.
+  // Written by modify_qp after its SET_QP, read by the post paths.
+  std::atomic<uint32_t> qkey{0};
   // Created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS: ibv_qp_to_qp_ex returns &ibv (qp_ex.cpp).
   bool has_qp_ex = false;
   // The ibv_qp_ex batch between wr_start and wr_complete/wr_abort, owned by the thread that holds
   // sq.lock: the next ring index, the first error (mlx5 keeps only that one), and the WQE of the
-  // last builder while it waits for its data setter.
+  // last builder while it waits for its setters: the data setter, and on a UD QP also
+  // wr_set_ud_addr (either order, as mlx5 counts its setters).
   struct {
     uint32_t start = 0, pi = 0;
     int err = 0;
     bool pending = false;
+    bool have_data = false, have_addr = false;
     tmnic::hwif::Wqe wqe{};
   } batch;
   std::mutex modify_mu;  // serializes modify_qp / query_qp (shadow + command)
@@ -71,11 +80,13 @@ void cq_clean_qp(tmnic_qp* qp);
 // Whether the NIC executes `op`: SEND and SEND_WITH_IMM always, RDMA WRITE (+IMM) and RDMA READ
 // only when the device's OPS_CAPS register has their bit.
 bool send_op_supported(const Device& d, enum ibv_wr_opcode op);
-// The IBV_QP_EX_WITH_* flags the device executes (for send_ops_flags).
-uint64_t supported_send_ops(const Device& d);
+// ... on this QP: a UD QP sends datagrams only (SEND, SEND_WITH_IMM).
+bool qp_send_op_supported(const tmnic_qp* qp, enum ibv_wr_opcode op);
+// The IBV_QP_EX_WITH_* flags the device executes (for send_ops_flags) on a QP of `type`.
+uint64_t supported_send_ops(const Device& d, enum ibv_qp_type type);
 // Header of a new WQE in `w` (zeroed first): wr_id, opcode, SIGNALED (from IBV_SEND_SIGNALED or
 // sq_sig_all) / SOLICITED / FENCE from `send_flags`, `imm` (raw) for the *_WITH_IMM opcodes,
-// rkey/raddr for RDMA. EINVAL for an opcode the device does not execute.
+// rkey/raddr for RDMA. EINVAL for an opcode the device does not execute on this QP.
 int wqe_begin(const tmnic_qp* qp, enum ibv_wr_opcode op, uint64_t wr_id, unsigned send_flags,
               __be32 imm, uint32_t rkey, uint64_t raddr, hwif::Wqe* w);
 // Data as SGEs: ENOMEM if n exceeds the QP's max_send_sge (mlx5's code for it).
@@ -83,6 +94,11 @@ int wqe_set_sges(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_sg
 // Data copied inline: EINVAL for RDMA READ (its data goes the other way); ENOMEM if the total
 // exceeds max_inline_data (mlx5's code for it).
 int wqe_set_inline(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_data_buf* bufs);
+// The destination of a UD send: UD_QKEY (the QP's own Q_Key when bit 31 of `remote_qkey` is set,
+// IBA 10.2.4 / ibv_post_send(3)) and the UD_AV at WQE_UD_AV_OFF from the AH. EINVAL for an AH that
+// is not this context's or a remote QPN above 24 bits.
+int wqe_set_ud(const tmnic_qp* qp, hwif::Wqe* w, struct ibv_ah* ah, uint32_t remote_qpn,
+               uint32_t remote_qkey);
 // Publishes WQEs [.., pi) of `wq` to the NIC through doorbell register `db` (release fence first).
 void ring_doorbell(Device& d, WorkQueue& wq, uint32_t pi, uint32_t db);
 // Whether the QP's state lets sends be posted (RTS, SQD, SQE, ERR; not RESET/INIT/RTR).

@@ -15,11 +15,14 @@
 //   RESET, INIT or RTR (mlx5's wr_complete_error). Otherwise wr_complete rings one doorbell for
 //   the whole batch (none for an empty one).
 // * mlx5 installs every builder of the QP type whatever send_ops_flags asked for; here every
-//   builder of an operation the NIC executes works the same way. Builders and setters of what it
-//   does not execute (atomics, memory windows, invalidation, TSO, UD/XRC addressing, and RDMA
-//   WRITE/READ while OPS_CAPS lacks their bit) latch EINVAL, the code ibv_post_send returns for
-//   those opcodes (mlx5 leaves the slots of another QP type's operations NULL; a call through
-//   one would crash, so they are never NULL here).
+//   builder of an operation the NIC executes on the QP type works the same way. Builders and
+//   setters of what it does not execute (atomics, memory windows, invalidation, TSO, XRC
+//   addressing, RDMA WRITE/READ while OPS_CAPS lacks their bit or on a UD QP, and
+//   wr_set_ud_addr on an RC QP) latch EINVAL, the code ibv_post_send returns for those opcodes
+//   (mlx5 leaves the slots of another QP type's operations NULL; a call through one would crash,
+//   so they are never NULL here).
+// * On a UD QP a WR needs two setters after its builder, wr_set_ud_addr and a data setter, in
+//   either order (mlx5 counts its setters the same way); the WQE enters the ring after the second.
 // * Where mlx5 has no defined behaviour, this driver latches EINVAL: a builder not followed by
 //   its data setter (before the next builder or wr_complete), a setter with no builder before
 //   it, inline data for RDMA READ.
@@ -45,6 +48,9 @@ void wr_start(struct ibv_qp_ex* q) {
   b.pending = false;
 }
 
+// Whether the WR being built has all its setters: its data, and on a UD QP its destination.
+bool wr_done(const tmnic_qp* qp) { return qp->batch.have_data && (qp->batch.have_addr || !qp->ud); }
+
 // Builder: a new WQE for `op` from wr_id/wr_flags, waiting for its data setter.
 void begin(struct ibv_qp_ex* q, enum ibv_wr_opcode op, __be32 imm, uint32_t rkey,
            uint64_t raddr) {
@@ -62,23 +68,32 @@ void begin(struct ibv_qp_ex* q, enum ibv_wr_opcode op, __be32 imm, uint32_t rkey
     return;
   }
   b.pending = true;
+  b.have_data = b.have_addr = false;
 }
 
-// Data setter done (`err` from the shared builder): the WQE goes into the ring, unannounced.
+// A setter is done (`err` from the shared builder): once the WR has all its setters the WQE goes
+// into the ring, unannounced.
 void finish(tmnic_qp* qp, int err) {
   auto& b = qp->batch;
-  b.pending = false;
   if (err) {
+    b.pending = false;
     latch(qp, err);
     return;
   }
+  if (!wr_done(qp)) return;
+  b.pending = false;
   std::memcpy(qp->sq.slot(b.pi), &b.wqe, sizeof(b.wqe));
   b.pi++;
 }
 
-// A setter may only follow a builder that succeeded (after an error the batch is lost anyway).
+// A data setter may only follow a builder that succeeded (after an error the batch is lost
+// anyway), once per WR.
 bool setter_ok(tmnic_qp* qp) {
-  if (qp->batch.pending) return true;
+  if (qp->batch.pending && !qp->batch.have_data) {
+    qp->batch.have_data = true;
+    return true;
+  }
+  qp->batch.pending = false;
   latch(qp, EINVAL);
   return false;
 }
@@ -153,7 +168,23 @@ void wr_bind_mw(struct ibv_qp_ex* q, struct ibv_mw*, uint32_t, const struct ibv_
 void wr_local_inv(struct ibv_qp_ex* q, uint32_t) { unsupported(q); }
 void wr_send_inv(struct ibv_qp_ex* q, uint32_t) { unsupported(q); }
 void wr_send_tso(struct ibv_qp_ex* q, void*, uint16_t, uint16_t) { unsupported(q); }
-void wr_set_ud_addr(struct ibv_qp_ex* q, struct ibv_ah*, uint32_t, uint32_t) { unsupported(q); }
+// UD destination: on an RC QP there is none to set (mlx5 has no such setter there).
+void wr_set_ud_addr(struct ibv_qp_ex* q, struct ibv_ah* ah, uint32_t remote_qpn,
+                    uint32_t remote_qkey) {
+  tmnic_qp* qp = to_q(q);
+  if (!qp->ud) {
+    unsupported(q);
+    return;
+  }
+  auto& b = qp->batch;
+  if (!b.pending || b.have_addr) {  // no builder before it, or a second one for the WR
+    b.pending = false;
+    latch(qp, EINVAL);
+    return;
+  }
+  b.have_addr = true;
+  finish(qp, wqe_set_ud(qp, &b.wqe, ah, remote_qpn, remote_qkey));
+}
 void wr_set_xrc_srqn(struct ibv_qp_ex* q, uint32_t) { unsupported(q); }
 void wr_atomic_write(struct ibv_qp_ex* q, uint32_t, uint64_t, const void*) { unsupported(q); }
 

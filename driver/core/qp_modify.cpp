@@ -1,5 +1,6 @@
-// ibv_modify_qp for RC: the IB state machine with the attribute rules of the IBA spec (the
-// kernel's ib_modify_qp_is_ok table), then one full SET_QP from the shadow context.
+// ibv_modify_qp for RC and UD: the IB state machine with the attribute rules of the IBA spec (the
+// kernel's ib_modify_qp_is_ok table, one table per QP type), then one full SET_QP from the shadow
+// context.
 #include <cerrno>
 
 #include "provider.hpp"
@@ -17,40 +18,52 @@ struct Rule {
   uint32_t opt;  // attributes that may be given
 };
 
-// RC transitions this NIC implements. SQD/SQE (drain, UD/UC error) have no hardware: EINVAL.
-Rule rule(enum ibv_qp_state cur, enum ibv_qp_state next) {
-  const uint32_t init_attrs = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
-  if (next == IBV_QPS_RESET || next == IBV_QPS_ERR) return {true, 0, 0};  // from any state
-  switch (cur) {
-    case IBV_QPS_RESET:
-      if (next == IBV_QPS_INIT) return {true, init_attrs, 0};
-      break;
-    case IBV_QPS_INIT:
-      if (next == IBV_QPS_INIT) return {true, 0, init_attrs};
-      if (next == IBV_QPS_RTR)
-        return {true,
-                IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-                IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX};
-      break;
-    case IBV_QPS_RTR:
-      if (next == IBV_QPS_RTS)
-        return {true,
-                IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                    IBV_QP_MAX_QP_RD_ATOMIC,
-                IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
-                    IBV_QP_PATH_MIG_STATE};
-      break;
-    case IBV_QPS_RTS:
-      if (next == IBV_QPS_RTS)
-        return {true, 0,
-                IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE |
-                    IBV_QP_MIN_RNR_TIMER};
-      break;
-    default:
-      break;
-  }
+// One legal transition of a QP type: the IBA's attribute rules (ibv_modify_qp(3), the kernel's
+// ib_modify_qp_is_ok table) for the states this NIC implements. SQD/SQE (drain, UD/UC send-queue
+// error) have no hardware: EINVAL. Anything else on the way to RESET or ERR is in any_to_reset_err.
+struct Edge {
+  enum ibv_qp_state cur, next;
+  uint32_t req, opt;
+};
+
+constexpr uint32_t kRcInit = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+constexpr Edge kRcEdges[] = {
+    {IBV_QPS_RESET, IBV_QPS_INIT, kRcInit, 0},
+    {IBV_QPS_INIT, IBV_QPS_INIT, 0, kRcInit},
+    {IBV_QPS_INIT, IBV_QPS_RTR,
+     IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+         IBV_QP_MIN_RNR_TIMER,
+     IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX},
+    {IBV_QPS_RTR, IBV_QPS_RTS,
+     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
+     IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
+         IBV_QP_PATH_MIG_STATE},
+    {IBV_QPS_RTS, IBV_QPS_RTS, 0,
+     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE |
+         IBV_QP_MIN_RNR_TIMER},
+};
+
+// UD: no path, no remote QP, no access rights, no retries; the Q_Key is set at RESET->INIT and may
+// change later. So every RC-only attribute (AV, PATH_MTU, DEST_QPN, RQ_PSN, timers, retry counts,
+// RD_ATOMIC limits, ACCESS_FLAGS) is EINVAL on a UD QP.
+constexpr Edge kUdEdges[] = {
+    {IBV_QPS_RESET, IBV_QPS_INIT, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0},
+    {IBV_QPS_INIT, IBV_QPS_INIT, 0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY},
+    {IBV_QPS_INIT, IBV_QPS_RTR, 0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
+    {IBV_QPS_RTR, IBV_QPS_RTS, IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+    {IBV_QPS_RTS, IBV_QPS_RTS, 0, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+};
+
+template <size_t N>
+Rule find(const Edge (&edges)[N], enum ibv_qp_state cur, enum ibv_qp_state next) {
+  for (const Edge& e : edges)
+    if (e.cur == cur && e.next == next) return {true, e.req, e.opt};
   return {false, 0, 0};
+}
+
+Rule rule(enum ibv_qp_type type, enum ibv_qp_state cur, enum ibv_qp_state next) {
+  if (next == IBV_QPS_RESET || next == IBV_QPS_ERR) return {true, 0, 0};  // from any state
+  return type == IBV_QPT_UD ? find(kUdEdges, cur, next) : find(kRcEdges, cur, next);
 }
 
 // Value checks of the attributes present in `mask`; fills the address words of `cfg`.
@@ -90,6 +103,7 @@ int check_and_apply(Device& dev, const struct ibv_qp_attr* a, int mask, uint32_t
   }
   if (mask & IBV_QP_RQ_PSN) cfg[q::RQ_PSN] = a->rq_psn & 0xFFFFFF;  // PSNs are 24-bit
   if (mask & IBV_QP_SQ_PSN) cfg[q::SQ_PSN] = a->sq_psn & 0xFFFFFF;
+  if (mask & IBV_QP_QKEY) cfg[q::QKEY] = a->qkey;  // (UD only: the rule table allows it nowhere else)
   if (mask & IBV_QP_MIN_RNR_TIMER) {
     if (a->min_rnr_timer > 31) return EINVAL;
     cfg[q::MIN_RNR_TIMER] = a->min_rnr_timer;
@@ -127,6 +141,7 @@ void remember(struct ibv_qp_attr* s, const struct ibv_qp_attr* a, int mask) {
   if (mask & IBV_QP_TIMEOUT) s->timeout = a->timeout;
   if (mask & IBV_QP_RETRY_CNT) s->retry_cnt = a->retry_cnt;
   if (mask & IBV_QP_RNR_RETRY) s->rnr_retry = a->rnr_retry;
+  if (mask & IBV_QP_QKEY) s->qkey = a->qkey;
 }
 
 }  // namespace
@@ -138,7 +153,7 @@ int modify_qp(struct ibv_qp* ibqp, struct ibv_qp_attr* attr, int mask) {
   if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur) return EINVAL;
   enum ibv_qp_state next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
   if (next > IBV_QPS_ERR) return EINVAL;
-  Rule r = rule(cur, next);
+  Rule r = rule(ibqp->qp_type, cur, next);
   uint32_t given = uint32_t(mask) & ~uint32_t(IBV_QP_STATE);
   if (!r.valid || (given & r.req) != r.req || (given & ~(r.req | r.opt))) return EINVAL;
 
@@ -156,6 +171,7 @@ int modify_qp(struct ibv_qp* ibqp, struct ibv_qp_attr* attr, int mask) {
   if (int err = send_set_qp(qp, cfg, init)) return err;
 
   std::memcpy(qp->cfg, cfg, sizeof(cfg));
+  qp->qkey.store(cfg[q::QKEY], std::memory_order_relaxed);
   remember(&qp->attr, attr, mask);
   qp->attr.qp_state = next;
   if (next == IBV_QPS_RESET) {

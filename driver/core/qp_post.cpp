@@ -24,8 +24,14 @@ bool send_op_supported(const Device& d, enum ibv_wr_opcode op) {
   }
 }
 
-uint64_t supported_send_ops(const Device& d) {
+bool qp_send_op_supported(const tmnic_qp* qp, enum ibv_wr_opcode op) {
+  if (qp->ud) return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
+  return send_op_supported(*qp->dev, op);
+}
+
+uint64_t supported_send_ops(const Device& d, enum ibv_qp_type type) {
   uint64_t ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+  if (type == IBV_QPT_UD) return ops;  // datagrams: no RDMA
   if (send_op_supported(d, IBV_WR_RDMA_WRITE))
     ops |= IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
   if (send_op_supported(d, IBV_WR_RDMA_READ)) ops |= IBV_QP_EX_WITH_RDMA_READ;
@@ -34,7 +40,7 @@ uint64_t supported_send_ops(const Device& d) {
 
 int wqe_begin(const tmnic_qp* qp, enum ibv_wr_opcode op, uint64_t wr_id, unsigned send_flags,
               __be32 imm, uint32_t rkey, uint64_t raddr, hwif::Wqe* w) {
-  if (!send_op_supported(*qp->dev, op)) return EINVAL;
+  if (!qp_send_op_supported(qp, op)) return EINVAL;
   uint8_t hw_op = 0;
   bool rdma = false, with_imm = false;
   switch (op) {
@@ -76,8 +82,21 @@ int wqe_begin(const tmnic_qp* qp, enum ibv_wr_opcode op, uint64_t wr_id, unsigne
   return 0;
 }
 
+namespace {
+// SGEs that fit a send WQE of the QP: a UD WQE's last SGE slot holds its UD_AV.
+size_t wqe_sge_room(const tmnic_qp* qp) { return qp->ud ? hwif::UD_MAX_SGE : hwif::WQE_MAX_SGE; }
+size_t wqe_inline_room(const tmnic_qp* qp) {
+  return qp->ud ? hwif::UD_MAX_INLINE : hwif::WQE_MAX_INLINE;
+}
+static_assert(hwif::WQE_UD_AV_OFF == hwif::wqe::SGE_OFF + hwif::UD_MAX_SGE * hwif::wqe::SGE_LEN &&
+                  hwif::WQE_UD_AV_OFF == hwif::wqe::INLINE_DATA_OFF + hwif::UD_MAX_INLINE &&
+                  hwif::WQE_UD_AV_OFF + sizeof(hwif::UdAv) == hwif::WQE_STRIDE &&
+                  sizeof(hwif::Wqe) == hwif::WQE_STRIDE,
+              "the UD_AV follows the last UD SGE / inline byte and ends the WQE");
+}  // namespace
+
 int wqe_set_sges(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_sge* sg) {
-  if (n > qp->sq.max_sge || n > hwif::WQE_MAX_SGE) return ENOMEM;
+  if (n > qp->sq.max_sge || n > wqe_sge_room(qp)) return ENOMEM;
   w->num_sge = uint8_t(n);
   for (size_t i = 0; i < n; i++) w->sge[i] = to_hw_sge(sg[i]);
   return 0;
@@ -89,7 +108,7 @@ int wqe_set_inline(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_
   // Inline: the payload is copied now, so the buffers need no MR and may be reused at once.
   uint64_t total = 0;
   for (size_t i = 0; i < n; i++) total += bufs[i].length;
-  if (total > qp->max_inline || total > sizeof(w->inline_data)) return ENOMEM;
+  if (total > qp->max_inline || total > wqe_inline_room(qp)) return ENOMEM;
   uint8_t* p = w->inline_data;
   for (size_t i = 0; i < n; i++) {
     if (bufs[i].length) std::memcpy(p, bufs[i].addr, bufs[i].length);
@@ -97,6 +116,20 @@ int wqe_set_inline(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_
   }
   w->flags |= hwif::wqe_flag::INLINE;
   w->inline_len = uint32_t(total);
+  return 0;
+}
+
+int wqe_set_ud(const tmnic_qp* qp, hwif::Wqe* w, struct ibv_ah* ibah, uint32_t remote_qpn,
+               uint32_t remote_qkey) {
+  const tmnic_ah* ah = to_tah(ibah);
+  if (!ah || ibah->context != qp->ibv.qp_base.context || remote_qpn > 0xFFFFFF) return EINVAL;
+  // IBA 10.2.4 (C10-15): a Q_Key with the high-order bit set is not sent; the QP's own is.
+  w->ud_qkey = (remote_qkey & 0x80000000u) ? qp->qkey.load(std::memory_order_relaxed) : remote_qkey;
+  hwif::UdAv av{};
+  av.dest_ip = ah->dest_ip;
+  av.dqpn = remote_qpn;
+  for (int i = 0; i < 6; i++) av.dmac[i] = uint8_t(ah->dmac >> (40 - 8 * i));
+  std::memcpy(reinterpret_cast<uint8_t*>(w) + hwif::WQE_UD_AV_OFF, &av, sizeof(av));
   return 0;
 }
 
@@ -114,8 +147,10 @@ namespace {
 int build_send_wqe(const tmnic_qp* qp, const struct ibv_send_wr* wr, uint8_t* slot) {
   if (wr->num_sge < 0 || uint32_t(wr->num_sge) > qp->sq.max_sge) return EINVAL;
   hwif::Wqe w;
+  // (wr.rdma and wr.ud share their bytes: RDMA fields are read only for an RC QP, whose wqe_begin
+  // uses them only for the RDMA opcodes.)
   if (int err = wqe_begin(qp, wr->opcode, wr->wr_id, wr->send_flags, wr->imm_data,
-                          wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, &w))
+                          qp->ud ? 0 : wr->wr.rdma.rkey, qp->ud ? 0 : wr->wr.rdma.remote_addr, &w))
     return err;
   int err;
   if (wr->send_flags & IBV_SEND_INLINE) {
@@ -129,6 +164,10 @@ int build_send_wqe(const tmnic_qp* qp, const struct ibv_send_wr* wr, uint8_t* sl
     err = wqe_set_sges(qp, &w, size_t(wr->num_sge), wr->sg_list);
   }
   if (err) return EINVAL;
+  // A UD send names its destination in the WR (after the data: the UD_AV ends the WQE).
+  if (qp->ud &&
+      (err = wqe_set_ud(qp, &w, wr->wr.ud.ah, wr->wr.ud.remote_qpn, wr->wr.ud.remote_qkey)))
+    return err;
   std::memcpy(slot, &w, sizeof(w));
   return 0;
 }

@@ -78,6 +78,9 @@ int query_device(struct ibv_context* ctx, struct ibv_device_attr* a) {
   a->max_srq_wr = int((1u << d.max_log_queue) - 1);
   a->max_srq_sge = int(d.max_sge);
   a->max_pkeys = 1;
+  // Address handles are driver objects (no NIC table), bounded by the driver (ah.cpp); only for
+  // UD, so none without it.
+  a->max_ah = d.ud_supported() ? int(Device::kMaxAh) : 0;
   a->local_ca_ack_delay = 0;
   a->phys_port_cnt = 1;
   return 0;
@@ -106,8 +109,8 @@ int query_port(struct ibv_context* ctx, uint8_t port, struct ibv_port_attr* attr
   struct ibv_port_attr a;
   std::memset(&a, 0, sizeof(a));
   a.state = IBV_PORT_ACTIVE;
-  a.max_mtu = IBV_MTU_4096;
-  a.active_mtu = IBV_MTU_4096;
+  a.max_mtu = Device::kActiveMtu;
+  a.active_mtu = Device::kActiveMtu;  // also every UD QP's PATH_MTU (qp.cpp)
   a.gid_tbl_len = 1;
   a.port_cap_flags = IBV_PORT_IP_BASED_GIDS;
   a.max_msg_sz = kMaxMsgSize;

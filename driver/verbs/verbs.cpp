@@ -165,22 +165,28 @@ TMNIC_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp* qp, enum ibv_wr_opcod
   return 0;
 }
 
-// Address handles exist for UD only, which this NIC does not have.
+// Address handles (UD destinations; driver/core/ah.cpp). As libibverbs: ibv_create_ah_from_wc is
+// ibv_init_ah_from_wc then ibv_create_ah, and ibv_init_ah_from_wc fails with -1 and errno.
 TMNIC_EXPORT struct ibv_ah* ibv_create_ah(struct ibv_pd* pd, struct ibv_ah_attr* attr) {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-TMNIC_EXPORT struct ibv_ah* ibv_create_ah_from_wc(struct ibv_pd* pd, struct ibv_wc* wc,
-                                                  struct ibv_grh* grh, uint8_t port_num) {
-  errno = EOPNOTSUPP;
-  return nullptr;
+  return tmnic::create_ah(pd, attr);
 }
 TMNIC_EXPORT int ibv_init_ah_from_wc(struct ibv_context* ctx, uint8_t port_num, struct ibv_wc* wc,
                                      struct ibv_grh* grh, struct ibv_ah_attr* ah_attr) {
-  errno = EOPNOTSUPP;
+  int err = tmnic::init_ah_from_wc(ctx, port_num, wc, grh, ah_attr);
+  if (!err) return 0;
+  errno = err;
   return -1;
 }
-TMNIC_EXPORT int ibv_destroy_ah(struct ibv_ah* ah) { return ret(EOPNOTSUPP); }
+TMNIC_EXPORT struct ibv_ah* ibv_create_ah_from_wc(struct ibv_pd* pd, struct ibv_wc* wc,
+                                                  struct ibv_grh* grh, uint8_t port_num) {
+  struct ibv_ah_attr attr;
+  if (int err = tmnic::init_ah_from_wc(pd->context, port_num, wc, grh, &attr)) {
+    errno = err;
+    return nullptr;
+  }
+  return tmnic::create_ah(pd, &attr);
+}
+TMNIC_EXPORT int ibv_destroy_ah(struct ibv_ah* ah) { return ret(tmnic::destroy_ah(ah)); }
 TMNIC_EXPORT int ibv_attach_mcast(struct ibv_qp* qp, const union ibv_gid* gid, uint16_t lid) {
   return ret(EOPNOTSUPP);
 }
