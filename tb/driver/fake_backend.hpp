@@ -19,7 +19,8 @@ struct Config {
   std::string name = "tmnic0";
   uint32_t id = hwif::DEVICE_ID;
   // ABI 1.3 by default: a NIC without the asynchronous event queue (ASYNC_CQ, 1.4), so that the
-  // driver takes no CQ and sends no command at open; tests of the event queue ask for 1.4.
+  // driver takes no CQ and sends no command at open; tests of the event queue ask for 1.4, tests
+  // of UD QPs for 1.5 plus the OPS_CAPS UD bit (test_ud.cpp).
   uint32_t abi = hwif::ABI_MAJOR << 16 | 3;
   uint32_t num_qp = 64;
   uint32_t num_cq = 32;
@@ -31,7 +32,7 @@ struct Config {
   uint32_t ipv4 = 0x0A000001;        // 10.0.0.1
   uint32_t tm_max_tags = 0;          // TM_MAX_TAGS: 0 = no tag matching
   uint32_t tm_caps = 0;              // TM_CAPS (bit 0: rendezvous offload)
-  uint32_t ops_caps = 0;             // OPS_CAPS (bit 0: RDMA WRITE(+IMM), bit 1: RDMA READ)
+  uint32_t ops_caps = 0;             // OPS_CAPS (bit 0: RDMA WRITE(+IMM), 1: RDMA READ, 2: UD)
   bool autonomous = false;           // Backend::autonomous(): completion events from irq
 };
 

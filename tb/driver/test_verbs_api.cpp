@@ -138,6 +138,39 @@ TEST_F(VerbsApi, ObjectsThroughTheExportedApi) {
   EXPECT_EQ(ibv_dealloc_pd(pd), 0);
 }
 
+// ibv_init_ah_from_wc needs no UD (it parses a GRH): libibverbs' -1 + errno convention; the fake
+// world's device (ABI 1.3) has no UD, so no AH comes of it.
+TEST_F(VerbsApi, InitAhFromWcAndCreateAhWithoutUd) {
+  struct ibv_pd* pd = ibv_alloc_pd(ctx);
+  ASSERT_NE(pd, nullptr);
+  uint8_t grh[40] = {};
+  const uint8_t ip[20] = {0x45, 0x00, 0x00, 0x3c, 0, 0, 0x40, 0, 0x40, 0x11, 0, 0,
+                          10,   0,    0,    9,    10, 0, 0, 1};  // 10.0.0.9 -> 10.0.0.1, TTL 64
+  std::memcpy(grh + 20, ip, sizeof(ip));
+  uint32_t sum = 0;
+  for (int i = 0; i < 20; i += 2) sum += uint32_t(grh[20 + i]) << 8 | grh[21 + i];
+  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+  grh[30] = uint8_t(~sum >> 8);
+  grh[31] = uint8_t(~sum);
+  struct ibv_wc wc = {};
+  wc.wc_flags = IBV_WC_GRH;
+  struct ibv_ah_attr a;
+  ASSERT_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, reinterpret_cast<struct ibv_grh*>(grh), &a), 0);
+  EXPECT_EQ(a.is_global, 1);
+  EXPECT_EQ(a.grh.dgid.raw[15], 9);
+  EXPECT_EQ(a.grh.hop_limit, 64);
+  errno = 0;
+  EXPECT_EQ(ibv_init_ah_from_wc(ctx, 2, &wc, reinterpret_cast<struct ibv_grh*>(grh), &a), -1);
+  EXPECT_EQ(errno, EINVAL);
+  errno = 0;
+  EXPECT_EQ(ibv_create_ah_from_wc(pd, &wc, reinterpret_cast<struct ibv_grh*>(grh), 1), nullptr);
+  EXPECT_EQ(errno, EOPNOTSUPP);
+  struct ibv_device_attr da;
+  ASSERT_EQ(ibv_query_device(ctx, &da), 0);
+  EXPECT_EQ(da.max_ah, 0);
+  EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+}
+
 TEST(VerbsStrings, MatchRdmaCore) {
   EXPECT_STREQ(ibv_wc_status_str(IBV_WC_WR_FLUSH_ERR), "Work Request Flushed Error");
   EXPECT_STREQ(ibv_wc_status_str(static_cast<enum ibv_wc_status>(99)), "unknown");
