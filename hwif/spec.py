@@ -16,9 +16,10 @@ All multi-byte fields in host memory are little-endian unless marked `raw` (byte
 
 # Bumped on any incompatible change; the driver refuses a device whose major differs.
 ABI_MAJOR = 1
-ABI_MINOR = 4  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
+ABI_MINOR = 5  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
 #                1.3: RDMA WQE fields and opcodes, OPS_CAPS, SET_QP.ACCESS; 1.4: ASYNC_CQ, ASYNC_EVENT
-#                records, STAT_ASYNC_DROP
+#                records, STAT_ASYNC_DROP; 1.5: UD QPs (SET_QP.TYPE/QKEY, UD_AV in the send WQE,
+#                DETH, the GRH in front of a UD receive, OPS_CAPS.UD, STAT_RX_DROP_QKEY/RX_UD_NO_WQE)
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -38,6 +39,11 @@ CONSTS = [
     ("AEV_QP_ERR", 1, "async event: the NIC moved QP_NUM to ERR (the completions say why)"),
     ("AEV_QP_REQ_ERR", 2, "async event: QP_NUM's responder detected an invalid request and moved it to ERR"),
     ("AEV_QP_ACCESS_ERR", 3, "async event: QP_NUM's responder detected a remote access violation and moved it to ERR"),
+    # UD (datagram) QPs
+    ("WQE_UD_AV_OFF", 112, "UD send WQE: its UD_AV (destination) at this byte offset, in place of SGE 5"),
+    ("UD_MAX_SGE", 5, "SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)"),
+    ("UD_MAX_INLINE", 80, "inline payload bytes in a UD send WQE (up to the UD_AV)"),
+    ("GRH_LEN", 40, "bytes in front of every UD receive: 20 zero bytes, then the packet's IPv4 header (RoCEv2)"),
 ]
 
 # BAR0 registers: (name, offset, access, reset/description)
@@ -104,6 +110,8 @@ STATS = [
     ("CQ_OVERFLOW", "completions lost because a CQ was full"),
     ("PROT_ERR", "local protection errors (bad lkey or range); no DMA done"),
     ("ASYNC_DROP", "asynchronous event records lost: more events at once than the NIC queues"),
+    ("RX_DROP_QKEY", "UD datagrams dropped: Q_Key differs from the QP's (IBA 10.2.4, C10-15)"),
+    ("RX_UD_NO_WQE", "UD datagrams dropped: no receive WQE (a UD receiver never sends RNR NAKs)"),
 ]
 
 # Per-SRQ tag-matching statistics (BAR0 0x6000 + TM_STATS_STRIDE*srq + 4*index).
@@ -134,7 +142,7 @@ CMDS = [
         ("RQ_BASE_LO", 8), ("RQ_BASE_HI", 9), ("RQ_LOG_SIZE", 10),
         ("PATH_MTU", 11), ("DEST_QPN", 12), ("DEST_IP", 13), ("SQ_PSN", 14), ("RQ_PSN", 15),
         ("DMAC_LO", 16), ("DMAC_HI", 17), ("MIN_RNR_TIMER", 18), ("RNR_RETRY", 19),
-        ("RETRY_CNT", 20), ("TIMEOUT", 21), ("INIT", 22), ("ACCESS", 23)]),
+        ("RETRY_CNT", 20), ("TIMEOUT", 21), ("INIT", 22), ("ACCESS", 23), ("TYPE", 24), ("QKEY", 25)]),
     ("QUERY_QP", 0x05, [("STATE", 0), ("SQ_PSN", 14), ("RQ_PSN", 15)]),
 ]
 # What the NIC does with SET_QP's transport-retry arguments (documentation only).
@@ -150,6 +158,11 @@ SET_QP_NOTES = [
     "responder; an RDMA WRITE to a QP without REMOTE_WRITE is NAKed invalid request and the QP goes to ERR "
     "(IBA 9.7.4.1.2, as rxe and mlx5 do).",
 ]
+# SET_QP.TYPE values: the transport service of the QP.
+QP_TYPES = [("RC", 0, "reliable connection: PATH_MTU, DEST_*, DMAC_*, PSNs, timers and ACCESS apply"),
+            ("UD", 1, "unreliable datagram: each send WQE carries its destination (UD_AV) and Q_Key; receives "
+             "accept any sender whose DETH Q_Key equals SET_QP.QKEY and start with GRH_LEN bytes; PATH_MTU "
+             "bounds a message (longer: LOC_LEN_ERR); no ACKs, no retries")]
 # SET_QP.SRQ value meaning "no SRQ: use the QP's own receive queue".
 NO_SRQ = 0xFFFF
 # SET_QP.INIT bits: which dynamic state the command (re)initialises.
@@ -169,6 +182,8 @@ WQE = [
     ("IMM", 12, 4, "raw: immediate data bytes, sent in this byte order"),
     ("INLINE_LEN", 16, 4, "inline payload bytes (flag INLINE)"),
     ("RKEY", 20, 4, "RDMA WRITE/READ: the remote MR's rkey"),
+    ("UD_QKEY", 20, 4, "UD: the Q_Key to send in the DETH (the driver resolves the IBA's high-bit rule)",
+     dict(overlay=True)),
     ("RADDR", 24, 8, "RDMA WRITE/READ: remote virtual address"),
     ("SGE", 32, 16, "scatter/gather entries (SGE layout); SGE i at 32 + 16*i", dict(count="WQE_MAX_SGE", of="SGE")),
     ("INLINE_DATA", 32, "WQE_MAX_INLINE", "raw: inline payload (flag INLINE), in place of the SGEs", dict(overlay=True)),
@@ -177,6 +192,10 @@ WQE = [
 # entries of that layout;
 # overlay=True: the same bytes as the field before it (a union in C++; the SV struct has the first only).
 SGE = [("ADDR", 0, 8, "virtual address in the MR"), ("LENGTH", 8, 4, "bytes"), ("LKEY", 12, 4, "MR key")]
+# The destination of a UD send WQE, at WQE_UD_AV_OFF (an address handle resolved by the driver).
+UD_AV = [("DEST_IP", 0, 4, "destination IPv4 address, a.b.c.d as 0xaabbccdd"),
+         ("DQPN", 4, 4, "destination QP number [23:0]"),
+         ("DMAC", 8, 6, "raw: destination MAC, byte 0 first on the wire")]
 WQE_OPS = [("SEND", 0x00), ("SEND_WITH_IMM", 0x01), ("RDMA_WRITE", 0x02), ("RDMA_WRITE_WITH_IMM", 0x03),
            ("RDMA_READ", 0x04)]
 WQE_FLAGS = [("SIGNALED", 0), ("SOLICITED", 1), ("INLINE", 2), ("FENCE", 3)]
@@ -252,7 +271,7 @@ WC_STATUS = [("SUCCESS", 0), ("LOC_LEN_ERR", 1), ("LOC_QP_OP_ERR", 2), ("LOC_PRO
              ("RETRY_EXC_ERR", 12), ("RNR_RETRY_EXC_ERR", 13), ("GENERAL_ERR", 21), ("TM_ERR", 22),
              ("TM_RNDV_INCOMPLETE", 23)]
 # IBV_WC_WITH_IMM, IBV_WC_TM_MATCH, IBV_WC_TM_DATA_VALID (IBV_WC_TM_SYNC_REQ is computed by the driver)
-WC_FLAGS = [("WITH_IMM", 2), ("TM_MATCH", 32), ("TM_DATA_VALID", 64)]
+WC_FLAGS = [("GRH", 1), ("WITH_IMM", 2), ("TM_MATCH", 32), ("TM_DATA_VALID", 64)]
 
 # MR access bits: those of enum ibv_access_flags.
 ACCESS = [("LOCAL_WRITE", 0), ("REMOTE_WRITE", 1), ("REMOTE_READ", 2), ("REMOTE_ATOMIC", 3)]
@@ -268,7 +287,8 @@ REG_FIELDS = [
     ("DB", [("PI", 15, 0, "new producer index (send queue, receive queue, SRQ, list-op ring)")]),
     ("DB_CQ", [("ARM", 31, 31, "request an interrupt for the next completion"), ("CI", 15, 0, "consumer index")]),
     ("ASYNC_CQ", [("EN", 31, 31, "write event records"), ("CQ", 15, 0, "the CQ they go to")]),
-    ("OPS_CAPS", [("RDMA_READ", 1, 1, "RDMA READ as requester and responder"),
+    ("OPS_CAPS", [("UD", 2, 2, "UD QPs (SET_QP.TYPE = QP_TYPE_UD): SEND and SEND_WITH_IMM datagrams"),
+                  ("RDMA_READ", 1, 1, "RDMA READ as requester and responder"),
                   ("RDMA_WRITE", 0, 0, "RDMA WRITE and WRITE_WITH_IMM as requester and responder")]),
     ("TM_CAPS", [("SEQ_BITS", 15, 8, "sequence-number bits of the matching engine"),
                  ("RC", 0, 0, "rendezvous offload on RC (IBV_TM_CAP_RC)")]),
@@ -292,11 +312,12 @@ WIRE_CONSTS = [
     ("AETH_LEN", 4, "ACK extended transport header"),
     ("IMMDT_LEN", 4, "immediate data"),
     ("ICRC_LEN", 4, "invariant CRC"),
+    ("DETH_LEN", 8, "datagram extended transport header {Q_Key, reserved byte, source QP}"),
     ("MAX_PMTU", 4096, "largest path MTU (IBV_MTU_4096)"),
     ("CRC32_POLY_REFL", 0xEDB88320, "CRC-32 polynomial 0x04C11DB7, reflected (Ethernet/zlib), of the ICRC"),
     ("ICRC_SEED", 0xDEBB20E3, "CRC-32 register after the 8 bytes of 0xFF that stand for the masked LRH"),
 ]
-# RC BTH opcodes (IBA table 37): (name, value, extension headers after the BTH, in order).
+# BTH opcodes (IBA table 37): (name, value, extension headers after the BTH, in order).
 BTH_OPCODES = [
     ("SEND_FIRST", 0x00, ()), ("SEND_MIDDLE", 0x01, ()), ("SEND_LAST", 0x02, ()),
     ("SEND_LAST_IMM", 0x03, ("IMMDT",)), ("SEND_ONLY", 0x04, ()), ("SEND_ONLY_IMM", 0x05, ("IMMDT",)),
@@ -305,6 +326,8 @@ BTH_OPCODES = [
     ("WRITE_ONLY_IMM", 0x0B, ("RETH", "IMMDT")), ("READ_REQ", 0x0C, ("RETH",)),
     ("READ_RESP_FIRST", 0x0D, ("AETH",)), ("READ_RESP_MIDDLE", 0x0E, ()), ("READ_RESP_LAST", 0x0F, ("AETH",)),
     ("READ_RESP_ONLY", 0x10, ("AETH",)), ("ACK", 0x11, ("AETH",)),
+    # UD (IBA table 37, transport 011): one packet per message
+    ("UD_SEND_ONLY", 0x64, ("DETH",)), ("UD_SEND_ONLY_IMM", 0x65, ("DETH", "IMMDT")),
 ]
 # AETH = {syndrome[31:24], MSN[23:0]}; syndrome = {0, type[6:5], value[4:0]} (IBA 9.7.5.1).
 AETH_TYPES = [("ACK", 0, "value: credit count"), ("RNR_NAK", 1, "value: RNR timer code"),
@@ -335,5 +358,8 @@ ROCE_HDR = [
     ("RETH_LEN", 32, ""),
     ("IMM", 32, "ImmDt: [31:24] is the first byte on the wire"),
     ("AETH", 32, "AETH {syndrome[31:24], msn[23:0]}"),
-    ("PAY_LEN", 13, "payload bytes, without pad (0..MAX_PMTU)"),
+    ("DETH_QKEY", 32, "DETH (UD): Q_Key"),
+    ("DETH_SQP", 24, "DETH (UD): source QP"),
+    ("PAY_LEN", 13, "payload bytes, without pad (0..MAX_PMTU); from the parser, a UD packet's GRH_LEN bytes of "
+     "GRH in front of its payload count too"),
 ]

@@ -46,13 +46,15 @@ def gen_sv():
             o.append(f"  localparam int unsigned ARG_{n}_{an} = {ai};")
     for n, b, d in S.QP_INIT_BITS:
         o.append(f"  localparam int unsigned QP_INIT_{n}_BIT = {b};  // {d}")
+    for n, v, d in S.QP_TYPES:
+        o.append(f"  localparam logic [7:0] QP_TYPE_{n} = 8'd{v};  // {d}")
     o.append("")
     o.append("  typedef enum logic [2:0] {")
     o.append(",\n".join(f"    QPS_{n} = 3'd{v}" for n, v in S.QP_STATES))
     o.append("  } qp_state_e;")
     o.append("")
     lcheck()
-    for (lname, lst, _), prefix in zip(LAYOUTS, ("SGE", "WQE", "CQE", "TMOP")):
+    for (lname, lst, _), prefix in zip(LAYOUTS, ("SGE", "WQE", "CQE", "TMOP", "UDAV")):
         for n, off, esz, cnt, tot, d, op in lfields(lst):
             o.append(f"  localparam int unsigned {prefix}_{n}_OFF = {off};  // {esz} B{f' x {cnt}' if cnt > 1 else ''}: {d}")
             o.append(f"  localparam int unsigned {prefix}_{n}_LEN = {esz};")
@@ -82,7 +84,7 @@ def gen_sv():
 CONST = {n: v for n, v, _ in S.CONSTS}
 # (layout name, its field list, its size in bytes or a CONSTS name); SGE first: the others embed it.
 LAYOUTS = [("SGE", S.SGE, None), ("WQE", S.WQE, "WQE_STRIDE"), ("CQE", S.CQE, "CQE_SIZE"),
-           ("TM_OP", S.TM_OP, "TM_OP_STRIDE")]
+           ("TM_OP", S.TM_OP, "TM_OP_STRIDE"), ("UD_AV", S.UD_AV, 16)]
 
 
 def cval(x):
@@ -236,7 +238,7 @@ def h_regfields():
 # ---- wire protocol ------------------------------------------------------------------------------------
 WIRE = {n: v for n, v, _ in S.WIRE_CONSTS}
 WIRE_WIDTH = {"ROCE_UDP_PORT": 16, "ICRC_SEED": 32, "CRC32_POLY_REFL": 32}  # header-field constants: their field width; others int
-EXT_LEN = {"RETH": WIRE["RETH_LEN"], "AETH": WIRE["AETH_LEN"], "IMMDT": WIRE["IMMDT_LEN"]}
+EXT_LEN = {"RETH": WIRE["RETH_LEN"], "AETH": WIRE["AETH_LEN"], "IMMDT": WIRE["IMMDT_LEN"], "DETH": WIRE["DETH_LEN"]}
 
 
 def wire_derived():
@@ -299,8 +301,8 @@ def sv_wire():
         o.append(f"      {', '.join(ops)}: bth_ext_len = 5'd{ln};")
     o += ["      default: bth_ext_len = 5'd0;", "    endcase", "  endfunction", "",
           "  function automatic logic bth_op_supported(input logic [7:0] op);",
-          f"    bth_op_supported = (op <= 8'h{max(v for _, v, _ in S.BTH_OPCODES):02X});", "  endfunction"]
-    for e, fn in (("IMMDT", "imm"), ("RETH", "reth"), ("AETH", "aeth")):
+          f"    bth_op_supported = {sv_op_ranges()};", "  endfunction"]
+    for e, fn in (("IMMDT", "imm"), ("RETH", "reth"), ("AETH", "aeth"), ("DETH", "deth")):
         ops = [f"(op == OP_{n})" for n, v, ext in S.BTH_OPCODES if e in ext]
         o += [f"  function automatic logic bth_has_{fn}(input logic [7:0] op);",
               f"    bth_has_{fn} = {' || '.join(ops)};", "  endfunction"]
@@ -316,6 +318,28 @@ def sv_wire():
           for n, w, d in S.ROCE_HDR]
     o.append("  } roce_hdr_t;")
     return o
+
+
+def op_ranges():
+    """The supported opcodes as runs of consecutive values [(lo, hi)]."""
+    runs = []
+    for v in sorted(v for _, v, _ in S.BTH_OPCODES):
+        if runs and v == runs[-1][1] + 1:
+            runs[-1][1] = v
+        else:
+            runs.append([v, v])
+    return runs
+
+
+def sv_op_ranges():
+    return " || ".join(f"(op <= 8'h{hi:02X})" if lo == 0 else
+                       f"(op == 8'h{lo:02X})" if lo == hi else f"(op >= 8'h{lo:02X} && op <= 8'h{hi:02X})"
+                       for lo, hi in op_ranges())
+
+
+def cpp_op_ranges():
+    return " || ".join(f"op <= 0x{hi:02X}" if lo == 0 else f"op == 0x{lo:02X}" if lo == hi else
+                       f"(op >= 0x{lo:02X} && op <= 0x{hi:02X})" for lo, hi in op_ranges())
 
 
 def camel_k(name):
@@ -339,8 +363,8 @@ def gen_wire_h():
         if ln:
             o.append(f"    case {camel_k(n)}: return {ln};")
     o += ["    default: return 0;", "  }", "}",
-          f"constexpr bool bth_op_supported(uint8_t op) {{ return op <= {camel_k(S.BTH_OPCODES[-1][0])}; }}"]
-    for e, fn in (("IMMDT", "imm"), ("RETH", "reth"), ("AETH", "aeth")):
+          f"constexpr bool bth_op_supported(uint8_t op) {{ return {cpp_op_ranges()}; }}"]
+    for e, fn in (("IMMDT", "imm"), ("RETH", "reth"), ("AETH", "aeth"), ("DETH", "deth")):
         ops = [f"op == {camel_k(n)}" for n, v, ext in S.BTH_OPCODES if e in ext]
         o.append(f"constexpr bool bth_has_{fn}(uint8_t op) {{ return {' || '.join(ops)}; }}")
     o += ["", "// AETH = {syndrome[31:24], MSN[23:0]}; syndrome = {0, type[6:5], value[4:0]}."]
@@ -472,6 +496,8 @@ def gen_h():
             o.append("}")
     for n, b, d in S.QP_INIT_BITS:
         o.append(f"constexpr uint32_t QP_INIT_{n} = 1u << {b};  // {d}")
+    for n, v, d in S.QP_TYPES:
+        o.append(f"constexpr uint32_t QP_TYPE_{n} = {v}u;  // {d}")
     o.append("}  // namespace cmd")
     o.append("")
     o.append("enum class QpState : uint32_t { " + ", ".join(f"{n} = {v}" for n, v in S.QP_STATES) + " };")

@@ -10,7 +10,7 @@ namespace tmnic::hwif {
 
 constexpr uint32_t DEVICE_ID = 0x544D4E43u;
 constexpr uint32_t ABI_MAJOR = 1u;
-constexpr uint32_t ABI_MINOR = 4u;
+constexpr uint32_t ABI_MINOR = 5u;
 constexpr uint32_t WQE_STRIDE = 128u;  // bytes per send/receive WQE
 constexpr uint32_t WQE_MAX_SGE = 6u;  // scatter/gather entries in one WQE
 constexpr uint32_t WQE_MAX_INLINE = 96u;  // inline payload bytes in one send WQE
@@ -25,6 +25,10 @@ constexpr uint32_t TM_STATS_STRIDE = 32u;  // bytes per SRQ in the TM statistics
 constexpr uint32_t AEV_QP_ERR = 1u;  // async event: the NIC moved QP_NUM to ERR (the completions say why)
 constexpr uint32_t AEV_QP_REQ_ERR = 2u;  // async event: QP_NUM's responder detected an invalid request and moved it to ERR
 constexpr uint32_t AEV_QP_ACCESS_ERR = 3u;  // async event: QP_NUM's responder detected a remote access violation and moved it to ERR
+constexpr uint32_t WQE_UD_AV_OFF = 112u;  // UD send WQE: its UD_AV (destination) at this byte offset, in place of SGE 5
+constexpr uint32_t UD_MAX_SGE = 5u;  // SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)
+constexpr uint32_t UD_MAX_INLINE = 80u;  // inline payload bytes in a UD send WQE (up to the UD_AV)
+constexpr uint32_t GRH_LEN = 40u;  // bytes in front of every UD receive: 20 zero bytes, then the packet's IPv4 header (RoCEv2)
 constexpr uint32_t NUM_CMD_ARGS = 32u;
 constexpr uint32_t NO_SRQ = 65535u;
 
@@ -64,7 +68,7 @@ constexpr uint32_t TM_STATS0 = 0x6000u;  // ro: TM statistics of SRQ n at 0x6000
 }  // namespace reg
 
 namespace stat {
-constexpr uint32_t COUNT = 21u;
+constexpr uint32_t COUNT = 23u;
 constexpr uint32_t TX_PKTS = 0u;  // RoCE frames sent on the MAC port or looped back
 constexpr uint32_t RX_PKTS = 1u;  // RoCE frames accepted by the parser
 constexpr uint32_t RX_DROP_ICRC = 2u;  // frames dropped for a bad ICRC
@@ -86,8 +90,10 @@ constexpr uint32_t DMA_WR_REQ = 17u;  // DMA write bursts issued
 constexpr uint32_t CQ_OVERFLOW = 18u;  // completions lost because a CQ was full
 constexpr uint32_t PROT_ERR = 19u;  // local protection errors (bad lkey or range); no DMA done
 constexpr uint32_t ASYNC_DROP = 20u;  // asynchronous event records lost: more events at once than the NIC queues
+constexpr uint32_t RX_DROP_QKEY = 21u;  // UD datagrams dropped: Q_Key differs from the QP's (IBA 10.2.4, C10-15)
+constexpr uint32_t RX_UD_NO_WQE = 22u;  // UD datagrams dropped: no receive WQE (a UD receiver never sends RNR NAKs)
 inline const char* name(uint32_t i) {
-  static const char* const names[] = {"tx_pkts", "rx_pkts", "rx_drop_icrc", "rx_drop_hdr", "rx_drop_qp", "tx_acks", "rx_acks", "tx_rnr_naks", "rx_rnr_naks", "tx_naks", "rx_naks", "retransmits", "cqes", "rx_dup", "rx_psn_err", "loopback", "dma_rd_req", "dma_wr_req", "cq_overflow", "prot_err", "async_drop"};
+  static const char* const names[] = {"tx_pkts", "rx_pkts", "rx_drop_icrc", "rx_drop_hdr", "rx_drop_qp", "tx_acks", "rx_acks", "tx_rnr_naks", "rx_rnr_naks", "tx_naks", "rx_naks", "retransmits", "cqes", "rx_dup", "rx_psn_err", "loopback", "dma_rd_req", "dma_wr_req", "cq_overflow", "prot_err", "async_drop", "rx_drop_qkey", "rx_ud_no_wqe"};
   return i < COUNT ? names[i] : "?";
 }
 }  // namespace stat
@@ -171,6 +177,8 @@ constexpr uint32_t RETRY_CNT = 20u;
 constexpr uint32_t TIMEOUT = 21u;
 constexpr uint32_t INIT = 22u;
 constexpr uint32_t ACCESS = 23u;
+constexpr uint32_t TYPE = 24u;
+constexpr uint32_t QKEY = 25u;
 }
 constexpr uint32_t QUERY_QP = 0x05u;
 namespace query_qp {
@@ -180,6 +188,8 @@ constexpr uint32_t RQ_PSN = 15u;
 }
 constexpr uint32_t QP_INIT_SQ = 1u << 0;  // reset send state: PSN := SQ_PSN, indices := 0
 constexpr uint32_t QP_INIT_RQ = 1u << 1;  // reset receive state: expected PSN := RQ_PSN, MSN and indices := 0
+constexpr uint32_t QP_TYPE_RC = 0u;  // reliable connection: PATH_MTU, DEST_*, DMAC_*, PSNs, timers and ACCESS apply
+constexpr uint32_t QP_TYPE_UD = 1u;  // unreliable datagram: each send WQE carries its destination (UD_AV) and Q_Key; receives accept any sender whose DETH Q_Key equals SET_QP.QKEY and start with GRH_LEN bytes; PATH_MTU bounds a message (longer: LOC_LEN_ERR); no ACKs, no retries
 }  // namespace cmd
 
 enum class QpState : uint32_t { RESET = 0, INIT = 1, RTR = 2, RTS = 3, SQD = 4, SQE = 5, ERR = 6 };
@@ -207,6 +217,8 @@ constexpr uint32_t INLINE_LEN_OFF = 16u;  // 4 B: inline payload bytes (flag INL
 constexpr uint32_t INLINE_LEN_LEN = 4u;
 constexpr uint32_t RKEY_OFF = 20u;  // 4 B: RDMA WRITE/READ: the remote MR's rkey
 constexpr uint32_t RKEY_LEN = 4u;
+constexpr uint32_t UD_QKEY_OFF = 20u;  // 4 B: UD: the Q_Key to send in the DETH (the driver resolves the IBA's high-bit rule)
+constexpr uint32_t UD_QKEY_LEN = 4u;
 constexpr uint32_t RADDR_OFF = 24u;  // 8 B: RDMA WRITE/READ: remote virtual address
 constexpr uint32_t RADDR_LEN = 8u;
 constexpr uint32_t SGE_OFF = 32u;  // 16 B x 6: scatter/gather entries (SGE layout); SGE i at 32 + 16*i
@@ -264,6 +276,14 @@ constexpr uint32_t MASK_LEN = 8u;
 constexpr uint32_t SGE_OFF = 32u;  // 16 B: ADD: the tagged buffer (one SGE: addr, length, lkey; length 0 allowed)
 constexpr uint32_t SGE_LEN = 16u;
 }
+namespace ud_av {
+constexpr uint32_t DEST_IP_OFF = 0u;  // 4 B: destination IPv4 address, a.b.c.d as 0xaabbccdd
+constexpr uint32_t DEST_IP_LEN = 4u;
+constexpr uint32_t DQPN_OFF = 4u;  // 4 B: destination QP number [23:0]
+constexpr uint32_t DQPN_LEN = 4u;
+constexpr uint32_t DMAC_OFF = 8u;  // 6 B: raw: destination MAC, byte 0 first on the wire
+constexpr uint32_t DMAC_LEN = 6u;
+}
 
 // SGE: 16 bytes, little-endian.
 struct Sge {
@@ -288,7 +308,10 @@ struct Wqe {
   uint8_t rsvd11[1];
   uint8_t imm[4];  // raw: immediate data bytes, sent in this byte order
   uint32_t inline_len;  // inline payload bytes (flag INLINE)
-  uint32_t rkey;  // RDMA WRITE/READ: the remote MR's rkey
+  union {
+    uint32_t rkey;  // RDMA WRITE/READ: the remote MR's rkey
+    uint32_t ud_qkey;  // UD: the Q_Key to send in the DETH (the driver resolves the IBA's high-bit rule)
+  };
   uint64_t raddr;  // RDMA WRITE/READ: remote virtual address
   union {
     Sge sge[6];  // scatter/gather entries (SGE layout); SGE i at 32 + 16*i
@@ -310,6 +333,8 @@ static_assert(offsetof(Wqe, inline_len) == 16, "WQE.INLINE_LEN offset");
 static_assert(sizeof(Wqe::inline_len) == 4, "WQE.INLINE_LEN size");
 static_assert(offsetof(Wqe, rkey) == 20, "WQE.RKEY offset");
 static_assert(sizeof(Wqe::rkey) == 4, "WQE.RKEY size");
+static_assert(offsetof(Wqe, ud_qkey) == 20, "WQE.UD_QKEY offset");
+static_assert(sizeof(Wqe::ud_qkey) == 4, "WQE.UD_QKEY size");
 static_assert(offsetof(Wqe, raddr) == 24, "WQE.RADDR offset");
 static_assert(sizeof(Wqe::raddr) == 8, "WQE.RADDR size");
 static_assert(offsetof(Wqe, sge) == 32, "WQE.SGE offset");
@@ -399,6 +424,21 @@ static_assert(sizeof(TmOp::mask) == 8, "TM_OP.MASK size");
 static_assert(offsetof(TmOp, sge) == 32, "TM_OP.SGE offset");
 static_assert(sizeof(TmOp::sge) == 16, "TM_OP.SGE size");
 
+// UD_AV: 16 bytes, little-endian.
+struct UdAv {
+  uint32_t dest_ip;  // destination IPv4 address, a.b.c.d as 0xaabbccdd
+  uint32_t dqpn;  // destination QP number [23:0]
+  uint8_t dmac[6];  // raw: destination MAC, byte 0 first on the wire
+  uint8_t rsvd14[2];
+};
+static_assert(sizeof(UdAv) == 16, "UD_AV size");
+static_assert(offsetof(UdAv, dest_ip) == 0, "UD_AV.DEST_IP offset");
+static_assert(sizeof(UdAv::dest_ip) == 4, "UD_AV.DEST_IP size");
+static_assert(offsetof(UdAv, dqpn) == 4, "UD_AV.DQPN offset");
+static_assert(sizeof(UdAv::dqpn) == 4, "UD_AV.DQPN size");
+static_assert(offsetof(UdAv, dmac) == 8, "UD_AV.DMAC offset");
+static_assert(sizeof(UdAv::dmac) == 6, "UD_AV.DMAC size");
+
 // Register fields (hwif/spec.py REG_FIELDS): regf::<register>::<FIELD>.get(word) / .put(value).
 struct RegField {
   uint32_t lsb, width;
@@ -431,6 +471,7 @@ constexpr RegField EN{31, 1};  // [31:31] write event records
 constexpr RegField CQ{0, 16};  // [15:0] the CQ they go to
 }
 namespace ops_caps {
+constexpr RegField UD{2, 1};  // [2:2] UD QPs (SET_QP.TYPE = QP_TYPE_UD): SEND and SEND_WITH_IMM datagrams
 constexpr RegField RDMA_READ{1, 1};  // [1:1] RDMA READ as requester and responder
 constexpr RegField RDMA_WRITE{0, 1};  // [0:0] RDMA WRITE and WRITE_WITH_IMM as requester and responder
 }
@@ -511,6 +552,7 @@ constexpr uint8_t TM_ERR = 22;
 constexpr uint8_t TM_RNDV_INCOMPLETE = 23;
 }
 namespace wc_flag {
+constexpr uint32_t GRH = 1u;
 constexpr uint32_t WITH_IMM = 2u;
 constexpr uint32_t TM_MATCH = 32u;
 constexpr uint32_t TM_DATA_VALID = 64u;

@@ -16,6 +16,7 @@ constexpr size_t kRethLen = 16;  // RDMA extended transport header
 constexpr size_t kAethLen = 4;  // ACK extended transport header
 constexpr size_t kImmdtLen = 4;  // immediate data
 constexpr size_t kIcrcLen = 4;  // invariant CRC
+constexpr size_t kDethLen = 8;  // datagram extended transport header {Q_Key, reserved byte, source QP}
 constexpr size_t kMaxPmtu = 4096;  // largest path MTU (IBV_MTU_4096)
 constexpr uint32_t kCrc32PolyRefl = 0xedb88320u;  // CRC-32 polynomial 0x04C11DB7, reflected (Ethernet/zlib), of the ICRC
 constexpr uint32_t kIcrcSeed = 0xdebb20e3u;  // CRC-32 register after the 8 bytes of 0xFF that stand for the masked LRH
@@ -45,6 +46,8 @@ enum Opcode : uint8_t {
   kReadRespLast = 0x0F,
   kReadRespOnly = 0x10,
   kAck = 0x11,
+  kUdSendOnly = 0x64,
+  kUdSendOnlyImm = 0x65,
 };
 
 // Extension-header bytes after the BTH; 0 for unsupported opcodes.
@@ -61,13 +64,16 @@ constexpr unsigned bth_ext_len(uint8_t op) {
     case kReadRespLast: return 4;
     case kReadRespOnly: return 4;
     case kAck: return 4;
+    case kUdSendOnly: return 8;
+    case kUdSendOnlyImm: return 12;
     default: return 0;
   }
 }
-constexpr bool bth_op_supported(uint8_t op) { return op <= kAck; }
-constexpr bool bth_has_imm(uint8_t op) { return op == kSendLastImm || op == kSendOnlyImm || op == kWriteLastImm || op == kWriteOnlyImm; }
+constexpr bool bth_op_supported(uint8_t op) { return op <= 0x11 || (op >= 0x64 && op <= 0x65); }
+constexpr bool bth_has_imm(uint8_t op) { return op == kSendLastImm || op == kSendOnlyImm || op == kWriteLastImm || op == kWriteOnlyImm || op == kUdSendOnlyImm; }
 constexpr bool bth_has_reth(uint8_t op) { return op == kWriteFirst || op == kWriteOnly || op == kWriteOnlyImm || op == kReadReq; }
 constexpr bool bth_has_aeth(uint8_t op) { return op == kReadRespFirst || op == kReadRespLast || op == kReadRespOnly || op == kAck; }
+constexpr bool bth_has_deth(uint8_t op) { return op == kUdSendOnly || op == kUdSendOnlyImm; }
 
 // AETH = {syndrome[31:24], MSN[23:0]}; syndrome = {0, type[6:5], value[4:0]}.
 constexpr uint8_t kAethTypeAck = 0;  // value: credit count
@@ -90,7 +96,7 @@ constexpr uint32_t kRnrTimerUs[32] = {
     40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-// The engines' packet header (tmnic_hwif_pkg::roce_hdr_t, 439 bits, first field in the MSBs).
+// The engines' packet header (tmnic_hwif_pkg::roce_hdr_t, 495 bits, first field in the MSBs).
 struct RoceHdr {
   uint64_t dst_mac = 0;  // 48 bits; byte 0 on the wire is bits [47:40]
   uint64_t src_mac = 0;  // 48 bits
@@ -107,13 +113,15 @@ struct RoceHdr {
   uint32_t reth_len = 0;  // 32 bits
   uint32_t imm = 0;  // 32 bits; ImmDt: [31:24] is the first byte on the wire
   uint32_t aeth = 0;  // 32 bits; AETH {syndrome[31:24], msn[23:0]}
-  uint16_t pay_len = 0;  // 13 bits; payload bytes, without pad (0..MAX_PMTU)
+  uint32_t deth_qkey = 0;  // 32 bits; DETH (UD): Q_Key
+  uint32_t deth_sqp = 0;  // 24 bits; DETH (UD): source QP
+  uint16_t pay_len = 0;  // 13 bits; payload bytes, without pad (0..MAX_PMTU); from the parser, a UD packet's GRH_LEN bytes of GRH in front of its payload count too
   bool operator==(const RoceHdr& o) const {
-    return dst_mac == o.dst_mac && src_mac == o.src_mac && src_ip == o.src_ip && dst_ip == o.dst_ip && udp_sport == o.udp_sport && opcode == o.opcode && se == o.se && ack_req == o.ack_req && dest_qp == o.dest_qp && psn == o.psn && reth_va == o.reth_va && reth_rkey == o.reth_rkey && reth_len == o.reth_len && imm == o.imm && aeth == o.aeth && pay_len == o.pay_len;
+    return dst_mac == o.dst_mac && src_mac == o.src_mac && src_ip == o.src_ip && dst_ip == o.dst_ip && udp_sport == o.udp_sport && opcode == o.opcode && se == o.se && ack_req == o.ack_req && dest_qp == o.dest_qp && psn == o.psn && reth_va == o.reth_va && reth_rkey == o.reth_rkey && reth_len == o.reth_len && imm == o.imm && aeth == o.aeth && deth_qkey == o.deth_qkey && deth_sqp == o.deth_sqp && pay_len == o.pay_len;
   }
   bool operator!=(const RoceHdr& o) const { return !(*this == o); }
 };
-constexpr unsigned kRoceHdrBits = 439;
+constexpr unsigned kRoceHdrBits = 495;
 constexpr unsigned kRoceHdrWords = (kRoceHdrBits + 31) / 32;
 
 // Verilator's packing of roce_hdr_t: 32-bit words, word 0 = bits [31:0].
@@ -123,21 +131,23 @@ inline void pack_hdr(const RoceHdr& h, uint32_t* w) {
     for (unsigned b = 0; b < width; ++b)
       if ((v >> b) & 1) w[(lsb + b) / 32] |= 1u << ((lsb + b) % 32);
   };
-  put(391, 48, uint64_t(h.dst_mac));
-  put(343, 48, uint64_t(h.src_mac));
-  put(311, 32, uint64_t(h.src_ip));
-  put(279, 32, uint64_t(h.dst_ip));
-  put(263, 16, uint64_t(h.udp_sport));
-  put(255, 8, uint64_t(h.opcode));
-  put(254, 1, uint64_t(h.se));
-  put(253, 1, uint64_t(h.ack_req));
-  put(229, 24, uint64_t(h.dest_qp));
-  put(205, 24, uint64_t(h.psn));
-  put(141, 64, uint64_t(h.reth_va));
-  put(109, 32, uint64_t(h.reth_rkey));
-  put(77, 32, uint64_t(h.reth_len));
-  put(45, 32, uint64_t(h.imm));
-  put(13, 32, uint64_t(h.aeth));
+  put(447, 48, uint64_t(h.dst_mac));
+  put(399, 48, uint64_t(h.src_mac));
+  put(367, 32, uint64_t(h.src_ip));
+  put(335, 32, uint64_t(h.dst_ip));
+  put(319, 16, uint64_t(h.udp_sport));
+  put(311, 8, uint64_t(h.opcode));
+  put(310, 1, uint64_t(h.se));
+  put(309, 1, uint64_t(h.ack_req));
+  put(285, 24, uint64_t(h.dest_qp));
+  put(261, 24, uint64_t(h.psn));
+  put(197, 64, uint64_t(h.reth_va));
+  put(165, 32, uint64_t(h.reth_rkey));
+  put(133, 32, uint64_t(h.reth_len));
+  put(101, 32, uint64_t(h.imm));
+  put(69, 32, uint64_t(h.aeth));
+  put(37, 32, uint64_t(h.deth_qkey));
+  put(13, 24, uint64_t(h.deth_sqp));
   put(0, 13, uint64_t(h.pay_len));
 }
 inline RoceHdr unpack_hdr(const uint32_t* w) {
@@ -148,21 +158,23 @@ inline RoceHdr unpack_hdr(const uint32_t* w) {
     return v;
   };
   RoceHdr h;
-  h.dst_mac = static_cast<decltype(h.dst_mac)>(get(391, 48));
-  h.src_mac = static_cast<decltype(h.src_mac)>(get(343, 48));
-  h.src_ip = static_cast<decltype(h.src_ip)>(get(311, 32));
-  h.dst_ip = static_cast<decltype(h.dst_ip)>(get(279, 32));
-  h.udp_sport = static_cast<decltype(h.udp_sport)>(get(263, 16));
-  h.opcode = static_cast<decltype(h.opcode)>(get(255, 8));
-  h.se = static_cast<decltype(h.se)>(get(254, 1));
-  h.ack_req = static_cast<decltype(h.ack_req)>(get(253, 1));
-  h.dest_qp = static_cast<decltype(h.dest_qp)>(get(229, 24));
-  h.psn = static_cast<decltype(h.psn)>(get(205, 24));
-  h.reth_va = static_cast<decltype(h.reth_va)>(get(141, 64));
-  h.reth_rkey = static_cast<decltype(h.reth_rkey)>(get(109, 32));
-  h.reth_len = static_cast<decltype(h.reth_len)>(get(77, 32));
-  h.imm = static_cast<decltype(h.imm)>(get(45, 32));
-  h.aeth = static_cast<decltype(h.aeth)>(get(13, 32));
+  h.dst_mac = static_cast<decltype(h.dst_mac)>(get(447, 48));
+  h.src_mac = static_cast<decltype(h.src_mac)>(get(399, 48));
+  h.src_ip = static_cast<decltype(h.src_ip)>(get(367, 32));
+  h.dst_ip = static_cast<decltype(h.dst_ip)>(get(335, 32));
+  h.udp_sport = static_cast<decltype(h.udp_sport)>(get(319, 16));
+  h.opcode = static_cast<decltype(h.opcode)>(get(311, 8));
+  h.se = static_cast<decltype(h.se)>(get(310, 1));
+  h.ack_req = static_cast<decltype(h.ack_req)>(get(309, 1));
+  h.dest_qp = static_cast<decltype(h.dest_qp)>(get(285, 24));
+  h.psn = static_cast<decltype(h.psn)>(get(261, 24));
+  h.reth_va = static_cast<decltype(h.reth_va)>(get(197, 64));
+  h.reth_rkey = static_cast<decltype(h.reth_rkey)>(get(165, 32));
+  h.reth_len = static_cast<decltype(h.reth_len)>(get(133, 32));
+  h.imm = static_cast<decltype(h.imm)>(get(101, 32));
+  h.aeth = static_cast<decltype(h.aeth)>(get(69, 32));
+  h.deth_qkey = static_cast<decltype(h.deth_qkey)>(get(37, 32));
+  h.deth_sqp = static_cast<decltype(h.deth_sqp)>(get(13, 24));
   h.pay_len = static_cast<decltype(h.pay_len)>(get(0, 13));
   return h;
 }

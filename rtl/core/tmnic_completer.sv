@@ -71,6 +71,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [QP_W-1:0] ack_qp_i,
   input  logic [31:0]     ack_aeth_i,
   input  logic [23:0]     ack_psn_i,
+  input  logic            ack_local_i,  // from the requester: a UD datagram sent (no ACK packet; not counted)
 
   // The requester: local errors, ring writes, its next WQE (copy, registered read, old word on a
   // same-cycle write), messages, marks
@@ -158,6 +159,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [15:0]     nx_q, nx_d;                // the requester's next, read with the QP word
   logic [15:0]     ci0_q, ci0_d;              // ci when the ACK event began
   logic [31:0]     aeth_q, aeth_d;
+  logic            local_q, local_d;       // the event is the requester's (a UD datagram), not a packet
   logic [23:0]     lim_q, lim_d;             // messages ending at or before this PSN are done
   // An RNR NAK's wait: its length in cycles registered when the ACK is taken; its end is summed
   // only in the cycle that sends the REWIND (not a 64-bit add on every simulated cycle).
@@ -276,7 +278,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     init_pend_d = init_pend_q || init_i;
     init_qp_d = init_i ? init_qp_i : init_qp_q;
     errwait_d = errwait_q;
-    q_d = q_q; ac_d = ac_q; nx_d = nx_q; ci0_d = ci0_q; aeth_d = aeth_q; lim_d = lim_q;
+    q_d = q_q; ac_d = ac_q; nx_d = nx_q; ci0_d = ci0_q; aeth_d = aeth_q; lim_d = lim_q; local_d = local_q;
     rnr_cyc_d = rnr_cyc_q; tdur_d = tdur_q;
     sw_on_d = sw_on_q; sw_vld_d = 1'b0; sw_d = sw_q; sw_min_d = sw_min_q; wake_d = wake_q; smin_src = 2'd0; wake_smin = 1'b0; nd_lt_smin = 1'b0;
     nd_v_d = 1'b0; nd_d = nd_q; tmo_d = tmo_q;
@@ -312,6 +314,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           ack_ready_o = 1'b1;
           q_d = ack_qp_i;
           aeth_d = ack_aeth_i;
+          local_d = ack_local_i;
           // An ACK covers its PSN, a NAK the PSNs before it (computed here, not in the ACK loop,
           // whose decision starts at the ring's read data).
           lim_d = (aeth_type(ack_aeth_i) == AETH_TYPE_ACK) ? ack_psn_i : ack_psn_i - 24'd1;
@@ -384,7 +387,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             end
           end else begin
             unique case (typ)
-             AETH_TYPE_ACK: rx_ack_d = 1'b1;
+             AETH_TYPE_ACK: rx_ack_d = !local_q;
              AETH_TYPE_RNR_NAK: begin
                rx_rnr_d = 1'b1;
                if (live && ac_q.rnr_left == 3'd0) begin
@@ -608,7 +611,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
   always_ff @(posedge clk_i) begin
     q_q <= q_d; init_qp_q <= init_qp_d; ac_q <= ac_d; nx_q <= nx_d; ci0_q <= ci0_d;
-    aeth_q <= aeth_d; lim_q <= lim_d; rnr_cyc_q <= rnr_cyc_d; tdur_q <= tdur_d; nd_q <= nd_d;
+    aeth_q <= aeth_d; lim_q <= lim_d; local_q <= local_d; rnr_cyc_q <= rnr_cyc_d; tdur_q <= tdur_d; nd_q <= nd_d;
     sw_q <= sw_d; sw_min_q <= sw_min_d; o_arm_qp_q <= o_waddr_i[QP_W+OUT_W-1:OUT_W];
     c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d; c_op_q <= c_op_d;
     msg_o <= msg_d; err_qp_o <= err_qp_d; mark_qp_o <= mark_qp_d;

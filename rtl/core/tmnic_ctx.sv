@@ -133,12 +133,13 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [RSP_W-1:0] rsp_rd;
   assign path_w = '{dmac: qp_wdata.dmac, dest_ip: qp_wdata.dest_ip, dest_qpn: qp_wdata.dest_qpn};
   assign req_w = '{state: '0, pd: qp_wdata.pd, sq_base: qp_wdata.sq_base, sq_log: qp_wdata.sq_log,
-                   pmtu_log: qp_wdata.pmtu_log, path: path_w};
+                   pmtu_log: qp_wdata.pmtu_log, ud: qp_wdata.ud, path: path_w};
   assign cmp_w = '{state: '0, send_cq: qp_wdata.send_cq, rnr_retry: qp_wdata.rnr_retry,
                    retry_cnt: qp_wdata.retry_cnt, timeout: qp_wdata.timeout};
   assign rsp_w = '{state: '0, pd: qp_wdata.pd, recv_cq: qp_wdata.recv_cq, srq: qp_wdata.srq,
                    rq_base: qp_wdata.rq_base, rq_log: qp_wdata.rq_log, dest_ip: qp_wdata.dest_ip,
-                   min_rnr_timer: qp_wdata.min_rnr_timer, rem_access: qp_wdata.rem_access};
+                   min_rnr_timer: qp_wdata.min_rnr_timer, rem_access: qp_wdata.rem_access,
+                   ud: qp_wdata.ud, qkey: qp_wdata.qkey};
   // (the state has its own table)
   wire unused_qp_wdata = ^{qp_wdata.state, req_w.state, cmp_w.state, rsp_w.state};
   /* verilator lint_off PINCONNECTEMPTY */   // (the state table's ports give the registered indices)
@@ -277,7 +278,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
                     (cmd_args_i[ARG_SET_SRQ_TM] == 32'd0 || cmd_args_i[ARG_SET_SRQ_VALID] == 32'd0 || set_srq_tm_ok);
   wire set_qp_ok = cmd_idx_i < 24'(NUM_QP) && cmd_idx_i >= 24'(QPN_FIRST) && cmd_args_i[ARG_SET_QP_STATE] <= 32'd6 &&
                    cmd_args_i[ARG_SET_QP_SQ_LOG_SIZE] <= MAX_LOG_QUEUE && cmd_args_i[ARG_SET_QP_RQ_LOG_SIZE] <= MAX_LOG_QUEUE &&
-                   cmd_args_i[ARG_SET_QP_SQ_BASE_LO][5:0] == 6'd0 && cmd_args_i[ARG_SET_QP_RQ_BASE_LO][5:0] == 6'd0;
+                   cmd_args_i[ARG_SET_QP_SQ_BASE_LO][5:0] == 6'd0 && cmd_args_i[ARG_SET_QP_RQ_BASE_LO][5:0] == 6'd0 &&
+                   (cmd_args_i[ARG_SET_QP_TYPE] == 32'(QP_TYPE_RC) || cmd_args_i[ARG_SET_QP_TYPE] == 32'(QP_TYPE_UD));
 
   // Table writes: by their command, no reset (validity lives in flops, QP state in its own table).
   assign mr_we = cmd_valid_i && cmd_op_i == CMD_SET_MR && set_mr_ok;
@@ -312,7 +314,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           dmac: {cmd_args_i[ARG_SET_QP_DMAC_HI][15:0], cmd_args_i[ARG_SET_QP_DMAC_LO]},
           min_rnr_timer: cmd_args_i[ARG_SET_QP_MIN_RNR_TIMER][4:0], rnr_retry: cmd_args_i[ARG_SET_QP_RNR_RETRY][2:0],
           retry_cnt: cmd_args_i[ARG_SET_QP_RETRY_CNT][2:0], timeout: cmd_args_i[ARG_SET_QP_TIMEOUT][4:0],
-          rem_access: cmd_args_i[ARG_SET_QP_ACCESS][2:0]};
+          rem_access: cmd_args_i[ARG_SET_QP_ACCESS][2:0],
+          ud: cmd_args_i[ARG_SET_QP_TYPE] == 32'(QP_TYPE_UD), qkey: cmd_args_i[ARG_SET_QP_QKEY]};
 
   // Busy: two cycles for the new table contents to reach every engine, then until all is quiet;
   // a QUERY_QP only until its read-back lands.

@@ -35,6 +35,9 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [31:0]                 rkey_i,
   input  logic [31:0]                 imm_data_i,
   input  logic                        solicited_i,
+  input  logic                        ud_i,          // a UD datagram (one packet): DETH {qkey_i, sqp_i}
+  input  logic [31:0]                 qkey_i,
+  input  logic [23:0]                 sqp_i,
   // Checked SGEs of the message, by index (tmnic_sge_chk's output)
   input  logic                        sg_we_i,
   input  logic [2:0]                  sg_idx_i,
@@ -156,7 +159,12 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     hdr.reth_va = raddr_i;          // (sent only with the opcodes that carry a RETH)
     hdr.reth_rkey = rkey_i;
     hdr.reth_len = msg_len_i;
-    if (write_i) begin
+    hdr.deth_qkey = qkey_i;         // (sent only with the UD opcodes)
+    hdr.deth_sqp = sqp_i;
+    if (ud_i) begin                 // (the requester sends no datagram over PMTU)
+      hdr.opcode = imm_i ? OP_UD_SEND_ONLY_IMM : OP_UD_SEND_ONLY;
+      hdr.ack_req = 1'b0;
+    end else if (write_i) begin
       if (first_pkt && last_pkt) hdr.opcode = imm_i ? OP_WRITE_ONLY_IMM : OP_WRITE_ONLY;
       else if (first_pkt) hdr.opcode = OP_WRITE_FIRST;
       else if (last_pkt) hdr.opcode = imm_i ? OP_WRITE_LAST_IMM : OP_WRITE_LAST;

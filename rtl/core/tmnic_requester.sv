@@ -11,6 +11,12 @@
 //     wait; stop a failed QP),
 //   - while the QP is in ERR, puts the WQEs it never sent into the ring as flushed entries: the
 //     completer (tmnic_completer) writes every send completion, in order.
+//   - UD QPs: each WQE names its destination (UD_AV at WQE_UD_AV_OFF) and Q_Key; a datagram is one
+//     packet (a message over PMTU fails with LOC_LEN_ERR, before any DMA); no ACK comes back, so when
+//     its payload is in the TX buffer the requester acknowledges it itself (uack_*: an ACK event
+//     for the completer, which completes it as any acknowledged message). A UD packet starts only
+//     with the uack register free, so the requester never waits for the completer in S_SEND (the
+//     completer may be waiting for the requester to take a message).
 // The window: at most OUTS messages between the completer's ci (read from its copy when a QP is
 // picked up; a stale value only shrinks the window) and next.
 //
@@ -78,6 +84,10 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic [QP_W-1:0] lerr_qp_o,
   output logic            ckick_o,           // flushed entries were added to ckick_qp_o's ring
   output logic [QP_W-1:0] ckick_qp_o,
+  output logic            uack_valid_o,      // a UD datagram of uack_qp_o with PSN uack_psn_o is sent
+  input  logic            uack_ready_i,
+  output logic [QP_W-1:0] uack_qp_o,
+  output logic [23:0]     uack_psn_o,
 
   // DMA read: client port for WQEs and payload; shared response bus
   output logic [63:0]        rd_addr_o,
@@ -147,9 +157,10 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic            init_pend_q, init_pend_d;
   logic [QP_W:0]   sw_q, sw_d;               // sweep: next word to read
   logic [63:0]     sw_min_q, sw_min_d;
-  logic            lerr_valid_d, ckick_d, prot_err_d;
+  logic            lerr_valid_d, ckick_d, prot_err_d, uack_valid_d;
   // Payload (no reset)
-  logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, lerr_qp_d;
+  logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, lerr_qp_d, uack_qp_d;
+  logic [23:0]     uack_psn_d;
   logic [15:0]     pi_q, pi_d, ci_q, ci_d;
   logic [23:0]     init_psn_q, init_psn_d;
   rq_qp_t          cur_q, cur_d;
@@ -248,6 +259,18 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [63:0] w_raddr = wqe_q[WQE_RADDR_OFF*8 +: 64];
   wire [31:0] w_imm = {wqe_q[WQE_IMM_OFF*8 +: 8], wqe_q[WQE_IMM_OFF*8+8 +: 8],
                        wqe_q[WQE_IMM_OFF*8+16 +: 8], wqe_q[WQE_IMM_OFF*8+24 +: 8]};
+  // UD: the destination and Q_Key of the datagram (UD_AV; DMAC byte 0 is the first on the wire)
+  wire ud_av_t w_av = ud_av_t'(wqe_q[WQE_UD_AV_OFF*8 +: 128]);
+  wire [31:0] w_qkey = wqe_q[WQE_UD_QKEY_OFF*8 +: 32];
+  qp_path_t   ud_path;
+  always_comb begin
+    ud_path.dest_ip = w_av.dest_ip;
+    ud_path.dest_qpn = w_av.dqpn[23:0];
+    for (int k = 0; k < 6; k++) ud_path.dmac[47-8*k -: 8] = w_av.dmac[8*k +: 8];
+  end
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire unused_av = ^{w_av.dqpn[31:24], w_av.rsvd14};
+  /* verilator lint_on UNUSEDSIGNAL */
 
   // SGE/MR protection check of the gather list (shared block): every SGE passes before any payload
   // DMA; each passing SGE's IOVA and length land in the packet builder's SGE table (u_pkt).
@@ -275,8 +298,9 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .imm_i(w_op == WQE_OP_SEND_WITH_IMM || w_op == WQE_OP_RDMA_WRITE_WITH_IMM),
     .write_i(w_write), .raddr_i(w_raddr), .rkey_i(w_rkey),
     .imm_data_i(w_imm), .solicited_i(w_flags[WQE_FLAG_SOLICITED_BIT]),
+    .ud_i(cfg.ud), .qkey_i(w_qkey), .sqp_i(24'(q_q)),
     .sg_we_i(chk_out_valid), .sg_idx_i(chk_out_idx), .sg_iova_i(chk_out_iova), .sg_len_i(chk_out_len),
-    .path_i(cfg.path), .pmtu_log_i(cfg.pmtu_log), .local_mac_i, .local_ip_i,
+    .path_i(cfg.ud ? ud_path : cfg.path), .pmtu_log_i(cfg.pmtu_log), .local_mac_i, .local_ip_i,
     .udp_sport_i(16'hC000 | 16'(q_q)), .psn_i(cur_q.psn),
     .ready_o(pk_ready), .go_i(pk_go), .done_o(pk_done), .last_o(pk_last),
     .rd_addr_o(ga_addr), .rd_len_o(ga_len), .rd_valid_o(ga_valid), .rd_ready_i(ga_ready),
@@ -314,6 +338,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cur_d = cur_q;
     f_req = 1'b0;
     lerr_valid_d = lerr_valid_o && !lerr_ready_i; lerr_qp_d = lerr_qp_o;
+    uack_valid_d = uack_valid_o && !uack_ready_i; uack_qp_d = uack_qp_o; uack_psn_d = uack_psn_o;
     ckick_d = 1'b0;
     msg_ready_o = 1'b0;
     msg_len_d = msg_len_q; pk_go = 1'b0;
@@ -455,8 +480,9 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           ckick_d = 1'b1;
           set_own = 1'b1;
           state_d = S_IDLE;
-        end else if ((w_op != WQE_OP_SEND && w_op != WQE_OP_SEND_WITH_IMM && !w_write) ||
-                     w_nsge > 8'(WQE_MAX_SGE) || (w_inline && w_inl > 32'(WQE_MAX_INLINE))) begin
+        end else if ((w_op != WQE_OP_SEND && w_op != WQE_OP_SEND_WITH_IMM && (!w_write || cfg.ud)) ||
+                     w_nsge > 8'(cfg.ud ? UD_MAX_SGE : WQE_MAX_SGE) ||
+                     (w_inline && w_inl > 32'(cfg.ud ? UD_MAX_INLINE : WQE_MAX_INLINE))) begin
           // The driver validates these; a WQE that still breaks them fails the QP (reported by the
           // flush, in order, like a protection error).
           loc_err = WC_LOC_QP_OP_ERR;
@@ -471,6 +497,9 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         if (chk_ok && chk_total[34:32] == '0) begin
           msg_len_d = chk_total[31:0];
           state_d = S_START;
+          if (cfg.ud && chk_total > (35'd1 << cfg.pmtu_log)) begin
+            loc_err = WC_LOC_LEN_ERR;       // a datagram is one packet: at most PMTU bytes
+          end
         end else begin
           prot_err_d = 1'b1;
           loc_err = WC_LOC_PROT_ERR;
@@ -499,7 +528,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           in_msg_d = 1'b0;           // QP left RTS (ERR): the flush takes over
           set_own = 1'b1;
           state_d = S_IDLE;
-        end else if (pk_ready) begin
+        end else if (pk_ready && !(cfg.ud && uack_valid_o)) begin
           pk_go = 1'b1;
           state_d = S_SEND;
         end
@@ -510,6 +539,11 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       S_SEND: if (pk_done) begin
         cur_d.psn = cur_q.psn + 24'd1;
         tab_we = 1'b1;
+        if (cfg.ud) begin                     // (a datagram is its only packet; the register is free)
+          uack_valid_d = 1'b1;
+          uack_qp_d = q_q;
+          uack_psn_d = cur_q.psn;
+        end
         if (pk_last) begin
           in_msg_d = 1'b0;
           set_own = 1'b1;
@@ -559,6 +593,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       init_pend_q <= 1'b0;
       sw_q <= '0;
       lerr_valid_o <= 1'b0;
+      uack_valid_o <= 1'b0;
       ckick_o <= 1'b0;
       prot_err_o <= 1'b0;
       own_q <= 1'b0;
@@ -571,6 +606,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       init_pend_q <= init_pend_d;
       sw_q <= sw_d;
       lerr_valid_o <= lerr_valid_d;
+      uack_valid_o <= uack_valid_d;
       ckick_o <= ckick_d;
       prot_err_o <= prot_err_d;
       own_q <= set_own;
@@ -583,13 +619,14 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cur_q <= cur_d;
     npk1_q <= npk1_d;
     lerr_qp_o <= lerr_qp_d; ckick_qp_o <= q_q; own_qp_q <= set_own_qp;
+    uack_qp_o <= uack_qp_d; uack_psn_o <= uack_psn_d;
     sw_min_q <= sw_min_d;
     msg_len_q <= msg_len_d;
   end
 
   assign quiet_o = (state_q == S_IDLE || state_q == S_SWEEP) && !rd_valid_o && pk_empty && !init_pend_q;
   assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !db_hold && !wake_due &&
-                  !rd_valid_o && !lerr_valid_o && !ckick_o && pk_idle;
+                  !rd_valid_o && !lerr_valid_o && !uack_valid_o && !ckick_o && pk_idle;
   assign wake_at_o = wake_q;
 
 `ifndef SYNTHESIS
@@ -603,6 +640,12 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   a_rd_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     rd_valid_o && !rd_ready_i |=> rd_valid_o && $stable(rd_addr_o) && $stable(rd_len_o) && $stable(rd_is_pay_o))
     else $error("tmnic_requester: DMA read request changed before it was taken");
+  a_uack_over: assert property (@(posedge clk_i) disable iff (!chk_q)
+    uack_valid_o && !uack_ready_i |=> uack_valid_o && $stable(uack_qp_o) && $stable(uack_psn_o))
+    else $error("tmnic_requester: UD acknowledgement changed before it was taken");
+  a_uack_free: assert property (@(posedge clk_i) disable iff (!chk_q)
+    (state_q == S_SEND && pk_done && cfg.ud) |-> (!uack_valid_o || uack_ready_i))
+    else $error("tmnic_requester: UD acknowledgement raised over one not yet taken");
   a_lerr_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     lerr_valid_o && !lerr_ready_i |=> lerr_valid_o && $stable(lerr_qp_o))
     else $error("tmnic_requester: local error changed before it was taken");

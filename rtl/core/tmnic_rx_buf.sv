@@ -1,5 +1,5 @@
-// Receive payload buffer of the responder: SLOTS packet slots of SLOT_BYTES (4 KiB: the largest MTU)
-// in a tmnic_shift_buf.
+// Receive payload buffer of the responder: SLOTS packet slots of SLOT_BYTES (8 KiB: the largest MTU,
+// 4 KiB, plus a UD datagram's 40-byte GRH does not fit 4 KiB) in a tmnic_shift_buf.
 //
 // The store side takes each payload train from the parser into the next free slot by itself, so
 // that packet n+1 is stored while the receive engine scatters packet n. The engine sees the oldest
@@ -14,7 +14,7 @@
 module tmnic_rx_buf #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned SLOTS = 2,      // power of two, 2..8
-  parameter int unsigned SLOT_BYTES = 4096,   // the largest payload, power of two, 2 words..4096
+  parameter int unsigned SLOT_BYTES = 8192,   // at least the largest payload, power of two, 2 words..8192
   parameter int unsigned RD_LAT = 3,     // pull data latency (tmnic_dma_wr DATA_LAT), 1..3
   localparam int unsigned BYTES = DATA_W / 8,
   localparam int unsigned SLOT_W = $clog2(SLOTS),
@@ -40,7 +40,7 @@ module tmnic_rx_buf #(
 
   // DMA write requests of the head packet and their data pulls
   input  logic               acc_i,          // a request was accepted (only while head_full_o)
-  input  logic [11:0]        acc_off_i,      // packet offset of its first byte
+  input  logic [12:0]        acc_off_i,      // packet offset of its first byte
   input  logic               rd_en_i,
   input  logic signed [13:0] rd_off_i,
   output logic [DATA_W-1:0]  rd_data_o,      // RD_LAT cycles after rd_en_i
@@ -62,8 +62,8 @@ module tmnic_rx_buf #(
   if (SLOTS < 2 || SLOTS > 8 || (SLOTS & (SLOTS - 1)) != 0) begin : g_chk_s
     $fatal(1, "tmnic_rx_buf: SLOTS must be 2, 4 or 8");
   end
-  if (SLOT_BYTES < 2 * BYTES || SLOT_BYTES > 4096 || (SLOT_BYTES & (SLOT_BYTES - 1)) != 0) begin : g_chk_sb
-    $fatal(1, "tmnic_rx_buf: SLOT_BYTES must be a power of two from two words to 4096");
+  if (SLOT_BYTES < 2 * BYTES || SLOT_BYTES > 8192 || (SLOT_BYTES & (SLOT_BYTES - 1)) != 0) begin : g_chk_sb
+    $fatal(1, "tmnic_rx_buf: SLOT_BYTES must be a power of two from two words to 8192");
   end
   if (RD_LAT < 1 || RD_LAT > 3) begin : g_chk_lat
     $fatal(1, "tmnic_rx_buf: RD_LAT must be 1, 2 or 3");
@@ -158,8 +158,8 @@ module tmnic_rx_buf #(
   if (POS_W < 14) begin : g_unused_rd
     wire unused_rd = ^rd_off_i[13:POS_W];
   end
-  if (OFF_W < 12) begin : g_unused_acc
-    wire unused_acc = ^acc_off_i[11:OFF_W];
+  if (OFF_W < 13) begin : g_unused_acc
+    wire unused_acc = ^acc_off_i[12:OFF_W];
   end
 
 `ifndef SYNTHESIS

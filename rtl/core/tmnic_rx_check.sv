@@ -13,6 +13,10 @@
 //     9.7.5.1.2); an RDMA WRITE to a QP that does not accept remote writes (wr_en_i low): the same
 //     (IBA 9.7.4.1.2, rxe's check_op_valid);
 //   - else RV_FIRST (FIRST/ONLY: a receive WQE is needed) or RV_NEXT.
+// A UD QP (ud_i) takes only UD SEND_ONLY(_IMM) datagrams, from anyone (no peer, no PSN, no sequence:
+// IBA 9.7.1 does not apply to UD), while it can receive: RV_QKEY when the DETH's Q_Key differs from
+// the QP's (IBA C10-15: dropped and counted), else RV_UD. An RC QP drops UD opcodes and a UD QP
+// everything else (RV_DROP).
 // Combinational: the engine acts on the verdict in the same cycle (its inputs are registers and
 // RAM outputs). Also decodes the opcode's kind, position and immediate for the engine.
 module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
@@ -28,6 +32,8 @@ module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic         held_i,       // a message is in progress on it
   input  logic         held_wr_i,    //   and it is an RDMA WRITE
   input  logic         wr_en_i,      // the QP accepts RDMA WRITEs (qp_access_flags REMOTE_WRITE)
+  input  logic         ud_i,         // the QP is a UD QP
+  input  logic         qkey_ok_i,    // the DETH's Q_Key equals the QP's (registered by the engine)
   output rx_verdict_e  verdict_o,
   output logic         first_o,      // FIRST/ONLY (SEND or WRITE)
   output logic         last_o,       // LAST/ONLY
@@ -41,19 +47,25 @@ module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire op_ack = opcode_i == OP_ACK;
   wire is_send = opcode_i <= OP_SEND_ONLY_IMM;
   assign write_o = opcode_i >= OP_WRITE_FIRST && opcode_i <= OP_WRITE_ONLY_IMM;
+  wire is_ud = bth_has_deth(opcode_i);
   assign first_o = (opcode_i == OP_SEND_FIRST) || (opcode_i == OP_SEND_ONLY) || (opcode_i == OP_SEND_ONLY_IMM) ||
-                   (opcode_i == OP_WRITE_FIRST) || (opcode_i == OP_WRITE_ONLY) || (opcode_i == OP_WRITE_ONLY_IMM);
+                   (opcode_i == OP_WRITE_FIRST) || (opcode_i == OP_WRITE_ONLY) || (opcode_i == OP_WRITE_ONLY_IMM) ||
+                   is_ud;
   assign last_o = (opcode_i == OP_SEND_LAST) || (opcode_i == OP_SEND_LAST_IMM) || (opcode_i == OP_SEND_ONLY) ||
                   (opcode_i == OP_SEND_ONLY_IMM) || (opcode_i == OP_WRITE_LAST) || (opcode_i == OP_WRITE_LAST_IMM) ||
-                  (opcode_i == OP_WRITE_ONLY) || (opcode_i == OP_WRITE_ONLY_IMM);
+                  (opcode_i == OP_WRITE_ONLY) || (opcode_i == OP_WRITE_ONLY_IMM) || is_ud;
   assign imm_o = (opcode_i == OP_SEND_LAST_IMM) || (opcode_i == OP_SEND_ONLY_IMM) ||
-                 (opcode_i == OP_WRITE_LAST_IMM) || (opcode_i == OP_WRITE_ONLY_IMM);
+                 (opcode_i == OP_WRITE_LAST_IMM) || (opcode_i == OP_WRITE_ONLY_IMM) || (opcode_i == OP_UD_SEND_ONLY_IMM);
   wire rq_ready = state_i inside {QPS_RTR, QPS_RTS, QPS_SQD, QPS_SQE};
   wire sq_ready = state_i inside {QPS_RTS, QPS_SQD, QPS_SQE};
-  wire qp_ok = dest_qp_i < 24'(NUM_QP) && dest_qp_i >= 24'(QPN_FIRST) && src_ip_i == peer_ip_i;
+  wire qpn_ok = dest_qp_i < 24'(NUM_QP) && dest_qp_i >= 24'(QPN_FIRST);
+  wire qp_ok = qpn_ok && src_ip_i == peer_ip_i;
 
   always_comb begin
-    if (!qp_ok) verdict_o = RV_DROP;
+    if (ud_i || is_ud) begin
+      if (!qpn_ok || !ud_i || !is_ud || !rq_ready) verdict_o = RV_DROP;
+      else verdict_o = qkey_ok_i ? RV_UD : RV_QKEY;
+    end else if (!qp_ok) verdict_o = RV_DROP;
     else if (op_ack) verdict_o = sq_ready ? RV_ACK : RV_DROP;
     else if (!(is_send || write_o) || !rq_ready) verdict_o = RV_DROP;
     else if (psn_i != epsn_i) verdict_o = psn_ge(psn_i, epsn_i) ? RV_GAP : RV_DUP;

@@ -11,7 +11,8 @@
 // the first packet of a multi-packet message, or with the end), status TM_RNDV_INCOMPLETE instead of
 // SUCCESS for a rendezvous header (not offloaded); an unexpected message is TM_RECV
 // without tag fields; an untagged one TM_NO_TAG. src_qp is the QP's remote QPN from the context:
-// qp_idx_o is the next value of the QP register (a registered context read returns src_qp_i for it).
+// qp_idx_o is the next value of the QP register (a registered context read returns src_qp_i for it);
+// a UD datagram's is its sender's, from the DETH (ud_i, ud_sqp_i), and it has IBV_WC_GRH.
 // RXF_WRITE_IMM: the receive WQE an RDMA WRITE_WITH_IMM consumed (opcode RECV_RDMA_WITH_IMM,
 // WITH_IMM, byte_len the WRITE's length; always a plain WQE, so the QP's receive CQ).
 // Next user: the rendezvous completion.
@@ -31,6 +32,8 @@ module tmnic_rx_cqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [31:0]     byte_len_i,
   input  logic [31:0]     imm_i,
   input  rx_cqe_flags_e   flags_i,
+  input  logic            ud_i,       // a UD datagram's: src_qp_i is ud_sqp_i (its DETH), GRH flag
+  input  logic [23:0]     ud_sqp_i,
   output logic            busy_o,     // a completion is offered and not taken this cycle
 
   output logic [QP_W-1:0] qp_idx_o,
@@ -46,13 +49,15 @@ module tmnic_rx_cqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Control (reset) and payload (no reset)
   logic            valid_d;
-  cqe_req_t        c_q, c_d;           // (src_qp and tm_hw_cnt are filled at the output)
+  cqe_req_t        c_q, c_d;           // (src_qp, unless ud_q, and tm_hw_cnt are filled at the output)
+  logic            ud_q, ud_d;
 
   always_comb begin
     logic        matched;
     logic [31:0] end_flags;
     valid_d = cqe_valid_o && !cqe_ready_i;
     c_d = c_q;
+    ud_d = ud_q;
     matched = (msg_i.kind == RXK_MATCHED);
     end_flags = !matched ? 32'd0 :
                 (msg_i.msent ? WC_FLAG_TM_DATA_VALID : (WC_FLAG_TM_DATA_VALID | WC_FLAG_TM_MATCH));
@@ -81,6 +86,12 @@ module tmnic_rx_cqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         RXF_WRITE_IMM: c_d.wc_flags = WC_FLAG_WITH_IMM;
         default:     c_d.wc_flags = end_flags;
       endcase
+      // A datagram's receive buffer starts with its GRH (IBV_WC_GRH), and its sender is the DETH's.
+      ud_d = ud_i;
+      if (ud_i) begin
+        c_d.wc_flags = c_d.wc_flags | WC_FLAG_GRH;
+        c_d.src_qp = ud_sqp_i;
+      end
     end
   end
 
@@ -88,13 +99,16 @@ module tmnic_rx_cqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     if (!rst_ni) cqe_valid_o <= 1'b0;
     else         cqe_valid_o <= valid_d;
   end
-  always_ff @(posedge clk_i) c_q <= c_d;
+  always_ff @(posedge clk_i) begin
+    c_q <= c_d;
+    ud_q <= ud_d;
+  end
 
   assign busy_o = cqe_valid_o && !cqe_ready_i;
   assign qp_idx_o = c_d.qp_num[QP_W-1:0];   // (the registered completion's QP is the context read's index)
   always_comb begin
     cqe_o = c_q;
-    cqe_o.src_qp = src_qp_i;
+    cqe_o.src_qp = ud_q ? c_q.src_qp : src_qp_i;
     cqe_o.tm_hw_cnt = '0;
   end
 

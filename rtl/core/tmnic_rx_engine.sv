@@ -144,6 +144,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   output logic drop_qp_o, output logic tx_ack_o, output logic tx_rnr_o, output logic tx_nak_o,
   output logic dup_o, output logic psn_err_o, output logic prot_err_o,
+  output logic drop_qkey_o, output logic ud_nowqe_o,
   output logic quiet_o,                  // no DMA in flight or about to be issued
   output logic idle_o
 );
@@ -176,6 +177,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic            ack_valid_d, ev_valid_d;
   logic [1:0]      err_kind_d;
   logic            err_d, drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d;
+  logic            drop_qkey_d, ud_nowqe_d;
+  logic            ud_q, ud_d;               // the packet is a UD datagram for this UD QP (RV_UD)
   // Payload (no reset)
   logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, err_qp_d, ack_qp_d;
   logic [23:0]     init_psn_q, init_psn_d;
@@ -203,6 +206,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [7:0]      c_status;
   logic [31:0]     c_len, c_imm;
   rx_cqe_flags_e   c_flags;
+  logic            c_ud;
 
   // ---------------------------------------------------------------- tables
   // The QP word is written back from cur_q one cycle after the state that decides it (tab_we), so
@@ -275,7 +279,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_rx_check #(.NUM_QP(NUM_QP)) u_check (
     .opcode_i(h_q.opcode), .psn_i(h_q.psn), .dest_qp_i(h_q.dest_qp), .src_ip_i(h_q.src_ip),
     .state_i(cfg.state), .peer_ip_i(cfg.dest_ip), .epsn_i(tab_rdata.epsn), .held_i(tab_rdata.held),
-    .held_wr_i(tab_rdata.wr), .wr_en_i(cfg.rem_access[ACCESS_REMOTE_WRITE_BIT]), .verdict_o(verdict), .first_o(), .last_o(is_last), .imm_o(has_imm),
+    .held_wr_i(tab_rdata.wr), .wr_en_i(cfg.rem_access[ACCESS_REMOTE_WRITE_BIT]),
+    .ud_i(cfg.ud), .qkey_ok_i(h_q.deth_qkey == cfg.qkey),
+    .verdict_o(verdict), .first_o(), .last_o(is_last), .imm_o(has_imm),
     .write_o(is_write));
   /* verilator lint_on PINCONNECTEMPTY */
 
@@ -332,27 +338,31 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // slots: the checker writes each passing SGE there), from the QP's cursor; the DMA write requests
   // are the scatter block's registers.
   logic        sc_start, sc_idle, sc_last;
-  logic [11:0] sc_off;
+  logic [12:0] sc_off;
+  logic [13:0] sc_len;                   // (a piece is at most a packet: 4096 + a UD GRH bytes)
   logic [2:0]  sc_sgi;
   logic [31:0] sc_sgo;
-  tmnic_scatter #(.NUM_CTX(NUM_QP), .SLOTS(8), .LEN_W(13)) u_scatter (
+  tmnic_scatter #(.NUM_CTX(NUM_QP), .SLOTS(8), .LEN_W(14)) u_scatter (
     .clk_i, .rst_ni,
     .sg_we_i(sg_we), .sg_waddr_i({q_q, sg_idx}), .sg_iova_i(sg_iova), .sg_len_i(sg_len),
     .start_i(sc_start), .idle_o(sc_idle), .ctx_i(q_q), .sgi_i(cur_q.sgi), .sgo_i(cur_q.sgo),
-    .skip_i({8'd0, skip_q}), .len_i(h_q.pay_len), .avail_i(rb_full),
-    .wr_valid_o, .wr_ready_i, .wr_addr_o, .wr_len_o, .wr_off_o(sc_off), .wr_last_o(sc_last),
+    .skip_i({9'd0, skip_q}), .len_i({1'b0, h_q.pay_len}), .avail_i(rb_full),
+    .wr_valid_o, .wr_ready_i, .wr_addr_o, .wr_len_o(sc_len), .wr_off_o(sc_off), .wr_last_o(sc_last),
     .sgi_o(sc_sgi), .sgo_o(sc_sgo));
 
   // Completions: formatted by kind and registered (tmnic_rx_cqe).
   tmnic_rx_cqe #(.NUM_QP(NUM_QP)) u_cqe (
     .clk_i, .rst_ni, .go_i(c_go), .msg_i(c_msg), .qp_i(q_q), .rcq_i(cfg.recv_cq), .scq_i(scfg.cq),
-    .status_i(c_status), .byte_len_i(c_len), .imm_i(c_imm), .flags_i(c_flags), .busy_o(c_busy),
+    .status_i(c_status), .byte_len_i(c_len), .imm_i(c_imm), .flags_i(c_flags), .ud_i(c_ud),
+    .ud_sqp_i(h_q.deth_sqp), .busy_o(c_busy),
     .qp_idx_o(cqe_qp_o), .src_qp_i(cqe_src_qp_i), .cqe_o, .cqe_valid_o, .cqe_ready_i);
   // Registered QP reads (tmnic_ctx): the next value of each index register; the ACK generator
   // gives its own next index.
   assign qp_idx_o = q_d;
 
-  // RX buffer: two 4 KiB packet slots, so that the next packet's payload is stored while this one
+  assign wr_len_o = sc_len[12:0];
+  wire unused_sc_len = sc_len[13];
+  // RX buffer: two 8 KiB packet slots (a 4 KiB payload, or a UD datagram's with its GRH), so that the next packet's payload is stored while this one
   // is scattered; the scatter's DMA write requests pull from it (three-cycle reads, the byte shift
   // in two steps: tmnic_dma_wr DATA_LAT = 3). A packet with a payload releases its slot when
   // executed or dropped.
@@ -375,7 +385,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [23:0] a_msn, a_psn;
   always_comb begin
     a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0; c_go = 1'b0;
-    c_msg = cur_q.m; c_status = WC_SUCCESS; c_len = '0; c_imm = '0; c_flags = RXF_END;
+    c_msg = cur_q.m; c_status = WC_SUCCESS; c_len = '0; c_imm = '0; c_flags = RXF_END; c_ud = 1'b0;
+    ud_d = ud_q;
     // defaults: hold
     state_d = state_q; after_d = after_q; init_pend_d = init_pend_q;
     q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q;
@@ -389,7 +400,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     ev_valid_d = ev_valid_o && !ev_ready_i;
     ev_qp_d = ev_qp_o; ev_syn_d = ev_syn_o; ev_msn_d = ev_msn_o; ev_psn_d = ev_psn_o;
     err_d = 1'b0; err_qp_d = err_qp_o; err_kind_d = err_kind_o;
-    {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d} = '0;
+    {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d, drop_qkey_d, ud_nowqe_d} = '0;
     h_ld = 1'b0;
     tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; init_we = 1'b0;
     sc_start = 1'b0;
@@ -468,6 +479,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         tab_we = 1'b1;
         skip_d = '0;                          // only a matched first packet skips its TMH
         imm_taken_d = 1'b0;
+        ud_d = 1'b0;
         wq_key = is_write;                    // (from the opcode alone: tmnic_rx_wqe loads it while idle)
         pay_del_d = h_q.pay_len;
         state_d = S_DRAIN;
@@ -522,16 +534,29 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
               state_d = S_EXEC;
             end
           end
+          RV_UD: begin                      // a datagram: a receive WQE, or dropped (no RNR on UD)
+            ud_d = 1'b1;
+            wq_start = 1'b1;
+            wmode_d = WM_RECV;
+            state_d = wq_rnr_now ? S_RNR : S_WQE;
+          end
+          RV_QKEY: drop_qkey_d = 1'b1;      // IBA C10-15: silently dropped, counted
           default: drop_qp_d = 1'b1;         // RV_DROP: unknown QP, wrong peer, not ready, not a SEND
         endcase
       end
 
       // No receive WQE (or the TM-SRQ's counters are too far apart): RNR NAK, packet dropped.
+      // A datagram with no receive WQE is dropped and counted (UD has no RNR NAK).
       S_RNR: begin
-        a_go = 1'b1; a_syn = aeth_syn_rnr(cfg.min_rnr_timer); a_msn = cur_q.msn; a_psn = h_q.psn;
-        tx_rnr_d = 1'b1;
-        after_d = S_DRAIN;
-        state_d = S_OUT;
+        if (ud_q) begin
+          ud_nowqe_d = 1'b1;
+          state_d = S_DRAIN;
+        end else begin
+          a_go = 1'b1; a_syn = aeth_syn_rnr(cfg.min_rnr_timer); a_msn = cur_q.msn; a_psn = h_q.psn;
+          tx_rnr_d = 1'b1;
+          after_d = S_DRAIN;
+          state_d = S_OUT;
+        end
       end
 
       // The first packet's receive WQE (tmnic_rx_wqe): taken, its SGEs checked (LOCAL_WRITE) and
@@ -613,7 +638,18 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // Execute the packet into the held WQE (or the WRITE's range: its last packet must fill it
       // exactly).
       S_EXEC: begin
-        if (cur_q.bad || room_q < 35'(pay_del_q) || (cur_q.wr && is_last && room_q != 35'(pay_del_q))) begin
+        if (ud_q && !cur_q.bad && room_q < 35'(pay_del_q)) begin
+          // A datagram longer than its receive buffer: the WQE completes with LOC_LEN_ERR and the
+          // QP goes on (IBA class D, as rxe does; no DMA): docs/architecture.md.
+          cur_d.held = 1'b0;
+          tab_we = 1'b1;
+          c_go = 1'b1;
+          c_ud = 1'b1;
+          c_status = WC_LOC_LEN_ERR;
+          c_len = 32'(h_q.pay_len);
+          after_d = S_DRAIN;
+          state_d = S_OUT;
+        end else if (cur_q.bad || room_q < 35'(pay_del_q) || (cur_q.wr && is_last && room_q != 35'(pay_del_q))) begin
           cur_d.held = 1'b0;
           tab_we = 1'b1;
           err_d = 1'b1; err_qp_d = q_q;
@@ -632,6 +668,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
                   cur_q.bad ? AETH_SYN_NAK_REM_OP_ERR : AETH_SYN_NAK_INV_REQ;
           a_msn = cur_q.msn; a_psn = h_q.psn;
           tx_nak_d = 1'b1;
+          if (ud_q) begin                     // (a datagram is never NAKed)
+            a_go = 1'b0;
+            tx_nak_d = 1'b0;
+          end
           after_d = S_DRAIN;
           state_d = S_OUT;
         end else if (pay_del_q != 13'd0) begin
@@ -664,6 +704,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           c_len = cur_q.off + {19'd0, pay_del_q};
           c_imm = has_imm ? h_q.imm : 32'd0;
           c_flags = cur_q.wr ? RXF_WRITE_IMM : has_imm ? RXF_END_IMM : RXF_END;
+          c_ud = ud_q;
           cur_d.held = 1'b0;
           cur_d.msn = cur_q.msn + 24'd1;
         end else if (cur_q.m.kind == RXK_MATCHED && !cur_q.m.msent) begin
@@ -672,7 +713,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           c_flags = RXF_MATCH;
           cur_d.m.msent = 1'b1;
         end
-        if (h_q.ack_req) begin
+        if (h_q.ack_req && !ud_q) begin
           a_go = 1'b1; a_syn = AETH_SYN_ACK; a_msn = cur_d.msn; a_psn = h_q.psn;
           tx_ack_d = 1'b1;
         end
@@ -714,7 +755,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ack_valid_o <= 1'b0;
       ev_valid_o <= 1'b0;
       err_o <= 1'b0;
-      {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <= '0;
+      {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o, drop_qkey_o, ud_nowqe_o} <= '0;
     end else begin
       state_q <= state_d;
       after_q <= after_d;
@@ -724,8 +765,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ack_valid_o <= ack_valid_d;
       ev_valid_o <= ev_valid_d;
       err_o <= err_d;
-      {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o} <=
-        {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d};
+      {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o, drop_qkey_o, ud_nowqe_o} <=
+        {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d, drop_qkey_d, ud_nowqe_d};
     end
   end
 
@@ -734,7 +775,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     tab_waddr_q <= tab_waddr;
     cur_q <= cur_d;
     skip_q <= skip_d;
-    wmode_q <= wmode_d; imm_taken_q <= imm_taken_d;
+    wmode_q <= wmode_d; imm_taken_q <= imm_taken_d; ud_q <= ud_d;
     if (state_q == S_LOOKUP) verdict_q <= verdict;
     pay_del_q <= pay_del_d; room_q <= room_d;
     ack_qp_o <= ack_qp_d; ack_aeth_o <= ack_aeth_d; ack_psn_o <= ack_psn_d;

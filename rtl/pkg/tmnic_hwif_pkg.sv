@@ -3,7 +3,7 @@
 package tmnic_hwif_pkg;
 
   localparam logic [31:0] DEVICE_ID = 32'h544D4E43;
-  localparam logic [31:0] ABI_VERSION = 32'h00010004;
+  localparam logic [31:0] ABI_VERSION = 32'h00010005;
   localparam int unsigned WQE_STRIDE = 128;  // bytes per send/receive WQE
   localparam int unsigned WQE_MAX_SGE = 6;  // scatter/gather entries in one WQE
   localparam int unsigned WQE_MAX_INLINE = 96;  // inline payload bytes in one send WQE
@@ -18,6 +18,10 @@ package tmnic_hwif_pkg;
   localparam int unsigned AEV_QP_ERR = 1;  // async event: the NIC moved QP_NUM to ERR (the completions say why)
   localparam int unsigned AEV_QP_REQ_ERR = 2;  // async event: QP_NUM's responder detected an invalid request and moved it to ERR
   localparam int unsigned AEV_QP_ACCESS_ERR = 3;  // async event: QP_NUM's responder detected a remote access violation and moved it to ERR
+  localparam int unsigned WQE_UD_AV_OFF = 112;  // UD send WQE: its UD_AV (destination) at this byte offset, in place of SGE 5
+  localparam int unsigned UD_MAX_SGE = 5;  // SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)
+  localparam int unsigned UD_MAX_INLINE = 80;  // inline payload bytes in a UD send WQE (up to the UD_AV)
+  localparam int unsigned GRH_LEN = 40;  // bytes in front of every UD receive: 20 zero bytes, then the packet's IPv4 header (RoCEv2)
   localparam int unsigned NUM_CMD_ARGS = 32;
   localparam int unsigned NO_SRQ = 65535;
 
@@ -55,7 +59,7 @@ package tmnic_hwif_pkg;
   localparam logic [15:0] REG_DB_TM0 = 16'h5000;  // wo: list-op doorbell of TM-SRQ n at 0x5000 + 4*n: new producer index [15:0] of its op ring
   localparam logic [15:0] REG_TM_STATS0 = 16'h6000;  // ro: TM statistics of SRQ n at 0x6000 + TM_STATS_STRIDE*n + 4*TMSTAT_*
 
-  localparam int unsigned NUM_STATS = 21;
+  localparam int unsigned NUM_STATS = 23;
   localparam int unsigned STAT_TX_PKTS = 0;  // RoCE frames sent on the MAC port or looped back
   localparam int unsigned STAT_RX_PKTS = 1;  // RoCE frames accepted by the parser
   localparam int unsigned STAT_RX_DROP_ICRC = 2;  // frames dropped for a bad ICRC
@@ -77,6 +81,8 @@ package tmnic_hwif_pkg;
   localparam int unsigned STAT_CQ_OVERFLOW = 18;  // completions lost because a CQ was full
   localparam int unsigned STAT_PROT_ERR = 19;  // local protection errors (bad lkey or range); no DMA done
   localparam int unsigned STAT_ASYNC_DROP = 20;  // asynchronous event records lost: more events at once than the NIC queues
+  localparam int unsigned STAT_RX_DROP_QKEY = 21;  // UD datagrams dropped: Q_Key differs from the QP's (IBA 10.2.4, C10-15)
+  localparam int unsigned STAT_RX_UD_NO_WQE = 22;  // UD datagrams dropped: no receive WQE (a UD receiver never sends RNR NAKs)
   localparam int unsigned NUM_TM_STATS = 8;
   localparam int unsigned TMSTAT_EXPECTED = 0;  // tagged messages that matched a posted tag (rendezvous included)
   localparam int unsigned TMSTAT_UNEXPECTED = 1;  // tagged messages that matched nothing and went to an SRQ buffer (counted in hw_cnt)
@@ -142,12 +148,16 @@ package tmnic_hwif_pkg;
   localparam int unsigned ARG_SET_QP_TIMEOUT = 21;
   localparam int unsigned ARG_SET_QP_INIT = 22;
   localparam int unsigned ARG_SET_QP_ACCESS = 23;
+  localparam int unsigned ARG_SET_QP_TYPE = 24;
+  localparam int unsigned ARG_SET_QP_QKEY = 25;
   localparam logic [7:0] CMD_QUERY_QP = 8'h05;
   localparam int unsigned ARG_QUERY_QP_STATE = 0;
   localparam int unsigned ARG_QUERY_QP_SQ_PSN = 14;
   localparam int unsigned ARG_QUERY_QP_RQ_PSN = 15;
   localparam int unsigned QP_INIT_SQ_BIT = 0;  // reset send state: PSN := SQ_PSN, indices := 0
   localparam int unsigned QP_INIT_RQ_BIT = 1;  // reset receive state: expected PSN := RQ_PSN, MSN and indices := 0
+  localparam logic [7:0] QP_TYPE_RC = 8'd0;  // reliable connection: PATH_MTU, DEST_*, DMAC_*, PSNs, timers and ACCESS apply
+  localparam logic [7:0] QP_TYPE_UD = 8'd1;  // unreliable datagram: each send WQE carries its destination (UD_AV) and Q_Key; receives accept any sender whose DETH Q_Key equals SET_QP.QKEY and start with GRH_LEN bytes; PATH_MTU bounds a message (longer: LOC_LEN_ERR); no ACKs, no retries
 
   typedef enum logic [2:0] {
     QPS_RESET = 3'd0,
@@ -179,6 +189,8 @@ package tmnic_hwif_pkg;
   localparam int unsigned WQE_INLINE_LEN_LEN = 4;
   localparam int unsigned WQE_RKEY_OFF = 20;  // 4 B: RDMA WRITE/READ: the remote MR's rkey
   localparam int unsigned WQE_RKEY_LEN = 4;
+  localparam int unsigned WQE_UD_QKEY_OFF = 20;  // 4 B: UD: the Q_Key to send in the DETH (the driver resolves the IBA's high-bit rule)
+  localparam int unsigned WQE_UD_QKEY_LEN = 4;
   localparam int unsigned WQE_RADDR_OFF = 24;  // 8 B: RDMA WRITE/READ: remote virtual address
   localparam int unsigned WQE_RADDR_LEN = 8;
   localparam int unsigned WQE_SGE_OFF = 32;  // 16 B x 6: scatter/gather entries (SGE layout); SGE i at 32 + 16*i
@@ -231,6 +243,12 @@ package tmnic_hwif_pkg;
   localparam int unsigned TMOP_MASK_LEN = 8;
   localparam int unsigned TMOP_SGE_OFF = 32;  // 16 B: ADD: the tagged buffer (one SGE: addr, length, lkey; length 0 allowed)
   localparam int unsigned TMOP_SGE_LEN = 16;
+  localparam int unsigned UDAV_DEST_IP_OFF = 0;  // 4 B: destination IPv4 address, a.b.c.d as 0xaabbccdd
+  localparam int unsigned UDAV_DEST_IP_LEN = 4;
+  localparam int unsigned UDAV_DQPN_OFF = 4;  // 4 B: destination QP number [23:0]
+  localparam int unsigned UDAV_DQPN_LEN = 4;
+  localparam int unsigned UDAV_DMAC_OFF = 8;  // 6 B: raw: destination MAC, byte 0 first on the wire
+  localparam int unsigned UDAV_DMAC_LEN = 6;
 
   // SGE: 16 bytes; byte k is bits [8k+7:8k] (cast a little-endian beat vector to it).
   typedef struct packed {
@@ -286,6 +304,14 @@ package tmnic_hwif_pkg;
     logic [7:0] opcode;  // byte 8: TM_OP_*
     logic [63:0] wr_id;  // byte 0: opaque, returned in the list-op CQE
   } tm_op_t;
+
+  // UD_AV: 16 bytes; byte k is bits [8k+7:8k] (cast a little-endian beat vector to it).
+  typedef struct packed {
+    logic [15:0] rsvd14;  // reserved, zero
+    logic [47:0] dmac;  // byte 8: raw: destination MAC, byte 0 first on the wire
+    logic [31:0] dqpn;  // byte 4: destination QP number [23:0]
+    logic [31:0] dest_ip;  // byte 0: destination IPv4 address, a.b.c.d as 0xaabbccdd
+  } ud_av_t;
   localparam logic [7:0] TM_OP_ADD = 8'd0;
   localparam logic [7:0] TM_OP_DEL = 8'd1;
   localparam logic [7:0] TM_OP_SYNC = 8'd2;
@@ -328,6 +354,7 @@ package tmnic_hwif_pkg;
   localparam logic [7:0] WC_GENERAL_ERR = 8'd21;
   localparam logic [7:0] WC_TM_ERR = 8'd22;
   localparam logic [7:0] WC_TM_RNDV_INCOMPLETE = 8'd23;
+  localparam logic [31:0] WC_FLAG_GRH = 32'd1;
   localparam logic [31:0] WC_FLAG_WITH_IMM = 32'd2;
   localparam logic [31:0] WC_FLAG_TM_MATCH = 32'd32;
   localparam logic [31:0] WC_FLAG_TM_DATA_VALID = 32'd64;
@@ -365,7 +392,8 @@ package tmnic_hwif_pkg;
     logic [15:0] cq;  // the CQ they go to
   } reg_async_cq_t;
   typedef struct packed {
-    logic [29:0] rsvd2;  // reserved
+    logic [28:0] rsvd3;  // reserved
+    logic [0:0] ud;  // UD QPs (SET_QP.TYPE = QP_TYPE_UD): SEND and SEND_WITH_IMM datagrams
     logic [0:0] rdma_read;  // RDMA READ as requester and responder
     logic [0:0] rdma_write;  // RDMA WRITE and WRITE_WITH_IMM as requester and responder
   } reg_ops_caps_t;
@@ -400,6 +428,7 @@ package tmnic_hwif_pkg;
   localparam int unsigned AETH_LEN = 4;  // ACK extended transport header
   localparam int unsigned IMMDT_LEN = 4;  // immediate data
   localparam int unsigned ICRC_LEN = 4;  // invariant CRC
+  localparam int unsigned DETH_LEN = 8;  // datagram extended transport header {Q_Key, reserved byte, source QP}
   localparam int unsigned MAX_PMTU = 4096;  // largest path MTU (IBV_MTU_4096)
   localparam logic [31:0] CRC32_POLY_REFL = 32'hEDB88320;  // CRC-32 polynomial 0x04C11DB7, reflected (Ethernet/zlib), of the ICRC
   localparam logic [31:0] ICRC_SEED = 32'hDEBB20E3;  // CRC-32 register after the 8 bytes of 0xFF that stand for the masked LRH
@@ -426,6 +455,8 @@ package tmnic_hwif_pkg;
   localparam logic [7:0] OP_READ_RESP_LAST = 8'h0F;
   localparam logic [7:0] OP_READ_RESP_ONLY = 8'h10;
   localparam logic [7:0] OP_ACK = 8'h11;
+  localparam logic [7:0] OP_UD_SEND_ONLY = 8'h64;
+  localparam logic [7:0] OP_UD_SEND_ONLY_IMM = 8'h65;
   localparam logic [1:0] AETH_TYPE_ACK = 2'd0;  // value: credit count
   localparam logic [1:0] AETH_TYPE_RNR_NAK = 2'd1;  // value: RNR timer code
   localparam logic [1:0] AETH_TYPE_NAK = 2'd3;  // value: NAK code
@@ -457,6 +488,8 @@ package tmnic_hwif_pkg;
   function automatic logic [4:0] bth_ext_len(input logic [7:0] op);
     unique case (op)
       OP_SEND_LAST_IMM, OP_SEND_ONLY_IMM, OP_WRITE_LAST_IMM, OP_READ_RESP_FIRST, OP_READ_RESP_LAST, OP_READ_RESP_ONLY, OP_ACK: bth_ext_len = 5'd4;
+      OP_UD_SEND_ONLY: bth_ext_len = 5'd8;
+      OP_UD_SEND_ONLY_IMM: bth_ext_len = 5'd12;
       OP_WRITE_FIRST, OP_WRITE_ONLY, OP_READ_REQ: bth_ext_len = 5'd16;
       OP_WRITE_ONLY_IMM: bth_ext_len = 5'd20;
       default: bth_ext_len = 5'd0;
@@ -464,16 +497,19 @@ package tmnic_hwif_pkg;
   endfunction
 
   function automatic logic bth_op_supported(input logic [7:0] op);
-    bth_op_supported = (op <= 8'h11);
+    bth_op_supported = (op <= 8'h11) || (op >= 8'h64 && op <= 8'h65);
   endfunction
   function automatic logic bth_has_imm(input logic [7:0] op);
-    bth_has_imm = (op == OP_SEND_LAST_IMM) || (op == OP_SEND_ONLY_IMM) || (op == OP_WRITE_LAST_IMM) || (op == OP_WRITE_ONLY_IMM);
+    bth_has_imm = (op == OP_SEND_LAST_IMM) || (op == OP_SEND_ONLY_IMM) || (op == OP_WRITE_LAST_IMM) || (op == OP_WRITE_ONLY_IMM) || (op == OP_UD_SEND_ONLY_IMM);
   endfunction
   function automatic logic bth_has_reth(input logic [7:0] op);
     bth_has_reth = (op == OP_WRITE_FIRST) || (op == OP_WRITE_ONLY) || (op == OP_WRITE_ONLY_IMM) || (op == OP_READ_REQ);
   endfunction
   function automatic logic bth_has_aeth(input logic [7:0] op);
     bth_has_aeth = (op == OP_READ_RESP_FIRST) || (op == OP_READ_RESP_LAST) || (op == OP_READ_RESP_ONLY) || (op == OP_ACK);
+  endfunction
+  function automatic logic bth_has_deth(input logic [7:0] op);
+    bth_has_deth = (op == OP_UD_SEND_ONLY) || (op == OP_UD_SEND_ONLY_IMM);
   endfunction
 
   // RNR NAK timer code (IBA table 45) -> microseconds.
@@ -515,7 +551,7 @@ package tmnic_hwif_pkg;
     endcase
   endfunction
 
-  // Internal header of one RoCEv2 RC packet (hwif/spec.py ROCE_HDR), 439 bits:
+  // Internal header of one RoCEv2 RC packet (hwif/spec.py ROCE_HDR), 495 bits:
   // handed to the frame builder and produced by the parser; extension headers follow the opcode.
   typedef struct packed {
     logic [47:0] dst_mac;  // byte 0 on the wire is bits [47:40]
@@ -533,7 +569,9 @@ package tmnic_hwif_pkg;
     logic [31:0] reth_len;
     logic [31:0] imm;  // ImmDt: [31:24] is the first byte on the wire
     logic [31:0] aeth;  // AETH {syndrome[31:24], msn[23:0]}
-    logic [12:0] pay_len;  // payload bytes, without pad (0..MAX_PMTU)
+    logic [31:0] deth_qkey;  // DETH (UD): Q_Key
+    logic [23:0] deth_sqp;  // DETH (UD): source QP
+    logic [12:0] pay_len;  // payload bytes, without pad (0..MAX_PMTU); from the parser, a UD packet's GRH_LEN bytes of GRH in front of its payload count too
   } roce_hdr_t;
 
   // Matching-engine hash (hwif/spec.py TM_HASH_*): element [c][w][j] at bits

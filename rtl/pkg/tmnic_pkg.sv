@@ -25,6 +25,8 @@ package tmnic_pkg;
     logic [2:0]  retry_cnt;
     logic [4:0]  timeout;
     logic [2:0]  rem_access;  // remote operations the QP accepts (ACCESS_REMOTE_*; LOCAL_WRITE unused)
+    logic        ud;          // SET_QP.TYPE = QP_TYPE_UD: a datagram QP (the path fields are unused)
+    logic [31:0] qkey;        // UD: the Q_Key a datagram must carry
   } qp_cfg_t;
 
   // What each engine reads of a QP's configuration. tmnic_ctx keeps one table per read port, holding
@@ -43,6 +45,7 @@ package tmnic_pkg;
     logic [63:0] sq_base;
     logic [3:0]  sq_log;
     logic [3:0]  pmtu_log;
+    logic        ud;          // a datagram QP: each WQE names its destination
     qp_path_t    path;
   } qp_req_cfg_t;   // requester
 
@@ -61,9 +64,11 @@ package tmnic_pkg;
     logic [15:0] srq;
     logic [63:0] rq_base;
     logic [3:0]  rq_log;
-    logic [31:0] dest_ip;       // a packet must come from the peer
+    logic [31:0] dest_ip;       // a packet must come from the peer (RC)
     logic [4:0]  min_rnr_timer;
     logic [2:0]  rem_access;
+    logic        ud;            // a datagram QP: any sender with the right Q_Key
+    logic [31:0] qkey;
   } qp_rsp_cfg_t;   // responder
 
   // Memory region: key, protection domain, access rights and the VA -> IOVA translation.
@@ -163,7 +168,8 @@ package tmnic_pkg;
   // (tmnic_rx_check): drop it; pass an ACK to the requester; re-ACK a duplicate; a PSN gap (NAK once);
   // an invalid opcode sequence (NAK, QP to ERR); the first packet of a message (take a receive WQE);
   // a further packet of the held message.
-  typedef enum logic [2:0] {RV_DROP, RV_ACK, RV_DUP, RV_GAP, RV_INV_REQ, RV_FIRST, RV_NEXT} rx_verdict_e;
+  // On a UD QP: a datagram to deliver (RV_UD), or one dropped for its Q_Key (RV_QKEY).
+  typedef enum logic [3:0] {RV_DROP, RV_ACK, RV_DUP, RV_GAP, RV_INV_REQ, RV_FIRST, RV_NEXT, RV_UD, RV_QKEY} rx_verdict_e;
   // A received message as its completion needs it (tmnic_rx_cqe; part of the responder's QP word).
   typedef struct packed {
     logic [63:0] wrid;        // receive WQE's wr_id (0 for a matched tag's buffer)

@@ -72,6 +72,8 @@ module tmnic_pkt_rx
   localparam int unsigned BI_W      = 8;                                // beat index, saturating
   localparam int unsigned OFF_W     = 17;                               // frame offsets
   localparam int unsigned BF_DEPTH  = 4;                                // read-data FIFO entries
+  localparam int unsigned GB        = (54 + 12 + W - 1) / W;            // beats a UD GRH rewrite touches
+  localparam int unsigned GWIN_IDX  = $clog2(WIN_BYTES);
 
   if (DATA_W != 256 && DATA_W != 512) begin : g_chk_w
     $fatal(1, "tmnic_pkt_rx: DATA_W must be 256 or 512");
@@ -243,6 +245,7 @@ module tmnic_pkt_rx
     logic [15:0]            frag;   // flags + fragment offset
     logic [15:0]            pkey;
     roce_hdr_t              h;
+    logic [DATA_W-1:0]      dat;
 
     if (i_valid_q) begin
       boff = OFF_W'(cb_q) << LW;
@@ -286,16 +289,24 @@ module tmnic_pkt_rx
         h.reth_len  = {win[66], win[67], win[68], win[69]};
       end
       if (bth_has_imm(op)) begin
-        h.imm = bth_has_reth(op) ? {win[70], win[71], win[72], win[73]}
+        h.imm = bth_has_reth(op) ? {win[70], win[71], win[72], win[73]} :
+                bth_has_deth(op) ? {win[62], win[63], win[64], win[65]}
                                  : {win[54], win[55], win[56], win[57]};
       end
       if (bth_has_aeth(op)) begin
         h.aeth = {win[54], win[55], win[56], win[57]};
       end
-      h.pay_len = 13'(udp_len - OFF_W'(24) - OFF_W'(ext) - OFF_W'(pc));
+      if (bth_has_deth(op)) begin
+        h.deth_qkey = {win[54], win[55], win[56], win[57]};
+        h.deth_sqp  = {win[59], win[60], win[61]};
+      end
+      // A UD datagram's payload is delivered with its GRH in front (GRH_LEN bytes: 20 zero bytes,
+      // then the IPv4 header), which the stored frame holds right before the payload (below).
+      h.pay_len = 13'(udp_len - OFF_W'(24) - OFF_W'(ext) - OFF_W'(pc)) +
+                  (bth_has_deth(op) ? 13'(GRH_LEN) : 13'd0);
 
       c_hdr_q <= h;
-      c_hl_q  <= 7'd54 + 7'(ext);
+      c_hl_q  <= 7'd54 + 7'(ext) - (bth_has_deth(op) ? 7'(GRH_LEN) : 7'd0);
       c_hdr_ok_q <= (flen <= OFF_W'(MAX_FRAME_LEN)) &&
                     ({win[12], win[13]} == 16'h0800) &&
                     (win[14] == 8'h45) &&
@@ -310,7 +321,30 @@ module tmnic_pkt_rx
                     ((pkey & 16'h7FFF) == 16'h7FFF) &&
                     bth_op_supported(op) &&
                     (udp_len >= OFF_W'(24) + OFF_W'(ext) + OFF_W'(pc));
-      c_data_q    <= i_data_q;
+      // The stored frame, rewritten so that the GRH of a UD datagram lies right before its payload:
+      // frame bytes [hl-40, hl-20) zero and [hl-20, hl) the IPv4 header (bytes 14..33). Every
+      // rewritten byte comes from this beat or an earlier one, and the opcode (byte 42) is known for
+      // every byte from 42 on; bytes 22..41 are zeroed in every frame (only a UD payload read starts
+      // below byte 54), so no beat waits for the opcode. The ICRC saw the frame as received.
+      dat = i_data_q;
+      for (int unsigned k = 0; k < GB; k++) begin
+        if (cb_q == BI_W'(k)) begin
+          for (int unsigned i = 0; i < W; i++) begin
+            if (k * W + i >= 22 && k * W + i < 42) begin
+              dat[8*i +: 8] = 8'h00;
+            end else if (k * W + i >= 42 && k * W + i < 66 && bth_has_deth(op)) begin
+              if (!bth_has_imm(op)) begin
+                if (k * W + i < 62) dat[8*i +: 8] = win[GWIN_IDX'(k * W + i - 28)];
+              end else if (k * W + i < 46) begin
+                dat[8*i +: 8] = 8'h00;
+              end else begin
+                dat[8*i +: 8] = win[GWIN_IDX'(k * W + i - 32)];
+              end
+            end
+          end
+        end
+      end
+      c_data_q    <= dat;
       c_last_q    <= i_last_q;
       c_write_q   <= (32'(cb_q) < MAX_BEATS);
     end

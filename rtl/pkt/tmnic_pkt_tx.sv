@@ -302,8 +302,12 @@ module tmnic_pkt_tx
     end
 
     if (hdr_fire) begin
-      // IBA order: RETH, then ImmDt (WRITE_ONLY_IMM); AETH and ImmDt never come together.
-      if (bth_has_reth(s_hdr_i.opcode)) begin
+      // IBA order: RETH, then ImmDt (WRITE_ONLY_IMM); DETH, then ImmDt (UD SEND_ONLY_IMM); AETH and
+      // ImmDt never come together.
+      if (bth_has_deth(s_hdr_i.opcode)) begin
+        ext = {s_hdr_i.deth_qkey, 8'h00, s_hdr_i.deth_sqp,
+               bth_has_imm(s_hdr_i.opcode) ? s_hdr_i.imm : 32'h0, 64'h0};
+      end else if (bth_has_reth(s_hdr_i.opcode)) begin
         ext = {s_hdr_i.reth_va, s_hdr_i.reth_rkey, s_hdr_i.reth_len,
                bth_has_imm(s_hdr_i.opcode) ? s_hdr_i.imm : 32'h0};
       end else if (bth_has_imm(s_hdr_i.opcode)) begin

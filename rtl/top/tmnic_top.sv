@@ -122,7 +122,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Send-queue operations beyond SEND that the engines execute (OPS_CAPS register): a bit is set
   // only in the commit that makes the operation work end to end.
-  localparam reg_ops_caps_t OPS_CAPS = '{rdma_write: 1'b1, default: '0};
+  localparam reg_ops_caps_t OPS_CAPS = '{rdma_write: 1'b1, ud: 1'b1, default: '0};
 
   tmnic_axil_regs #(.DATA_BYTES_P(BYTES), .CLK_MHZ_P(CLK_MHZ), .NUM_QP_P(NUM_QP), .NUM_CQ_P(NUM_CQ),
                     .NUM_SRQ_P(NUM_SRQ), .NUM_MR_P(NUM_MR), .TM_ENTRIES_P(TM_ENTRIES),
@@ -257,6 +257,14 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [31:0] ack_ev_aeth;
   logic [23:0] ack_ev_psn;
   logic st_retx, st_rx_rnr, st_rx_nak, st_rx_ack, st_sq_prot;
+  // The completer's ACK events: the responder's (ACK/NAK packets) first, then the requester's own
+  // for UD datagrams it has sent (no ACK comes back for those)
+  logic uack_valid, uack_ready;
+  logic [QP_W-1:0] uack_qp;
+  logic [23:0] uack_psn;
+  logic cmp_ack_ready;
+  assign ack_ev_ready = cmp_ack_ready;
+  assign uack_ready = cmp_ack_ready && !ack_ev_valid;
   // Requester <-> completer
   sq_msg_t sq_msg;
   sq_out_t o_wdata;
@@ -280,6 +288,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .nx_re_i(nx_re), .nx_raddr_i(nx_raddr), .nx_rdata_o(nx_rdata),
     .lerr_valid_o(lerr_valid), .lerr_ready_i(lerr_ready), .lerr_qp_o(lerr_qp),
     .ckick_o(ckick), .ckick_qp_o(ckick_qp),
+    .uack_valid_o(uack_valid), .uack_ready_i(uack_ready), .uack_qp_o(uack_qp), .uack_psn_o(uack_psn),
     .rd_addr_o(sq_rd_addr), .rd_len_o(sq_rd_len), .rd_valid_o(sq_rd_valid),
     .rd_ready_i(sq_rd_is_pay ? rd_ready[RD_SQ_PAY] : rd_ready[RD_SQ_WQE]), .rd_is_pay_o(sq_rd_is_pay),
     .rsp_wqe_valid_i(rsp_valid && rsp_client == 2'(RD_SQ_WQE)),
@@ -295,8 +304,10 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .rst_ni, .now_i,
     .qp_idx_o(cmp_qp), .qp_rd_i(cmp_cfg), .init_i(init_sq), .init_qp_i(init_qp),
     .kick_i({ckick, err_rq, qp_set}), .kick_qp_i({ckick_qp, err_rq_qp, init_qp}),
-    .ack_valid_i(ack_ev_valid), .ack_ready_o(ack_ev_ready), .ack_qp_i(ack_ev_qp), .ack_aeth_i(ack_ev_aeth),
-    .ack_psn_i(ack_ev_psn),
+    .ack_valid_i(ack_ev_valid || uack_valid), .ack_ready_o(cmp_ack_ready),
+    .ack_qp_i(ack_ev_valid ? ack_ev_qp : uack_qp),
+    .ack_aeth_i(ack_ev_valid ? ack_ev_aeth : {AETH_SYN_ACK, 24'd0}),
+    .ack_psn_i(ack_ev_valid ? ack_ev_psn : uack_psn), .ack_local_i(!ack_ev_valid),
     .lerr_valid_i(lerr_valid), .lerr_ready_o(lerr_ready), .lerr_qp_i(lerr_qp),
     .o_we_i(o_we), .o_waddr_i(o_waddr), .o_wdata_i(o_wdata),
     .nx_re_o(nx_re), .nx_raddr_o(nx_raddr), .nx_rdata_i(nx_rdata),
@@ -378,7 +389,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .m_pay_tvalid_o(prx_tvalid), .m_pay_tready_i(prx_tready),
     .drop_icrc_o(st_drop_icrc), .drop_hdr_o(st_drop_hdr), .accept_o(st_rx_accept));
 
-  logic st_drop_qp, st_tx_ack, st_tx_rnr, st_tx_nak, st_dup, st_psn_err, st_rx_prot;
+  logic st_drop_qp, st_tx_ack, st_tx_rnr, st_tx_nak, st_dup, st_psn_err, st_rx_prot, st_drop_qkey, st_ud_nowqe;
   // ---------------------------------------------------------------- tag matching
   logic lk_valid, lk_ready, lk_commit_miss, lk_rsp_valid, lk_rsp_hit, lk_rsp_unexp, lk_rsp_blocked;
   logic [SRQ_W-1:0] lk_srq;
@@ -470,7 +481,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .cqe_o(cqe[1]), .cqe_valid_o(cqe_valid[1]), .cqe_ready_i(cqe_ready[1]),
     .err_o(err_rq), .err_qp_o(err_rq_qp), .err_kind_o(err_rq_kind), .query_qp_i(query_qp), .query_psn_o(query_rq_psn),
     .drop_qp_o(st_drop_qp), .tx_ack_o(st_tx_ack), .tx_rnr_o(st_tx_rnr), .tx_nak_o(st_tx_nak),
-    .dup_o(st_dup), .psn_err_o(st_psn_err), .prot_err_o(st_rx_prot), .quiet_o(rx_quiet), .idle_o(rsp_idle));
+    .dup_o(st_dup), .psn_err_o(st_psn_err), .prot_err_o(st_rx_prot),
+    .drop_qkey_o(st_drop_qkey), .ud_nowqe_o(st_ud_nowqe), .quiet_o(rx_quiet), .idle_o(rsp_idle));
 
   // ACK/NAK packets for the responder's events (peer's address from the context).
   tmnic_ack_gen #(.NUM_QP(NUM_QP)) u_ack_gen (
@@ -528,6 +540,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     stat_inc[STAT_CQ_OVERFLOW] = st_cq_ovf;
     stat_inc[STAT_PROT_ERR] = st_sq_prot || st_rx_prot;
     stat_inc[STAT_ASYNC_DROP] = st_async_drop;
+    stat_inc[STAT_RX_DROP_QKEY] = st_drop_qkey;
+    stat_inc[STAT_RX_UD_NO_WQE] = st_ud_nowqe;
   end
   tmnic_stats #(.NUM_SRQ(NUM_SRQ), .H_W(TM_H_W)) u_stats (
     .clk_i, .rst_ni, .inc_i(stat_inc),

@@ -52,7 +52,20 @@ RoceHdr canonical(const RoceHdr& h) {
   }
   if (!bth_has_imm(h.opcode)) r.imm = 0;
   if (!bth_has_aeth(h.opcode)) r.aeth = 0;
+  if (!bth_has_deth(h.opcode)) {
+    r.deth_qkey = 0;
+    r.deth_sqp = 0;
+  }
+  r.deth_sqp &= 0xFFFFFF;
+  // The parser delivers a UD datagram with its GRH in front.
+  if (bth_has_deth(h.opcode)) r.pay_len = static_cast<uint16_t>((r.pay_len + kGrhLen) & 0x1FFF);
   return r;
+}
+
+std::vector<uint8_t> grh_of(const uint8_t* frame) {
+  std::vector<uint8_t> g(kGrhLen, 0);
+  std::memcpy(g.data() + kGrhLen - kIpHdrLen, frame + kIpOff, kIpHdrLen);
+  return g;
 }
 
 uint32_t crc32_update(uint32_t crc, const uint8_t* p, size_t n) {
@@ -107,6 +120,12 @@ std::vector<uint8_t> build_frame(const RoceHdr& h, const uint8_t* payload) {
   bth[8] = h.ack_req ? 0x80 : 0;
   put_be(bth + 9, h.psn & 0xFFFFFF, 3);
   uint8_t* x = bth + kBthLen;
+  if (bth_has_deth(h.opcode)) {
+    put_be(x + 0, h.deth_qkey, 4);
+    x[4] = 0;
+    put_be(x + 5, h.deth_sqp & 0xFFFFFF, 3);
+    x += 8;
+  }
   if (bth_has_reth(h.opcode)) {
     put_be(x + 0, h.reth_va, 8);
     put_be(x + 8, h.reth_rkey, 4);
@@ -228,6 +247,11 @@ bool parse_frame(const uint8_t* f, size_t len, RoceHdr* hdr, std::vector<uint8_t
     h.dest_qp = static_cast<uint32_t>(get_be(bth + 5, 3));
     h.psn = static_cast<uint32_t>(get_be(bth + 9, 3));
     const uint8_t* x = bth + kBthLen;
+    if (bth_has_deth(op)) {
+      h.deth_qkey = static_cast<uint32_t>(get_be(x, 4));
+      h.deth_sqp = static_cast<uint32_t>(get_be(x + 5, 3));
+      x += 8;
+    }
     if (bth_has_reth(op)) {
       h.reth_va = get_be(x, 8);
       h.reth_rkey = static_cast<uint32_t>(get_be(x + 8, 4));
@@ -239,12 +263,14 @@ bool parse_frame(const uint8_t* f, size_t len, RoceHdr* hdr, std::vector<uint8_t
       x += 4;
     }
     if (bth_has_aeth(op)) h.aeth = static_cast<uint32_t>(get_be(x, 4));
-    h.pay_len = static_cast<uint16_t>(pay);
+    h.pay_len = static_cast<uint16_t>(pay + (bth_has_deth(op) ? kGrhLen : 0));
     *hdr = h;
   }
   if (payload) {
     const uint8_t* p = bth + kBthLen + ext;
-    payload->assign(p, p + pay);
+    payload->clear();
+    if (bth_has_deth(op)) *payload = grh_of(f);
+    payload->insert(payload->end(), p, p + pay);
   }
   if (err) *err = ParseError::kOk;
   return true;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tmnic/hwif.h"
 #include "tmnic/wire.h"
 
 namespace tmnic::roce {
@@ -22,8 +23,13 @@ inline unsigned hdr_len(uint8_t op) { return unsigned(kBthOff + kBthLen) + bth_e
 inline size_t frame_len(const RoceHdr& h) {
   return hdr_len(h.opcode) + h.pay_len + pad_count(h.pay_len) + kIcrcLen;
 }
+// The GRH (IBA 8.3) a UD receive buffer starts with on RoCEv2 over IPv4: kGrhLen bytes, 20 zero bytes
+// then the frame's IPv4 header (as mlx5 places it; rdma-core's ibv_init_ah_from_wc reads it there).
+constexpr unsigned kGrhLen = hwif::GRH_LEN;
+std::vector<uint8_t> grh_of(const uint8_t* frame);
 // `h` with the extension-header fields its opcode does not carry zeroed: what the parser returns
-// for a frame built from `h`.
+// for a frame built from `h` (a UD datagram's pay_len counts the kGrhLen bytes of GRH in front of
+// its payload, which the parser delivers first).
 RoceHdr canonical(const RoceHdr& h);
 
 // Plain CRC-32 register update (reflected polynomial kCrc32PolyRefl, no pre/post inversion).
@@ -72,7 +78,8 @@ struct LocalAddr {
 // Parses one received frame (may carry padding after the ICRC) with the RTL parser's acceptance
 // rules. Returns true and fills *hdr / *payload (if non-null) when the frame is accepted;
 // otherwise returns false and sets *err (if non-null). Without `local` the destination MAC/IP are
-// not checked. Header rules are checked before the ICRC.
+// not checked. Header rules are checked before the ICRC. A UD datagram's payload starts with its GRH
+// (grh_of), as the RTL parser delivers it.
 bool parse_frame(const uint8_t* frame, size_t len, RoceHdr* hdr, std::vector<uint8_t>* payload,
                  ParseError* err, const LocalAddr* local = nullptr);
 

@@ -78,14 +78,14 @@ struct QpCfg {
   uint64_t rq_base = 0;
   uint32_t rq_log = 0, pmtu_log = 0, dest_qpn = 0, dest_ip = 0;
   uint64_t dmac = 0;
-  uint32_t min_rnr = 0, rnr_retry = 0, retry_cnt = 0, timeout = 0, rem_access = 0;
+  uint32_t min_rnr = 0, rnr_retry = 0, retry_cnt = 0, timeout = 0, rem_access = 0, ud = 0, qkey = 0;
   bool written = false;
   void pack(uint32_t* w, unsigned base) const {
     Packer p{w, base + kQpBits};
     p.put(state, 3); p.put(pd, 16); p.put(send_cq, 16); p.put(recv_cq, 16); p.put(srq, 16);
     p.put(sq_base, 64); p.put(sq_log, 4); p.put(rq_base, 64); p.put(rq_log, 4); p.put(pmtu_log, 4);
     p.put(dest_qpn, 24); p.put(dest_ip, 32); p.put(dmac, 48); p.put(min_rnr, 5); p.put(rnr_retry, 3);
-    p.put(retry_cnt, 3); p.put(timeout, 5); p.put(rem_access, 3);
+    p.put(retry_cnt, 3); p.put(timeout, 5); p.put(rem_access, 3); p.put(ud, 1); p.put(qkey, 32);
   }
 };
 struct Mr {
@@ -234,6 +234,8 @@ class CtxBench {
         a[set_qp::PATH_MTU] = chance(rng_, 0.8) ? static_cast<uint32_t>(urand(rng_, 0, 7)) : a[set_qp::PATH_MTU];
         a[set_qp::SRQ] = chance(rng_, 0.4) ? hw::NO_SRQ : chance(rng_, 0.5) ? static_cast<uint32_t>(urand(rng_, 0, 15)) : a[set_qp::SRQ];
         a[set_qp::INIT] = static_cast<uint32_t>(urand(rng_, 0, 3)) | (a[set_qp::INIT] & ~3u);
+        a[set_qp::TYPE] = chance(rng_, 0.1) ? static_cast<uint32_t>(urand(rng_, 2, 0xFFFFFFFF))
+                                            : static_cast<uint32_t>(urand(rng_, 0, 1));
       }
     }
     top_->cmd_valid_i = cmd;
@@ -398,7 +400,7 @@ class CtxBench {
       case SET_QP:
         ok = idx < kNumQp && idx >= hw::QPN_FIRST && a[set_qp::STATE] <= 6 && a[set_qp::SQ_LOG_SIZE] <= hw::MAX_LOG_QUEUE &&
              a[set_qp::RQ_LOG_SIZE] <= hw::MAX_LOG_QUEUE && (a[set_qp::SQ_BASE_LO] & 63) == 0 &&
-             (a[set_qp::RQ_BASE_LO] & 63) == 0;
+             (a[set_qp::RQ_BASE_LO] & 63) == 0 && a[set_qp::TYPE] <= hw::cmd::QP_TYPE_UD;
         if (ok) {
           QpCfg& q = qp_[idx];
           q.written = true;
@@ -424,6 +426,9 @@ class CtxBench {
           q.retry_cnt = a[set_qp::RETRY_CNT] & 7;
           q.timeout = a[set_qp::TIMEOUT] & 31;
           q.rem_access = a[set_qp::ACCESS] & 7;
+          q.ud = a[set_qp::TYPE] == hw::cmd::QP_TYPE_UD;
+          q.qkey = a[set_qp::QKEY];
+          cov_.hit(q.ud ? "set_qp_ud" : "set_qp_rc");
           ev_.init_qp = idx;
           ev_.qp_set = true;
           ev_.init_sq = a[set_qp::INIT] & QP_INIT_SQ;
@@ -435,7 +440,8 @@ class CtxBench {
           if (err_same_sq || err_same_rq) cov_.hit("set_qp_wins_over_engine_error");
         } else {
           cov_.hit(idx >= kNumQp ? "set_qp_bad_index" : idx < hw::QPN_FIRST ? "set_qp_reserved_qpn"
-                   : a[set_qp::STATE] > 6 ? "set_qp_bad_state" : "set_qp_bad_log");
+                   : a[set_qp::STATE] > 6 ? "set_qp_bad_state"
+                   : a[set_qp::TYPE] > hw::cmd::QP_TYPE_UD ? "set_qp_bad_type" : "set_qp_bad_log");
           if (err_same_sq && idx < kNumQp) cov_.hit("failed_set_qp_engine_error_applies");
         }
         break;
@@ -591,8 +597,8 @@ class CtxBench {
 TEST(Ctx, RandomCommandSequences) {
   Coverage cov({"set_mr_ok", "set_mr_bad_index", "set_cq_ok", "set_cq_log_max", "set_cq_bad_index", "set_cq_bad_log", "set_cq_unaligned",
                 "set_srq_ok", "set_srq_bad_index", "set_srq_bad_log", "set_srq_unaligned", "set_srq_tm_ok", "set_srq_tm_bad",
-                "set_srq_bad_tm", "set_qp_ok", "set_qp_bad_index",
-                "set_qp_reserved_qpn", "set_qp_bad_state", "set_qp_bad_log", "set_qp_mtu_valid", "set_qp_mtu_default",
+                "set_srq_bad_tm", "set_qp_ok", "set_qp_ud", "set_qp_rc", "set_qp_bad_index",
+                "set_qp_reserved_qpn", "set_qp_bad_state", "set_qp_bad_type", "set_qp_bad_log", "set_qp_mtu_valid", "set_qp_mtu_default",
                 "set_qp_init_both", "set_qp_wins_over_engine_error", "failed_set_qp_engine_error_applies",
                 "query_qp_ok", "query_qp_in_err", "query_qp_bad_index", "unknown_opcode", "nop_clears_error",
                 "err_sq_and_rq_same_qp", "readback_checked", "qp_read_port_checked", "qp_read_port_same_index",

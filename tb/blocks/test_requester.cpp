@@ -343,6 +343,7 @@ class ReqBench {
     set_bits(p.cfg.data(), cfg_lsb(kCfDestQpn), 24, p.dqpn);
     set_bits(p.cfg.data(), cfg_lsb(kCfDestIp), 32, p.dip);
     set_bits(p.cfg.data(), cfg_lsb(kCfDmac), 48, p.dmac);
+    set_bits(p.cfg.data(), cfg_lsb(kCfUd), 1, 0);  // (this model is of RC QPs; UD: tb/system)
     if (!first) {
       base_qp_.erase(old_base);
       by_dqpn_.erase(old_dqpn);
@@ -617,6 +618,8 @@ class ReqBench {
       cmp.reth_len = exp.reth_len;
     }
     cmp.aeth = exp.aeth;
+    cmp.deth_qkey = exp.deth_qkey;   // (the DETH goes out only with the UD opcodes: RC QPs here)
+    cmp.deth_sqp = exp.deth_sqp;
     if (!wire::bth_has_imm(exp.opcode)) cmp.imm = exp.imm;
     std::ostringstream o;
     if (cmp != exp) {

@@ -300,6 +300,7 @@ class Bench {
     for (unsigned q = 0; q < kNumQp; ++q) {
       Qp& Q = qp_[q];
       for (auto& w : Q.cfg) w = static_cast<uint32_t>(rng_());
+      cfg_set(Q, kCfUd, 0);  // (this model is of RC QPs; UD is tested through the NIC: tb/system)
       const unsigned r = static_cast<unsigned>(u(0, 99));
       Q.lstate = r < 65 ? st(hw::QpState::RTS) : r < 80 ? st(hw::QpState::RTR) : r < 85 ? st(hw::QpState::SQE)
                  : r < 90 ? st(hw::QpState::SQD)

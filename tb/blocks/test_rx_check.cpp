@@ -27,13 +27,14 @@ namespace {
 
 constexpr uint32_t kNumQp = 64;
 constexpr uint32_t kPsnMod = 1u << 24;
-enum Verdict : unsigned { kDrop, kAck, kDup, kGap, kInvReq, kFirst, kNext };  // tmnic_pkg::rx_verdict_e
-const char* const kVerdictName[] = {"drop", "ack", "dup", "gap", "inv_req", "first", "next"};
+enum Verdict : unsigned { kDrop, kAck, kDup, kGap, kInvReq, kFirst, kNext, kUd, kQkey };  // tmnic_pkg::rx_verdict_e
+const char* const kVerdictName[] = {"drop", "ack", "dup", "gap", "inv_req", "first", "next", "ud", "qkey"};
 
 struct In {
   uint8_t opcode;
   uint32_t psn, dest_qp, src_ip, state, peer_ip, epsn;
   bool held, held_wr, wr_en;
+  bool ud, qkey_ok;  // the QP is UD; the DETH's Q_Key is the QP's
 };
 struct Out {
   unsigned verdict;
@@ -47,15 +48,22 @@ Out model(const In& i) {
   const uint8_t op = i.opcode;
   o.write = op == wire::kWriteFirst || op == wire::kWriteMiddle || op == wire::kWriteLast || op == wire::kWriteLastImm ||
             op == wire::kWriteOnly || op == wire::kWriteOnlyImm;
+  const bool ud_op = op == wire::kUdSendOnly || op == wire::kUdSendOnlyImm;  // a datagram is one packet
   o.first = op == wire::kSendFirst || op == wire::kSendOnly || op == wire::kSendOnlyImm || op == wire::kWriteFirst ||
-            op == wire::kWriteOnly || op == wire::kWriteOnlyImm;
+            op == wire::kWriteOnly || op == wire::kWriteOnlyImm || ud_op;
   o.last = op == wire::kSendLast || op == wire::kSendLastImm || op == wire::kSendOnly || op == wire::kSendOnlyImm ||
-           op == wire::kWriteLast || op == wire::kWriteLastImm || op == wire::kWriteOnly || op == wire::kWriteOnlyImm;
-  o.imm = op == wire::kSendLastImm || op == wire::kSendOnlyImm || op == wire::kWriteLastImm || op == wire::kWriteOnlyImm;
+           op == wire::kWriteLast || op == wire::kWriteLastImm || op == wire::kWriteOnly || op == wire::kWriteOnlyImm || ud_op;
+  o.imm = op == wire::kSendLastImm || op == wire::kSendOnlyImm || op == wire::kWriteLastImm || op == wire::kWriteOnlyImm ||
+          op == wire::kUdSendOnlyImm;
   const bool can_send = st == S::RTS || st == S::SQD || st == S::SQE;
   const bool can_recv = can_send || st == S::RTR;
   const bool is_send = i.opcode <= wire::kSendOnlyImm;
-  if (i.dest_qp < hw::QPN_FIRST || i.dest_qp >= kNumQp || i.src_ip != i.peer_ip) {
+  const bool qpn_ok = i.dest_qp >= hw::QPN_FIRST && i.dest_qp < kNumQp;
+  if (i.ud || ud_op) {
+    // UD (IBA 9.6, 10.2.4): datagrams only, to UD QPs only, from anyone, no PSN or sequence
+    // checks; a wrong Q_Key is dropped (C10-15).
+    o.verdict = (!qpn_ok || !i.ud || !ud_op || !can_recv) ? kDrop : i.qkey_ok ? kUd : kQkey;
+  } else if (!qpn_ok || i.src_ip != i.peer_ip) {
     o.verdict = kDrop;
   } else if (i.opcode == wire::kAck) {
     o.verdict = can_send ? kAck : kDrop;
@@ -78,7 +86,8 @@ Out model(const In& i) {
 TEST(RxCheck, RandomHeadersAgainstIbaModel) {
   Coverage cov({"drop", "ack", "dup", "gap", "inv_req", "first", "next", "drop_reserved_qp", "drop_qp_range",
                 "drop_peer", "drop_state", "drop_opcode", "ack_not_sending", "dup_window_end", "gap_window_end",
-                "psn_wrap_dup", "psn_wrap_gap", "write_first", "write_next", "write_in_send", "send_in_write", "write_not_enabled"});
+                "psn_wrap_dup", "psn_wrap_gap", "write_first", "write_next", "write_in_send", "send_in_write", "write_not_enabled",
+                "ud", "qkey", "ud_op_on_rc_qp", "rc_op_on_ud_qp", "ud_drop_state"});
   auto ctx = std::make_unique<VerilatedContext>();
   auto top = std::make_unique<Vtmnic_rx_check>(ctx.get());
   uint64_t n = 0;
@@ -91,8 +100,8 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       static const uint8_t kCommon[] = {wire::kSendFirst, wire::kSendMiddle, wire::kSendLast, wire::kSendLastImm,
                                         wire::kSendOnly, wire::kSendOnlyImm, wire::kAck, wire::kWriteFirst,
                                         wire::kWriteMiddle, wire::kWriteLast, wire::kWriteLastImm, wire::kWriteOnly,
-                                        wire::kWriteOnlyImm};
-      i.opcode = chance(rng, 0.85) ? kCommon[urand(rng, 0, 12)] : static_cast<uint8_t>(urand(rng, 0, 255));
+                                        wire::kWriteOnlyImm, wire::kUdSendOnly, wire::kUdSendOnlyImm};
+      i.opcode = chance(rng, 0.85) ? kCommon[urand(rng, 0, 14)] : static_cast<uint8_t>(urand(rng, 0, 255));
       i.epsn = chance(rng, 0.2) ? static_cast<uint32_t>(urand(rng, 0, 3)) | (chance(rng, 0.5) ? kPsnMod - 4 : 0)
                                 : static_cast<uint32_t>(urand(rng, 0, kPsnMod - 1));
       const uint32_t d = chance(rng, 0.5) ? 0u
@@ -113,6 +122,8 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       i.held = chance(rng, 0.5);
       i.held_wr = chance(rng, 0.5);
       i.wr_en = chance(rng, 0.8);
+      i.ud = chance(rng, 0.2);
+      i.qkey_ok = chance(rng, 0.8);
       top->opcode_i = i.opcode;
       top->psn_i = i.psn;
       top->dest_qp_i = i.dest_qp;
@@ -123,6 +134,8 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       top->held_i = i.held;
       top->held_wr_i = i.held_wr;
       top->wr_en_i = i.wr_en;
+      top->ud_i = i.ud;
+      top->qkey_ok_i = i.qkey_ok;
       top->eval();
       const Out m = model(i);
       const unsigned got = top->verdict_o;
@@ -136,7 +149,12 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       }
       cov.hit(kVerdictName[m.verdict]);
       const bool qp_ok = i.dest_qp >= hw::QPN_FIRST && i.dest_qp < kNumQp;
-      if (m.verdict == kDrop) {
+      const bool ud_op = i.opcode == wire::kUdSendOnly || i.opcode == wire::kUdSendOnlyImm;
+      if (m.verdict == kDrop && (i.ud || ud_op)) {
+        if (!i.ud) cov.hit("ud_op_on_rc_qp");
+        else if (!ud_op) cov.hit("rc_op_on_ud_qp");
+        else if (qp_ok) cov.hit("ud_drop_state");
+      } else if (m.verdict == kDrop) {
         if (i.dest_qp < hw::QPN_FIRST) cov.hit("drop_reserved_qp");
         else if (!qp_ok) cov.hit("drop_qp_range");
         else if (i.src_ip != i.peer_ip) cov.hit("drop_peer");

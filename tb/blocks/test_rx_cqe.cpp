@@ -57,6 +57,8 @@ struct Go {
   uint8_t status;
   uint32_t len, imm;
   unsigned flags;
+  bool ud;        // a UD datagram's: the sender from the DETH, IBV_WC_GRH
+  uint32_t sqp;
 };
 
 // The model: the completion a receive of this kind gets.
@@ -67,7 +69,7 @@ CqeReq expect(const Go& g, uint32_t src_qp) {
   r.wr_id = g.m.wrid;
   r.wqe_idx = g.m.idx;
   r.qp_num = g.qp;
-  r.src_qp = src_qp;
+  r.src_qp = g.ud ? g.sqp : src_qp;
   r.opcode = g.m.kind == kPlain ? hw::wc_op::RECV : g.m.kind == kNoTag ? hw::wc_op::TM_NO_TAG : hw::wc_op::TM_RECV;
   r.status = (g.status == hw::wc_status::SUCCESS && matched && g.m.rndv) ? hw::wc_status::TM_RNDV_INCOMPLETE
                                                                          : g.status;
@@ -77,6 +79,7 @@ CqeReq expect(const Go& g, uint32_t src_qp) {
                        : g.m.msent ? hw::wc_flag::TM_DATA_VALID
                                    : (hw::wc_flag::TM_DATA_VALID | hw::wc_flag::TM_MATCH);
   r.wc_flags = g.flags == kMatch ? hw::wc_flag::TM_MATCH : g.flags == kEndImm ? (hw::wc_flag::WITH_IMM | end) : end;
+  if (g.ud) r.wc_flags |= hw::wc_flag::GRH;
   if (matched) {
     r.tm_tag = g.m.tag;
     r.tm_app_ctx = g.m.ctx;
@@ -148,7 +151,11 @@ void run(uint64_t seed, Coverage& cov) {
       g.len = static_cast<uint32_t>(rng());
       g.imm = static_cast<uint32_t>(rng());
       g.flags = static_cast<unsigned>(rng() % 3);
+      g.ud = g.m.kind == kPlain && g.flags != kMatch && chance(rng, 0.3);
+      g.sqp = static_cast<uint32_t>(rng() & 0xFFFFFF);
       top.go_i = 1;
+      top.ud_i = g.ud;
+      top.ud_sqp_i = g.sqp;
       pack_msg(top.msg_i.data(), g.m);
       top.qp_i = g.qp;
       top.rcq_i = g.rcq;
@@ -166,11 +173,14 @@ void run(uint64_t seed, Coverage& cov) {
       if (want.status == hw::wc_status::TM_RNDV_INCOMPLETE) cov.hit("rndv_incomplete");
       if (g.m.kind == kMatched && g.flags != kMatch) cov.hit(g.m.msent ? "end_after_match" : "end_with_match");
       if (take) cov.hit("back_to_back");
+      if (g.ud) cov.hit("ud");
     } else {
       // Inputs other than go_i are don't-cares without it: random.
       top.qp_i = static_cast<unsigned>(rng() % kQp);
       top.status_i = static_cast<uint8_t>(rng());
       top.flags_i = static_cast<unsigned>(rng() % 3);
+      top.ud_i = rng() & 1;
+      top.ud_sqp_i = static_cast<uint32_t>(rng() & 0xFFFFFF);
       top.eval();
     }
     ctx_rd = top.qp_idx_o;
@@ -182,7 +192,7 @@ void run(uint64_t seed, Coverage& cov) {
 
 TEST(RxCqe, CompletionsOfEveryKindAsMlx5ReportsThem) {
   Coverage cov({"kind_plain", "kind_matched", "kind_unexp", "kind_notag", "flags_end", "flags_end_imm",
-                "flags_match", "rndv_incomplete", "end_after_match", "end_with_match", "stall", "back_to_back"});
+                "flags_match", "rndv_incomplete", "end_after_match", "end_with_match", "stall", "back_to_back", "ud"});
   Stopwatch sw;
   uint64_t cycles = 0;
   for (uint64_t s : seeds({1, 2, 3})) {

@@ -123,14 +123,25 @@ inline std::vector<uint8_t> random_bytes(std::mt19937_64& rng, size_t n) {
 
 // Random header with a supported opcode; every field random (also the extension-header fields
 // the opcode does not carry: the builder must ignore them).
-inline roce::RoceHdr random_hdr(std::mt19937_64& rng, unsigned pay_len) {
+// Every opcode the builder and parser support (RC 0..kAck, then the UD ones).
+inline std::vector<int> supported_opcodes() {
+  std::vector<int> v;
+  for (int op = 0; op < 256; ++op)
+    if (roce::bth_op_supported(static_cast<uint8_t>(op))) v.push_back(op);
+  return v;
+}
+
+// A random header; `ud`: the UD opcodes too (a UD datagram's parsed payload has its GRH in front).
+inline roce::RoceHdr random_hdr(std::mt19937_64& rng, unsigned pay_len, bool ud = true) {
   roce::RoceHdr h;
   h.dst_mac = rng() & 0xFFFFFFFFFFFFull;
   h.src_mac = rng() & 0xFFFFFFFFFFFFull;
   h.src_ip = static_cast<uint32_t>(rng());
   h.dst_ip = static_cast<uint32_t>(rng());
   h.udp_sport = static_cast<uint16_t>(rng());
-  h.opcode = static_cast<uint8_t>(std::uniform_int_distribution<int>(0, roce::kAck)(rng));
+  // RC opcodes 0..kAck and the UD ones, all equally likely
+  const int k = std::uniform_int_distribution<int>(0, roce::kAck + (ud ? 2 : 0))(rng);
+  h.opcode = static_cast<uint8_t>(k <= roce::kAck ? k : k == roce::kAck + 1 ? roce::kUdSendOnly : roce::kUdSendOnlyImm);
   h.se = rng() & 1;
   h.ack_req = rng() & 1;
   h.dest_qp = static_cast<uint32_t>(rng()) & 0xFFFFFF;
@@ -140,6 +151,8 @@ inline roce::RoceHdr random_hdr(std::mt19937_64& rng, unsigned pay_len) {
   h.reth_len = static_cast<uint32_t>(rng());
   h.imm = static_cast<uint32_t>(rng());
   h.aeth = static_cast<uint32_t>(rng());
+  h.deth_qkey = static_cast<uint32_t>(rng());
+  h.deth_sqp = static_cast<uint32_t>(rng()) & 0xFFFFFF;
   h.pay_len = static_cast<uint16_t>(pay_len);
   return h;
 }

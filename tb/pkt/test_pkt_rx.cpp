@@ -302,7 +302,8 @@ std::vector<uint8_t> bad_hdr_frame(std::mt19937_64& rng, const LocalAddr& local,
       f[44 + rng() % 2] ^= static_cast<uint8_t>(1u << (rng() % 7));
       break;
     case kRuleOpcode:
-      f[42] = static_cast<uint8_t>(0x12 + rng() % (256 - 0x12));
+      do f[42] = static_cast<uint8_t>(0x12 + rng() % (256 - 0x12));
+      while (bth_op_supported(f[42]));  // (the UD opcodes are supported)
       break;
     case kRuleShortForExt: {  // RETH opcode whose UDP length cannot hold the RETH
       RoceHdr h = random_hdr(rng, 0);
@@ -447,7 +448,7 @@ TEST(PktRx, BackToBack4KFrames) {
   const unsigned n = 100;
   uint64_t in_beats = 0;
   for (unsigned i = 0; i < n; ++i) {
-    RoceHdr h = random_hdr(tb.rng(), 4096);
+    RoceHdr h = random_hdr(tb.rng(), 4096, /*ud=*/false);
     h.dst_mac = kLocalMac;
     h.dst_ip = kLocalIp;
     auto f = build_frame(h, random_bytes(tb.rng(), 4096).data());

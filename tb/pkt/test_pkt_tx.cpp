@@ -162,7 +162,7 @@ TEST(PktTx, Vector2SendOnly) {
 TEST(PktTx, AllOpcodesEdgeLengths) {
   TxBench tb(2, 0.0, 0.0);
   unsigned n = 0;
-  for (int op = 0; op <= kAck; ++op) {
+  for (int op : supported_opcodes()) {
     for (unsigned len : edge_pay_lens(kW)) {
       RoceHdr h = random_hdr(tb.rng(), len);
       h.opcode = static_cast<uint8_t>(op);
