@@ -1,6 +1,7 @@
 // The UDP fabric between processes (TMNIC_FABRIC=udp): each process has its own NIC with its own
 // loopback address, and the NICs' RoCEv2 frames travel as UDP datagrams through the kernel. These
-// tests are processes talking to each other (Debian's ibv_rc_pingpong / ibv_srq_pingpong and
+// tests are processes talking to each other (Debian's ibv_rc_pingpong / ibv_srq_pingpong /
+// ibv_ud_pingpong and perftest, RC and UD, and
 // tmnic_fabric_peer on our libibverbs.so.1), address claims by concurrent and killed processes, and
 // a capture on lo checked by scapy's RoCE layer and tshark's independent ICRC check.
 #include <gtest/gtest.h>
@@ -189,16 +190,19 @@ TEST(Fabric, RcPingpong) {
   }
 }
 
-// Debian's perftest `tools` between two processes at sizes 64 and 4097, 50 iterations; the
-// client's result line has the size and iteration count.
-void perftest_runs(const std::vector<const char*>& tools) {
+// Debian's perftest `tools` between two processes at `sizes` (64 and 4097 by default), 50
+// iterations, with `extra` options; the client's result line has the size and iteration count.
+void perftest_runs(const std::vector<const char*>& tools, std::vector<const char*> sizes = {"64", "4097"},
+                   const std::vector<std::string>& extra = {}) {
   for (const char* tool : tools) {
     const std::string path = std::string(TMNIC_PERFTEST_DIR) + "/" + tool;
     if (!have(path.c_str())) GTEST_SKIP() << path << " not installed (perftest)";
     Tmp tmp("tmnic_fabric_");
-    for (const char* size : {"64", "4097"}) {
+    for (const char* size : sizes) {
       SCOPED_TRACE(std::string(tool) + " size " + size);
-      PingpongResult r = pingpong(tmp, path, {"-n", "50", "-s", size}, {}, "-x");
+      std::vector<std::string> args = {"-n", "50", "-s", size};
+      args.insert(args.end(), extra.begin(), extra.end());
+      PingpongResult r = pingpong(tmp, path, args, {}, "-x");
       EXPECT_EQ(r.server, 0) << r.log();
       EXPECT_EQ(r.client, 0) << r.log();
       bool row = false;
@@ -216,6 +220,9 @@ void perftest_runs(const std::vector<const char*>& tools) {
 // RC SEND latency and bandwidth (both sides poll their CQs).
 TEST(Fabric, PerftestSendLatAndBw) { perftest_runs({"ib_send_lat", "ib_send_bw"}); }
 
+// UD SEND latency and bandwidth (-c UD: address handles, datagrams up to the 4096-byte MTU).
+TEST(Fabric, PerftestUdSendLatAndBw) { perftest_runs({"ib_send_lat", "ib_send_bw"}, {"64", "4096"}, {"-c", "UD"}); }
+
 // RC RDMA WRITE latency and bandwidth: the passive side of ib_write_bw only waits on its TCP socket
 // while the NIC (its progress thread) places the data; ib_write_lat's server polls memory.
 TEST(Fabric, PerftestWriteLatAndBw) { perftest_runs({"ib_write_lat", "ib_write_bw"}); }
@@ -229,6 +236,20 @@ TEST(Fabric, RcPingpongEvents) {
     SCOPED_TRACE(std::string("size ") + size);
     expect_pingpong_ok(pingpong(tmp, TMNIC_RC_PINGPONG, {"-n", "10", "-s", size, "-e"}), "10");
   }
+}
+
+// Datagrams (ibv_ud_pingpong: the server answers each sender from its receive completion with an
+// address handle made from the GRH, ibv_create_ah_from_wc), polling and sleeping on events, with
+// the tool's own check of every received buffer (-c); up to the port's MTU, as the tool allows.
+TEST(Fabric, UdPingpong) {
+  if (!have(TMNIC_UD_PINGPONG)) GTEST_SKIP() << TMNIC_UD_PINGPONG " not installed (ibverbs-utils)";
+  Tmp tmp("tmnic_fabric_");
+  for (const char* size : {"1", "1024", "4096"}) {
+    SCOPED_TRACE(std::string("size ") + size);
+    expect_pingpong_ok(pingpong(tmp, TMNIC_UD_PINGPONG, {"-n", "20", "-s", size, "-c"}), "20");
+  }
+  SCOPED_TRACE("event mode, size 4096");
+  expect_pingpong_ok(pingpong(tmp, TMNIC_UD_PINGPONG, {"-n", "10", "-s", "4096", "-e", "-c"}), "10");
 }
 
 TEST(Fabric, SrqPingpong) {
