@@ -9,7 +9,9 @@
 //   AEV_QP_REQ_ERR    -> IBV_EVENT_QP_REQ_ERR     (IBA 11.6.3: invalid request local WQ error)
 //   AEV_QP_ACCESS_ERR -> IBV_EVENT_QP_ACCESS_ERR  (local access violation WQ error)
 //   AEV_QP_ERR        -> nothing by itself: the QP's completions carry the error, as on mlx5
-// and, for a QP of an SRQ, IBV_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.2) once per entry into ERR.
+// and, for a QP of an SRQ, IBV_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.2) once per entry into ERR;
+//   AEV_COMM_EST      -> IBV_EVENT_COMM_EST (IBA 11.6.3.1: an RC QP's first request in RTR; the
+//                        NIC reports it once per entry into RTR, the QP is not changed).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -161,6 +163,10 @@ void drop_async_events(struct ibv_context* ctx, uint64_t element) {
 void qp_async_event(Device& d, uint32_t qpn, uint8_t kind) {
   tmnic_qp* qp = d.qp(qpn);
   if (!qp) return;  // destroyed meanwhile (unset_qp orders this)
+  if (kind == hwif::AEV_COMM_EST) {   // (the QP is not changed)
+    post_qp_event(qp, IBV_EVENT_COMM_EST);
+    return;
+  }
   if (kind == hwif::AEV_QP_REQ_ERR) post_qp_event(qp, IBV_EVENT_QP_REQ_ERR);
   if (kind == hwif::AEV_QP_ACCESS_ERR) post_qp_event(qp, IBV_EVENT_QP_ACCESS_ERR);
   qp_entered_err(qp);

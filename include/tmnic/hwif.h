@@ -10,7 +10,7 @@ namespace tmnic::hwif {
 
 constexpr uint32_t DEVICE_ID = 0x544D4E43u;
 constexpr uint32_t ABI_MAJOR = 1u;
-constexpr uint32_t ABI_MINOR = 5u;
+constexpr uint32_t ABI_MINOR = 6u;
 constexpr uint32_t WQE_STRIDE = 128u;  // bytes per send/receive WQE
 constexpr uint32_t WQE_MAX_SGE = 6u;  // scatter/gather entries in one WQE
 constexpr uint32_t WQE_MAX_INLINE = 96u;  // inline payload bytes in one send WQE
@@ -25,6 +25,7 @@ constexpr uint32_t TM_STATS_STRIDE = 32u;  // bytes per SRQ in the TM statistics
 constexpr uint32_t AEV_QP_ERR = 1u;  // async event: the NIC moved QP_NUM to ERR (the completions say why)
 constexpr uint32_t AEV_QP_REQ_ERR = 2u;  // async event: QP_NUM's responder detected an invalid request and moved it to ERR
 constexpr uint32_t AEV_QP_ACCESS_ERR = 3u;  // async event: QP_NUM's responder detected a remote access violation and moved it to ERR
+constexpr uint32_t AEV_COMM_EST = 4u;  // async event: QP_NUM (RC, in RTR) received its first request packet: communication established (IBA 11.6.3.1); the QP is not changed. Once per entry into RTR
 constexpr uint32_t WQE_UD_AV_OFF = 112u;  // UD send WQE: its UD_AV (destination) at this byte offset, in place of SGE 5
 constexpr uint32_t UD_MAX_SGE = 5u;  // SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)
 constexpr uint32_t UD_MAX_INLINE = 80u;  // inline payload bytes in a UD send WQE (up to the UD_AV)

@@ -3,7 +3,8 @@
 // QP_NUM), so the host learns of it without polling the QP (the driver turns records into
 // ibv_get_async_event events: docs/hw-sw-interface.md). The requester side (retries exhausted, a
 // failed WQE) reports AEV_QP_ERR; the responder reports why it failed the QP (invalid request,
-// remote access violation) or AEV_QP_ERR when a completion says it (local errors).
+// remote access violation) or AEV_QP_ERR when a completion says it (local errors), and events that
+// fail nothing (AEV_COMM_EST: an RC QP's first request packet in RTR) through the same input.
 //
 // Each side has its own FIFO, so two events in one cycle are both kept; a FIFO that is full loses
 // the event and says so (drop_o, a statistics pulse). Records leave through one registered offer.
@@ -24,7 +25,7 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [QP_W-1:0] sq_err_qp_i,
   input  logic            rq_err_i,        // the responder moved rq_err_qp_i to ERR ...
   input  logic [QP_W-1:0] rq_err_qp_i,
-  input  logic [1:0]      rq_err_kind_i,   // ... for this reason (AEV_*)
+  input  logic [2:0]      rq_err_kind_i,   // ... for this reason (AEV_*), or an event that changes nothing
 
   output cqe_req_t        cqe_o,
   output logic            cqe_valid_o,
@@ -40,7 +41,7 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     $fatal(1, "tmnic_async_ev: DEPTH must be a power of two >= 2");
   end
 
-  localparam int unsigned EW = QP_W + 2;   // {kind, qp}
+  localparam int unsigned EW = QP_W + 3;   // {kind, qp}
   logic [1:0]          f_push, f_ready, f_valid, f_pop;
   logic [1:0][EW-1:0]  f_in, f_out;
   /* verilator lint_off UNUSEDSIGNAL */
@@ -48,7 +49,7 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   /* verilator lint_on UNUSEDSIGNAL */
 
   assign f_push = {rq_err_i, sq_err_i} & {2{cfg_i.en[0]}};
-  assign f_in[0] = {2'(AEV_QP_ERR), sq_err_qp_i};
+  assign f_in[0] = {3'(AEV_QP_ERR), sq_err_qp_i};
   assign f_in[1] = {rq_err_kind_i, rq_err_qp_i};
   for (genvar i = 0; i < 2; i++) begin : g_fifo
     tmnic_fifo #(.WIDTH(EW), .DEPTH(DEPTH)) u_fifo (
@@ -77,7 +78,7 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       out_d.cq = cfg_i.cq;
       out_d.qp_num = 24'(f_out[gnt_idx][QP_W-1:0]);
       out_d.opcode = WC_OP_ASYNC_EVENT;
-      out_d.status = 8'(f_out[gnt_idx][EW-1 -: 2]);
+      out_d.status = 8'(f_out[gnt_idx][EW-1 -: 3]);
     end
   end
 
@@ -100,14 +101,14 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 `ifndef SYNTHESIS
   logic chk_q;
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
-  // The kinds are AEV_QP_ERR (1), AEV_QP_REQ_ERR (2) and AEV_QP_ACCESS_ERR (3): never 0.
-  if (AEV_QP_ERR != 1 || AEV_QP_REQ_ERR != 2 || AEV_QP_ACCESS_ERR != 3) begin : g_chk_aev
-    $fatal(1, "tmnic_async_ev: the AEV_* codes must be 1, 2, 3 (2-bit kinds)");
+  // The kinds are AEV_QP_ERR (1), AEV_QP_REQ_ERR (2), AEV_QP_ACCESS_ERR (3), AEV_COMM_EST (4): never 0.
+  if (AEV_QP_ERR != 1 || AEV_QP_REQ_ERR != 2 || AEV_QP_ACCESS_ERR != 3 || AEV_COMM_EST != 4) begin : g_chk_aev
+    $fatal(1, "tmnic_async_ev: the AEV_* codes must be 1..4 (3-bit kinds)");
   end
-  a_rq_kind: assert property (@(posedge clk_i) disable iff (!chk_q) rq_err_i |-> rq_err_kind_i != 2'd0);
+  a_rq_kind: assert property (@(posedge clk_i) disable iff (!chk_q) rq_err_i |-> rq_err_kind_i != 3'd0);
   // Only a loaded offer with a real kind leaves.
   a_out_kind: assert property (@(posedge clk_i) disable iff (!chk_q)
-    cqe_valid_o |-> cqe_o.opcode == WC_OP_ASYNC_EVENT && cqe_o.status != 8'd0 && cqe_o.status < 8'd4);
+    cqe_valid_o |-> cqe_o.opcode == WC_OP_ASYNC_EVENT && cqe_o.status != 8'd0 && cqe_o.status <= 8'd4);
   // A FIFO pops only its granted head.
   a_pop: assert property (@(posedge clk_i) disable iff (!chk_q) (f_pop & ~f_valid) == 2'b00);
   tmnic_hold_chk #(.W($bits(cqe_o)), .NAME("tmnic_async_ev: record")) u_hold (

@@ -138,7 +138,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   output logic            err_o,
   output logic [QP_W-1:0] err_qp_o,
-  output logic [1:0]      err_kind_o,   // why (AEV_*): invalid request, access violation, or a completion says
+  output logic [2:0]      err_kind_o,   // why (AEV_*): invalid request, access violation, or a completion says
+  output logic            note_o,       // an event that fails nothing, for err_qp_o, kind err_kind_o: AEV_COMM_EST
   input  logic [QP_W-1:0] query_qp_i,
   output logic [23:0]     query_psn_o,
 
@@ -175,7 +176,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   state_e          state_q, state_d, after_q, after_d;
   logic            init_pend_q, init_pend_d;
   logic            ack_valid_d, ev_valid_d;
-  logic [1:0]      err_kind_d;
+  logic [2:0]      err_kind_d;
+  logic            note_d;
   logic            err_d, drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d;
   logic            drop_qkey_d, ud_nowqe_d;
   logic            ud_q, ud_d;               // the packet is a UD datagram for this UD QP (RV_UD)
@@ -399,7 +401,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     wq_start = 1'b0; wq_flush = 1'b0; wq_key = 1'b0; wq_nochk = 1'b0;
     ev_valid_d = ev_valid_o && !ev_ready_i;
     ev_qp_d = ev_qp_o; ev_syn_d = ev_syn_o; ev_msn_d = ev_msn_o; ev_psn_d = ev_psn_o;
-    err_d = 1'b0; err_qp_d = err_qp_o; err_kind_d = err_kind_o;
+    err_d = 1'b0; err_qp_d = err_qp_o; err_kind_d = err_kind_o; note_d = 1'b0;
     {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d, drop_qkey_d, ud_nowqe_d} = '0;
     h_ld = 1'b0;
     tab_re = 1'b0; tab_raddr = q_q; tab_we = 1'b0; tab_waddr = q_q; init_we = 1'b0;
@@ -484,6 +486,15 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         pay_del_d = h_q.pay_len;
         state_d = S_DRAIN;
         after_d = S_DRAIN;
+        // IBA 11.6.3.1 Communication Established: the first request packet an RC QP gets in RTR
+        // (one that fails the QP says so instead). Once until the receive state is initialised again.
+        if (cfg.state == QPS_RTR && !cfg.ud && !cur_q.est &&
+            (verdict_q == RV_DUP || verdict_q == RV_GAP || verdict_q == RV_FIRST || verdict_q == RV_NEXT)) begin
+          cur_d.est = 1'b1;
+          note_d = 1'b1;
+          err_qp_d = q_q;
+          err_kind_d = 3'(AEV_COMM_EST);
+        end
         unique case (verdict_q)
           RV_ACK: begin
             ack_valid_d = 1'b1;
@@ -510,7 +521,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           RV_INV_REQ: begin
             a_go = 1'b1; a_syn = AETH_SYN_NAK_INV_REQ; a_msn = cur_q.msn; a_psn = h_q.psn;
             tx_nak_d = 1'b1;
-            err_d = 1'b1; err_qp_d = q_q; err_kind_d = 2'(AEV_QP_REQ_ERR);
+            err_d = 1'b1; err_qp_d = q_q; err_kind_d = 3'(AEV_QP_REQ_ERR);
             set_own = 1'b1;
             state_d = S_OUT;
           end
@@ -655,7 +666,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           err_d = 1'b1; err_qp_d = q_q;
           // A WRITE's failure has no completion here (IBA 11.6.3: an affiliated event says it); a
           // receive's does, with the status below.
-          err_kind_d = !cur_q.wr ? 2'(AEV_QP_ERR) : cur_q.bad ? 2'(AEV_QP_ACCESS_ERR) : 2'(AEV_QP_REQ_ERR);
+          err_kind_d = !cur_q.wr ? 3'(AEV_QP_ERR) : cur_q.bad ? 3'(AEV_QP_ACCESS_ERR) : 3'(AEV_QP_REQ_ERR);
           set_own = 1'b1;
           prot_err_d = cur_q.bad && !cur_q.wr;
           // A WRITE holds no WQE (a WRITE_WITH_IMM's last packet took one: it completes with the
@@ -755,6 +766,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ack_valid_o <= 1'b0;
       ev_valid_o <= 1'b0;
       err_o <= 1'b0;
+      note_o <= 1'b0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o, drop_qkey_o, ud_nowqe_o} <= '0;
     end else begin
       state_q <= state_d;
@@ -765,6 +777,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ack_valid_o <= ack_valid_d;
       ev_valid_o <= ev_valid_d;
       err_o <= err_d;
+      note_o <= note_d;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o, drop_qkey_o, ud_nowqe_o} <=
         {drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d, drop_qkey_d, ud_nowqe_d};
     end
@@ -799,6 +812,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic chk_q;
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   // (u_qtab and the scatter's SGE table assert themselves that a word is never read while written)
+  // One event register for errors and notes: never both in a cycle (a note only for a packet that
+  // does not fail the QP in S_VERDICT; a later failure of the same packet comes cycles later).
+  a_note_err: assert property (@(posedge clk_i) disable iff (!chk_q) !(note_d && err_d))
+    else $error("tmnic_rx_engine: an error and a note in the same cycle");
   a_init_twice: assert property (@(posedge clk_i) disable iff (!chk_q) !(init_rq_i && init_pend_q))
     else $error("tmnic_rx_engine: QP init while another is pending");
   a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)

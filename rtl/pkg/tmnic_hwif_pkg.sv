@@ -3,7 +3,7 @@
 package tmnic_hwif_pkg;
 
   localparam logic [31:0] DEVICE_ID = 32'h544D4E43;
-  localparam logic [31:0] ABI_VERSION = 32'h00010005;
+  localparam logic [31:0] ABI_VERSION = 32'h00010006;
   localparam int unsigned WQE_STRIDE = 128;  // bytes per send/receive WQE
   localparam int unsigned WQE_MAX_SGE = 6;  // scatter/gather entries in one WQE
   localparam int unsigned WQE_MAX_INLINE = 96;  // inline payload bytes in one send WQE
@@ -18,6 +18,7 @@ package tmnic_hwif_pkg;
   localparam int unsigned AEV_QP_ERR = 1;  // async event: the NIC moved QP_NUM to ERR (the completions say why)
   localparam int unsigned AEV_QP_REQ_ERR = 2;  // async event: QP_NUM's responder detected an invalid request and moved it to ERR
   localparam int unsigned AEV_QP_ACCESS_ERR = 3;  // async event: QP_NUM's responder detected a remote access violation and moved it to ERR
+  localparam int unsigned AEV_COMM_EST = 4;  // async event: QP_NUM (RC, in RTR) received its first request packet: communication established (IBA 11.6.3.1); the QP is not changed. Once per entry into RTR
   localparam int unsigned WQE_UD_AV_OFF = 112;  // UD send WQE: its UD_AV (destination) at this byte offset, in place of SGE 5
   localparam int unsigned UD_MAX_SGE = 5;  // SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)
   localparam int unsigned UD_MAX_INLINE = 80;  // inline payload bytes in a UD send WQE (up to the UD_AV)

@@ -190,6 +190,7 @@ package tmnic_pkg;
   typedef struct packed {
     logic [23:0] epsn;        // expected PSN
     logic [23:0] msn;
+    logic        est;         // COMM_EST reported since the receive state was initialised (RTR)
     logic [15:0] ci;          // receive queue consumer index
     logic        nak_sent;    // a PSN-sequence NAK was sent for the current gap
     logic        held;        // a WQE is held for a multi-packet message (or an RDMA WRITE's range)

@@ -250,7 +250,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [NSLOT-1:0] slot_free;
   cqe_req_t [3:0] cqe;
   logic [3:0] cqe_valid, cqe_ready;
-  logic [1:0] err_rq_kind;
+  logic [2:0] err_rq_kind;
+  logic       note_rq;        // the responder's events that fail nothing (COMM_EST)
   logic st_async_drop;
   logic ack_ev_valid, ack_ev_ready;
   logic [QP_W-1:0] ack_ev_qp;
@@ -479,7 +480,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .add_pend_i(add_pend), .add_pend_handle_i(add_pend_handle),
     .tm_exp_o(st_tm_exp), .tm_unexp_o(st_tm_unexp), .tm_notag_o(st_tm_notag), .tm_srq_o(st_tm_srq),
     .cqe_o(cqe[1]), .cqe_valid_o(cqe_valid[1]), .cqe_ready_i(cqe_ready[1]),
-    .err_o(err_rq), .err_qp_o(err_rq_qp), .err_kind_o(err_rq_kind), .query_qp_i(query_qp), .query_psn_o(query_rq_psn),
+    .err_o(err_rq), .err_qp_o(err_rq_qp), .err_kind_o(err_rq_kind), .note_o(note_rq), .query_qp_i(query_qp), .query_psn_o(query_rq_psn),
     .drop_qp_o(st_drop_qp), .tx_ack_o(st_tx_ack), .tx_rnr_o(st_tx_rnr), .tx_nak_o(st_tx_nak),
     .dup_o(st_dup), .psn_err_o(st_psn_err), .prot_err_o(st_rx_prot),
     .drop_qkey_o(st_drop_qkey), .ud_nowqe_o(st_ud_nowqe), .quiet_o(rx_quiet), .idle_o(rsp_idle));
@@ -498,7 +499,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_async_ev #(.NUM_QP(NUM_QP)) u_async (
     .clk_i, .rst_ni, .cfg_i(async_cq),
     .sq_err_i(err_sq), .sq_err_qp_i(err_sq_qp),
-    .rq_err_i(err_rq), .rq_err_qp_i(err_rq_qp), .rq_err_kind_i(err_rq_kind),
+    .rq_err_i(err_rq || note_rq), .rq_err_qp_i(err_rq_qp), .rq_err_kind_i(err_rq_kind),
     .cqe_o(cqe[3]), .cqe_valid_o(cqe_valid[3]), .cqe_ready_i(cqe_ready[3]),
     .drop_o(st_async_drop), .idle_o(aev_idle));
 

@@ -118,6 +118,7 @@ class AsyncEvBench {
       cov_.hit(side ? "responder_record" : "requester_record");
       if (e.kind == hw::AEV_QP_REQ_ERR) cov_.hit("kind_req_err");
       if (e.kind == hw::AEV_QP_ACCESS_ERR) cov_.hit("kind_access_err");
+      if (e.kind == hw::AEV_COMM_EST) cov_.hit("kind_comm_est");
       out_++;
     }
     if (valid && !ready) cov_.hit("stalled");
@@ -133,7 +134,7 @@ class AsyncEvBench {
       for (int s = 0; s < 2; ++s) {
         ev[s] = chance(rng_, p);
         rec[s].qp = (uint32_t(urand(rng_, 0, TB_NUM_QP / 2 - 1)) << 1) | uint32_t(s);
-        rec[s].kind = s == 0 ? uint8_t(hw::AEV_QP_ERR) : uint8_t(urand(rng_, 1, 3));
+        rec[s].kind = s == 0 ? uint8_t(hw::AEV_QP_ERR) : uint8_t(urand(rng_, 1, hw::AEV_COMM_EST));
       }
       // The register: off and on now and then; its CQ changes only while the block is idle.
       if (chance(rng_, 0.002)) {
@@ -187,7 +188,7 @@ class AsyncEvBench {
 };
 
 TEST(AsyncEv, EveryEventIsOneRecordOrACountedDrop) {
-  Coverage cov({"requester_record", "responder_record", "kind_req_err", "kind_access_err", "both_sides_one_cycle",
+  Coverage cov({"requester_record", "responder_record", "kind_req_err", "kind_access_err", "kind_comm_est", "both_sides_one_cycle",
                 "stalled", "drop", "disabled", "enabled", "event_while_disabled"});
   const Knobs mixes[] = {{0.5, 0.0}, {0.3, 0.5}, {0.8, 0.9}, {0.05, 0.2}};
   unsigned m = 0;

@@ -346,6 +346,21 @@ class SystemTest : public ::testing::Test {
 
   // Moves `q` to RTR then RTS towards `peer` (as rc_pingpong does).
   void to_rts(const Qp& q, const Qp& peer, const ConnOpts& c) {
+    to_rtr(q, peer, c);
+    struct ibv_qp_attr a = {};
+    a.qp_state = IBV_QPS_RTS;
+    a.timeout = c.timeout;
+    a.retry_cnt = c.retry_cnt;
+    a.rnr_retry = c.rnr_retry;
+    a.sq_psn = c.psn;
+    a.max_rd_atomic = 0;
+    ASSERT_EQ(ibv_modify_qp(q.qp, &a,
+                            IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                                IBV_QP_MAX_QP_RD_ATOMIC),
+              0);
+  }
+  // Moves `q` (INIT) to RTR towards `peer`.
+  void to_rtr(const Qp& q, const Qp& peer, const ConnOpts& c) {
     struct ibv_qp_attr a = {};
     a.qp_state = IBV_QPS_RTR;
     a.path_mtu = c.mtu;
@@ -361,17 +376,6 @@ class SystemTest : public ::testing::Test {
     ASSERT_EQ(ibv_modify_qp(q.qp, &a,
                             IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                                 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
-              0);
-    a = {};
-    a.qp_state = IBV_QPS_RTS;
-    a.timeout = c.timeout;
-    a.retry_cnt = c.retry_cnt;
-    a.rnr_retry = c.rnr_retry;
-    a.sq_psn = c.psn;
-    a.max_rd_atomic = 0;
-    ASSERT_EQ(ibv_modify_qp(q.qp, &a,
-                            IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                                IBV_QP_MAX_QP_RD_ATOMIC),
               0);
   }
   void connect(const Qp& a, const Qp& b, const ConnOpts& c = {}) {

@@ -500,6 +500,65 @@ TEST_F(Errors, ErrFlushesOutstandingWork) {
   EXPECT_TRUE(drain(s2.scq).empty());
 }
 
+// IBA 11.6.3.1 Communication Established: the first request packet an RC QP receives while in RTR
+// raises IBV_EVENT_COMM_EST for it, once (the NIC's record, not the driver's guess); later packets,
+// packets in RTS and a QP that was in RTS before its first packet raise nothing; a new RTR (after
+// RESET) raises it again. The QP is not changed by it.
+TEST_F(Errors, FirstPacketInRtrRaisesCommEst) {
+  const int fd = ctx_[1]->async_fd;
+  ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+  struct ibv_async_event ev;
+  auto [s0, r0] = pair(1);  // in RTS before any packet: no event
+  Qp s = qp(0), r = qp(1);
+  ASSERT_TRUE(s.qp && r.qp && s0.qp);
+  Buf sb = buf(0, 64), rb = buf(1, 4096);
+  for (int round = 0; round < 2; round++) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    to_rts(s, r, {});
+    to_rtr(r, s, {});
+    for (int k = 0; k < 3; k++) ASSERT_EQ(post_recv(r, 10 * round + k, {sge(rb, 64 * k, 64)}), 0);
+    ASSERT_EQ(post_recv(r0, 99, {sge(rb, 1024, 64)}), 0);
+    ASSERT_EQ(post_send(s0, 98, {sge(sb, 0, 64)}), 0);
+    ASSERT_EQ(poll(r0.rcq, 1).size(), 1u);
+    EXPECT_EQ(ibv_get_async_event(ctx_[1], &ev), -1) << "an event for a QP in RTS: " << ev.event_type;
+    ASSERT_EQ(post_send(s, 1, {sge(sb, 0, 64)}), 0);
+    ASSERT_EQ(poll(r.rcq, 1).size(), 1u);
+    ASSERT_EQ(ibv_get_async_event(ctx_[1], &ev), 0);
+    EXPECT_EQ(ev.event_type, IBV_EVENT_COMM_EST);
+    EXPECT_EQ(ev.element.qp, r.qp);
+    ibv_ack_async_event(&ev);
+    EXPECT_EQ(state(r), IBV_QPS_RTR);
+    ASSERT_EQ(post_send(s, 2, {sge(sb, 0, 64)}), 0);      // still in RTR: no second event
+    ASSERT_EQ(poll(r.rcq, 1).size(), 1u);
+    EXPECT_EQ(ibv_get_async_event(ctx_[1], &ev), -1) << "a second event: " << ev.event_type;
+    struct ibv_qp_attr a = {};
+    a.qp_state = IBV_QPS_RTS;
+    a.sq_psn = 0;
+    a.timeout = 14;
+    a.retry_cnt = 7;
+    a.rnr_retry = 7;
+    a.max_rd_atomic = 0;
+    ASSERT_EQ(ibv_modify_qp(r.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                          IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+    ASSERT_EQ(post_send(s, 3, {sge(sb, 0, 64)}), 0);
+    ASSERT_EQ(poll(r.rcq, 1).size(), 1u);
+    EXPECT_EQ(ibv_get_async_event(ctx_[1], &ev), -1) << "an event in RTS: " << ev.event_type;
+    EXPECT_EQ(poll(s.scq, 3).size(), 3u);
+    // Both back through RESET to INIT for the next round.
+    for (const Qp* q : {&s, &r}) {
+      a = {};
+      a.qp_state = IBV_QPS_RESET;
+      ASSERT_EQ(ibv_modify_qp(q->qp, &a, IBV_QP_STATE), 0);
+      a = {};
+      a.qp_state = IBV_QPS_INIT;
+      a.pkey_index = 0;
+      a.port_num = 1;
+      a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+      ASSERT_EQ(ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+    }
+  }
+}
+
 // IBA 11.6.2 Last WQE Reached: moving a QP of an SRQ to ERR raises IBV_EVENT_QP_LAST_WQE_REACHED
 // for that QP, once (a second ERR is no transition), after which its receive completions are all
 // in the CQ; a QP with its own receive queue raises nothing. ibv_destroy_qp then returns (the event
