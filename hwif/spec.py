@@ -20,7 +20,7 @@ ABI_MINOR = 6  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM regi
 #                1.3: RDMA WQE fields and opcodes, OPS_CAPS, SET_QP.ACCESS; 1.4: ASYNC_CQ, ASYNC_EVENT
 #                records, STAT_ASYNC_DROP; 1.5: UD QPs (SET_QP.TYPE/QKEY, UD_AV in the send WQE,
 #                DETH, the GRH in front of a UD receive, OPS_CAPS.UD, STAT_RX_DROP_QKEY/RX_UD_NO_WQE);
-#                1.6: AEV_COMM_EST records
+#                1.6: AEV_COMM_EST and AEV_CQ_ERR records
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -42,6 +42,8 @@ CONSTS = [
     ("AEV_QP_ACCESS_ERR", 3, "async event: QP_NUM's responder detected a remote access violation and moved it to ERR"),
     ("AEV_COMM_EST", 4, "async event: QP_NUM (RC, in RTR) received its first request packet: communication "
      "established (IBA 11.6.3.1); the QP is not changed. Once per entry into RTR"),
+    ("AEV_CQ_ERR", 5, "async event: the CQ numbered in QP_NUM overran: a completion was lost (IBA 11.6.3.2 CQ "
+     "error); reported once per SET_CQ, for the first lost completion (later ones are counted in STAT_CQ_OVERFLOW)"),
     # UD (datagram) QPs
     ("WQE_UD_AV_OFF", 112, "UD send WQE: its UD_AV (destination) at this byte offset, in place of SGE 5"),
     ("UD_MAX_SGE", 5, "SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)"),

@@ -10,6 +10,8 @@
 //   AEV_QP_ACCESS_ERR -> IBV_EVENT_QP_ACCESS_ERR  (local access violation WQ error)
 //   AEV_QP_ERR        -> nothing by itself: the QP's completions carry the error, as on mlx5
 // and, for a QP of an SRQ, IBV_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.2) once per entry into ERR;
+//   AEV_CQ_ERR        -> IBV_EVENT_CQ_ERR for the CQ numbered in the record (its first overrun since
+//                        it was set up: a completion was lost; IBA 11.6.3.2);
 //   AEV_COMM_EST      -> IBV_EVENT_COMM_EST (IBA 11.6.3.1: an RC QP's first request in RTR; the
 //                        NIC reports it once per entry into RTR, the QP is not changed).
 #include <fcntl.h>
@@ -61,6 +63,12 @@ void Device::unset_qp(uint32_t qpn) {
   set_qp(qpn, nullptr);
 }
 
+void Device::set_cq_obj(uint32_t cqn, tmnic_cq* cq) {
+  std::lock_guard<std::mutex> g(async_mu_);
+  if (cq_table_.size() < num_cq) cq_table_.resize(num_cq, nullptr);
+  if (cqn < cq_table_.size()) cq_table_[cqn] = cq;
+}
+
 void Device::poll_async() {
   std::lock_guard<std::mutex> g(async_mu_);
   if (async_cqn_ == kNoAsyncCq) return;
@@ -70,8 +78,18 @@ void Device::poll_async() {
     const uint8_t* c = async_ring_.data() + size_t(async_ci_ & mask) * hwif::CQE_SIZE;
     const uint8_t owner = __atomic_load_n(c + hwif::cqe::OWNER_OFF, __ATOMIC_ACQUIRE) & 1;
     if (owner != (((async_ci_ >> kAsyncLog) & 1) ^ 1)) break;
-    if (c[hwif::cqe::OPCODE_OFF] == hwif::wc_op::ASYNC_EVENT)
-      qp_async_event(*this, ld32(c + hwif::cqe::QP_NUM_OFF), c[hwif::cqe::STATUS_OFF]);
+    if (c[hwif::cqe::OPCODE_OFF] == hwif::wc_op::ASYNC_EVENT) {
+      const uint32_t num = ld32(c + hwif::cqe::QP_NUM_OFF);
+      if (c[hwif::cqe::STATUS_OFF] == hwif::AEV_CQ_ERR) {
+        // The CQ overran: IBV_EVENT_CQ_ERR for it, if it still exists (set_cq_obj orders this).
+        tmnic_cq* cq = num < cq_table_.size() ? cq_table_[num] : nullptr;
+        if (cq)
+          post_async_event(cq->ibv.context, reinterpret_cast<uintptr_t>(ibv_cq_ex_to_cq(&cq->ibv)),
+                           IBV_EVENT_CQ_ERR);
+      } else {
+        qp_async_event(*this, num, c[hwif::cqe::STATUS_OFF]);
+      }
+    }
     async_ci_++;
   }
   if (async_ci_ != ci0) write32(hwif::reg::DB_CQ0 + 4 * async_cqn_, async_ci_ & 0xFFFF);
@@ -141,6 +159,9 @@ bool take_async_event(struct ibv_context* ctx, struct ibv_async_event* ev) {
     pthread_mutex_unlock(&ev->element.srq->mutex);
   } else if (rec.event_type == IBV_EVENT_CQ_ERR) {
     ev->element.cq = reinterpret_cast<struct ibv_cq*>(uintptr_t(rec.element));
+    pthread_mutex_lock(&ev->element.cq->mutex);
+    to_tcq(ev->element.cq)->async_events_reported++;
+    pthread_mutex_unlock(&ev->element.cq->mutex);
   } else {
     ev->element.port_num = int(rec.element);
   }
@@ -151,7 +172,8 @@ void drop_async_events(struct ibv_context* ctx, uint64_t element) {
   tmnic_context* t = to_tctx(ctx);
   std::lock_guard<std::mutex> g(t->async_mu);
   for (auto it = t->async_q.begin(); it != t->async_q.end();) {
-    if (it->element == element && (is_qp_event(it->event_type) || is_srq_event(it->event_type))) {
+    if (it->element == element && (is_qp_event(it->event_type) || is_srq_event(it->event_type) ||
+                                   it->event_type == IBV_EVENT_CQ_ERR)) {
       it = t->async_q.erase(it);
       take_count(t);
     } else {

@@ -233,6 +233,7 @@ struct ibv_cq_ex* create_cq_common(struct ibv_context* ctx, struct ibv_cq_init_a
     t->cqs.push_back(cq);
   }
   if (attr->channel) d.set_irq_cq(cq->cqn, cq);
+  d.set_cq_obj(cq->cqn, cq);
   return c;
 }
 }  // namespace
@@ -264,6 +265,8 @@ int destroy_cq(struct ibv_cq* ibcq) {
   int err = set_cq(d, cq->cqn, 0, 0, 0);
   if (err) return err;
   d.set_irq_cq(cq->cqn, nullptr);  // the channel may be destroyed (its fd closed) after this
+  d.set_cq_obj(cq->cqn, nullptr);  // no CQ error record reaches it after this
+  drop_async_events(ibcq->context, reinterpret_cast<uintptr_t>(ibcq));
   tmnic_context* t = to_tctx(ibcq->context);
   {
     std::lock_guard<std::mutex> g(t->cq_mu);
@@ -276,7 +279,8 @@ int destroy_cq(struct ibv_cq* ibcq) {
   }
   // As libibverbs: wait until every event handed out by ibv_get_cq_event has been acked.
   pthread_mutex_lock(&ibcq->mutex);
-  while (ibcq->comp_events_completed != cq->comp_events_reported)
+  while (ibcq->comp_events_completed != cq->comp_events_reported ||
+         ibcq->async_events_completed != cq->async_events_reported)
     pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
   pthread_mutex_unlock(&ibcq->mutex);
   if (ibcq->channel) __atomic_sub_fetch(&ibcq->channel->refcnt, 1, __ATOMIC_RELAXED);

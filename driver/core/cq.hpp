@@ -27,6 +27,7 @@ struct tmnic_cq {
   // whether or not the CQE has been polled meanwhile (the NIC is disarmed either way).
   std::atomic<bool> event_pending{false};
   uint32_t comp_events_reported = 0;  // events handed out by ibv_get_cq_event; under ibv.mutex
+  uint32_t async_events_reported = 0;  // IBV_EVENT_CQ_ERR handed out by ibv_get_async_event; ibv.mutex
   std::atomic<int> usecnt{0};         // QPs and TM-SRQs using this CQ: destroy fails with EBUSY
   // Created by ibv_create_cq_ex (mlx5's MLX5_CQ_FLAGS_EXTENDED): only such a CQ may take a TM-SRQ.
   bool extended = false;

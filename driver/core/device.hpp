@@ -98,6 +98,9 @@ class Device {
   // reaches that QP any more.
   void poll_async();
   void unset_qp(uint32_t qpn);
+  // CQN -> CQ for the NIC's CQ error records: set_cq_obj(cqn, cq) at create, null at destroy
+  // (ordered against poll_async as unset_qp is).
+  void set_cq_obj(uint32_t cqn, tmnic_cq* cq);
   uint32_t async_cqn() const { return async_cqn_; }  // kNoAsyncCq when there is none
   static constexpr uint32_t kNoAsyncCq = UINT32_MAX;
 
@@ -139,6 +142,7 @@ class Device {
   std::string name_;
   std::mutex cmd_mu_;
   std::unique_ptr<std::atomic<tmnic_qp*>[]> qp_table_;
+  std::vector<tmnic_cq*> cq_table_;  // under async_mu_
   std::mutex gen_mu_;
   std::vector<uint8_t> mr_gen_;
   std::mutex async_mu_;             // poll_async against itself and unset_qp

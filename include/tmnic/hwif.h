@@ -26,6 +26,7 @@ constexpr uint32_t AEV_QP_ERR = 1u;  // async event: the NIC moved QP_NUM to ERR
 constexpr uint32_t AEV_QP_REQ_ERR = 2u;  // async event: QP_NUM's responder detected an invalid request and moved it to ERR
 constexpr uint32_t AEV_QP_ACCESS_ERR = 3u;  // async event: QP_NUM's responder detected a remote access violation and moved it to ERR
 constexpr uint32_t AEV_COMM_EST = 4u;  // async event: QP_NUM (RC, in RTR) received its first request packet: communication established (IBA 11.6.3.1); the QP is not changed. Once per entry into RTR
+constexpr uint32_t AEV_CQ_ERR = 5u;  // async event: the CQ numbered in QP_NUM overran: a completion was lost (IBA 11.6.3.2 CQ error); reported once per SET_CQ, for the first lost completion (later ones are counted in STAT_CQ_OVERFLOW)
 constexpr uint32_t WQE_UD_AV_OFF = 112u;  // UD send WQE: its UD_AV (destination) at this byte offset, in place of SGE 5
 constexpr uint32_t UD_MAX_SGE = 5u;  // SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)
 constexpr uint32_t UD_MAX_INLINE = 80u;  // inline payload bytes in a UD send WQE (up to the UD_AV)

@@ -4,7 +4,8 @@
 // ibv_get_async_event events: docs/hw-sw-interface.md). The requester side (retries exhausted, a
 // failed WQE) reports AEV_QP_ERR; the responder reports why it failed the QP (invalid request,
 // remote access violation) or AEV_QP_ERR when a completion says it (local errors), and events that
-// fail nothing (AEV_COMM_EST: an RC QP's first request packet in RTR) through the same input.
+// fail nothing (AEV_COMM_EST: an RC QP's first request packet in RTR) through the same input; the
+// CQ writer reports a CQ's first overrun (AEV_CQ_ERR, the CQ number in QP_NUM).
 //
 // Each side has its own FIFO, so two events in one cycle are both kept; a FIFO that is full loses
 // the event and says so (drop_o, a statistics pulse). Records leave through one registered offer.
@@ -26,6 +27,8 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic            rq_err_i,        // the responder moved rq_err_qp_i to ERR ...
   input  logic [QP_W-1:0] rq_err_qp_i,
   input  logic [2:0]      rq_err_kind_i,   // ... for this reason (AEV_*), or an event that changes nothing
+  input  logic            cq_err_i,        // CQ cq_err_cq_i overran (AEV_CQ_ERR, the CQ in QP_NUM)
+  input  logic [15:0]     cq_err_cq_i,
 
   output cqe_req_t        cqe_o,
   output logic            cqe_valid_o,
@@ -41,17 +44,19 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     $fatal(1, "tmnic_async_ev: DEPTH must be a power of two >= 2");
   end
 
-  localparam int unsigned EW = QP_W + 3;   // {kind, qp}
-  logic [1:0]          f_push, f_ready, f_valid, f_pop;
-  logic [1:0][EW-1:0]  f_in, f_out;
+  localparam int unsigned NS = 3;          // sources: requester side, responder, CQ writer
+  localparam int unsigned EW = 16 + 3;     // {kind, QP or CQ number}
+  logic [NS-1:0]          f_push, f_ready, f_valid, f_pop;
+  logic [NS-1:0][EW-1:0]  f_in, f_out;
   /* verilator lint_off UNUSEDSIGNAL */
-  logic [1:0][$clog2(DEPTH):0] f_level;   // (not needed: full is s_ready_o)
+  logic [NS-1:0][$clog2(DEPTH):0] f_level;   // (not needed: full is s_ready_o)
   /* verilator lint_on UNUSEDSIGNAL */
 
-  assign f_push = {rq_err_i, sq_err_i} & {2{cfg_i.en[0]}};
-  assign f_in[0] = {3'(AEV_QP_ERR), sq_err_qp_i};
-  assign f_in[1] = {rq_err_kind_i, rq_err_qp_i};
-  for (genvar i = 0; i < 2; i++) begin : g_fifo
+  assign f_push = {cq_err_i, rq_err_i, sq_err_i} & {NS{cfg_i.en[0]}};
+  assign f_in[0] = {3'(AEV_QP_ERR), 16'(sq_err_qp_i)};
+  assign f_in[1] = {rq_err_kind_i, 16'(rq_err_qp_i)};
+  assign f_in[2] = {3'(AEV_CQ_ERR), cq_err_cq_i};
+  for (genvar i = 0; i < NS; i++) begin : g_fifo
     tmnic_fifo #(.WIDTH(EW), .DEPTH(DEPTH)) u_fifo (
       .clk_i, .rst_ni, .s_data_i(f_in[i]), .s_valid_i(f_push[i]), .s_ready_o(f_ready[i]),
       .m_data_o(f_out[i]), .m_valid_o(f_valid[i]), .m_ready_i(f_pop[i]), .level_o(f_level[i]));
@@ -61,12 +66,13 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic       out_valid_q, out_valid_d;
   cqe_req_t   out_q, out_d;
   logic       drop_d;
-  logic [1:0] gnt;
-  logic       gnt_idx, gnt_valid;
-  wire        load = !out_valid_q || cqe_ready_i;
-  tmnic_rr_arb #(.N(2)) u_arb (
+  logic [NS-1:0] gnt;
+  logic [1:0]    gnt_idx;
+  logic          gnt_valid;
+  wire           load = !out_valid_q || cqe_ready_i;
+  tmnic_rr_arb #(.N(NS)) u_arb (
     .clk_i, .rst_ni, .req_i(f_valid), .ack_i(load), .gnt_o(gnt), .idx_o(gnt_idx), .valid_o(gnt_valid));
-  assign f_pop = gnt & {2{load}};
+  assign f_pop = gnt & {NS{load}};
 
   always_comb begin
     out_valid_d = out_valid_q && !cqe_ready_i;
@@ -76,7 +82,7 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       out_valid_d = 1'b1;
       out_d = '0;
       out_d.cq = cfg_i.cq;
-      out_d.qp_num = 24'(f_out[gnt_idx][QP_W-1:0]);
+      out_d.qp_num = 24'(f_out[gnt_idx][15:0]);
       out_d.opcode = WC_OP_ASYNC_EVENT;
       out_d.status = 8'(f_out[gnt_idx][EW-1 -: 3]);
     end
@@ -96,21 +102,22 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   assign cqe_o = out_q;
   assign cqe_valid_o = out_valid_q;
-  assign idle_o = !out_valid_q && f_valid == 2'b00;
+  assign idle_o = !out_valid_q && f_valid == '0;
 
 `ifndef SYNTHESIS
   logic chk_q;
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   // The kinds are AEV_QP_ERR (1), AEV_QP_REQ_ERR (2), AEV_QP_ACCESS_ERR (3), AEV_COMM_EST (4): never 0.
-  if (AEV_QP_ERR != 1 || AEV_QP_REQ_ERR != 2 || AEV_QP_ACCESS_ERR != 3 || AEV_COMM_EST != 4) begin : g_chk_aev
-    $fatal(1, "tmnic_async_ev: the AEV_* codes must be 1..4 (3-bit kinds)");
+  if (AEV_QP_ERR != 1 || AEV_QP_REQ_ERR != 2 || AEV_QP_ACCESS_ERR != 3 || AEV_COMM_EST != 4 || AEV_CQ_ERR != 5)
+  begin : g_chk_aev
+    $fatal(1, "tmnic_async_ev: the AEV_* codes must be 1..5 (3-bit kinds)");
   end
   a_rq_kind: assert property (@(posedge clk_i) disable iff (!chk_q) rq_err_i |-> rq_err_kind_i != 3'd0);
   // Only a loaded offer with a real kind leaves.
   a_out_kind: assert property (@(posedge clk_i) disable iff (!chk_q)
-    cqe_valid_o |-> cqe_o.opcode == WC_OP_ASYNC_EVENT && cqe_o.status != 8'd0 && cqe_o.status <= 8'd4);
+    cqe_valid_o |-> cqe_o.opcode == WC_OP_ASYNC_EVENT && cqe_o.status != 8'd0 && cqe_o.status <= 8'd5);
   // A FIFO pops only its granted head.
-  a_pop: assert property (@(posedge clk_i) disable iff (!chk_q) (f_pop & ~f_valid) == 2'b00);
+  a_pop: assert property (@(posedge clk_i) disable iff (!chk_q) (f_pop & ~f_valid) == '0);
   tmnic_hold_chk #(.W($bits(cqe_o)), .NAME("tmnic_async_ev: record")) u_hold (
     .clk_i, .rst_ni, .valid_i(cqe_valid_o), .ready_i(cqe_ready_i), .data_i(cqe_o));
 `endif

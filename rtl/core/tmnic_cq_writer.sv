@@ -1,6 +1,8 @@
 // Completion-queue writer: formats CQEs (layout in tmnic_hwif_pkg) and writes them by DMA to the
 // ring slot of the CQ's producer index, with the owner (phase) bit that lets the host poll memory
-// only. A full CQ drops the completion and counts an overflow. When the CQ is armed, the write
+// only. A full CQ drops the completion and counts an overflow; the first one since the CQ was set
+// up is also reported (cq_err_o: an AEV_CQ_ERR record, IBA's CQ error), unless the lost completion
+// is itself an event record (the event CQ cannot report on itself). When the CQ is armed, the write
 // raises one interrupt event and disarms it; an asynchronous event record (opcode ASYNC_EVENT)
 // always raises one.
 module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
@@ -43,6 +45,8 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic [15:0]     irq_cq_o,
   output logic            cqe_o,      // statistics pulses
   output logic            overflow_o,
+  output logic            cq_err_o,   // pulse: CQ cq_err_cq_o overran for the first time since SET_CQ
+  output logic [15:0]     cq_err_cq_o,
   output logic            idle_o
 );
   if (DATA_LAT < 1 || DATA_LAT > 3) begin : g_chk_lat
@@ -62,6 +66,8 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   cqe_req_t        cur_q, cur_d;
   logic [511:0]    cqe_q;
   logic [NUM_CQ-1:0] arm_q, arm_d;
+  logic [NUM_CQ-1:0] ovr_q, ovr_d;       // an overrun of the CQ has been reported
+  logic            cq_err_d;
   logic            irq_d, cqe_d, overflow_d;
   logic [15:0]     irq_cq_d;
 
@@ -152,8 +158,13 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     irq_cq_d = irq_cq_o;
     cqe_d = 1'b0;
     overflow_d = 1'b0;
+    ovr_d = ovr_q;
+    cq_err_d = 1'b0;
     if (db_ok && db_val_i[31]) arm_d[db_cq] = 1'b1;
-    if (rst_ok) arm_d[rst_cq] = 1'b0;
+    if (rst_ok) begin
+      arm_d[rst_cq] = 1'b0;
+      ovr_d[rst_cq] = 1'b0;
+    end
     unique case (state_q)
       S_IDLE: if (gnt_valid) begin
         cur_d = req_i[gnt_idx];
@@ -162,6 +173,12 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       S_DMA: begin
         if (!cq_ok) begin
           overflow_d = 1'b1;     // no CQ or CQ full: the completion is lost
+          // (a full CQ that exists; a re-initialisation in this cycle wins: the CQ is new)
+          if (cfg.valid && cur_q.cq < 16'(NUM_CQ) && !ovr_q[cqn] && cur_q.opcode != WC_OP_ASYNC_EVENT &&
+              !(rst_ok && rst_cq == cqn)) begin
+            ovr_d[cqn] = 1'b1;
+            cq_err_d = 1'b1;
+          end
           state_d = S_IDLE;
         end else if (dma_ready_i) begin
           state_d = S_WAIT;
@@ -191,12 +208,16 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     if (!rst_ni) begin
       state_q <= S_IDLE;
       arm_q <= '0;
+      ovr_q <= '0;
+      cq_err_o <= 1'b0;
       irq_o <= 1'b0;
       cqe_o <= 1'b0;
       overflow_o <= 1'b0;
     end else begin
       state_q <= state_d;
       arm_q <= arm_d;
+      ovr_q <= ovr_d;
+      cq_err_o <= cq_err_d;
       irq_o <= irq_d;
       cqe_o <= cqe_d;
       overflow_o <= overflow_d;
@@ -206,6 +227,7 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i) begin
     cur_q <= cur_d;
     irq_cq_o <= irq_cq_d;
+    if (cq_err_d) cq_err_cq_o <= cur_q.cq;
     if (state_q == S_DMA) cqe_q <= format_cqe(cur_q, !pi[cfg.log_size]);
   end
   // Data pulls: CQEs are 64-byte aligned, so a pull starts on a beat boundary and only whole beats

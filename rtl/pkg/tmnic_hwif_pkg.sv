@@ -19,6 +19,7 @@ package tmnic_hwif_pkg;
   localparam int unsigned AEV_QP_REQ_ERR = 2;  // async event: QP_NUM's responder detected an invalid request and moved it to ERR
   localparam int unsigned AEV_QP_ACCESS_ERR = 3;  // async event: QP_NUM's responder detected a remote access violation and moved it to ERR
   localparam int unsigned AEV_COMM_EST = 4;  // async event: QP_NUM (RC, in RTR) received its first request packet: communication established (IBA 11.6.3.1); the QP is not changed. Once per entry into RTR
+  localparam int unsigned AEV_CQ_ERR = 5;  // async event: the CQ numbered in QP_NUM overran: a completion was lost (IBA 11.6.3.2 CQ error); reported once per SET_CQ, for the first lost completion (later ones are counted in STAT_CQ_OVERFLOW)
   localparam int unsigned WQE_UD_AV_OFF = 112;  // UD send WQE: its UD_AV (destination) at this byte offset, in place of SGE 5
   localparam int unsigned UD_MAX_SGE = 5;  // SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)
   localparam int unsigned UD_MAX_INLINE = 80;  // inline payload bytes in a UD send WQE (up to the UD_AV)

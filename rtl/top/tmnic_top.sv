@@ -496,10 +496,13 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // ---------------------------------------------------------------- completions
   // Asynchronous event records (a QP moved to ERR by an engine) go to the ASYNC_CQ as CQEs.
+  logic cq_err;               // the CQ writer: a CQ's first overrun since SET_CQ
+  logic [15:0] cq_err_cq;
   tmnic_async_ev #(.NUM_QP(NUM_QP)) u_async (
     .clk_i, .rst_ni, .cfg_i(async_cq),
     .sq_err_i(err_sq), .sq_err_qp_i(err_sq_qp),
     .rq_err_i(err_rq || note_rq), .rq_err_qp_i(err_rq_qp), .rq_err_kind_i(err_rq_kind),
+    .cq_err_i(cq_err), .cq_err_cq_i(cq_err_cq),
     .cqe_o(cqe[3]), .cqe_valid_o(cqe_valid[3]), .cqe_ready_i(cqe_ready[3]),
     .drop_o(st_async_drop), .idle_o(aev_idle));
 
@@ -512,7 +515,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .dma_addr_o(wr_addr[WR_CQE]), .dma_len_o(wr_len[WR_CQE]), .dma_valid_o(wr_valid[WR_CQE]),
     .dma_ready_i(wr_ready[WR_CQE]), .dma_data_req_i(wr_data_req[WR_CQE]), .dma_data_off_i(wr_data_off),
     .dma_data_o(wr_data[WR_CQE]), .dma_done_i(wr_done[WR_CQE]),
-    .irq_o, .irq_cq_o, .cqe_o(st_cqe), .overflow_o(st_cq_ovf), .idle_o(cqw_idle));
+    .irq_o, .irq_cq_o, .cqe_o(st_cqe), .overflow_o(st_cq_ovf),
+    .cq_err_o(cq_err), .cq_err_cq_o(cq_err_cq), .idle_o(cqw_idle));
 
   // ---------------------------------------------------------------- statistics
   logic st_tx_pkt, st_lb;

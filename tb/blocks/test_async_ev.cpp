@@ -52,6 +52,7 @@ class AsyncEvBench {
     top_->cfg_i = 0;
     top_->sq_err_i = 0;
     top_->rq_err_i = 0;
+    top_->cq_err_i = 0;
     top_->cqe_ready_i = 0;
     top_->eval();
     for (int i = 0; i < 3; ++i) clock();
@@ -65,7 +66,7 @@ class AsyncEvBench {
     for (uint64_t c = 0; c < cycles && !::testing::Test::HasFatalFailure(); ++c) step();
     // Drain: no more events, the consumer ready.
     for (int c = 0; c < 100 && !::testing::Test::HasFatalFailure(); ++c) step(false);
-    EXPECT_TRUE(exp_[0].empty() && exp_[1].empty()) << "records never left";
+    EXPECT_TRUE(exp_[0].empty() && exp_[1].empty() && exp_[2].empty()) << "records never left";
     EXPECT_TRUE(top_->idle_o) << "idle_o low with nothing queued";
     EXPECT_GT(out_, 0u);
   }
@@ -86,7 +87,7 @@ class AsyncEvBench {
       return;
     }
     if (top_->drop_o) cov_.hit("drop");
-    const bool quiet = exp_[0].empty() && exp_[1].empty() && !valid;
+    const bool quiet = exp_[0].empty() && exp_[1].empty() && exp_[2].empty() && !valid;
     if (bool(top_->idle_o) != quiet) {
       ADD_FAILURE() << "cycle " << cycle_ << ": idle_o " << int(top_->idle_o) << " with " << exp_[0].size() << "+"
                     << exp_[1].size() << " records expected";
@@ -96,7 +97,8 @@ class AsyncEvBench {
     // that FIFO one lower from then on.
     if (valid && !offered_) {
       const CqeReq r = unpack_cqe_req(top_->cqe_o.data(), 0);
-      const int side = r.qp_num & 1;   // requester-side QPs are even, responder-side odd (stimulus)
+      // requester-side QPs are even, responder-side odd (stimulus); the CQ writer's by their kind
+      const int side = r.status == hw::AEV_CQ_ERR ? 2 : int(r.qp_num & 1);
       if (exp_[side].empty()) {
         ADD_FAILURE() << "cycle " << cycle_ << ": a record for QP " << r.qp_num << " nobody raised";
         return;
@@ -115,7 +117,7 @@ class AsyncEvBench {
                       << " status " << int(want.status) << "} (or another field nonzero)";
         return;
       }
-      cov_.hit(side ? "responder_record" : "requester_record");
+      cov_.hit(side == 2 ? "cq_record" : side ? "responder_record" : "requester_record");
       if (e.kind == hw::AEV_QP_REQ_ERR) cov_.hit("kind_req_err");
       if (e.kind == hw::AEV_QP_ACCESS_ERR) cov_.hit("kind_access_err");
       if (e.kind == hw::AEV_COMM_EST) cov_.hit("kind_comm_est");
@@ -125,20 +127,22 @@ class AsyncEvBench {
     offered_ = valid && !ready;
 
     // Inputs of this cycle.
-    bool ev[2] = {false, false};
-    Rec rec[2] = {};
+    bool ev[3] = {false, false, false};
+    Rec rec[3] = {};
     if (stimulus) {
       if (burst_left_ == 0 && chance(rng_, 0.01)) burst_left_ = urand(rng_, 1, 40);
       const double p = burst_left_ ? k_.ev : 0.002;
       if (burst_left_) burst_left_--;
-      for (int s = 0; s < 2; ++s) {
-        ev[s] = chance(rng_, p);
-        rec[s].qp = (uint32_t(urand(rng_, 0, TB_NUM_QP / 2 - 1)) << 1) | uint32_t(s);
-        rec[s].kind = s == 0 ? uint8_t(hw::AEV_QP_ERR) : uint8_t(urand(rng_, 1, hw::AEV_COMM_EST));
+      for (int s = 0; s < 3; ++s) {
+        ev[s] = chance(rng_, s == 2 ? p / 4 : p);
+        rec[s].qp = s == 2 ? uint32_t(urand(rng_, 0, 0xFFFF))   // a CQ number, any 16 bits
+                           : (uint32_t(urand(rng_, 0, TB_NUM_QP / 2 - 1)) << 1) | uint32_t(s);
+        rec[s].kind = s == 0 ? uint8_t(hw::AEV_QP_ERR) : s == 2 ? uint8_t(hw::AEV_CQ_ERR)
+                                                              : uint8_t(urand(rng_, 1, hw::AEV_COMM_EST));
       }
       // The register: off and on now and then; its CQ changes only while the block is idle.
       if (chance(rng_, 0.002)) {
-        const bool idle_now = quiet && !ev[0] && !ev[1];
+        const bool idle_now = quiet && !ev[0] && !ev[1] && !ev[2];
         set_cfg(!en_, idle_now ? uint16_t(rng_()) : cq_);
         cov_.hit(en_ ? "enabled" : "disabled");
       }
@@ -148,9 +152,12 @@ class AsyncEvBench {
     top_->rq_err_i = ev[1];
     top_->rq_err_qp_i = rec[1].qp;
     top_->rq_err_kind_i = rec[1].kind;
+    top_->cq_err_i = ev[2];
+    top_->cq_err_cq_i = rec[2].qp;
     top_->cqe_ready_i = ready;
     if (ev[0] && ev[1]) cov_.hit("both_sides_one_cycle");
-    for (int s = 0; s < 2; ++s) {
+    if (ev[0] && ev[1] && ev[2]) cov_.hit("three_sources_one_cycle");
+    for (int s = 0; s < 3; ++s) {
       if (!ev[s]) continue;
       if (!en_) {
         cov_.hit("event_while_disabled");
@@ -182,13 +189,13 @@ class AsyncEvBench {
   Knobs k_;
   bool en_ = false, offered_ = false;
   uint16_t cq_ = 0;
-  std::deque<Rec> exp_[2];
-  unsigned level_[2] = {0, 0};   // entries in each FIFO, as far as the outputs show
+  std::deque<Rec> exp_[3];
+  unsigned level_[3] = {0, 0, 0};   // entries in each FIFO, as far as the outputs show
   uint64_t cycle_ = 0, drop_due_ = UINT64_MAX, burst_left_ = 0, out_ = 0;
 };
 
 TEST(AsyncEv, EveryEventIsOneRecordOrACountedDrop) {
-  Coverage cov({"requester_record", "responder_record", "kind_req_err", "kind_access_err", "kind_comm_est", "both_sides_one_cycle",
+  Coverage cov({"requester_record", "responder_record", "kind_req_err", "kind_access_err", "kind_comm_est", "cq_record", "three_sources_one_cycle", "both_sides_one_cycle",
                 "stalled", "drop", "disabled", "enabled", "event_while_disabled"});
   const Knobs mixes[] = {{0.5, 0.0}, {0.3, 0.5}, {0.8, 0.9}, {0.05, 0.2}};
   unsigned m = 0;

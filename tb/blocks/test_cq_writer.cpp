@@ -137,6 +137,7 @@ class CqwBench {
     std::deque<Cqe> pending;  // committed, not yet consumed by the host
     std::vector<Cqe> ring;    // host memory of the ring
     unsigned reserved = 0;    // generated, not yet committed (for gate_full)
+    bool ovr = false;         // its first overrun since configure() was reported (cq_err_o)
   };
   struct Src {
     bool valid = false;
@@ -175,6 +176,7 @@ class CqwBench {
     m.ring.assign(m.log > 10 ? 0 : (1u << m.log), Cqe{});  // large rings: entries made on demand
     big_ring_[q].clear();
     m.reserved = 0;
+    m.ovr = false;
   }
   // CQ configuration as the context block's registered, write-first read port presents it: the
   // entry that cq_idx_o named in the previous cycle, as the table is now.
@@ -404,6 +406,15 @@ class CqwBench {
         cov_.hit("drop_cq_invalid");
       } else if (static_cast<uint16_t>(m.pi - m.ci) >= size) {
         flight_.drop = true;
+        // The first overrun of a CQ (since it was set up) is reported, unless the lost completion
+        // is an event record itself.
+        if (!m.ovr && r.opcode != hw::wc_op::ASYNC_EVENT) {
+          m.ovr = true;
+          exp_cqerr_.push_back({cycles_ + 2, r.cq});
+          cov_.hit("cq_err_reported");
+        } else if (m.ovr) {
+          cov_.hit("cq_err_once");
+        }
         if (static_cast<uint16_t>(m.pi - m.ci) == size) cov_.hit("drop_cq_full");
         else fail("model: pi - ci > size");
       } else {
@@ -430,6 +441,14 @@ class CqwBench {
     };
     const bool ovf = due(exp_ovf_);
     if (top_->overflow_o != ovf) fail(std::string("overflow_o ") + (ovf ? "missing" : "unexpected"));
+    bool cqerr = false;
+    if (!exp_cqerr_.empty() && exp_cqerr_.front().first == cycles_) {
+      cqerr = true;
+      if (top_->cq_err_o && top_->cq_err_cq_o != exp_cqerr_.front().second)
+        fail("cq_err_cq_o " + std::to_string(top_->cq_err_cq_o) + " expected " + std::to_string(exp_cqerr_.front().second));
+      exp_cqerr_.pop_front();
+    }
+    if (top_->cq_err_o != cqerr) fail(std::string("cq_err_o ") + (cqerr ? "missing" : "unexpected"));
     const bool cqe = due(exp_cqe_);
     if (top_->cqe_o != cqe) fail(std::string("cqe_o ") + (cqe ? "missing" : "unexpected"));
     bool irq = false;
@@ -495,6 +514,7 @@ class CqwBench {
   bool dma_valid_prev_ = false;
   Cqe dma_buf_{};
   std::deque<uint64_t> exp_ovf_, exp_cqe_;
+  std::deque<std::pair<uint64_t, uint16_t>> exp_cqerr_;
   std::deque<std::pair<uint64_t, uint16_t>> exp_irq_;
   uint64_t cycles_ = 0, generated_ = 0, written_ = 0, dropped_ = 0;
   unsigned cq_idx_prev_ = 0;  // cq_idx_o before the last edge (the registered read port's address)
@@ -547,7 +567,8 @@ TEST(CqWriter, ProducerIndexWraps) {
 // Everything, including completions for invalid, out-of-range and full CQs (overflow).
 TEST(CqWriter, RandomCompletionsWithOverflow) {
   std::vector<std::string> names(std::begin(kCovCommon), std::end(kCovCommon));
-  for (const char* s : {"drop_cq_full", "drop_cq_invalid", "drop_cq_out_of_range"}) names.push_back(s);
+  for (const char* s : {"drop_cq_full", "drop_cq_invalid", "drop_cq_out_of_range", "cq_err_reported", "cq_err_once"})
+    names.push_back(s);
   Coverage cov(names);
   const Knobs mixes[] = {
       {false, 0.05, 0.2, 0.5, 6, 0.05, 0.05, 0.5, 0.002, 3, kNumCq},
@@ -568,7 +589,8 @@ TEST(CqWriter, RandomCompletionsWithOverflow) {
 // intact, indices and arming unaffected by dropped completions).
 TEST(CqWriter, RandomCompletionsWithOverflowLateDmaReady) {
   std::vector<std::string> names(std::begin(kCovCommon), std::end(kCovCommon));
-  for (const char* s : {"drop_cq_full", "drop_cq_invalid", "drop_cq_out_of_range"}) names.push_back(s);
+  for (const char* s : {"drop_cq_full", "drop_cq_invalid", "drop_cq_out_of_range", "cq_err_reported", "cq_err_once"})
+    names.push_back(s);
   Coverage cov(names);
   Knobs mixes[] = {
       {false, 0.05, 0.2, 0.5, 6, 0.05, 0.05, 0.5, 0.002, 3, kNumCq},

@@ -559,6 +559,58 @@ TEST_F(Errors, FirstPacketInRtrRaisesCommEst) {
   }
 }
 
+// IBA 11.6.3.2 CQ error: completions beyond a CQ's size are lost (counted) and the first loss
+// raises IBV_EVENT_CQ_ERR for that CQ, once; the event must be acked before ibv_destroy_cq returns
+// (as libibverbs), and a new CQ on the same slot starts clean.
+TEST_F(Errors, CqOverrunRaisesCqErrOnce) {
+  const int fd = ctx_[1]->async_fd;
+  ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+  struct ibv_async_event ev;
+  QpOpts ro;
+  ro.cqe = 1;
+  auto [s, r] = pair(1, {}, ro);
+  ASSERT_TRUE(s.qp && r.qp);
+  const int size = r.rcq.cq->cqe + 1;   // the ring's entries
+  const int n = size + 4;
+  Buf sb = buf(0, 64), rb = buf(1, 64 * n);
+  for (int k = 0; k < n; k++) ASSERT_EQ(post_recv(r, k, {sge(rb, 64 * k, 64)}), 0);
+  const uint32_t ovf = counter(1, tmnic::hwif::stat::CQ_OVERFLOW);
+  for (int k = 0; k < n; k++) ASSERT_EQ(post_send(s, k, {sge(sb, 0, 64)}), 0);
+  auto sw = poll(s.scq, n);
+  ASSERT_EQ(sw.size(), size_t(n));
+  run_for(20000);
+  EXPECT_EQ(counter(1, tmnic::hwif::stat::CQ_OVERFLOW), ovf + uint32_t(n - size)) << counters();
+  ASSERT_EQ(ibv_get_async_event(ctx_[1], &ev), 0);
+  EXPECT_EQ(ev.event_type, IBV_EVENT_CQ_ERR);
+  EXPECT_EQ(ev.element.cq, r.rcq.cq);
+  ibv_ack_async_event(&ev);
+  EXPECT_EQ(ibv_get_async_event(ctx_[1], &ev), -1) << "a second event: " << ev.event_type;
+  EXPECT_EQ(drain(r.rcq).size(), size_t(size));
+  // An event nobody read does not hold up the destroy (dropped), one read and acked does not either.
+  struct ibv_cq* c2 = ibv_create_cq(ctx_[1], 1, nullptr, nullptr, 0);
+  ASSERT_NE(c2, nullptr);
+  struct ibv_qp_init_attr a = {};
+  a.send_cq = c2;
+  a.recv_cq = c2;
+  a.qp_type = IBV_QPT_RC;
+  a.cap.max_send_wr = a.cap.max_recv_wr = 8;
+  a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+  Qp r2;
+  r2.dev = 1;
+  r2.qp = ibv_create_qp(pd_[1], &a);
+  ASSERT_NE(r2.qp, nullptr);
+  adopt(r2, true, IBV_ACCESS_LOCAL_WRITE);
+  Qp s2 = qp(0);
+  connect(s2, r2);
+  for (int k = 0; k < 4; k++) ASSERT_EQ(post_recv(r2, k, {sge(rb, 64 * k, 64)}), 0);
+  for (int k = 0; k < 4; k++) ASSERT_EQ(post_send(s2, k, {sge(sb, 0, 64)}), 0);
+  ASSERT_EQ(poll(s2.scq, 4).size(), 4u);
+  run_for(20000);
+  EXPECT_EQ(destroy(r2), 0);
+  EXPECT_EQ(ibv_destroy_cq(c2), 0);   // its unread CQ_ERR is dropped, not waited for
+  EXPECT_EQ(ibv_get_async_event(ctx_[1], &ev), -1) << "an event of a destroyed CQ: " << ev.event_type;
+}
+
 // IBA 11.6.2 Last WQE Reached: moving a QP of an SRQ to ERR raises IBV_EVENT_QP_LAST_WQE_REACHED
 // for that QP, once (a second ERR is no transition), after which its receive completions are all
 // in the CQ; a QP with its own receive queue raises nothing. ibv_destroy_qp then returns (the event
