@@ -141,6 +141,8 @@ struct Qp {
   bool pwr = false;                  // the peer's message is an RDMA WRITE
   unsigned prem = 0, plast = 0;      // packets left in the message, bytes of its last packet
   uint64_t guard = 0;                // no doorbell before this cycle (an init)
+  bool ud = false;                   // a UD QP (kCfUd): datagrams from anyone with its Q_Key
+  uint32_t qkey = 0;
 };
 struct Pkt {
   wire::RoceHdr h;
@@ -213,7 +215,8 @@ std::vector<std::string> coverage_points() {
           "stall_cqe", "stall_ev", "stall_ack", "stall_wr", "stall_rd", "stall_lk", "doorbell_rq", "doorbell_srq", "add_pending_on_hit",
           "write_only", "write_multi_packet", "write_zero_length", "write_imm", "write_imm_multi_packet", "write_imm_rnr",
           "write_imm_tm_srq", "write_access_err", "write_len_over", "write_len_short", "write_kind_mismatch",
-          "write_flush_held", "write_not_enabled"};
+          "write_flush_held", "write_not_enabled", "ud_datagram", "ud_datagram_imm", "ud_qkey_drop", "ud_no_wqe",
+          "ud_len_err", "ud_srq", "ud_op_to_rc_qp", "rc_op_to_ud_qp"};
 }
 
 struct Knobs {
@@ -300,7 +303,11 @@ class Bench {
     for (unsigned q = 0; q < kNumQp; ++q) {
       Qp& Q = qp_[q];
       for (auto& w : Q.cfg) w = static_cast<uint32_t>(rng_());
-      cfg_set(Q, kCfUd, 0);  // (this model is of RC QPs; UD is tested through the NIC: tb/system)
+      // A UD QP now and then (fixed for the run; its receive queue or a plain SRQ, never a TM one).
+      Q.ud = q >= hw::QPN_FIRST && chance(rng_, 0.15);
+      Q.qkey = static_cast<uint32_t>(rng_());
+      cfg_set(Q, kCfUd, Q.ud);
+      cfg_set(Q, kCfQkey, Q.qkey);
       const unsigned r = static_cast<unsigned>(u(0, 99));
       Q.lstate = r < 65 ? st(hw::QpState::RTS) : r < 80 ? st(hw::QpState::RTR) : r < 85 ? st(hw::QpState::SQE)
                  : r < 90 ? st(hw::QpState::SQD)
@@ -314,7 +321,7 @@ class Bench {
   void configure(Qp& Q) {
     cfg_set(Q, kCfPd, u(1, 3));
     const unsigned r = static_cast<unsigned>(u(0, 9));
-    cfg_set(Q, kCfSrq, r < 7 ? kNoSrq : r < 9 ? u(0, 3) : u(4, kSrq - 1));
+    cfg_set(Q, kCfSrq, r < 7 ? kNoSrq : (r < 9 && !Q.ud) ? u(0, 3) : u(4, kSrq - 1));
     cfg_set(Q, kCfRqBase, u(0, 1ull << 36) << 12);
     cfg_set(Q, kCfRqLog, u(1, 5));
     cfg_set(Q, kCfMinRnr, u(0, 31));
@@ -454,6 +461,12 @@ class Bench {
     qp_[q].evs.push_back({syn, msn & kM24, psn & kM24});
     ++n_ev_;
   }
+  // A datagram's completion: its sender from the DETH, IBV_WC_GRH.
+  void expect_ud_cqe(unsigned q, const Msg& m, uint8_t status, uint32_t len, uint32_t imm, Flags f, uint32_t sqp) {
+    expect_cqe(q, m, status, len, imm, f);
+    qp_[q].cqes.back().src_qp = sqp;
+    qp_[q].cqes.back().wc_flags |= hw::wc_flag::GRH;
+  }
   void expect_cqe(unsigned q, const Msg& m, uint8_t status, uint32_t len, uint32_t imm, Flags f) {
     Qp& Q = qp_[q];
     const uint16_t s = static_cast<uint16_t>(cfg_get(Q, kCfSrq));
@@ -512,6 +525,89 @@ class Bench {
     return true;
   }
 
+  // Scatter: message byte m.off + i lands at its SGE's IOVA.
+  void scatter(const Msg& m, const Pkt& p, unsigned skip, unsigned del) {
+    if (del == 0) return;
+    uint64_t o = m.off;
+    size_t k = 0;
+    while (k < m.sg.size() && o >= m.sg[k].second) o -= m.sg[k++].second;
+    if (k > 0 || del > m.sg[0].second - o) cov_.hit("msg_multi_sge");
+    for (unsigned i = 0; i < del; ++i) {
+      while (o >= m.sg[k].second) {
+        o = 0;
+        ++k;
+      }
+      wr_exp_.push_back({m.sg[k].first + o, p.pay[skip + i]});
+      ++o;
+    }
+  }
+
+  // A packet for a UD QP, or a UD opcode (docs/architecture.md, UD): datagrams only, to UD QPs
+  // only, from anyone, no PSN; a wrong Q_Key or no receive WQE drops it (counted, no NAK); a buffer
+  // too small completes LOC_LEN_ERR and the QP goes on; a bad SGE fails the QP (no NAK). The
+  // payload (the parser's) starts with the GRH and counts it.
+  void accept_ud(const Pkt& p, unsigned q) {
+    const wire::RoceHdr& h = p.h;
+    Qp& Q = qp_[q];
+    const bool ud_op = h.opcode == wire::kUdSendOnly || h.opcode == wire::kUdSendOnlyImm;
+    if (!Q.ud || !ud_op || !can_recv(Q.lstate)) {
+      ++n_drop_;
+      cov_.hit(!Q.ud ? "ud_op_to_rc_qp" : !ud_op ? "rc_op_to_ud_qp" : "ud_drop_not_ready");
+      return;
+    }
+    if (h.deth_qkey != Q.qkey) {
+      ++n_qkey_;
+      cov_.hit("ud_qkey_drop");
+      return;
+    }
+    Msg m;
+    const uint16_t sn = static_cast<uint16_t>(cfg_get(Q, kCfSrq));
+    if (sn == kNoSrq) {
+      if (Q.ci == Q.pi) {
+        ++n_nowqe_;
+        cov_.hit("ud_no_wqe");
+        return;
+      }
+      const Wqe& w = Q.ring[Q.ci & (Q.ring.size() - 1)];
+      ++rd_exp_[rq_addr(Q, Q.ci)];
+      m.wrid = w.wrid;
+      m.idx = Q.ci++;
+      check_sges(m, w.sge.data(), w.nsge, static_cast<uint32_t>(cfg_get(Q, kCfPd)));
+    } else {
+      Srq& S = srq_[sn];
+      if (!S.valid || S.ci == S.pi) {
+        ++n_nowqe_;
+        cov_.hit("ud_no_wqe");
+        return;
+      }
+      const Wqe& w = S.ring[S.ci & (S.ring.size() - 1)];
+      ++rd_exp_[srq_addr(S, S.ci)];
+      m.wrid = w.wrid;
+      m.idx = S.ci++;
+      check_sges(m, w.sge.data(), w.nsge, S.pd);
+      cov_.hit("ud_srq");
+    }
+    const unsigned del = static_cast<unsigned>(p.pay.size());
+    const bool imm = h.opcode == wire::kUdSendOnlyImm;
+    if (m.bad) {
+      expect_cqe(q, m, hw::wc_status::LOC_PROT_ERR, 0, 0, kEnd);
+      ++n_prot_;
+      cov_.hit("ud_prot_err");
+      to_err(q, true);
+      return;
+    }
+    if (m.cap < del) {
+      expect_ud_cqe(q, m, hw::wc_status::LOC_LEN_ERR, del, 0, kEnd, h.deth_sqp);
+      cov_.hit("ud_len_err");
+      return;
+    }
+    scatter(m, p, 0, del);
+    Q.epsn = (Q.epsn + 1) & kM24;   // (the engine counts executed packets on a UD QP too; nothing reads it)
+    expect_ud_cqe(q, m, hw::wc_status::SUCCESS, del, imm ? h.imm : 0, imm ? kEndImm : kEnd, h.deth_sqp);
+    ++msgs_;
+    cov_.hit(imm ? "ud_datagram_imm" : "ud_datagram");
+  }
+
   void accept(const Pkt& p) {
     const wire::RoceHdr& h = p.h;
     const unsigned op = h.opcode;
@@ -522,6 +618,7 @@ class Bench {
     }
     const unsigned q = h.dest_qp;
     Qp& Q = qp_[q];
+    if (Q.ud || op == wire::kUdSendOnly || op == wire::kUdSendOnlyImm) return accept_ud(p, q);
     if (h.src_ip != cfg_get(Q, kCfDestIp)) {
       cov_.hit("drop_wrong_peer");
       ++n_drop_;
@@ -711,21 +808,7 @@ class Bench {
       to_err(q, true);
       return;
     }
-    // Scatter: message byte off + i lands at its SGE's IOVA.
-    if (del > 0) {
-      uint64_t o = Q.m.off;
-      size_t k = 0;
-      while (k < Q.m.sg.size() && o >= Q.m.sg[k].second) o -= Q.m.sg[k++].second;
-      if (k > 0 || del > Q.m.sg[0].second - o) cov_.hit("msg_multi_sge");
-      for (unsigned i = 0; i < del; ++i) {
-        while (o >= Q.m.sg[k].second) {
-          o = 0;
-          ++k;
-        }
-        wr_exp_.push_back({Q.m.sg[k].first + o, p.pay[skip + i]});
-        ++o;
-      }
-    }
+    scatter(Q.m, p, skip, del);
     if (Q.epsn == kM24) cov_.hit("psn_wrap");
     Q.epsn = (Q.epsn + 1) & kM24;
     Q.nak_sent = false;
@@ -803,6 +886,25 @@ class Bench {
       h.opcode = wire::kAck;
       h.aeth = static_cast<uint32_t>(rng_());
       h.psn = static_cast<uint32_t>(rng_() & kM24);
+    } else if (Q.ud || r < 70) {
+      // A datagram (to an RC QP: dropped), from anyone, usually with the right Q_Key; sometimes an
+      // RC SEND to a UD QP (dropped). The payload is the parser's: the GRH, then the data.
+      const unsigned r2 = static_cast<unsigned>(u(0, 99));
+      h.opcode = r2 < 5 ? wire::kSendOnly : r2 < 35 ? wire::kUdSendOnlyImm : wire::kUdSendOnly;
+      h.deth_qkey = chance(rng_, 0.85) ? Q.qkey : static_cast<uint32_t>(rng_());
+      h.deth_sqp = static_cast<uint32_t>(rng_() & kM24);
+      h.src_ip = static_cast<uint32_t>(rng_());
+      h.psn = static_cast<uint32_t>(rng_() & kM24);
+      // Sometimes exactly the capacity of the receive WQE it will take, or one byte more.
+      unsigned n = hw::GRH_LEN + static_cast<unsigned>(u(0, 1200));
+      if (cfg_get(Q, kCfSrq) == kNoSrq && Q.ci != Q.pi && chance(rng_, 0.15)) {
+        const Wqe& w = Q.ring[Q.ci & (Q.ring.size() - 1)];
+        Msg m;
+        check_sges(m, w.sge.data(), w.nsge, static_cast<uint32_t>(cfg_get(Q, kCfPd)));
+        const uint64_t total = m.cap + (chance(rng_, 0.4) ? 1 : 0);
+        if (!m.bad && total >= hw::GRH_LEN && total <= 4096 + hw::GRH_LEN) n = static_cast<unsigned>(total);
+      }
+      rand_pay(n);
     } else {
       peer_packet(k, q, p);
     }
@@ -1293,6 +1395,8 @@ class Bench {
     n_rtl_[4] += top_->dup_o;
     n_rtl_[5] += top_->psn_err_o;
     n_rtl_[6] += top_->prot_err_o;
+    n_rtl_[7] += top_->drop_qkey_o;
+    n_rtl_[8] += top_->ud_nowqe_o;
     // QUERY_QP
     if (query_chk_q_) {
       if (top_->query_psn_o != query_psn_q_)
@@ -1371,9 +1475,10 @@ class Bench {
       Q.evs.clear();
       Q.sent = 0;
     }
-    const uint64_t model[7] = {n_drop_, n_ack_, n_rnr_, n_nak_, n_dup_, n_psn_err_, n_prot_};
-    static const char* const names[7] = {"drop_qp", "tx_ack", "tx_rnr", "tx_nak", "dup", "psn_err", "prot_err"};
-    for (unsigned i = 0; i < 7; ++i)
+    const uint64_t model[9] = {n_drop_, n_ack_, n_rnr_, n_nak_, n_dup_, n_psn_err_, n_prot_, n_qkey_, n_nowqe_};
+    static const char* const names[9] = {"drop_qp", "tx_ack", "tx_rnr", "tx_nak", "dup", "psn_err", "prot_err",
+                                         "drop_qkey", "ud_nowqe"};
+    for (unsigned i = 0; i < 9; ++i)
       if (n_rtl_[i] != model[i]) return fail("statistics ", names[i], "_o pulsed ", n_rtl_[i], " times, model ", model[i]);
   }
 
@@ -1414,7 +1519,8 @@ class Bench {
   uint32_t query_psn_ = 0, query_psn_q_ = 0;
   unsigned query_qp_ = 0, query_qp_q_ = 0;
   uint64_t n_drop_ = 0, n_ack_ = 0, n_rnr_ = 0, n_nak_ = 0, n_dup_ = 0, n_psn_err_ = 0, n_prot_ = 0, n_ev_ = 0, n_sent_ = 0;
-  uint64_t n_rtl_[7] = {};
+  uint64_t n_rtl_[9] = {};
+  uint64_t n_qkey_ = 0, n_nowqe_ = 0;
 };
 
 TEST(Responder, RandomTrafficAgainstModel) {
