@@ -119,6 +119,8 @@ struct Posted {
   uint64_t raddr = 0;
   uint32_t rkey = 0;
   uint32_t imm_data = 0;
+  uint32_t qkey = 0, dip = 0;   // UD: the datagram's Q_Key and destination (its UD_AV; DQPN: the QP's)
+  uint64_t dmac = 0;
   unsigned npk = 1;
   std::vector<uint8_t> pay;     // the message's bytes
   std::vector<Piece> reads;     // its payload reads, in order
@@ -160,6 +162,7 @@ struct Qp {
   uint32_t psn = 0;
   bool dead = false, wait = false, pushed_in_err = false, psn_known = true, live = false, held = false;
   bool inited = false;      // its init was taken (the RAMs have no reset)
+  bool ud = false;          // a UD QP: every WQE names its destination; datagrams, no ACKs
   uint64_t due = 0;
   std::vector<std::shared_ptr<const Posted>> ring;
   std::array<Entry, kOuts> out{};
@@ -207,7 +210,8 @@ std::vector<std::string> coverage_points() {
           "ring_wrap", "prot_key", "prot_pd", "prot_bounds", "prot_invalid_mr", "prot_over_4g", "loc_qp_op_err",
           "lerr_backpressure", "rewind", "rewind_cuts_message", "stale_packet", "rnr_wait", "rnr_resend",
           "rewind_ignored_dead", "fail_msg", "cmd_err", "err_cuts_message", "flush", "kick_to_rts", "reinit",
-          "msg_backpressure", "pkt_backpressure", "rd_backpressure", "query_psn", "nx_read"};
+          "msg_backpressure", "pkt_backpressure", "rd_backpressure", "query_psn", "nx_read",
+          "ud_datagram", "ud_datagram_imm", "ud_uack", "ud_uack_backpressure", "ud_write_refused", "ud_len_err"};
 }
 
 struct Knobs {
@@ -273,6 +277,11 @@ class ReqBench {
       return fail("not drained after ", n, " cycles:", why, " lerr ", lerr_exp_.size(), " chunks ", chunks_.size());
     }
     if (trace_) std::printf("%llu: drained\n", (unsigned long long)cyc_);
+    for (const auto& e : ud_bal_)
+      if (e.second != 0)
+        return fail("UD datagram of QP ", e.first.first, " PSN ", e.first.second,
+                    e.second > 0 ? " never acknowledged" : " acknowledged but never sent");
+    ud_bal_.clear();
     for (auto& p : q_) p.hyps.assign(1, Hyp{});  // cut messages that never finish
     // idle_o and quiet_o, after a sweep of the RNR timers at most
     for (n = 0; n < kNumQp + 100 && !(top_->idle_o && top_->quiet_o) && !failed(); ++n) step(&d);
@@ -343,7 +352,11 @@ class ReqBench {
     set_bits(p.cfg.data(), cfg_lsb(kCfDestQpn), 24, p.dqpn);
     set_bits(p.cfg.data(), cfg_lsb(kCfDestIp), 32, p.dip);
     set_bits(p.cfg.data(), cfg_lsb(kCfDmac), 48, p.dmac);
-    set_bits(p.cfg.data(), cfg_lsb(kCfUd), 1, 0);  // (this model is of RC QPs; UD: tb/system)
+    // A UD QP now and then: its context path is garbage (the WQEs' UD_AV count), and p.dqpn, the
+    // number the bench finds a QP's packets by, goes into every WQE's UD_AV.
+    p.ud = chance(rng_, 0.15);
+    set_bits(p.cfg.data(), cfg_lsb(kCfUd), 1, p.ud);
+    if (p.ud) set_bits(p.cfg.data(), cfg_lsb(kCfDestQpn), 24, static_cast<uint32_t>(rng_()));
     if (!first) {
       base_qp_.erase(old_base);
       by_dqpn_.erase(old_dqpn);
@@ -420,6 +433,7 @@ class ReqBench {
     static constexpr uint8_t kOps[] = {hw::wqe_op::SEND, hw::wqe_op::SEND_WITH_IMM, hw::wqe_op::RDMA_WRITE,
                                        hw::wqe_op::RDMA_WRITE_WITH_IMM};
     uint8_t op = kOps[u(0, 3)];
+    if (p.ud && chance(rng_, 0.97)) op = kOps[u(0, 1)];   // (a UD QP mostly SENDs: a WRITE fails it)
     // (RDMA_READ is not executed by this requester yet: a bad opcode like every value above it)
     if (bad_op) op = static_cast<uint8_t>(u(hw::wqe_op::RDMA_READ, 255));
     b[hw::wqe::OPCODE_OFF] = op;
@@ -438,29 +452,59 @@ class ReqBench {
     w->imm_data = 0;
     for (unsigned i = 0; i < 4; ++i) w->imm_data = (w->imm_data << 8) | b[hw::wqe::IMM_OFF + i];  // first byte in [31:24]
     if (bad_op) w->err = st::LOC_QP_OP_ERR;
+    // UD: SEND and SEND_WITH_IMM only (a WRITE fails like a bad opcode), the UD_AV in SGE 5's bytes.
+    if (p.ud && w->write && !w->err) {
+      w->err = st::LOC_QP_OP_ERR;
+      cov_.hit("ud_write_refused");
+    }
+    if (p.ud) {
+      w->dip = static_cast<uint32_t>(rng_());
+      w->dmac = rng_() & 0xFFFFFFFFFFFFull;
+      uint8_t* av = &b[hw::WQE_UD_AV_OFF];
+      for (unsigned i = 0; i < 4; ++i) av[hw::ud_av::DEST_IP_OFF + i] = static_cast<uint8_t>(w->dip >> (8 * i));
+      for (unsigned i = 0; i < 4; ++i) av[hw::ud_av::DQPN_OFF + i] = static_cast<uint8_t>(p.dqpn >> (8 * i));
+      for (unsigned i = 0; i < 6; ++i) av[hw::ud_av::DMAC_OFF + i] = static_cast<uint8_t>(w->dmac >> (40 - 8 * i));
+      for (unsigned i = 0; i < 4; ++i) w->qkey |= uint32_t(b[hw::wqe::UD_QKEY_OFF + i]) << (8 * i);
+    }
     const uint32_t pmtu = 1u << p.pmtu_log;
     if (w->inl) {
-      b[hw::wqe::NUM_SGE_OFF] = static_cast<uint8_t>(u(0, kNsge));
+      // (NUM_SGE is checked for inline WQEs too: a UD WQE with 6 fails)
+      const unsigned insge = static_cast<unsigned>(u(0, p.ud && chance(rng_, 0.97) ? hw::UD_MAX_SGE : kNsge));
+      b[hw::wqe::NUM_SGE_OFF] = static_cast<uint8_t>(insge);
+      if (p.ud && insge > hw::UD_MAX_SGE && !w->err) {
+        w->err = st::LOC_QP_OP_ERR;
+        cov_.hit("ud_sge_over");
+      }
       uint32_t n = chance(rng_, 0.1) ? 0 : static_cast<uint32_t>(u(1, kInline));
+      if (p.ud && chance(rng_, 0.95)) n = std::min<uint32_t>(n, hw::UD_MAX_INLINE);
       if (chance(rng_, 0.01)) {
         n = static_cast<uint32_t>(u(kInline + 1, chance(rng_, 0.5) ? kInline + 8 : 0xFFFFFFFFull));
         if (!w->err) w->err = st::LOC_QP_OP_ERR;
+      }
+      if (p.ud && n > hw::UD_MAX_INLINE && !w->err) {
+        w->err = st::LOC_QP_OP_ERR;
+        cov_.hit("ud_inline_over");
       }
       for (unsigned i = 0; i < 4; ++i) b[hw::wqe::INLINE_LEN_OFF + i] = static_cast<uint8_t>(n >> (8 * i));
       w->len = n;
       if (!w->err) w->pay.assign(b.begin() + hw::wqe::INLINE_DATA_OFF, b.begin() + hw::wqe::INLINE_DATA_OFF + n);
     } else {
-      unsigned nsge = static_cast<unsigned>(u(0, kNsge));
+      unsigned nsge = static_cast<unsigned>(u(0, p.ud && chance(rng_, 0.97) ? hw::UD_MAX_SGE : kNsge));
       const bool bad_n = chance(rng_, 0.001);
       if (bad_n) nsge = static_cast<unsigned>(u(kNsge + 1, 255));
       b[hw::wqe::NUM_SGE_OFF] = static_cast<uint8_t>(nsge);
       if (bad_n && !w->err) w->err = st::LOC_QP_OP_ERR;
+      if (p.ud && nsge > hw::UD_MAX_SGE && !w->err) {
+        w->err = st::LOC_QP_OP_ERR;
+        cov_.hit("ud_sge_over");
+      }
       const unsigned n = std::min(nsge, kNsge);
       struct S { uint64_t addr; uint32_t len, key; };
       std::array<S, kNsge> s{};
       const bool over = chance(rng_, 0.002) && n >= 2;
       const int bad = chance(rng_, 0.006) && n ? static_cast<int>(u(0, n - 1)) : -1;
-      const unsigned max_sge = chance(rng_, k.msg_big) ? 3 * pmtu : pmtu / 2 + 64;
+      const unsigned max_sge = p.ud ? (chance(rng_, 0.05) ? pmtu : pmtu / 5)
+                                    : chance(rng_, k.msg_big) ? 3 * pmtu : pmtu / 2 + 64;
       for (unsigned i = 0; i < n; ++i) {
         const unsigned mi = over ? p.pd - 1 : mr_of(p.pd);
         const Mr& m = mr_[mi];
@@ -514,7 +558,7 @@ class ReqBench {
       }
       for (unsigned i = 0; i < kNsge; ++i) {
         uint8_t* d = &b[hw::wqe::SGE_OFF + hw::wqe::SGE_LEN * i];
-        if (i >= n) continue;  // unused SGEs keep random bytes
+        if (i >= n || (p.ud && i >= hw::UD_MAX_SGE)) continue;  // unused SGEs keep random bytes (UD: the AV)
         for (unsigned j = 0; j < hw::sge::ADDR_LEN; ++j) d[hw::sge::ADDR_OFF + j] = static_cast<uint8_t>(s[i].addr >> (8 * j));
         for (unsigned j = 0; j < hw::sge::LENGTH_LEN; ++j) d[hw::sge::LENGTH_OFF + j] = static_cast<uint8_t>(s[i].len >> (8 * j));
         for (unsigned j = 0; j < hw::sge::LKEY_LEN; ++j) d[hw::sge::LKEY_OFF + j] = static_cast<uint8_t>(s[i].key >> (8 * j));
@@ -536,6 +580,10 @@ class ReqBench {
       } else if (!w->err && total > 0xFFFFFFFFull) {
         w->err = st::LOC_PROT_ERR;
         cov_.hit("prot_over_4g");
+      }
+      if (!w->err && p.ud && total > pmtu) {   // a datagram is one packet
+        w->err = st::LOC_LEN_ERR;
+        cov_.hit("ud_len_err");
       }
       if (!w->err) {
         w->len = static_cast<uint32_t>(total);
@@ -590,7 +638,14 @@ class ReqBench {
     h.ack_req = last;
     h.se = last && w.se && (!w.write || w.imm);   // IBA: SE on a SEND's last, a WRITE's with ImmDt
     h.imm = w.imm_data;
-    if (w.write) {
+    if (p.ud) {   // one packet, to the WQE's destination, with a DETH; nothing asks for an ACK
+      h.opcode = w.imm ? wire::kUdSendOnlyImm : wire::kUdSendOnly;
+      h.ack_req = false;
+      h.dst_mac = w.dmac;
+      h.dst_ip = w.dip;
+      h.deth_qkey = w.qkey;
+      h.deth_sqp = qi;
+    } else if (w.write) {
       h.opcode = first && last ? (w.imm ? wire::kWriteOnlyImm : wire::kWriteOnly)
                  : first       ? wire::kWriteFirst
                  : last        ? (w.imm ? wire::kWriteLastImm : wire::kWriteLast)
@@ -618,8 +673,10 @@ class ReqBench {
       cmp.reth_len = exp.reth_len;
     }
     cmp.aeth = exp.aeth;
-    cmp.deth_qkey = exp.deth_qkey;   // (the DETH goes out only with the UD opcodes: RC QPs here)
-    cmp.deth_sqp = exp.deth_sqp;
+    if (!wire::bth_has_deth(exp.opcode)) {  // (the DETH goes out only with the UD opcodes)
+      cmp.deth_qkey = exp.deth_qkey;
+      cmp.deth_sqp = exp.deth_sqp;
+    }
     if (!wire::bth_has_imm(exp.opcode)) cmp.imm = exp.imm;
     std::ostringstream o;
     if (cmp != exp) {
@@ -648,6 +705,10 @@ class ReqBench {
     if (f == by_dqpn_.end()) return fail("packet to unknown QP number ", got.dest_qp);
     const unsigned qi = f->second;
     Qp& p = q_[qi];
+    if (p.ud) {
+      if (++ud_bal_[{qi, got.psn}] > 1) return fail("UD datagram of QP ", qi, " PSN ", got.psn, " without its acknowledgement");
+      cov_.hit(got.opcode == wire::kUdSendOnlyImm ? "ud_datagram_imm" : "ud_datagram");
+    }
     if (slot_busy_[slot]) return fail("slot ", slot, " handed over again before it was freed");
     std::vector<Hyp> next;
     std::string why;
@@ -869,7 +930,7 @@ class ReqBench {
       last_dead_ = -1;
       Qp& p = q_[qi];
       const Entry& e = p.out[p.ci % kOuts];
-      if (p.state == kRts && p.ci != p.next && !e.err) {
+      if (p.state == kRts && p.ci != p.next && !e.err && !(p.ud && !f)) {   // (no NAK ever rewinds a UD QP)
         msg_held_ = true;
         p.held = true;
         msg_ = Msg{};
@@ -1015,6 +1076,9 @@ class ReqBench {
     const bool rd_ready = !k || chance(rng_, k->rd_ready);
     top_->rd_ready_i = rd_ready;
     const bool pkt_ready = !k || chance(rng_, k->pkt_ready);
+    // The completer takes a UD QP's own acknowledgements when no responder ACK competes (random).
+    const bool uack_ready = !k || chance(rng_, k->pkt_ready);
+    top_->uack_ready_i = uack_ready;
     top_->pkt_ready_i = pkt_ready;
     const bool lerr_ready = !k || chance(rng_, k->lerr_ready);
     top_->lerr_ready_i = lerr_ready;
@@ -1077,6 +1141,19 @@ class ReqBench {
     }
     if (lerr_held_ && (!top_->lerr_valid_o || top_->lerr_qp_o != lerr_qp_))
       return fail("local error changed before it was taken");
+    // UD: every datagram handed out is acknowledged by the requester itself, once, and nothing else is.
+    if (uack_held_ && (!top_->uack_valid_o || top_->uack_qp_o != uack_qp_ || top_->uack_psn_o != uack_psn_))
+      return fail("UD acknowledgement changed before it was taken");
+    uack_held_ = top_->uack_valid_o && !uack_ready;
+    uack_qp_ = top_->uack_qp_o;
+    uack_psn_ = top_->uack_psn_o;
+    if (top_->uack_valid_o && !uack_ready) cov_.hit("ud_uack_backpressure");
+    if (top_->uack_valid_o && uack_ready) {
+      if (!q_[top_->uack_qp_o].ud) return fail("UD acknowledgement for RC QP ", top_->uack_qp_o);
+      int& bal = ud_bal_[{top_->uack_qp_o, top_->uack_psn_o}];
+      if (--bal < -1) return fail("UD acknowledgement of QP ", top_->uack_qp_o, " PSN ", top_->uack_psn_o, " twice");
+      cov_.hit("ud_uack");
+    }
     rd_held_ = top_->rd_valid_o && !rd_ready;
     rd_addr_ = top_->rd_addr_o;
     rd_len_ = top_->rd_len_o;
@@ -1220,7 +1297,9 @@ class ReqBench {
   std::array<bool, kNslot> slot_busy_{};
   std::vector<uint8_t> buf_ = std::vector<uint8_t>(kNslot * 4096, 0);
   // handshake stability
-  bool rd_held_ = false, rd_pay_ = false, pkt_held_ = false, lerr_held_ = false;
+  bool rd_held_ = false, rd_pay_ = false, pkt_held_ = false, lerr_held_ = false, uack_held_ = false;
+  uint32_t uack_qp_ = 0, uack_psn_ = 0;
+  std::map<std::pair<unsigned, uint32_t>, int> ud_bal_;   // datagrams sent minus acknowledged, per {QP, PSN}
   uint64_t rd_addr_ = 0;
   uint32_t rd_len_ = 0, pkt_slot_ = 0, lerr_qp_ = 0;
   std::array<uint32_t, wire::kRoceHdrWords> pkt_hdr_{};
