@@ -1,5 +1,5 @@
-// tmnic benchmark: simulated latency and bandwidth of RC SENDs and RDMA WRITEs between two
-// simulated NICs, and simulator speed. Prints one JSON object. Simulated figures (cycles, ns at the NIC clock) are
+// tmnic benchmark: simulated latency and bandwidth of RC SENDs and RDMA WRITEs and of UD datagrams
+// between two simulated NICs, and simulator speed. Prints one JSON object. Simulated figures (cycles, ns at the NIC clock) are
 // deterministic for a given configuration; wall-clock figures (cycles/s) depend on the machine.
 //   tmnic_bench [--quick]
 #include <algorithm>
@@ -68,6 +68,64 @@ double stream(const sim::SimConfig& cfg, uint8_t op, uint32_t len, int msgs, int
     bool any = false;
     while (b.poll(&c)) { if (!write) done++; any = true; }
     while (a.poll(&c)) { sent++; if (write) done++; any = true; }
+    if (!any && !w.progress(100000)) break;
+  }
+  return done == msgs ? double(w.now() - t0) : 0.0;
+}
+
+// UD datagrams from a's QP 2 to b's QP 2 (both UD, Q_Key 0x1234, path MTU 4096): `msgs` SENDs of
+// `len` bytes (<= 4096) into b's SRQ buffers of GRH_LEN + len, at most `window` outstanding. Returns
+// the simulated cycles from the first doorbell to the last receive completion; with `lat`, the
+// median one-way latency of single datagrams (doorbell to receive CQE) instead.
+double ud_stream(const sim::SimConfig& cfg, uint32_t len, int msgs, int window, bool lat) {
+  sim::World w(cfg);
+  Node a(w, 0), b(w, 1);
+  RawHost::QpCfg qa = a.qp(0, 1), qb = b.qp(0, 0);
+  for (RawHost::QpCfg* q : {&qa, &qb}) {
+    q->mtu = 5;   // IBV_MTU_4096
+    q->type = hwif::cmd::QP_TYPE_UD;
+    q->qkey = 0x1234;
+    q->dest_ip = 0;
+    q->dmac = 0;
+  }
+  a.h.set_qp(2, qa);
+  b.h.set_qp(2, qb);
+  for (int i = 0; i < msgs; i++) b.post_srq(i, {{b.va(0), hwif::GRH_LEN + len, Node::kKey}});
+  while (w.progress(1000)) {}
+  auto post = [&](int i) {
+    uint8_t* slot = a.sq.p + (a.sq_pi % (1u << Node::kLog)) * hwif::WQE_STRIDE;
+    RawHost::put_wqe(slot, uint64_t(i), hwif::wqe_op::SEND, hwif::wqe_flag::SIGNALED, {{a.va(0), len, Node::kKey}});
+    const uint32_t qkey = 0x1234, ip = sim::World::ipv4_of(1), dqpn = 2;
+    const uint64_t mac = sim::World::mac_of(1);
+    std::memcpy(slot + hwif::wqe::UD_QKEY_OFF, &qkey, 4);
+    uint8_t* av = slot + hwif::WQE_UD_AV_OFF;
+    std::memcpy(av + hwif::ud_av::DEST_IP_OFF, &ip, 4);
+    std::memcpy(av + hwif::ud_av::DQPN_OFF, &dqpn, 4);
+    for (unsigned k = 0; k < 6; k++) av[hwif::ud_av::DMAC_OFF + k] = uint8_t(mac >> (40 - 8 * k));
+    a.sq_pi++;
+    a.h.wr(hwif::reg::DB_SQ0 + 4 * 2, a.sq_pi & 0xFFFF);
+  };
+  Cqe c;
+  if (lat) {
+    std::vector<double> t;
+    for (int i = 0; i < msgs; i++) {
+      const uint64_t t0 = w.now();
+      post(i);
+      while (!b.poll(&c))
+        if (!w.progress(100000)) return 0.0;
+      if (c.status != 0) return 0.0;
+      t.push_back(double(w.now() - t0));
+      while (a.poll(&c) || w.progress(1000)) {}
+    }
+    return median(t);
+  }
+  const uint64_t t0 = w.now();
+  int posted = 0, done = 0, sent = 0;
+  while (done < msgs) {
+    while (posted < msgs && posted - sent < window) post(posted++);
+    bool any = false;
+    while (b.poll(&c)) { done += c.status == 0; any = true; }
+    while (a.poll(&c)) { sent++; any = true; }
     if (!any && !w.progress(100000)) break;
   }
   return done == msgs ? double(w.now() - t0) : 0.0;
@@ -199,6 +257,18 @@ int main(int argc, char** argv) {
           len, msgs, gs, gs / (cfg.line_gbit_s * eff), gw, gw / (cfg.line_gbit_s * eff), k + 1 < sizes.size() ? "," : "");
     }
     add("  ]},\n");
+  }
+
+  // ---- UD: one-way latency of an 8-byte datagram, and 4096-byte datagrams streamed (window 8)
+  {
+    const int n = quick ? 21 : 101;
+    const double l = ud_stream(cfg, 8, n, 1, true);
+    const int msgs = quick ? 256 : 4096;
+    const double cyc = ud_stream(cfg, 4096, msgs, 8, false);
+    const double g = cyc > 0 ? double(msgs) * 4096 * 8 / (cyc * ns_per_cycle) : 0;
+    add("  \"ud\": {\"send_8b_latency_median_cycles\": %.0f, \"send_8b_latency_median_ns\": %.1f, "
+        "\"datagrams_4096b\": %d, \"cycles\": %.0f, \"gbit_s\": %.2f},\n",
+        l, l * ns_per_cycle, msgs, cyc, g);
   }
 
   // ---- lightly loaded: one 8-byte SEND every 10 us between two NICs; simulated cycles per wall
