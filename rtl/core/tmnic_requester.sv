@@ -390,15 +390,17 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           tab_raddr = sw_q[QP_W-1:0];
         end
         sw_d = sw_q + 1'b1;
+        // The write's address and data do not wait for the due-time compare (only its enable does:
+        // the compare was the placed block's path from the table's data to its address).
+        tab_cur = 1'b0;
+        tab_waddr = sw_k;
+        tab_wdata = tab_rdata;
+        tab_wdata.rnr_wait = 1'b0;
+        set_own_qp = sw_k;
         if (sw_q != '0 && tab_rdata.rnr_wait) begin
           if (now_i >= tab_rdata.rnr_due) begin
             tab_we = 1'b1;
-            tab_cur = 1'b0;
-            tab_waddr = sw_k;
-            tab_wdata = tab_rdata;
-            tab_wdata.rnr_wait = 1'b0;
             set_own = 1'b1;
-            set_own_qp = sw_k;
           end else if (tab_rdata.rnr_due < sw_min_d) begin
             sw_min_d = tab_rdata.rnr_due;
           end
