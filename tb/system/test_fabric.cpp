@@ -381,10 +381,22 @@ TEST(Fabric, BadConfigurationGivesNoDevice) {
 // SENDs and ACKs): every datagram between their addresses is RoCEv2 with a correct ICRC by scapy's
 // RoCE layer and by tshark with the independent Lua check, and the IP datagrams on lo are byte for
 // byte those the client's NIC built (its own pcap, TMNIC_PCAP): the kernel sent the NIC's headers.
+// A capture on lo of `tool`'s pingpong between two processes, checked frame by frame (below).
+void capture_check(const char* tool, std::vector<std::string> args);
+
 TEST(Fabric, LoopbackCaptureHasCorrectIcrc) {
+  capture_check(TMNIC_RC_PINGPONG, {"-n", "10", "-s", "4097"});
+}
+
+// The same for datagrams (UD SEND_ONLY with a DETH, SEND_ONLY_IMM never sent by the tool).
+TEST(Fabric, UdCaptureHasCorrectIcrc) {
+  capture_check(TMNIC_UD_PINGPONG, {"-n", "10", "-s", "2048"});
+}
+
+void capture_check(const char* tool, std::vector<std::string> args) {
   if (std::string(TMNIC_DUMPCAP).empty() || std::string(TMNIC_TSHARK).empty())
     GTEST_SKIP() << "dumpcap/tshark not found at configure time (scripts/setup.sh installs tshark)";
-  if (!have(TMNIC_RC_PINGPONG)) GTEST_SKIP() << TMNIC_RC_PINGPONG " not installed (ibverbs-utils)";
+  if (!have(tool)) GTEST_SKIP() << tool << " not installed (ibverbs-utils)";
   std::string out;
   if (run("/usr/bin/python3 -c 'import scapy.contrib.roce' 2>/dev/null", &out) != 0)
     GTEST_SKIP() << "python3-scapy's RoCE layer is not importable by /usr/bin/python3";
@@ -406,7 +418,7 @@ TEST(Fabric, LoopbackCaptureHasCorrectIcrc) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const std::string nic_pcap = tmp.path("nic.pcap");
-  PingpongResult r = pingpong(tmp, TMNIC_RC_PINGPONG, {"-n", "10", "-s", "4097"}, {"TMNIC_PCAP=" + nic_pcap});
+  PingpongResult r = pingpong(tmp, tool, args, {"TMNIC_PCAP=" + nic_pcap});
   expect_pingpong_ok(r, "10");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));   // the last frames reach the file
   cap.signal(SIGINT);
