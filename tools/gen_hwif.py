@@ -585,16 +585,18 @@ def gen_md():
     o.append(f"- `SET_QP.SRQ` = 0x{S.NO_SRQ:X} means no SRQ. `SET_QP.INIT` bits: " +
              "; ".join(f"bit {b} {n}: {d}" for n, b, d in S.QP_INIT_BITS))
     o.append("- QP states (`SET_QP.STATE`): " + ", ".join(f"{n}={v}" for n, v in S.QP_STATES))
+    o += [f"- QP type `SET_QP.TYPE` = {v} ({n}): {d}" for n, v, d in S.QP_TYPES]
     o += [f"- {t}" for t in S.SET_QP_NOTES]
     for title, lst in (("Work-queue entry (WQE)", S.WQE), ("Scatter/gather entry (SGE)", S.SGE),
-                       ("Completion-queue entry (CQE)", S.CQE), ("Tag-list operation WQE (TM-SRQ op ring)", S.TM_OP)):
+                       ("Completion-queue entry (CQE)", S.CQE), ("Tag-list operation WQE (TM-SRQ op ring)", S.TM_OP),
+                       ("UD destination (UD_AV, at WQE_UD_AV_OFF of a UD send WQE)", S.UD_AV)):
         o += ["", f"## {title}", ""]
         o += table([(n, off, f"{esz} x {cnt}" if cnt > 1 else esz, d + (f" ({op['of']} layout)" if "of" in op else ""))
                     for n, off, esz, cnt, tot, d, op in lfields(lst)], ["field", "offset", "bytes", "meaning"])
     o += ["", "## Register fields", ""]
     o += table([(reg, n, f"[{msb}:{lsb}]", d) for reg, fl in S.REG_FIELDS for n, msb, lsb, d in fl],
                ["register", "field", "bits", "meaning"])
-    o += ["", "## Wire protocol (RoCEv2, RC)", ""]
+    o += ["", "## Wire protocol (RoCEv2: RC and UD)", ""]
     o += table([(n, hex(v) if WIRE_WIDTH.get(n) == 32 else v, d) for n, v, d in S.WIRE_CONSTS + wire_derived()],
                ["name", "value", "meaning"])
     o += ["", "BTH opcodes and their extension headers:", ""]
