@@ -20,7 +20,7 @@ ABI_MINOR = 6  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM regi
 #                1.3: RDMA WQE fields and opcodes, OPS_CAPS, SET_QP.ACCESS; 1.4: ASYNC_CQ, ASYNC_EVENT
 #                records, STAT_ASYNC_DROP; 1.5: UD QPs (SET_QP.TYPE/QKEY, UD_AV in the send WQE,
 #                DETH, the GRH in front of a UD receive, OPS_CAPS.UD, STAT_RX_DROP_QKEY/RX_UD_NO_WQE);
-#                1.6: AEV_COMM_EST and AEV_CQ_ERR records
+#                1.6: AEV_COMM_EST and AEV_CQ_ERR records, SET_CQ.KEEP (resize)
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -137,7 +137,7 @@ CMDS = [
     ("SET_MR", 0x01, [
         ("VA_LO", 0), ("VA_HI", 1), ("LEN_LO", 2), ("LEN_HI", 3), ("IOVA_LO", 4), ("IOVA_HI", 5),
         ("KEY", 6), ("PD", 7), ("ACCESS", 8), ("VALID", 9)]),
-    ("SET_CQ", 0x02, [("BASE_LO", 0), ("BASE_HI", 1), ("LOG_SIZE", 2), ("VALID", 3)]),
+    ("SET_CQ", 0x02, [("BASE_LO", 0), ("BASE_HI", 1), ("LOG_SIZE", 2), ("VALID", 3), ("KEEP", 4)]),
     ("SET_SRQ", 0x03, [("BASE_LO", 0), ("BASE_HI", 1), ("LOG_SIZE", 2), ("PD", 3), ("VALID", 4),
                        ("TM", 5), ("OPS_BASE_LO", 6), ("OPS_BASE_HI", 7), ("OPS_LOG_SIZE", 8), ("CQ", 9),
                        ("TAG_BASE", 10), ("TAG_NUM", 11)]),
@@ -149,6 +149,15 @@ CMDS = [
         ("DMAC_LO", 16), ("DMAC_HI", 17), ("MIN_RNR_TIMER", 18), ("RNR_RETRY", 19),
         ("RETRY_CNT", 20), ("TIMEOUT", 21), ("INIT", 22), ("ACCESS", 23), ("TYPE", 24), ("QKEY", 25)]),
     ("QUERY_QP", 0x05, [("STATE", 0), ("SQ_PSN", 14), ("RQ_PSN", 15)]),
+]
+# SET_CQ.KEEP (documentation only).
+SET_CQ_NOTES = [
+    "`SET_CQ.KEEP` = 1 resizes a valid CQ: the new BASE and LOG_SIZE take effect for the next completion, the "
+    "producer and consumer indices and the arm request are kept (KEEP = 0 resets them: a new CQ). A completion "
+    "the NIC is writing when the command executes goes to the old ring (the CQ writer captures a CQ's "
+    "configuration once per completion), and the command stays busy until it has landed, so once it is done "
+    "the host may copy the old ring's unpolled entries, at their indices, into the new ring "
+    "(driver/core/cq.cpp: ibv_resize_cq).",
 ]
 # What the NIC does with SET_QP's transport-retry arguments (documentation only).
 SET_QP_NOTES = [

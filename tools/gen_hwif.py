@@ -587,6 +587,7 @@ def gen_md():
     o.append("- QP states (`SET_QP.STATE`): " + ", ".join(f"{n}={v}" for n, v in S.QP_STATES))
     o += [f"- QP type `SET_QP.TYPE` = {v} ({n}): {d}" for n, v, d in S.QP_TYPES]
     o += [f"- {t}" for t in S.SET_QP_NOTES]
+    o += [f"- {t}" for t in S.SET_CQ_NOTES]
     for title, lst in (("Work-queue entry (WQE)", S.WQE), ("Scatter/gather entry (SGE)", S.SGE),
                        ("Completion-queue entry (CQE)", S.CQE), ("Tag-list operation WQE (TM-SRQ op ring)", S.TM_OP),
                        ("UD destination (UD_AV, at WQE_UD_AV_OFF of a UD send WQE)", S.UD_AV)):

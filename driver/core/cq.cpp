@@ -68,14 +68,82 @@ void fill_wc(const uint8_t* c, const Completion& cp, struct ibv_wc* wc) {
 }
 }  // namespace
 
-int set_cq(Device& d, uint32_t cqn, uint64_t base, uint32_t log_size, uint32_t valid) {
+int set_cq(Device& d, uint32_t cqn, uint64_t base, uint32_t log_size, uint32_t valid, bool keep) {
   namespace a = hwif::cmd::set_cq;
-  uint32_t args[a::VALID + 1] = {};
+  uint32_t args[a::KEEP + 1] = {};
   args[a::BASE_LO] = uint32_t(base);
   args[a::BASE_HI] = uint32_t(base >> 32);
   args[a::LOG_SIZE] = log_size;
   args[a::VALID] = valid;
-  return d.cmd(hwif::cmd::SET_CQ, cqn, args, a::VALID + 1);
+  args[a::KEEP] = keep;
+  return d.cmd(hwif::cmd::SET_CQ, cqn, args, a::KEEP + 1);
+}
+
+// ibv_resize_cq: a new ring of at least `cqe` entries. The NIC switches rings with SET_CQ.KEEP
+// (indices and arm request kept; a completion being written goes to the old ring, and the
+// command is busy until it has landed), then the unpolled entries are copied to the new ring at
+// their indices with the new ring's owner bit. The new ring's other slots are marked "not new" for
+// the index each will next hold, so that the owner rule holds from any consumer index. Shrinking
+// below the unpolled entries is EINVAL (as mlx5).
+int resize_cq(struct ibv_cq* ibcq, int cqe) {
+  tmnic_cq* cq = to_tcq(ibcq);
+  Device& d = *cq->dev;
+  const uint32_t max_cqe = (1u << d.max_log_queue) - 1;
+  if (cqe < 1 || uint32_t(cqe) > max_cqe) return EINVAL;
+  const uint32_t new_log = log2_ring(uint32_t(cqe)), new_size = 1u << new_log;
+  // The completions of work already posted count as a NIC's would (a simulation that runs only
+  // when asked catches up first).
+  d.be()->settle();
+  if (!cq->single_threaded) cq->lock.lock();
+  auto unlock = [&] {
+    if (!cq->single_threaded) cq->lock.unlock();
+  };
+  const uint32_t old_log = cq->log_size, old_size = 1u << old_log;
+  auto owner_new = [](uint32_t idx, uint32_t log) { return uint8_t(((idx >> log) & 1) ^ 1); };
+  auto entry = [&](uint32_t idx) {  // the old ring's entry idx, if the NIC has written it
+    const uint8_t* c = cq->ring.data() + size_t(idx & (old_size - 1)) * hwif::CQE_SIZE;
+    return (__atomic_load_n(c + hwif::cqe::OWNER_OFF, __ATOMIC_ACQUIRE) & 1) == owner_new(idx, old_log) ? c
+                                                                                                        : nullptr;
+  };
+  uint32_t unpolled = 0;
+  while (unpolled < old_size && entry(cq->ci + unpolled)) unpolled++;
+  if (unpolled > new_size - 1) {
+    unlock();
+    return EINVAL;
+  }
+  if (new_log == old_log) {
+    unlock();
+    return 0;
+  }
+  DmaBuffer ring;
+  int err = ring.alloc(d.be(), size_t(hwif::CQE_SIZE) << new_log);
+  if (err) {
+    unlock();
+    return err;
+  }
+  for (uint32_t k = 0; k < new_size; k++) {  // slot of index ci + k: "not new" for that index
+    const uint32_t idx = cq->ci + k;
+    ring.data()[size_t(idx & (new_size - 1)) * hwif::CQE_SIZE + hwif::cqe::OWNER_OFF] = owner_new(idx, new_log) ^ 1;
+  }
+  barrier_to_device();
+  err = set_cq(d, cq->cqn, ring.iova(), new_log, 1, true);
+  if (err) {
+    unlock();
+    return err;
+  }
+  // The NIC writes only the new ring now: what the old one holds beyond ci moves over.
+  for (uint32_t idx = cq->ci; idx - cq->ci < old_size; idx++) {
+    const uint8_t* c = entry(idx);
+    if (!c) break;
+    uint8_t* n = ring.data() + size_t(idx & (new_size - 1)) * hwif::CQE_SIZE;
+    std::memcpy(n, c, hwif::CQE_SIZE - 1);
+    __atomic_store_n(n + hwif::cqe::OWNER_OFF, owner_new(idx, new_log), __ATOMIC_RELEASE);
+  }
+  cq->ring.swap(ring);  // (the old ring is released when `ring` goes)
+  cq->log_size = new_log;
+  cq->ibv.cqe = int(new_size - 1);
+  unlock();
+  return 0;
 }
 
 unsigned cqe_wc_flags(const Device& d, const uint8_t* cqe) {

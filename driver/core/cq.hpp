@@ -76,7 +76,7 @@ void cq_clean_tm(tmnic_cq* cq);
 // Installs the ibv_cq_ex start_poll/next_poll/end_poll/read_* callbacks (cq_ex.cpp).
 void cq_ex_init_ops(tmnic_cq* cq);
 // SET_CQ: (re)configures or (valid 0) disables CQ `cqn` in the NIC. errno-style result.
-int set_cq(Device& d, uint32_t cqn, uint64_t base, uint32_t log_size, uint32_t valid);
+int set_cq(Device& d, uint32_t cqn, uint64_t base, uint32_t log_size, uint32_t valid, bool keep = false);
 // The interrupt of an armed CQ with a completion channel (autonomous device; called by the
 // device's interrupt handler): marks the event pending and makes the channel's fd readable.
 void cq_interrupt(tmnic_cq* cq);

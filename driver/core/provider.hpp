@@ -55,6 +55,7 @@ struct ibv_cq_ex* create_cq_ex(struct ibv_context* ctx, struct ibv_cq_init_attr_
 struct ibv_cq* create_cq(struct ibv_context* ctx, int cqe, void* cq_context,
                          struct ibv_comp_channel* channel, int comp_vector);
 int destroy_cq(struct ibv_cq* cq);
+int resize_cq(struct ibv_cq* cq, int cqe);
 int poll_cq(struct ibv_cq* cq, int num_entries, struct ibv_wc* wc);
 int req_notify_cq(struct ibv_cq* cq, int solicited_only);
 // For ibv_get_cq_event: a CQ of `channel` with an event (counted as reported), or nullptr. On an

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <cstring>
 
 #include "tmnic/backend.hpp"
@@ -101,6 +102,12 @@ class DmaBuffer {
   uint8_t* data() const { return buf_; }
   uint64_t iova() const { return iova_; }
   size_t size() const { return len_; }
+  void swap(DmaBuffer& o) noexcept {
+    std::swap(be_, o.be_);
+    std::swap(buf_, o.buf_);
+    std::swap(len_, o.len_);
+    std::swap(iova_, o.iova_);
+  }
 
  private:
   Backend* be_ = nullptr;

@@ -125,7 +125,7 @@ TMNIC_EXPORT struct ibv_cq* ibv_create_cq(struct ibv_context* ctx, int cqe, void
                                           struct ibv_comp_channel* channel, int comp_vector) {
   return tmnic::create_cq(ctx, cqe, cq_context, channel, comp_vector);
 }
-TMNIC_EXPORT int ibv_resize_cq(struct ibv_cq* cq, int cqe) { return ret(EOPNOTSUPP); }
+TMNIC_EXPORT int ibv_resize_cq(struct ibv_cq* cq, int cqe) { return ret(tmnic::resize_cq(cq, cqe)); }
 TMNIC_EXPORT int ibv_destroy_cq(struct ibv_cq* cq) { return ret(tmnic::destroy_cq(cq)); }
 
 TMNIC_EXPORT struct ibv_srq* ibv_create_srq(struct ibv_pd* pd, struct ibv_srq_init_attr* attr) {

@@ -25,6 +25,11 @@ class Backend {
   // advances its clock; an autonomous device (a card, a simulation with a progress thread) waits a
   // little (at most about a millisecond) for something to happen.
   virtual void progress() = 0;
+  // Called before the driver looks at what the device has produced so far where hardware would
+  // have produced it already (ibv_resize_cq's count of unpolled completions): a simulation that
+  // advances only when asked runs until it has done the work posted to it; a device that advances
+  // by itself does nothing.
+  virtual void settle() {}
   // True when the device advances by itself, whatever the driver does: then completion events come
   // from interrupts (set_irq_handler) and nothing needs progress() to happen.
   virtual bool autonomous() const = 0;

@@ -137,6 +137,7 @@ constexpr uint32_t BASE_LO = 0u;
 constexpr uint32_t BASE_HI = 1u;
 constexpr uint32_t LOG_SIZE = 2u;
 constexpr uint32_t VALID = 3u;
+constexpr uint32_t KEEP = 4u;
 }
 constexpr uint32_t SET_SRQ = 0x03u;
 namespace set_srq {

@@ -114,9 +114,13 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .re_i(gnt_valid), .raddr_i(new_cq), .rdata_o(pi_rdata), .hold_o(pi_hold));
 
 
-  cq_cfg_t cfg;
+  // The CQ's configuration, captured in the first S_DMA cycle of a completion (the registered read
+  // of its entry arrives then) and held for the rest of it: a resize (SET_CQ.KEEP) that executes
+  // meanwhile changes the table entry, not this completion's ring, address or size.
+  cq_cfg_t cfg, cfg_q;
+  logic    cfg_fresh_q;     // this cycle is the first of S_DMA: cq_rd_i is the completion's entry
   assign cq_idx_o = cur_d.cq[CQ_W-1:0];
-  assign cfg = cq_rd_i;
+  assign cfg = cfg_fresh_q ? cq_rd_i : cfg_q;
   wire [15:0] size = 16'(1) << cfg.log_size;
   wire        full = (pi - ci) >= size;
 
@@ -207,6 +211,7 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q <= S_IDLE;
+      cfg_fresh_q <= 1'b0;
       arm_q <= '0;
       ovr_q <= '0;
       cq_err_o <= 1'b0;
@@ -215,6 +220,7 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       overflow_o <= 1'b0;
     end else begin
       state_q <= state_d;
+      cfg_fresh_q <= state_q == S_IDLE && state_d == S_DMA;
       arm_q <= arm_d;
       ovr_q <= ovr_d;
       cq_err_o <= cq_err_d;
@@ -227,6 +233,7 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i) begin
     cur_q <= cur_d;
     irq_cq_o <= irq_cq_d;
+    if (state_q == S_DMA) cfg_q <= cfg;
     if (cq_err_d) cq_err_cq_o <= cur_q.cq;
     if (state_q == S_DMA) cqe_q <= format_cqe(cur_q, !pi[cfg.log_size]);
   end

@@ -76,7 +76,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic            qp_set_o,       // a SET_QP of init_qp_o was applied (state and tables)
   output logic [23:0]     init_sq_psn_o,
   output logic [23:0]     init_rq_psn_o,
-  output logic            cq_reset_o,     // CQ cq_reset_idx_o: producer index := 0
+  output logic            cq_reset_o,     // CQ cq_reset_idx_o: indices := 0 (not for a resize, SET_CQ.KEEP)
   output logic [15:0]     cq_reset_idx_o,
   output logic            srq_reset_o,    // SRQ srq_reset_idx_o: indices := 0
   output logic [15:0]     srq_reset_idx_o,
@@ -386,7 +386,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           CMD_SET_CQ: begin
             if (set_cq_ok) begin
               cq_valid_q[cmd_idx_i[CQ_W-1:0]] <= cmd_args_i[ARG_SET_CQ_VALID] != 0;
-              cq_reset_o <= 1'b1;
+              // (a resize keeps the CQ writer's indices and arm bit)
+              cq_reset_o <= cmd_args_i[ARG_SET_CQ_KEEP] == 0;
               cq_reset_idx_o <= cmd_idx_i[15:0];
             end else cmd_err_o <= 1'b1;
           end

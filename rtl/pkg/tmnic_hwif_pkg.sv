@@ -112,6 +112,7 @@ package tmnic_hwif_pkg;
   localparam int unsigned ARG_SET_CQ_BASE_HI = 1;
   localparam int unsigned ARG_SET_CQ_LOG_SIZE = 2;
   localparam int unsigned ARG_SET_CQ_VALID = 3;
+  localparam int unsigned ARG_SET_CQ_KEEP = 4;
   localparam logic [7:0] CMD_SET_SRQ = 8'h03;
   localparam int unsigned ARG_SET_SRQ_BASE_LO = 0;
   localparam int unsigned ARG_SET_SRQ_BASE_HI = 1;

@@ -59,6 +59,18 @@ void SimBackend::progress() {
   w_.deliver_irqs();
 }
 
+void SimBackend::settle() {
+  if (w_.threaded()) return;   // (it runs by itself)
+  {
+    std::lock_guard<BusLock> g(w_.lock());
+    // Until nothing is left to do (or 10 M cycles, 40 ms at 250 MHz, if a timer keeps it busy).
+    const uint64_t end = w_.now() + 10'000'000;
+    while (w_.now() < end && w_.progress(end - w_.now())) {
+    }
+  }
+  w_.deliver_irqs();
+}
+
 void SimBackend::set_irq_handler(std::function<void(uint32_t)> h) { w_.set_irq_handler(nic_, std::move(h)); }
 
 bool SimBackend::resolve_neighbour(uint32_t ipv4, uint64_t* mac) {

@@ -21,6 +21,7 @@ class SimBackend : public Backend {
   uint64_t dma_map(void* va, size_t len) override;
   void dma_unmap(uint64_t iova, size_t len) override;
   void progress() override;
+  void settle() override;
   bool autonomous() const override { return w_.threaded(); }
   void set_irq_handler(std::function<void(uint32_t)> h) override;
   std::string name() const override { return "tmnic" + std::to_string(nic_); }

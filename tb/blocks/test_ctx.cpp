@@ -208,7 +208,10 @@ class CtxBench {
       a[set_cq::LOG_SIZE] = rand_log();
       // Ring bases: mostly 64-byte aligned (as drivers allocate them), sometimes not (rejected).
       auto base_lo = [&](uint32_t x) { return chance(rng_, 0.85) ? (x & ~63u) : (x | 1u); };
-      if (op == SET_CQ) a[set_cq::BASE_LO] = base_lo(a[set_cq::BASE_LO]);
+      if (op == SET_CQ) {
+        a[set_cq::BASE_LO] = base_lo(a[set_cq::BASE_LO]);
+        a[set_cq::KEEP] = chance(rng_, 0.5) ? 0u : static_cast<uint32_t>(urand(rng_, 1, 0xFFFFFFFF));
+      }
       if (op == SET_SRQ) a[set_srq::BASE_LO] = base_lo(a[set_srq::BASE_LO]);
       if (op == SET_QP) {
         a[set_qp::SQ_BASE_LO] = base_lo(a[set_qp::SQ_BASE_LO]);
@@ -361,9 +364,10 @@ class CtxBench {
           c.valid = a[set_cq::VALID] != 0;
           c.base = (uint64_t(a[set_cq::BASE_HI]) << 32) | a[set_cq::BASE_LO];
           c.log = a[set_cq::LOG_SIZE];
-          ev_.cq_reset = true;
+          ev_.cq_reset = a[set_cq::KEEP] == 0;   // a resize keeps the CQ writer's indices
           ev_.cq_reset_idx = idx & 0xFFFF;
           cov_.hit("set_cq_ok");
+          cov_.hit(a[set_cq::KEEP] ? "set_cq_keep" : "set_cq_reset");
           if (a[set_cq::LOG_SIZE] == hw::MAX_LOG_QUEUE) cov_.hit("set_cq_log_max");
         } else cov_.hit(idx >= kNumCq ? "set_cq_bad_index" : (a[set_cq::BASE_LO] & 63) ? "set_cq_unaligned" : "set_cq_bad_log");
         break;
@@ -597,7 +601,7 @@ class CtxBench {
 TEST(Ctx, RandomCommandSequences) {
   Coverage cov({"set_mr_ok", "set_mr_bad_index", "set_cq_ok", "set_cq_log_max", "set_cq_bad_index", "set_cq_bad_log", "set_cq_unaligned",
                 "set_srq_ok", "set_srq_bad_index", "set_srq_bad_log", "set_srq_unaligned", "set_srq_tm_ok", "set_srq_tm_bad",
-                "set_srq_bad_tm", "set_qp_ok", "set_qp_ud", "set_qp_rc", "set_qp_bad_index",
+                "set_srq_bad_tm", "set_qp_ok", "set_cq_keep", "set_cq_reset", "set_qp_ud", "set_qp_rc", "set_qp_bad_index",
                 "set_qp_reserved_qpn", "set_qp_bad_state", "set_qp_bad_type", "set_qp_bad_log", "set_qp_mtu_valid", "set_qp_mtu_default",
                 "set_qp_init_both", "set_qp_wins_over_engine_error", "failed_set_qp_engine_error_applies",
                 "query_qp_ok", "query_qp_in_err", "query_qp_bad_index", "unknown_opcode", "nop_clears_error",

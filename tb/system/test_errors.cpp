@@ -559,6 +559,52 @@ TEST_F(Errors, FirstPacketInRtrRaisesCommEst) {
   }
 }
 
+// ibv_resize_cq with completions unpolled and traffic around it: every completion is kept, in order,
+// whether it landed before the resize (copied from the old ring) or after (in the new one); growing
+// and shrinking; shrinking below the unpolled completions is EINVAL and changes nothing.
+TEST_F(Errors, ResizeCqKeepsUnpolledCompletions) {
+  QpOpts ro;
+  ro.cqe = 15;
+  auto [s, r] = pair(1, {}, ro);
+  ASSERT_TRUE(s.qp && r.qp);
+  struct ibv_cq* cq = r.rcq.cq;
+  ASSERT_EQ(cq->cqe, 15);
+  Buf sb = buf(0, 64), rb = buf(1, 64 * 64);
+  for (int k = 0; k < 60; k++) ASSERT_EQ(post_recv(r, k, {sge(rb, 64 * k, 64)}), 0);
+  uint64_t next = 0, sent = 0;
+  auto send = [&](int n) {
+    for (int k = 0; k < n; k++) ASSERT_EQ(post_send(s, sent++, {sge(sb, 0, 64)}), 0);
+    ASSERT_EQ(poll(s.scq, n).size(), size_t(n));
+    run_for(5000);
+  };
+  auto expect_next = [&](int n) {
+    auto w = poll({cq, nullptr}, n);
+    ASSERT_EQ(w.size(), size_t(n));
+    for (auto& c : w) {
+      EXPECT_EQ(c.status, IBV_WC_SUCCESS) << wc_str(c);
+      EXPECT_EQ(c.wr_id, next++);
+    }
+    EXPECT_TRUE(drain({cq, nullptr}, 2000).empty());
+  };
+  send(5);
+  ASSERT_EQ(ibv_resize_cq(cq, 63), 0);   // grow with 5 unpolled
+  EXPECT_EQ(cq->cqe, 63);
+  send(20);                               // 25 unpolled: more than the old ring held
+  expect_next(25);
+  send(3);
+  ASSERT_EQ(ibv_resize_cq(cq, 7), 0);    // shrink with 3 unpolled
+  EXPECT_EQ(cq->cqe, 7);
+  send(4);
+  EXPECT_EQ(ibv_resize_cq(cq, 3), EINVAL) << "7 unpolled do not fit 3";
+  EXPECT_EQ(cq->cqe, 7);
+  expect_next(7);
+  ASSERT_EQ(ibv_resize_cq(cq, 1), 0);    // empty: any size
+  EXPECT_EQ(cq->cqe, 1);
+  send(1);
+  expect_next(1);
+  EXPECT_EQ(ibv_resize_cq(cq, 1 << 20), EINVAL);
+}
+
 // IBA 11.6.3.2 CQ error: completions beyond a CQ's size are lost (counted) and the first loss
 // raises IBV_EVENT_CQ_ERR for that CQ, once; the event must be acked before ibv_destroy_cq returns
 // (as libibverbs), and a new CQ on the same slot starts clean.
