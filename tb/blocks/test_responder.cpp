@@ -562,31 +562,20 @@ class Bench {
     }
     Msg m;
     const uint16_t sn = static_cast<uint16_t>(cfg_get(Q, kCfSrq));
-    if (sn == kNoSrq) {
-      if (Q.ci == Q.pi) {
-        ++n_nowqe_;
-        cov_.hit("ud_no_wqe");
-        return;
-      }
-      const Wqe& w = Q.ring[Q.ci & (Q.ring.size() - 1)];
-      ++rd_exp_[rq_addr(Q, Q.ci)];
-      m.wrid = w.wrid;
-      m.idx = Q.ci++;
-      check_sges(m, w.sge.data(), w.nsge, static_cast<uint32_t>(cfg_get(Q, kCfPd)));
-    } else {
-      Srq& S = srq_[sn];
-      if (!S.valid || S.ci == S.pi) {
-        ++n_nowqe_;
-        cov_.hit("ud_no_wqe");
-        return;
-      }
-      const Wqe& w = S.ring[S.ci & (S.ring.size() - 1)];
-      ++rd_exp_[srq_addr(S, S.ci)];
-      m.wrid = w.wrid;
-      m.idx = S.ci++;
-      check_sges(m, w.sge.data(), w.nsge, S.pd);
-      cov_.hit("ud_srq");
+    Srq* S = sn == kNoSrq ? nullptr : &srq_[sn];   // (never a TM-SRQ: configure())
+    if (S ? (!S->valid || S->ci == S->pi) : Q.ci == Q.pi) {
+      ++n_nowqe_;
+      cov_.hit("ud_no_wqe");
+      return;
     }
+    const std::vector<Wqe>& ring = S ? S->ring : Q.ring;
+    uint16_t& ci = S ? S->ci : Q.ci;
+    const Wqe& w = ring[ci & (ring.size() - 1)];
+    ++rd_exp_[S ? srq_addr(*S, ci) : rq_addr(Q, ci)];
+    m.wrid = w.wrid;
+    m.idx = ci++;
+    check_sges(m, w.sge.data(), w.nsge, S ? S->pd : static_cast<uint32_t>(cfg_get(Q, kCfPd)));
+    if (S) cov_.hit("ud_srq");
     const unsigned del = static_cast<unsigned>(p.pay.size());
     const bool imm = h.opcode == wire::kUdSendOnlyImm;
     if (m.bad) {
