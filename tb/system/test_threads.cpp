@@ -323,4 +323,68 @@ TEST_F(Threads, PostersAndPollers) {
   }
 }
 
+// ibv_resize_cq while the NIC (its progress thread) writes completions into the CQ: a poster keeps 8
+// SENDs in flight, a poller takes the receive completions and reposts, and a third thread resizes
+// the receive CQ back and forth between 15 and 63 entries. Every message arrives once, in order:
+// none is lost or duplicated by a switch of rings (a completion being written during the command
+// lands in the old ring and is copied; the ones after it go to the new one).
+TEST_F(Threads, ResizeCqUnderTraffic) {
+  constexpr int kMsgs = 400, kWin = 8, kRecv = 8;
+  Cq rcq = cq(1, 15, false);
+  QpOpts ro;
+  ro.rcq = rcq;
+  ro.recv_wr = kRecv;
+  auto [s, r] = pair(1, {}, ro);
+  ASSERT_TRUE(s.qp && r.qp);
+  Buf sb = buf(0, 64 * kWin), rb = buf(1, 64 * kRecv);
+  for (int k = 0; k < kRecv; k++) ASSERT_EQ(post_recv(r, uint64_t(k), {sge(rb, 64 * k, 64)}), 0);
+  std::atomic<int> inflight{0}, received{0}, errors{0}, resizes{0};
+  std::atomic<bool> done{false};
+  std::thread poster([&] {   // (it polls its send CQ itself: a window of kWin)
+    auto reap = [&] {
+      struct ibv_wc wc[8];
+      const int n = ibv_poll_cq(s.scq.cq, 8, wc);
+      for (int k = 0; k < n; k++) {
+        if (wc[k].status != IBV_WC_SUCCESS) errors++;
+        inflight.fetch_sub(1);
+      }
+    };
+    for (int m = 0; m < kMsgs; m++) {
+      const auto end = Clock::now() + std::chrono::seconds(30);
+      while (inflight.load() >= kWin && Clock::now() < end) reap();
+      sb.p[64 * (m % kWin)] = uint8_t(m);
+      inflight.fetch_add(1);
+      if (post_send(s, uint64_t(m), {sge(sb, 64 * (m % kWin), 1 + m % 60)}) != 0) errors++;
+    }
+    const auto end = Clock::now() + std::chrono::seconds(30);
+    while (inflight.load() > 0 && Clock::now() < end) reap();
+  });
+  std::thread resizer([&] {
+    for (int i = 0; !done.load(); i++) {
+      if (ibv_resize_cq(rcq.cq, i % 2 ? 15 : 63) != 0) errors++;
+      resizes++;
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+  });
+  const auto end = Clock::now() + std::chrono::seconds(60);
+  while (received.load() < kMsgs && Clock::now() < end) {
+    struct ibv_wc wc[4];
+    const int n = ibv_poll_cq(rcq.cq, 4, wc);
+    for (int k = 0; k < n; k++) {
+      const int m = received.load();
+      const uint8_t* d = rb.p + 64 * wc[k].wr_id;
+      if (wc[k].status != IBV_WC_SUCCESS || wc[k].byte_len != uint32_t(1 + m % 60) || d[0] != uint8_t(m)) errors++;
+      received++;
+      if (post_recv(r, wc[k].wr_id, {sge(rb, 64 * wc[k].wr_id, 64)}) != 0) errors++;
+    }
+  }
+  done = true;
+  poster.join();
+  resizer.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(received.load(), kMsgs) << counters();
+  EXPECT_GT(resizes.load(), 10);
+  EXPECT_EQ(counter(1, tmnic::hwif::stat::CQ_OVERFLOW), 0u);
+}
+
 }  // namespace
