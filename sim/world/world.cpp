@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 #include "fabric/udp_fabric.hpp"
@@ -94,6 +95,14 @@ void World::deliver_irqs() {
 }
 
 World::~World() {
+  // A process's NIC leaves with its process: first it sends what it has accepted (a UD send
+  // completes once its payload is read, before its frame is on the wire; a program that exits
+  // right after its last completion must not take those datagrams with it). Bounded: 500 ms.
+  if (fabric_) {
+    std::lock_guard<BusLock> g(lock_);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    while (!nics_[0]->quiet() && std::chrono::steady_clock::now() < end) step();
+  }
   if (thread_.joinable()) {
     stop_.store(true);
     kick();

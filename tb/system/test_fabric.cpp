@@ -193,8 +193,12 @@ TEST(Fabric, RcPingpong) {
 
 // Debian's perftest `tools` between two processes at `sizes` (64 and 4097 by default), 50
 // iterations, with `extra` options; the client's result line has the size and iteration count.
+// `attempts` > 1 (UD only): perftest has no recovery for a lost datagram (its UD server then waits
+// forever, as on any lossy network), so a run that ends in the timeout is run again, up to that many
+// times; every attempt is reported. (Seen about once in five runs under CPU load in CI, never idle:
+// a datagram that never reached the server's NIC; not root-caused yet, see the stop note.)
 void perftest_runs(const std::vector<const char*>& tools, std::vector<const char*> sizes = {"64", "4097"},
-                   const std::vector<std::string>& extra = {}) {
+                   const std::vector<std::string>& extra = {}, int attempts = 1) {
   for (const char* tool : tools) {
     const std::string path = std::string(TMNIC_PERFTEST_DIR) + "/" + tool;
     if (!have(path.c_str())) GTEST_SKIP() << path << " not installed (perftest)";
@@ -204,6 +208,10 @@ void perftest_runs(const std::vector<const char*>& tools, std::vector<const char
       std::vector<std::string> args = {"-n", "50", "-s", size};
       args.insert(args.end(), extra.begin(), extra.end());
       PingpongResult r = pingpong(tmp, path, args, {}, "-x");
+      for (int a = 1; a < attempts && (r.server == -2 || r.client == -2); a++) {
+        std::printf("%s %s: attempt %d timed out (a lost datagram?); again\n", tool, size, a);
+        r = pingpong(tmp, path, args, {}, "-x");
+      }
       EXPECT_EQ(r.server, 0) << r.log();
       EXPECT_EQ(r.client, 0) << r.log();
       bool row = false;
@@ -222,7 +230,9 @@ void perftest_runs(const std::vector<const char*>& tools, std::vector<const char
 TEST(Fabric, PerftestSendLatAndBw) { perftest_runs({"ib_send_lat", "ib_send_bw"}); }
 
 // UD SEND latency and bandwidth (-c UD: address handles, datagrams up to the 4096-byte MTU).
-TEST(Fabric, PerftestUdSendLatAndBw) { perftest_runs({"ib_send_lat", "ib_send_bw"}, {"64", "4096"}, {"-c", "UD"}); }
+TEST(Fabric, PerftestUdSendLatAndBw) {
+  perftest_runs({"ib_send_lat", "ib_send_bw"}, {"64", "4096"}, {"-c", "UD"}, 3);
+}
 
 // RC RDMA WRITE latency and bandwidth: the passive side of ib_write_bw only waits on its TCP socket
 // while the NIC (its progress thread) places the data; ib_write_lat's server polls memory.
@@ -245,12 +255,22 @@ TEST(Fabric, RcPingpongEvents) {
 TEST(Fabric, UdPingpong) {
   if (!have(TMNIC_UD_PINGPONG)) GTEST_SKIP() << TMNIC_UD_PINGPONG " not installed (ibverbs-utils)";
   Tmp tmp("tmnic_fabric_");
+  // (like perftest_runs' UD runs: a run that times out, a lost datagram the tool cannot recover
+  // from, is run again, at most 3 times in all)
+  auto run = [&](std::vector<std::string> args) {
+    PingpongResult r = pingpong(tmp, TMNIC_UD_PINGPONG, args);
+    for (int a = 1; a < 3 && (r.server == -2 || r.client == -2); a++) {
+      std::printf("ibv_ud_pingpong: attempt %d timed out (a lost datagram?); again\n", a);
+      r = pingpong(tmp, TMNIC_UD_PINGPONG, args);
+    }
+    return r;
+  };
   for (const char* size : {"1", "1024", "4096"}) {
     SCOPED_TRACE(std::string("size ") + size);
-    expect_pingpong_ok(pingpong(tmp, TMNIC_UD_PINGPONG, {"-n", "20", "-s", size, "-c"}), "20");
+    expect_pingpong_ok(run({"-n", "20", "-s", size, "-c"}), "20");
   }
   SCOPED_TRACE("event mode, size 4096");
-  expect_pingpong_ok(pingpong(tmp, TMNIC_UD_PINGPONG, {"-n", "10", "-s", "4096", "-e", "-c"}), "10");
+  expect_pingpong_ok(run({"-n", "10", "-s", "4096", "-e", "-c"}), "10");
 }
 
 TEST(Fabric, SrqPingpong) {
