@@ -72,12 +72,10 @@ void Device::set_cq_obj(uint32_t cqn, tmnic_cq* cq) {
 void Device::poll_async() {
   std::lock_guard<std::mutex> g(async_mu_);
   if (async_cqn_ == kNoAsyncCq) return;
-  const uint32_t mask = (1u << kAsyncLog) - 1;
   const uint32_t ci0 = async_ci_;
   for (;;) {
-    const uint8_t* c = async_ring_.data() + size_t(async_ci_ & mask) * hwif::CQE_SIZE;
-    const uint8_t owner = __atomic_load_n(c + hwif::cqe::OWNER_OFF, __ATOMIC_ACQUIRE) & 1;
-    if (owner != (((async_ci_ >> kAsyncLog) & 1) ^ 1)) break;
+    const uint8_t* c = cqe_if_new(async_ring_.data(), async_ci_, kAsyncLog);
+    if (!c) break;
     if (c[hwif::cqe::OPCODE_OFF] == hwif::wc_op::ASYNC_EVENT) {
       const uint32_t num = ld32(c + hwif::cqe::QP_NUM_OFF);
       if (c[hwif::cqe::STATUS_OFF] == hwif::AEV_CQ_ERR) {

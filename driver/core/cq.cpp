@@ -99,12 +99,7 @@ int resize_cq(struct ibv_cq* ibcq, int cqe) {
     if (!cq->single_threaded) cq->lock.unlock();
   };
   const uint32_t old_log = cq->log_size, old_size = 1u << old_log;
-  auto owner_new = [](uint32_t idx, uint32_t log) { return uint8_t(((idx >> log) & 1) ^ 1); };
-  auto entry = [&](uint32_t idx) {  // the old ring's entry idx, if the NIC has written it
-    const uint8_t* c = cq->ring.data() + size_t(idx & (old_size - 1)) * hwif::CQE_SIZE;
-    return (__atomic_load_n(c + hwif::cqe::OWNER_OFF, __ATOMIC_ACQUIRE) & 1) == owner_new(idx, old_log) ? c
-                                                                                                        : nullptr;
-  };
+  auto entry = [&](uint32_t idx) { return cqe_if_new(cq->ring.data(), idx, old_log); };
   uint32_t unpolled = 0;
   while (unpolled < old_size && entry(cq->ci + unpolled)) unpolled++;
   if (unpolled > new_size - 1) {
@@ -123,7 +118,7 @@ int resize_cq(struct ibv_cq* ibcq, int cqe) {
   }
   for (uint32_t k = 0; k < new_size; k++) {  // slot of index ci + k: "not new" for that index
     const uint32_t idx = cq->ci + k;
-    ring.data()[size_t(idx & (new_size - 1)) * hwif::CQE_SIZE + hwif::cqe::OWNER_OFF] = owner_new(idx, new_log) ^ 1;
+    ring.data()[size_t(idx & (new_size - 1)) * hwif::CQE_SIZE + hwif::cqe::OWNER_OFF] = cqe_owner(idx, new_log) ^ 1;
   }
   barrier_to_device();
   err = set_cq(d, cq->cqn, ring.iova(), new_log, 1, true);
@@ -137,7 +132,7 @@ int resize_cq(struct ibv_cq* ibcq, int cqe) {
     if (!c) break;
     uint8_t* n = ring.data() + size_t(idx & (new_size - 1)) * hwif::CQE_SIZE;
     std::memcpy(n, c, hwif::CQE_SIZE - 1);
-    __atomic_store_n(n + hwif::cqe::OWNER_OFF, owner_new(idx, new_log), __ATOMIC_RELEASE);
+    __atomic_store_n(n + hwif::cqe::OWNER_OFF, cqe_owner(idx, new_log), __ATOMIC_RELEASE);
   }
   cq->ring.swap(ring);  // (the old ring is released when `ring` goes)
   cq->log_size = new_log;
@@ -172,13 +167,7 @@ void cq_parse(tmnic_cq* cq, const uint8_t* cqe, Completion* out) {
   if (is_tm_opcode(cqe[hwif::cqe::OPCODE_OFF]) && cq->tm_srq) tm_parse_cqe(cq->tm_srq, cqe, out);
 }
 
-const uint8_t* cq_peek(tmnic_cq* cq) {
-  const uint8_t* c =
-      cq->ring.data() + size_t(cq->ci & ((1u << cq->log_size) - 1)) * hwif::CQE_SIZE;
-  // The NIC writes the owner byte last; acquire orders the reads of the other fields after it.
-  uint8_t owner = __atomic_load_n(c + hwif::cqe::OWNER_OFF, __ATOMIC_ACQUIRE) & 1;
-  return owner == (((cq->ci >> cq->log_size) & 1) ^ 1) ? c : nullptr;
-}
+const uint8_t* cq_peek(tmnic_cq* cq) { return cqe_if_new(cq->ring.data(), cq->ci, cq->log_size); }
 
 void cq_consume(tmnic_cq* cq, const uint8_t* cqe) {
   reclaim_wqes(*cq->dev, cqe);
@@ -197,12 +186,8 @@ void cq_remove_if(tmnic_cq* cq, Pred drop) {
   const bool locked = !cq->single_threaded && cq->lock.lock_unless_held();
   const uint32_t mask = (1u << cq->log_size) - 1;
   auto slot = [&](uint32_t i) { return cq->ring.data() + size_t(i & mask) * hwif::CQE_SIZE; };
-  auto is_new = [&](uint32_t i) {
-    uint8_t owner = __atomic_load_n(slot(i) + hwif::cqe::OWNER_OFF, __ATOMIC_ACQUIRE) & 1;
-    return owner == (((i >> cq->log_size) & 1) ^ 1);
-  };
   uint32_t end = cq->ci;
-  while (end - cq->ci <= mask && is_new(end)) end++;
+  while (end - cq->ci <= mask && cqe_if_new(cq->ring.data(), end, cq->log_size)) end++;
   uint32_t nfreed = 0;
   for (uint32_t i = end; i-- != cq->ci;) {
     uint8_t* c = slot(i);
@@ -210,9 +195,8 @@ void cq_remove_if(tmnic_cq* cq, Pred drop) {
       nfreed++;
     } else if (nfreed) {
       uint8_t* dst = slot(i + nfreed);
-      uint8_t owner = uint8_t((((i + nfreed) >> cq->log_size) & 1) ^ 1);
       std::memcpy(dst, c, hwif::CQE_SIZE - 1);
-      dst[hwif::cqe::OWNER_OFF] = owner;
+      dst[hwif::cqe::OWNER_OFF] = cqe_owner(i + nfreed, cq->log_size);
     }
   }
   if (nfreed) {

@@ -60,6 +60,15 @@ void cq_parse(tmnic_cq* cq, const uint8_t* cqe, Completion* out);
 // The CQE at the consumer index if the NIC has written it (acquire: its fields are then valid),
 // else nullptr.
 const uint8_t* cq_peek(tmnic_cq* cq);
+// The owner bit the NIC gives the CQE of ring index idx in a ring of 2^log entries (hwif CQE.OWNER:
+// the pass's phase, inverted; a new ring is zeroed).
+inline uint8_t cqe_owner(uint32_t idx, uint32_t log) { return uint8_t(((idx >> log) & 1) ^ 1); }
+// Entry idx of the ring at `ring` (2^log entries) if the NIC has written it in idx's pass, else
+// null. The NIC writes the owner byte last; the acquire orders the reads of the other fields after it.
+inline const uint8_t* cqe_if_new(const uint8_t* ring, uint32_t idx, uint32_t log) {
+  const uint8_t* c = ring + size_t(idx & ((1u << log) - 1)) * hwif::CQE_SIZE;
+  return (__atomic_load_n(c + hwif::cqe::OWNER_OFF, __ATOMIC_ACQUIRE) & 1) == cqe_owner(idx, log) ? c : nullptr;
+}
 // The CQE's WC_FLAGS as enum ibv_wc_flags (IBV_WC_GRH only on a UD QP's receive completions).
 unsigned cqe_wc_flags(const Device& d, const uint8_t* cqe);
 // Whether `qp` is a UD QP (qp.cpp; the CQ code does not see struct tmnic_qp).

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -193,6 +194,17 @@ TEST(Fabric, RcPingpong) {
 
 // Debian's perftest `tools` between two processes at `sizes` (64 and 4097 by default), 50
 // iterations, with `extra` options; the client's result line has the size and iteration count.
+// Runs the pingpong `run` again while it ends in the timeout, `attempts` runs at most, saying so
+// (for UD tools only: see perftest_runs).
+PingpongResult again_on_timeout(int attempts, const std::string& what, const std::function<PingpongResult()>& run) {
+  PingpongResult r = run();
+  for (int a = 1; a < attempts && (r.server == -2 || r.client == -2); a++) {
+    std::printf("%s: attempt %d timed out (a lost datagram?); again\n", what.c_str(), a);
+    r = run();
+  }
+  return r;
+}
+
 // `attempts` > 1 (UD only): perftest has no recovery for a lost datagram (its UD server then waits
 // forever, as on any lossy network), so a run that ends in the timeout is run again, up to that many
 // times; every attempt is reported. (Seen about once in five runs under CPU load in CI, never idle:
@@ -207,11 +219,8 @@ void perftest_runs(const std::vector<const char*>& tools, std::vector<const char
       SCOPED_TRACE(std::string(tool) + " size " + size);
       std::vector<std::string> args = {"-n", "50", "-s", size};
       args.insert(args.end(), extra.begin(), extra.end());
-      PingpongResult r = pingpong(tmp, path, args, {}, "-x");
-      for (int a = 1; a < attempts && (r.server == -2 || r.client == -2); a++) {
-        std::printf("%s %s: attempt %d timed out (a lost datagram?); again\n", tool, size, a);
-        r = pingpong(tmp, path, args, {}, "-x");
-      }
+      PingpongResult r = again_on_timeout(attempts, std::string(tool) + " " + size,
+                                          [&] { return pingpong(tmp, path, args, {}, "-x"); });
       EXPECT_EQ(r.server, 0) << r.log();
       EXPECT_EQ(r.client, 0) << r.log();
       bool row = false;
@@ -258,12 +267,7 @@ TEST(Fabric, UdPingpong) {
   // (like perftest_runs' UD runs: a run that times out, a lost datagram the tool cannot recover
   // from, is run again, at most 3 times in all)
   auto run = [&](std::vector<std::string> args) {
-    PingpongResult r = pingpong(tmp, TMNIC_UD_PINGPONG, args);
-    for (int a = 1; a < 3 && (r.server == -2 || r.client == -2); a++) {
-      std::printf("ibv_ud_pingpong: attempt %d timed out (a lost datagram?); again\n", a);
-      r = pingpong(tmp, TMNIC_UD_PINGPONG, args);
-    }
-    return r;
+    return again_on_timeout(3, "ibv_ud_pingpong", [&] { return pingpong(tmp, TMNIC_UD_PINGPONG, args); });
   };
   for (const char* size : {"1", "1024", "4096"}) {
     SCOPED_TRACE(std::string("size ") + size);
