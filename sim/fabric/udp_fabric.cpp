@@ -100,6 +100,7 @@ UdpFabric::UdpFabric(uint32_t addr) {
   setsockopt(rx_fd_, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
   setsockopt(rx_fd_, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
   setsockopt(rx_fd_, IPPROTO_IP, IP_RECVTTL, &on, sizeof(on));
+  setsockopt(rx_fd_, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof(on));
   int buf = 8 << 20;   // a burst of a window of frames while the process simulates something else
   setsockopt(rx_fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 }
@@ -110,8 +111,8 @@ UdpFabric::~UdpFabric() {
   if (rx_fd_ >= 0) close(rx_fd_);
 }
 
-void UdpFabric::warn(const std::string& what) {
-  dropped_++;
+void UdpFabric::warn(const std::string& what, uint64_t* count) {
+  if (count) (*count)++;
   if (warned_[what]) return;
   warned_[what] = true;
   std::fprintf(stderr, "tmnic fabric %s: %s (frame dropped; said once)\n", addr_str(ip_).c_str(), what.c_str());
@@ -124,34 +125,38 @@ int UdpFabric::tx_socket(uint16_t sport) {
   int fd = bound_socket(ip_, sport, true);
   if (fd < 0)
     warn("cannot bind " + addr_str(ip_) + ":" + std::to_string(sport) + " for the NIC's UDP source port: " +
-         std::strerror(errno));
+         std::strerror(errno), nullptr);   // (each frame for it is counted by send())
   tx_fds_[sport] = fd;
   return fd;
 }
 
 bool UdpFabric::send(const std::vector<uint8_t>& f) {
+  c_.tx_frames++;
   if (f.size() < kHdr || be16(&f[12]) != 0x0800 || f[14] != 0x45 || f[23] != 17 ||
       be16(&f[36]) != kRocePort) {
-    warn("a frame that is not IPv4/UDP to port 4791");
+    warn("a frame that is not IPv4/UDP to port 4791", &c_.tx_dropped);
     return false;
   }
   const uint8_t* ip = &f[kEth];
   const uint16_t ip_len = be16(ip + 2), udp_len = be16(ip + kIp + 4);
   if (ip_len != f.size() - kEth || udp_len != ip_len - kIp) {
-    warn("IP/UDP lengths that disagree with the frame");
+    warn("IP/UDP lengths that disagree with the frame", &c_.tx_dropped);
     return false;
   }
   // Fields of the ICRC that the kernel chooses: what an unconnected IP_PMTUDISC_DO socket sends.
   if (be16(ip + 4) != 0 || be16(ip + 6) != 0x4000) {
-    warn("IP ID/flags other than 0/DF, which the kernel would not send");
+    warn("IP ID/flags other than 0/DF, which the kernel would not send", &c_.tx_dropped);
     return false;
   }
   if (be32(ip + 12) != ip_) {
-    warn("a source address other than this station's");
+    warn("a source address other than this station's", &c_.tx_dropped);
     return false;
   }
   int fd = tx_socket(be16(ip + kIp));
-  if (fd < 0) return false;
+  if (fd < 0) {
+    c_.tx_dropped++;
+    return false;
+  }
   if (ip[8] != 64) {   // TTL is not covered by the ICRC; keep the kernel's equal anyway
     int ttl = ip[8];
     setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
@@ -159,10 +164,11 @@ bool UdpFabric::send(const std::vector<uint8_t>& f) {
   sockaddr_in dst = sin_of(be32(ip + 16), kRocePort);
   ssize_t n = sendto(fd, &f[kHdr], udp_len - kUdp, 0, reinterpret_cast<sockaddr*>(&dst), sizeof(dst));
   if (n != ssize_t(udp_len - kUdp)) {
-    warn(std::string("sendto: ") + std::strerror(errno));
+    warn(std::string("sendto: ") + std::strerror(errno), &c_.tx_dropped);
     return false;
   }
-  sent_++;
+  c_.tx_sent++;
+  c_.peers[be32(ip + 16)].first++;
   return true;
 }
 
@@ -181,12 +187,17 @@ bool UdpFabric::receive_one(std::vector<uint8_t>* frame) {
   ssize_t n = recvmsg(rx_fd_, &m, MSG_DONTWAIT);
   if (n < 0) return false;
   if (m.msg_flags & MSG_TRUNC) {
-    warn("a datagram longer than 64 KiB");
+    warn("a datagram longer than 64 KiB", &c_.rx_dropped);
     return receive_one(frame);
   }
   uint32_t dst_ip = ip_;
   uint8_t tos = 0, ttl = 64;
   for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+      uint32_t drops;   // the socket's count of datagrams dropped before they were queued
+      std::memcpy(&drops, CMSG_DATA(c), sizeof(drops));
+      c_.rx_kernel_drops = drops;
+    }
     if (c->cmsg_level != IPPROTO_IP) continue;
     if (c->cmsg_type == IP_PKTINFO) {
       in_pktinfo pi;
@@ -229,7 +240,8 @@ bool UdpFabric::receive_one(std::vector<uint8_t>* frame) {
   put16(udp + 4, uint16_t(kUdp + size_t(n)));
   put16(udp + 6, 0);        // not covered by the ICRC; the NIC does not check it
   std::memcpy(f + kHdr, buf.data(), size_t(n));
-  received_++;
+  c_.rx_datagrams++;
+  c_.peers[src_ip].second++;
   return true;
 }
 

@@ -69,20 +69,30 @@ class UdpFabric {
   bool wait(int64_t timeout_us);
   int fd() const { return rx_fd_; }   // readable when a datagram waits (a progress thread's poll set)
 
-  uint64_t sent() const { return sent_; }
-  uint64_t received() const { return received_; }
-  uint64_t dropped() const { return dropped_; }
+  // Counters (docs/simulation.md "Counting datagrams"): frames the NIC handed to send(), datagrams
+  // the kernel took (sendto succeeded), frames refused or failed; datagrams read from the socket,
+  // and those the kernel dropped for this socket before it was read (SO_RXQ_OVFL: a full receive
+  // queue). Per peer address: datagrams sent to it and received from it.
+  struct Counters {
+    uint64_t tx_frames = 0, tx_sent = 0, tx_dropped = 0;
+    uint64_t rx_datagrams = 0, rx_dropped = 0, rx_kernel_drops = 0;
+    std::map<uint32_t, std::pair<uint64_t, uint64_t>> peers;   // address -> (sent to, received from)
+  };
+  const Counters& counters() const { return c_; }
+  uint64_t sent() const { return c_.tx_sent; }
+  uint64_t received() const { return c_.rx_datagrams; }
+  uint64_t dropped() const { return c_.tx_dropped + c_.rx_dropped; }
 
  private:
   bool receive_one(std::vector<uint8_t>* frame);
   int tx_socket(uint16_t sport);
-  void warn(const std::string& what);
+  void warn(const std::string& what, uint64_t* count);
 
   uint32_t ip_ = 0;
   int rx_fd_ = -1;
   std::map<uint16_t, int> tx_fds_;   // UDP source port -> socket bound to ip_:port (-1: bind failed)
   std::map<std::string, bool> warned_;
-  uint64_t sent_ = 0, received_ = 0, dropped_ = 0;
+  Counters c_;
 };
 
 }  // namespace tmnic::sim

@@ -28,6 +28,9 @@ struct SimConfig {
   // at fabric_addr (TMNIC_FABRIC_ADDR, 127.a.b.c) or at an address chosen when empty.
   std::string fabric;
   std::string fabric_addr;
+  // TMNIC_FABRIC_STATS: a file (%p: the pid) that the fabric's and the NIC's counters are written to
+  // when the process's world goes and, while it lives, whenever its NIC went idle after traffic.
+  std::string fabric_stats;
   // Who advances the world (TMNIC_PROGRESS): "inline", the thread of the driver call that waits
   // (deterministic, the in-process world's default), or "thread", a progress thread of its own that
   // runs whenever there is work and sleeps otherwise (the fabric's default). Empty: the default.

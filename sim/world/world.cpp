@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
+#include <string>
 
 #include "fabric/udp_fabric.hpp"
 #include "tmnic/hwif.h"
@@ -102,6 +104,7 @@ World::~World() {
     std::lock_guard<BusLock> g(lock_);
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
     while (!nics_[0]->quiet() && std::chrono::steady_clock::now() < end) step();
+    if (!cfg_.fabric_stats.empty()) write_fabric_stats(true);
   }
   if (thread_.joinable()) {
     stop_.store(true);
@@ -243,6 +246,49 @@ uint64_t World::wall_cycle() const {
   return anchor_cycle_ + (dt > 0 ? cfg_.cycles(double(dt)) : 0);
 }
 
+void World::write_fabric_stats(bool final) {
+  if (!fabric_ || cfg_.fabric_stats.empty()) return;
+  std::string path = cfg_.fabric_stats;
+  for (size_t p; (p = path.find("%p")) != std::string::npos;) path.replace(p, 2, std::to_string(getpid()));
+  const UdpFabric::Counters& c = fabric_->counters();
+  std::string out = "addr " + UdpFabric::addr_str(fabric_->ipv4()) + "\nfinal " + (final ? "1" : "0") + "\n";
+  auto line = [&](const std::string& k, uint64_t v) { out += k + " " + std::to_string(v) + "\n"; };
+  line("fabric_tx_frames", c.tx_frames);
+  line("fabric_tx_sent", c.tx_sent);
+  line("fabric_tx_dropped", c.tx_dropped);
+  line("fabric_rx_datagrams", c.rx_datagrams);
+  line("fabric_rx_dropped", c.rx_dropped);
+  line("fabric_rx_kernel_drops", c.rx_kernel_drops);
+  for (auto& [ip, n] : c.peers) {
+    line("fabric_tx_to_" + UdpFabric::addr_str(ip), n.first);
+    line("fabric_rx_from_" + UdpFabric::addr_str(ip), n.second);
+  }
+  for (uint32_t i = 0; i < hwif::stat::COUNT; i++)
+    line(std::string("nic_") + hwif::stat::name(i), mmio_read(0, hwif::reg::STATS0 + 4 * i));
+  line("cycles", now_);
+  const std::string tmp = path + ".tmp";
+  if (FILE* f = std::fopen(tmp.c_str(), "w")) {
+    const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+    if (std::fclose(f) == 0 && ok) std::rename(tmp.c_str(), path.c_str());
+  }
+}
+
+void World::idle_fabric_stats(int64_t* sleep_us) {
+  if (!fabric_ || cfg_.fabric_stats.empty()) return;
+  const UdpFabric::Counters& c = fabric_->counters();
+  const uint64_t seen = c.tx_frames + c.tx_dropped + c.rx_datagrams + c.rx_dropped + c.rx_kernel_drops;
+  if (seen == stats_seen_) return;
+  const int64_t t = mono_ns();
+  if (t >= stats_next_ns_) {
+    write_fabric_stats(false);
+    stats_seen_ = seen;
+    stats_next_ns_ = t + 100'000'000;
+    return;
+  }
+  const int64_t us = (stats_next_ns_ - t) / 1000 + 1;
+  if (*sleep_us < 0 || *sleep_us > us) *sleep_us = us;
+}
+
 int World::fabric_receive() {
   return fabric_->receive([this](std::vector<uint8_t>&& f) {
     if (pcap_) pcap_->write(f, static_cast<uint64_t>(now_ * 1000.0 / cfg_.clk_mhz));
@@ -347,6 +393,7 @@ void World::thread_main() {
       std::lock_guard<BusLock> g(lock_);
       kicked_.store(false);
       wrote = progress_chunk(kThreadChunk, &sleep_us);
+      if (sleep_us != 0) idle_fabric_stats(&sleep_us);
     }
     deliver_irqs();
     if (wrote || sleep_us != 0) {   // something for wait_progress() to see

@@ -109,6 +109,11 @@ class World {
     corrupt_skip_.at(nic) = skip;
   }
 
+  // TMNIC_FABRIC_STATS (docs/simulation.md "Counting datagrams"): writes the fabric's counters and
+  // the NIC's statistics registers to the configured file (BAR reads: the world runs meanwhile).
+  // Under lock(); `final`: the world is going.
+  void write_fabric_stats(bool final);
+
   uint64_t cycles_run() const { return cycles_run_; }   // cycles actually evaluated (not skipped)
   uint64_t frames_on_wire() const { return frames_; }
 
@@ -126,6 +131,11 @@ class World {
   // Fabric mode: the cycle that wall time allows an idle NIC to reach (see progress_fabric).
   uint64_t wall_cycle() const;
   void anchor_wall();
+  // The progress thread is about to sleep: writes the stats file if the fabric's counters changed
+  // since it was last written, or shortens *sleep_us to when that may be done (every 100 ms at most).
+  void idle_fabric_stats(int64_t* sleep_us);
+  uint64_t stats_seen_ = UINT64_MAX;   // the fabric's counters (their sum) when last written
+  int64_t stats_next_ns_ = 0;
 
   std::unique_ptr<UdpFabric> fabric_;
   uint64_t anchor_cycle_ = 0;
