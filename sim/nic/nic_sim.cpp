@@ -81,11 +81,13 @@ NicSim::~NicSim() {
 
 void NicSim::mmio_write(uint32_t off, uint32_t val, uint64_t now) {
   mmio_q_.push_back({true, off, val, now + cfg_.cycles(cfg_.mmio_write_ns), 0});
+  mmio_issued_++;
 }
 
 uint64_t NicSim::mmio_read_start(uint32_t off, uint64_t now) {
   uint64_t t = next_ticket_++;
   mmio_q_.push_back({false, off, 0, now + cfg_.cycles(cfg_.mmio_read_ns / 2), t});
+  mmio_issued_++;
   return t;
 }
 
@@ -235,12 +237,14 @@ void NicSim::tick(uint64_t now) {
       if (axil.b) {   // the write response ends the transaction
         mmio_q_.pop_front();
         mmio_busy_ = false;
+        mmio_done_++;
       }
     } else {
       if (axil.r) {
         read_results_.push_back({m.ticket, {axil.rdata, now + cfg_.cycles(cfg_.mmio_read_ns / 2)}});
         mmio_q_.pop_front();
         mmio_busy_ = false;
+        mmio_done_++;
       }
     }
   }

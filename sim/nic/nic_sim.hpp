@@ -41,6 +41,9 @@ class NicSim {
   // BAR0 access from the host CPU, issued at cycle `now`.
   void mmio_write(uint32_t off, uint32_t val, uint64_t now);
   uint64_t mmio_read_start(uint32_t off, uint64_t now);   // returns a ticket
+  // BAR accesses issued and not yet done on the NIC's AXI4-Lite port (in order: writes and reads).
+  uint64_t mmio_issued() const { return mmio_issued_; }
+  uint64_t mmio_done() const { return mmio_done_; }
   bool mmio_read_result(uint64_t ticket, uint64_t now, uint32_t* val);
 
   // A frame arriving from the wire at cycle `at`.
@@ -79,6 +82,7 @@ class NicSim {
   bool mmio_busy_ = false;        // the head transaction is on the AXI-Lite bus
   tb::AxilMaster bar_;            // BAR0: the AXI4-Lite master (no gaps, BREADY/RREADY high)
   uint64_t next_ticket_ = 1;
+  uint64_t mmio_issued_ = 0, mmio_done_ = 0;
   std::deque<std::pair<uint64_t, std::pair<uint32_t, uint64_t>>> read_results_;  // ticket -> (value, ready)
 
   // Host memory through the IOMMU, as the NIC's AXI4 slave (tb::AxiMem of the model's beat width:

@@ -163,6 +163,7 @@ void World::step() {
   for (auto& n : nics_) n->tick(now_);
   now_++;
   cycles_run_++;
+  if (!held_.empty()) release_held();   // (fabric mode) a BAR access they waited for is done
 }
 
 bool World::progress(uint64_t budget) {
@@ -265,6 +266,7 @@ void World::write_fabric_stats(bool final) {
   }
   for (uint32_t i = 0; i < hwif::stat::COUNT; i++)
     line(std::string("nic_") + hwif::stat::name(i), mmio_read(0, hwif::reg::STATS0 + 4 * i));
+  line("fabric_rx_held", rx_held_);
   line("cycles", now_);
   const std::string tmp = path + ".tmp";
   if (FILE* f = std::fopen(tmp.c_str(), "w")) {
@@ -290,10 +292,27 @@ void World::idle_fabric_stats(int64_t* sleep_us) {
 }
 
 int World::fabric_receive() {
-  return fabric_->receive([this](std::vector<uint8_t>&& f) {
-    if (pcap_) pcap_->write(f, static_cast<uint64_t>(now_ * 1000.0 / cfg_.clk_mhz));
-    nics_[0]->rx_frame(std::move(f), now_ + 1);
+  NicSim& n = *nics_[0];
+  return fabric_->receive([&](std::vector<uint8_t>&& f) {
+    if (held_.empty() && n.mmio_done() == n.mmio_issued()) {
+      to_nic(std::move(f));
+      return;
+    }
+    held_.push_back({n.mmio_issued(), std::move(f)});
+    rx_held_++;
   });
+}
+
+void World::release_held() {
+  while (!held_.empty() && held_.front().after <= nics_[0]->mmio_done()) {
+    to_nic(std::move(held_.front().bytes));
+    held_.pop_front();
+  }
+}
+
+void World::to_nic(std::vector<uint8_t>&& f) {
+  if (pcap_) pcap_->write(f, static_cast<uint64_t>(now_ * 1000.0 / cfg_.clk_mhz));
+  nics_[0]->rx_frame(std::move(f), now_ + 1);
 }
 
 bool World::progress_fabric(uint64_t budget) {

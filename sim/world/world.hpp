@@ -128,6 +128,17 @@ class World {
   bool progress_chunk(uint64_t max_cycles, int64_t* sleep_us);
   void thread_main();
   int fabric_receive();   // datagrams waiting on the socket -> NIC 0's MAC RX; returns how many
+  // Fabric mode: a datagram waits (held_) until every BAR access the host issued before it was
+  // read has reached the NIC (docs/simulation.md "Host writes before datagrams"): those are the
+  // NIC's BAR accesses done when it may go (`after`). release_held() hands over those that may.
+  struct HeldFrame {
+    uint64_t after;
+    std::vector<uint8_t> bytes;
+  };
+  std::deque<HeldFrame> held_;
+  uint64_t rx_held_ = 0;   // datagrams that had to wait
+  void release_held();
+  void to_nic(std::vector<uint8_t>&& f);
   // Fabric mode: the cycle that wall time allows an idle NIC to reach (see progress_fabric).
   uint64_t wall_cycle() const;
   void anchor_wall();
