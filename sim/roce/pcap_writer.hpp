@@ -26,6 +26,10 @@ class PcapWriter {
   bool write(const std::vector<uint8_t>& frame, uint64_t time_ns) {
     return write(frame.data(), frame.size(), time_ns);
   }
+  // Hands what is buffered to the kernel (a process killed later leaves every frame written so far).
+  void flush() {
+    if (f_) std::fflush(f_);
+  }
   void close();
 
  private:
