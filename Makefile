@@ -39,13 +39,14 @@ test-asan:
 	cmake --build build-asan -j $(JOBS) --target $(ASAN_TARGETS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS) -R "^(driver\.|TopRaw|TopTm|TopRdma)" -E "verbs_|ibv_devinfo"
 
-# Application threads posting and polling against the world's progress thread, under TSan
-# (tb/system/test_threads.cpp; separate build tree, only that program and the drop-in library).
+# Application threads posting and polling against the world's progress thread, and the UDP fabric's
+# reader thread beside it, under TSan (tb/system/test_threads.cpp, test_fabric_unit.cpp; separate
+# build tree, only those programs and the drop-in library).
 test-tsan:
 	@$(SETUP)
 	cmake -S . -B build-tsan -G Ninja -DTMNIC_TSAN=ON $(CMAKE_FLAGS) > /dev/null
-	cmake --build build-tsan -j $(JOBS) --target tmnic_system_threads
-	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -j $(JOBS) -R "^system\.Threads\."
+	cmake --build build-tsan -j $(JOBS) --target tmnic_system_threads tmnic_fabric_unit_tests
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -j $(JOBS) -R "^system\.(Threads|FabricSocket|FabricWorld)\."
 
 lint:
 	@$(SETUP)

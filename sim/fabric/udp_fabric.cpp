@@ -1,12 +1,15 @@
 #include "fabric/udp_fabric.hpp"
 
 #include <arpa/inet.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <time.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -79,7 +82,7 @@ std::string UdpFabric::addr_str(uint32_t ipv4) {
   return b;
 }
 
-UdpFabric::UdpFabric(uint32_t addr) {
+UdpFabric::UdpFabric(uint32_t addr, int rcvbuf) {
   if (addr != 0) {
     rx_fd_ = bound_socket(addr, kRocePort);
     if (rx_fd_ < 0)
@@ -100,18 +103,112 @@ UdpFabric::UdpFabric(uint32_t addr) {
   setsockopt(rx_fd_, IPPROTO_IP, IP_PKTINFO, &on, sizeof(on));
   setsockopt(rx_fd_, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
   setsockopt(rx_fd_, IPPROTO_IP, IP_RECVTTL, &on, sizeof(on));
-  setsockopt(rx_fd_, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof(on));
-  int buf = 8 << 20;   // a burst of a window of frames while the process simulates something else
-  setsockopt(rx_fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+  setsockopt(rx_fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+  ready_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (ready_fd_ < 0 || stop_fd_ < 0) {
+    for (int fd : {ready_fd_, stop_fd_, rx_fd_})
+      if (fd >= 0) close(fd);
+    throw std::runtime_error("tmnic fabric: eventfd for the socket's reader thread failed");
+  }
+  reader_ = std::thread([this] { reader_main(); });
+}
+
+int UdpFabric::rcvbuf() const {
+  int v = 0;
+  socklen_t l = sizeof(v);
+  getsockopt(rx_fd_, SOL_SOCKET, SO_RCVBUF, &v, &l);
+  return v;
 }
 
 UdpFabric::~UdpFabric() {
+  uint64_t one = 1;
+  ssize_t r = write(stop_fd_, &one, sizeof one);
+  (void)r;   // (a fresh eventfd cannot be full)
+  reader_.join();
   for (auto& [port, fd] : tx_fds_)
     if (fd >= 0) close(fd);
-  if (rx_fd_ >= 0) close(rx_fd_);
+  for (int fd : {rx_fd_, ready_fd_, stop_fd_}) close(fd);
+}
+
+void UdpFabric::kernel_queue(uint32_t* bytes, uint32_t* drops) const {
+  uint32_t mi[SK_MEMINFO_VARS] = {};
+  socklen_t l = sizeof mi;
+  if (getsockopt(rx_fd_, SOL_SOCKET, SO_MEMINFO, mi, &l) != 0) l = 0;
+  *bytes = l > SK_MEMINFO_RMEM_ALLOC * sizeof(uint32_t) ? mi[SK_MEMINFO_RMEM_ALLOC] : 0;
+  *drops = l > SK_MEMINFO_DROPS * sizeof(uint32_t) ? mi[SK_MEMINFO_DROPS] : 0;
+}
+
+UdpFabric::Counters UdpFabric::counters() const {
+  uint32_t bytes, drops;
+  kernel_queue(&bytes, &drops);
+  std::lock_guard<std::mutex> g(mu_);
+  Counters c = c_;
+  c.rx_kernel_drops = drops;
+  return c;
+}
+
+void UdpFabric::reader_main() {
+  pollfd p[2] = {{rx_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+  std::vector<uint8_t> f;
+  uint32_t drops_seen = 0;
+  for (;;) {
+    if (poll(p, 2, -1) < 0 && errno != EINTR) return;
+    if (p[1].revents) return;
+    // What piled up in the kernel's queue while this thread waited for a CPU (its margin).
+    uint32_t bytes, drops;
+    kernel_queue(&bytes, &drops);
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      c_.rx_kernel_queue_max = std::max<uint64_t>(c_.rx_kernel_queue_max, bytes);
+    }
+    // Every waiting datagram, before anything else: the kernel's queue is the one that drops.
+    // The consumer is told after each batch (a full queue is read out in batches of 64).
+    for (bool more = true; more;) {
+      int n = 0;
+      bool over = false;
+      while (n < 64 && (more = receive_one(&f))) {
+        std::lock_guard<std::mutex> g(mu_);
+        if (rx_q_bytes_ + f.size() > kMaxQueuedBytes) {
+          c_.rx_dropped++;
+          over = true;
+          continue;
+        }
+        rx_q_bytes_ += f.size();
+        rx_q_.push_back(std::move(f));
+        c_.rx_queue_max = std::max<uint64_t>(c_.rx_queue_max, rx_q_.size());
+        n++;
+      }
+      if (n > 0) {
+        uint64_t one = 1;
+        ssize_t r = write(ready_fd_, &one, sizeof one);
+        (void)r;   // EAGAIN only when the counter is huge: it is readable anyway
+      }
+      if (over) warn("more than 256 MiB of datagrams that the NIC has not taken", nullptr);
+    }
+    kernel_queue(&bytes, &drops);
+    if (drops != drops_seen) {   // lost for good (UD): say so, a peer's program may now wait forever
+      drops_seen = drops;
+      warn("the kernel dropped datagrams to this NIC: its socket's receive queue was full (SO_RCVBUF " +
+               std::to_string(rcvbuf()) + ")",
+           nullptr);
+    }
+  }
+}
+
+std::deque<std::vector<uint8_t>> UdpFabric::take() {
+  uint64_t v;
+  ssize_t r = read(ready_fd_, &v, sizeof v);   // first: a datagram queued from now on sets it again
+  (void)r;
+  std::deque<std::vector<uint8_t>> q;
+  std::lock_guard<std::mutex> g(mu_);
+  q.swap(rx_q_);
+  rx_q_bytes_ = 0;
+  return q;
 }
 
 void UdpFabric::warn(const std::string& what, uint64_t* count) {
+  std::lock_guard<std::mutex> g(mu_);
   if (count) (*count)++;
   if (warned_[what]) return;
   warned_[what] = true;
@@ -131,7 +228,10 @@ int UdpFabric::tx_socket(uint16_t sport) {
 }
 
 bool UdpFabric::send(const std::vector<uint8_t>& f) {
-  c_.tx_frames++;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    c_.tx_frames++;
+  }
   if (f.size() < kHdr || be16(&f[12]) != 0x0800 || f[14] != 0x45 || f[23] != 17 ||
       be16(&f[36]) != kRocePort) {
     warn("a frame that is not IPv4/UDP to port 4791", &c_.tx_dropped);
@@ -154,6 +254,7 @@ bool UdpFabric::send(const std::vector<uint8_t>& f) {
   }
   int fd = tx_socket(be16(ip + kIp));
   if (fd < 0) {
+    std::lock_guard<std::mutex> g(mu_);
     c_.tx_dropped++;
     return false;
   }
@@ -162,11 +263,19 @@ bool UdpFabric::send(const std::vector<uint8_t>& f) {
     setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
   }
   sockaddr_in dst = sin_of(be32(ip + 16), kRocePort);
-  ssize_t n = sendto(fd, &f[kHdr], udp_len - kUdp, 0, reinterpret_cast<sockaddr*>(&dst), sizeof(dst));
+  // The socket blocks when its send buffer is full; a signal (EINTR) or a momentary lack of memory
+  // (ENOBUFS) is tried again, 100 times over about 10 ms, before the frame is given up.
+  ssize_t n = -1;
+  for (int tries = 0; tries < 100; tries++) {
+    n = sendto(fd, &f[kHdr], udp_len - kUdp, 0, reinterpret_cast<sockaddr*>(&dst), sizeof(dst));
+    if (n >= 0 || (errno != EINTR && errno != ENOBUFS && errno != EAGAIN)) break;
+    if (errno != EINTR) usleep(100);
+  }
   if (n != ssize_t(udp_len - kUdp)) {
     warn(std::string("sendto: ") + std::strerror(errno), &c_.tx_dropped);
     return false;
   }
+  std::lock_guard<std::mutex> g(mu_);
   c_.tx_sent++;
   c_.peers[be32(ip + 16)].first++;
   return true;
@@ -193,11 +302,6 @@ bool UdpFabric::receive_one(std::vector<uint8_t>* frame) {
   uint32_t dst_ip = ip_;
   uint8_t tos = 0, ttl = 64;
   for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-      uint32_t drops;   // the socket's count of datagrams dropped before they were queued
-      std::memcpy(&drops, CMSG_DATA(c), sizeof(drops));
-      c_.rx_kernel_drops = drops;
-    }
     if (c->cmsg_level != IPPROTO_IP) continue;
     if (c->cmsg_type == IP_PKTINFO) {
       in_pktinfo pi;
@@ -240,13 +344,14 @@ bool UdpFabric::receive_one(std::vector<uint8_t>* frame) {
   put16(udp + 4, uint16_t(kUdp + size_t(n)));
   put16(udp + 6, 0);        // not covered by the ICRC; the NIC does not check it
   std::memcpy(f + kHdr, buf.data(), size_t(n));
+  std::lock_guard<std::mutex> g(mu_);
   c_.rx_datagrams++;
   c_.peers[src_ip].second++;
   return true;
 }
 
 bool UdpFabric::wait(int64_t timeout_us) {
-  pollfd p{rx_fd_, POLLIN, 0};
+  pollfd p{ready_fd_, POLLIN, 0};
   if (timeout_us < 0) timeout_us = 0;
   timespec ts{time_t(timeout_us / 1000000), long(timeout_us % 1000000) * 1000};
   return ppoll(&p, 1, &ts, nullptr) > 0;

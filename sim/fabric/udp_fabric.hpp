@@ -22,11 +22,24 @@
 // every fabric sender's kernel puts in. The NIC's ICRC check then passes exactly when the datagram
 // arrived as its sender's NIC built it.
 //
-// Not thread-safe: one thread at a time (the World's caller).
+// Not losing datagrams (docs/simulation.md "Draining the socket"). The kernel drops a datagram that
+// finds the socket's receive queue full, and UD never sends it again. So the socket is not read by
+// the simulation, which reads only between slices of busy cycles and may get no CPU for a while,
+// but by a reader thread of the fabric that does nothing else: it sleeps in poll() until a datagram
+// comes and moves every waiting datagram into an in-process queue (bounded only by
+// kMaxQueuedBytes), and receive() takes them from there. The kernel's queue then only has to hold
+// what arrives while the reader thread waits for a CPU. What the kernel still drops is counted
+// (rx_kernel_drops) and said on stderr.
+//
+// Threads: send(), receive() and wait() from one thread at a time (the World's caller); the reader
+// thread is the fabric's own; counters() from any thread.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tmnic::sim {
@@ -35,9 +48,10 @@ class UdpFabric {
  public:
   static constexpr uint16_t kRocePort = 4791;
 
-  // Claims `addr` (host order; 0: choose one) by binding its 4791 socket. Throws std::runtime_error
-  // with the reason when that is impossible (e.g. the configured address is taken).
-  explicit UdpFabric(uint32_t addr = 0);
+  // Claims `addr` (host order; 0: choose one) by binding its 4791 socket, asking for a receive
+  // buffer of `rcvbuf` bytes. Throws std::runtime_error with the reason when that is impossible
+  // (e.g. the configured address is taken).
+  explicit UdpFabric(uint32_t addr = 0, int rcvbuf = 8 << 20);
   ~UdpFabric();
   UdpFabric(const UdpFabric&) = delete;
   UdpFabric& operator=(const UdpFabric&) = delete;
@@ -54,45 +68,55 @@ class UdpFabric {
   // once per reason on stderr) when the frame cannot go out as built: not IPv4/UDP to port 4791,
   // a source address other than this station's, IP header fields the kernel would not send.
   bool send(const std::vector<uint8_t>& frame);
-  // Receives every datagram waiting on the socket, without blocking, as frames for the NIC.
-  // Returns how many.
+  // Hands every datagram received so far, in order, as frames for the NIC to on_frame, without
+  // blocking. Returns how many.
   template <class F> int receive(F&& on_frame) {
-    int n = 0;
-    std::vector<uint8_t> f;
-    while (receive_one(&f)) {
-      on_frame(std::move(f));
-      n++;
-    }
-    return n;
+    std::deque<std::vector<uint8_t>> q = take();
+    for (auto& f : q) on_frame(std::move(f));
+    return int(q.size());
   }
   // Waits up to `timeout_us` for a datagram (true: one is waiting).
   bool wait(int64_t timeout_us);
-  int fd() const { return rx_fd_; }   // readable when a datagram waits (a progress thread's poll set)
+  int fd() const { return ready_fd_; }   // readable when a datagram waits (a progress thread's poll set)
+  int rcvbuf() const;                    // the receive buffer the kernel gave (SO_RCVBUF)
+  // Datagrams the reader thread may hold that the NIC has not taken: beyond this many bytes it
+  // drops them (rx_dropped, said once): a process whose NIC takes nothing for minutes.
+  static constexpr size_t kMaxQueuedBytes = size_t(256) << 20;
 
   // Counters (docs/simulation.md "Counting datagrams"): frames the NIC handed to send(), datagrams
   // the kernel took (sendto succeeded), frames refused or failed; datagrams read from the socket,
-  // and those the kernel dropped for this socket before it was read (SO_RXQ_OVFL: a full receive
-  // queue). Per peer address: datagrams sent to it and received from it.
+  // those read but not queued for the NIC, and those the kernel dropped for this socket because its
+  // receive queue was full (SO_MEMINFO, as of the call). Per peer address: datagrams sent to it and
+  // received from it.
   struct Counters {
     uint64_t tx_frames = 0, tx_sent = 0, tx_dropped = 0;
     uint64_t rx_datagrams = 0, rx_dropped = 0, rx_kernel_drops = 0;
+    uint64_t rx_queue_max = 0;          // most datagrams the in-process queue held at once
+    uint64_t rx_kernel_queue_max = 0;   // most bytes the kernel's queue held when the reader woke
     std::map<uint32_t, std::pair<uint64_t, uint64_t>> peers;   // address -> (sent to, received from)
   };
-  const Counters& counters() const { return c_; }
-  uint64_t sent() const { return c_.tx_sent; }
-  uint64_t received() const { return c_.rx_datagrams; }
-  uint64_t dropped() const { return c_.tx_dropped + c_.rx_dropped; }
+  Counters counters() const;
 
  private:
-  bool receive_one(std::vector<uint8_t>* frame);
+  bool receive_one(std::vector<uint8_t>* frame);   // reader thread
+  void kernel_queue(uint32_t* bytes, uint32_t* drops) const;   // the socket's queue now
+  void reader_main();
+  std::deque<std::vector<uint8_t>> take();
   int tx_socket(uint16_t sport);
+  // Says `what` once on stderr and counts it in *count (may be null). Takes mu_.
   void warn(const std::string& what, uint64_t* count);
 
   uint32_t ip_ = 0;
   int rx_fd_ = -1;
+  int ready_fd_ = -1;   // eventfd: the reader thread queued datagrams
+  int stop_fd_ = -1;    // eventfd: the reader thread is to end
   std::map<uint16_t, int> tx_fds_;   // UDP source port -> socket bound to ip_:port (-1: bind failed)
+  mutable std::mutex mu_;            // c_, warned_, rx_q_, rx_q_bytes_
   std::map<std::string, bool> warned_;
   Counters c_;
+  std::deque<std::vector<uint8_t>> rx_q_;
+  size_t rx_q_bytes_ = 0;
+  std::thread reader_;
 };
 
 }  // namespace tmnic::sim

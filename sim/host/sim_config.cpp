@@ -28,6 +28,7 @@ SimConfig SimConfig::from_env() {
   if (const char* s = std::getenv("TMNIC_FABRIC")) c.fabric = s;
   if (const char* s = std::getenv("TMNIC_FABRIC_ADDR")) c.fabric_addr = s;
   if (const char* s = std::getenv("TMNIC_FABRIC_STATS")) c.fabric_stats = s;
+  if (const char* s = std::getenv("TMNIC_FABRIC_RCVBUF")) c.fabric_rcvbuf = std::atoi(s);
   if (const char* s = std::getenv("TMNIC_PROGRESS")) c.progress = s;
   if (c.num_nics < 1) c.num_nics = 1;
   return c;

@@ -31,6 +31,10 @@ struct SimConfig {
   // TMNIC_FABRIC_STATS: a file (%p: the pid) that the fabric's and the NIC's counters are written to
   // when the process's world goes and, while it lives, whenever its NIC went idle after traffic.
   std::string fabric_stats;
+  // TMNIC_FABRIC_RCVBUF: SO_RCVBUF asked for the fabric's receive socket, in bytes (the kernel caps
+  // it at net.core.rmem_max and doubles it); e.g. 212992 gives what a machine with Debian's default
+  // sysctl gets, whatever this one allows.
+  int fabric_rcvbuf = 8 << 20;
   // Who advances the world (TMNIC_PROGRESS): "inline", the thread of the driver call that waits
   // (deterministic, the in-process world's default), or "thread", a progress thread of its own that
   // runs whenever there is work and sleeps otherwise (the fabric's default). Empty: the default.

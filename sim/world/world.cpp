@@ -35,7 +35,7 @@ World::World(const SimConfig& cfg) : cfg_(cfg) {
     if (!cfg_.fabric_addr.empty() && (addr = UdpFabric::parse_addr(cfg_.fabric_addr)) == 0)
       throw std::runtime_error("tmnic sim: TMNIC_FABRIC_ADDR=" + cfg_.fabric_addr +
                                " is not an address in 127.0.0.0/8 other than 127.0.0.1");
-    fabric_ = std::make_unique<UdpFabric>(addr);
+    fabric_ = std::make_unique<UdpFabric>(addr, cfg_.fabric_rcvbuf);
     cfg_.num_nics = 1;
   }
   irq_handlers_.resize(cfg_.num_nics);
@@ -252,7 +252,7 @@ void World::write_fabric_stats(bool final) {
   if (!fabric_ || cfg_.fabric_stats.empty()) return;
   std::string path = cfg_.fabric_stats;
   for (size_t p; (p = path.find("%p")) != std::string::npos;) path.replace(p, 2, std::to_string(getpid()));
-  const UdpFabric::Counters& c = fabric_->counters();
+  const UdpFabric::Counters c = fabric_->counters();
   std::string out = "addr " + UdpFabric::addr_str(fabric_->ipv4()) + "\nfinal " + (final ? "1" : "0") + "\n";
   auto line = [&](const std::string& k, uint64_t v) { out += k + " " + std::to_string(v) + "\n"; };
   line("fabric_tx_frames", c.tx_frames);
@@ -261,6 +261,9 @@ void World::write_fabric_stats(bool final) {
   line("fabric_rx_datagrams", c.rx_datagrams);
   line("fabric_rx_dropped", c.rx_dropped);
   line("fabric_rx_kernel_drops", c.rx_kernel_drops);
+  line("fabric_rx_queue_max", c.rx_queue_max);
+  line("fabric_rx_kernel_queue_max", c.rx_kernel_queue_max);
+  line("fabric_rcvbuf", uint64_t(fabric_->rcvbuf()));
   for (auto& [ip, n] : c.peers) {
     line("fabric_tx_to_" + UdpFabric::addr_str(ip), n.first);
     line("fabric_rx_from_" + UdpFabric::addr_str(ip), n.second);
@@ -278,7 +281,7 @@ void World::write_fabric_stats(bool final) {
 
 void World::idle_fabric_stats(int64_t* sleep_us) {
   if (!fabric_ || cfg_.fabric_stats.empty()) return;
-  const UdpFabric::Counters& c = fabric_->counters();
+  const UdpFabric::Counters c = fabric_->counters();
   const uint64_t seen = c.tx_frames + c.tx_dropped + c.rx_datagrams + c.rx_dropped + c.rx_kernel_drops;
   if (seen == stats_seen_) return;
   const int64_t t = mono_ns();

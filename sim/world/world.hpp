@@ -80,6 +80,8 @@ class World {
   uint32_t nic_ipv4(int i) const;
   // The UDP fabric (TMNIC_FABRIC=udp), or null for the in-process world.
   UdpFabric* fabric() { return fabric_.get(); }
+  // Datagrams that waited for earlier host writes before entering the NIC (under lock()).
+  uint64_t fabric_rx_held() const { return rx_held_; }
 
   // Advance one cycle, or jump over cycles in which nothing can happen.
   void step();
