@@ -15,6 +15,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "fabric/peer_queue.hpp"
+
 namespace tmnic::sim {
 
 namespace {
@@ -112,6 +114,10 @@ UdpFabric::UdpFabric(uint32_t addr, int rcvbuf) {
     throw std::runtime_error("tmnic fabric: eventfd for the socket's reader thread failed");
   }
   reader_ = std::thread([this] { reader_main(); });
+  flow_ = std::make_unique<PeerQueue>(ip_);
+  if (!flow_->available())
+    std::fprintf(stderr, "tmnic fabric %s: no flow control, a peer's full receive queue may drop datagrams: %s\n",
+                 addr_str(ip_).c_str(), flow_->why().c_str());
 }
 
 int UdpFabric::rcvbuf() const {
@@ -263,6 +269,14 @@ bool UdpFabric::send(const std::vector<uint8_t>& f) {
     setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
   }
   sockaddr_in dst = sin_of(be32(ip + 16), kRocePort);
+  bool gave_up = false;
+  const int64_t waited = flow_->wait_room(be32(ip + 16), udp_len - kUdp, &gave_up);
+  if (waited > 0 || gave_up) {
+    std::lock_guard<std::mutex> g(mu_);
+    c_.tx_waits++;
+    c_.tx_wait_us += uint64_t(waited);
+    c_.tx_wait_gave_up += gave_up;
+  }
   // The socket blocks when its send buffer is full; a signal (EINTR) or a momentary lack of memory
   // (ENOBUFS) is tried again, 100 times over about 10 ms, before the frame is given up.
   ssize_t n = -1;

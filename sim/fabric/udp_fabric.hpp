@@ -27,9 +27,9 @@
 // the simulation, which reads only between slices of busy cycles and may get no CPU for a while,
 // but by a reader thread of the fabric that does nothing else: it sleeps in poll() until a datagram
 // comes and moves every waiting datagram into an in-process queue (bounded only by
-// kMaxQueuedBytes), and receive() takes them from there. The kernel's queue then only has to hold
-// what arrives while the reader thread waits for a CPU. What the kernel still drops is counted
-// (rx_kernel_drops) and said on stderr.
+// kMaxQueuedBytes), and receive() takes them from there. And a sender waits while the receiver's
+// socket has no room (PeerQueue: flow control through the shared kernel's socket diagnostics).
+// What the kernel still drops is counted (rx_kernel_drops) and said on stderr.
 //
 // Threads: send(), receive() and wait() from one thread at a time (the World's caller); the reader
 // thread is the fabric's own; counters() from any thread.
@@ -37,12 +37,15 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace tmnic::sim {
+
+class PeerQueue;
 
 class UdpFabric {
  public:
@@ -90,6 +93,7 @@ class UdpFabric {
   // received from it.
   struct Counters {
     uint64_t tx_frames = 0, tx_sent = 0, tx_dropped = 0;
+    uint64_t tx_waits = 0, tx_wait_us = 0, tx_wait_gave_up = 0;   // flow control (PeerQueue)
     uint64_t rx_datagrams = 0, rx_dropped = 0, rx_kernel_drops = 0;
     uint64_t rx_queue_max = 0;          // most datagrams the in-process queue held at once
     uint64_t rx_kernel_queue_max = 0;   // most bytes the kernel's queue held when the reader woke
@@ -111,6 +115,7 @@ class UdpFabric {
   int ready_fd_ = -1;   // eventfd: the reader thread queued datagrams
   int stop_fd_ = -1;    // eventfd: the reader thread is to end
   std::map<uint16_t, int> tx_fds_;   // UDP source port -> socket bound to ip_:port (-1: bind failed)
+  std::unique_ptr<PeerQueue> flow_;
   mutable std::mutex mu_;            // c_, warned_, rx_q_, rx_q_bytes_
   std::map<std::string, bool> warned_;
   Counters c_;

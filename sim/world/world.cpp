@@ -258,6 +258,9 @@ void World::write_fabric_stats(bool final) {
   line("fabric_tx_frames", c.tx_frames);
   line("fabric_tx_sent", c.tx_sent);
   line("fabric_tx_dropped", c.tx_dropped);
+  line("fabric_tx_waits", c.tx_waits);
+  line("fabric_tx_wait_us", c.tx_wait_us);
+  line("fabric_tx_wait_gave_up", c.tx_wait_gave_up);
   line("fabric_rx_datagrams", c.rx_datagrams);
   line("fabric_rx_dropped", c.rx_dropped);
   line("fabric_rx_kernel_drops", c.rx_kernel_drops);

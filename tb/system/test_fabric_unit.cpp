@@ -5,6 +5,7 @@
 // each situation happen on purpose instead of waiting for a loaded machine to do it.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -101,6 +102,7 @@ TEST(FabricSocket, BusyReceiverLosesNothing) {
   });
   const UdpFabric::Counters c = rx.counters(), t = tx.counters();
   EXPECT_EQ(t.tx_sent, uint64_t(kCount));
+  EXPECT_EQ(t.tx_wait_gave_up, 0u);
   EXPECT_EQ(t.peers.at(rx.ipv4()).first, uint64_t(kCount));
   EXPECT_EQ(c.rx_kernel_drops, 0u) << "rcvbuf " << rx.rcvbuf();
   EXPECT_EQ(c.rx_datagrams, uint64_t(kCount));
@@ -136,6 +138,61 @@ TEST(FabricSocket, BusyReceiverLosesNothing) {
   close(fd);
   EXPECT_LT(kept, kCount / 4) << "the kernel's queue alone held the flood: the test proves nothing";
   RecordProperty("plain_socket_kept", std::to_string(kept));
+}
+
+// A UDP socket bound to 127.1.x.y:4791 (the first free one) with a Debian-sized buffer.
+int plain_4791(uint32_t* ip) {
+  for (uint32_t k = 0; k < 4096; k++) {
+    *ip = 0x7F010000u | (uint32_t(getpid()) + k) % 250 << 8 | (2 + k % 250);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int buf = kDebianRcvbuf;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(*ip);
+    a.sin_port = htons(UdpFabric::kRocePort);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) return fd;
+    close(fd);
+  }
+  return -1;
+}
+
+// A receiver that reads nothing for 300 ms (a process whose reader thread gets no CPU; here a plain
+// socket with a Debian-sized buffer, which holds 50 of these datagrams): the sender's fabric waits
+// for room (flow control) instead of overflowing it, and all 200 datagrams arrive, in order, none
+// dropped by the kernel. Without flow control 150 of them are lost.
+TEST(FabricSocket, SenderWaitsForAStalledReceiver) {
+  constexpr int kCount = 200;
+  constexpr size_t kSize = 4096;
+  uint32_t ip = 0;
+  const int fd = plain_4791(&ip);
+  ASSERT_GE(fd, 0);
+  UdpFabric tx;
+  std::thread sender([&] { flood(tx, ip, kCount, kSize, 0); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::vector<uint8_t> buf(65536);
+  std::vector<uint32_t> seqs;
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  while (seqs.size() < size_t(kCount)) {
+    ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+    if (n < 0) break;
+    EXPECT_EQ(n, ssize_t(kSize));
+    seqs.push_back(uint32_t(buf[0]) << 24 | uint32_t(buf[1]) << 16 | uint32_t(buf[2]) << 8 | buf[3]);
+  }
+  sender.join();
+  uint32_t mi[SK_MEMINFO_VARS] = {};
+  socklen_t l = sizeof(mi);
+  ASSERT_EQ(getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mi, &l), 0);
+  close(fd);
+  EXPECT_EQ(mi[SK_MEMINFO_DROPS], 0u) << "datagrams the kernel dropped";
+  ASSERT_EQ(seqs.size(), size_t(kCount));
+  for (int i = 0; i < kCount; i++) ASSERT_EQ(seqs[i], uint32_t(i)) << "out of order at " << i;
+  const UdpFabric::Counters t = tx.counters();
+  EXPECT_GT(t.tx_waits, 0u) << "the sender never had to wait: the test proves nothing";
+  EXPECT_GT(t.tx_wait_us, 200000u);
+  EXPECT_EQ(t.tx_wait_gave_up, 0u);
+  RecordProperty("tx_wait_us", std::to_string(t.tx_wait_us));
 }
 
 // A world on the fabric, run inline (deterministic): 50 posted BAR writes are issued (the receive
