@@ -291,7 +291,7 @@ void World::idle_fabric_stats(int64_t* sleep_us) {
   if (t >= stats_next_ns_) {
     write_fabric_stats(false);
     stats_seen_ = seen;
-    stats_next_ns_ = t + 100'000'000;
+    stats_next_ns_ = t + 500'000'000;
     return;
   }
   const int64_t us = (stats_next_ns_ - t) / 1000 + 1;
