@@ -97,6 +97,13 @@ void World::deliver_irqs() {
 }
 
 World::~World() {
+  // The progress thread goes first: from here on this thread runs the world alone, so the last
+  // counters written are the last ones (the thread's idle writing cannot follow them).
+  if (thread_.joinable()) {
+    stop_.store(true);
+    kick();
+    thread_.join();
+  }
   // A process's NIC leaves with its process: first it sends what it has accepted (a UD send
   // completes once its payload is read, before its frame is on the wire; a program that exits
   // right after its last completion must not take those datagrams with it). Bounded: 500 ms.
@@ -105,11 +112,6 @@ World::~World() {
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
     while (!nics_[0]->quiet() && std::chrono::steady_clock::now() < end) step();
     if (!cfg_.fabric_stats.empty()) write_fabric_stats(true);
-  }
-  if (thread_.joinable()) {
-    stop_.store(true);
-    kick();
-    thread_.join();
   }
   if (wake_fd_ >= 0) close(wake_fd_);
 }
