@@ -16,11 +16,12 @@ All multi-byte fields in host memory are little-endian unless marked `raw` (byte
 
 # Bumped on any incompatible change; the driver refuses a device whose major differs.
 ABI_MAJOR = 1
-ABI_MINOR = 6  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
+ABI_MINOR = 7  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
 #                1.3: RDMA WQE fields and opcodes, OPS_CAPS, SET_QP.ACCESS; 1.4: ASYNC_CQ, ASYNC_EVENT
 #                records, STAT_ASYNC_DROP; 1.5: UD QPs (SET_QP.TYPE/QKEY, UD_AV in the send WQE,
 #                DETH, the GRH in front of a UD receive, OPS_CAPS.UD, STAT_RX_DROP_QKEY/RX_UD_NO_WQE);
-#                1.6: AEV_COMM_EST and AEV_CQ_ERR records, SET_CQ.KEEP (resize)
+#                1.6: AEV_COMM_EST and AEV_CQ_ERR records, SET_CQ.KEEP (resize); 1.7: AEV_QP_FATAL, a CQ
+#                in error takes no completion until SET_CQ
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -43,7 +44,11 @@ CONSTS = [
     ("AEV_COMM_EST", 4, "async event: QP_NUM (RC, in RTR) received its first request packet: communication "
      "established (IBA 11.6.3.1); the QP is not changed. Once per entry into RTR"),
     ("AEV_CQ_ERR", 5, "async event: the CQ numbered in QP_NUM overran: a completion was lost (IBA 11.6.3.2 CQ "
-     "error); reported once per SET_CQ, for the first lost completion (later ones are counted in STAT_CQ_OVERFLOW)"),
+     "error); reported once per SET_CQ, for the first lost completion (later ones are counted in STAT_CQ_OVERFLOW). "
+     "From then on the CQ is in error: no completion is written to it until SET_CQ sets it up again (IBA C11-37)"),
+    ("AEV_QP_FATAL", 6, "async event: a completion of QP_NUM was lost (its CQ in error or missing) and the NIC moved "
+     "QP_NUM to ERR (IBA C9-218 class F, 11.6.3.1 Local Work Queue Catastrophic Error). Only for a QP in RTR..SQE, "
+     "so once per entry into ERR (a lost record is counted in STAT_ASYNC_DROP)"),
     # UD (datagram) QPs
     ("WQE_UD_AV_OFF", 112, "UD send WQE: its UD_AV (destination) at this byte offset, in place of SGE 5"),
     ("UD_MAX_SGE", 5, "SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)"),
@@ -112,7 +117,7 @@ STATS = [
     ("LOOPBACK", "frames looped back inside the NIC"),
     ("DMA_RD_REQ", "DMA read bursts issued"),
     ("DMA_WR_REQ", "DMA write bursts issued"),
-    ("CQ_OVERFLOW", "completions lost because a CQ was full"),
+    ("CQ_OVERFLOW", "completions lost because a CQ was full, missing or in error (after an overrun)"),
     ("PROT_ERR", "local protection errors (bad lkey or range); no DMA done"),
     ("ASYNC_DROP", "asynchronous event records lost: more events at once than the NIC queues"),
     ("RX_DROP_QKEY", "UD datagrams dropped: Q_Key differs from the QP's (IBA 10.2.4, C10-15)"),

@@ -10,6 +10,8 @@
 //   AEV_QP_ACCESS_ERR -> IBV_EVENT_QP_ACCESS_ERR  (local access violation WQ error)
 //   AEV_QP_ERR        -> nothing by itself: the QP's completions carry the error, as on mlx5
 // and, for a QP of an SRQ, IBV_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.2) once per entry into ERR;
+//   AEV_QP_FATAL      -> IBV_EVENT_QP_FATAL (IBA C9-218, 11.6.3.1: a completion of the QP was lost,
+//                        its CQ in error), once until the QP is reset
 //   AEV_CQ_ERR        -> IBV_EVENT_CQ_ERR for the CQ numbered in the record (its first overrun since
 //                        it was set up: a completion was lost; IBA 11.6.3.2);
 //   AEV_COMM_EST      -> IBV_EVENT_COMM_EST (IBA 11.6.3.1: an RC QP's first request in RTR; the
@@ -189,6 +191,7 @@ void qp_async_event(Device& d, uint32_t qpn, uint8_t kind) {
   }
   if (kind == hwif::AEV_QP_REQ_ERR) post_qp_event(qp, IBV_EVENT_QP_REQ_ERR);
   if (kind == hwif::AEV_QP_ACCESS_ERR) post_qp_event(qp, IBV_EVENT_QP_ACCESS_ERR);
+  if (kind == hwif::AEV_QP_FATAL && !qp->fatal_reported.exchange(true)) post_qp_event(qp, IBV_EVENT_QP_FATAL);
   qp_entered_err(qp);
 }
 

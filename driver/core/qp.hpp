@@ -51,6 +51,9 @@ struct tmnic_qp {
   uint32_t events_reported = 0;
   // IBV_EVENT_QP_LAST_WQE_REACHED was posted since the QP last entered ERR (cleared at RESET).
   std::atomic<bool> last_wqe_reported{false};
+  // IBV_EVENT_QP_FATAL was posted since the QP last left RESET (the NIC may report each lost
+  // completion of a flushing QP; the application hears of it once).
+  std::atomic<bool> fatal_reported{false};
   // Every SET_QP carries the full context, so the driver keeps all of it.
   uint32_t cfg[tmnic::kSetQpWords] = {};
   // The attributes of the last successful modify_qp, for ibv_query_qp (the NIC keeps only what

@@ -200,7 +200,10 @@ int modify_qp(struct ibv_qp* ibqp, struct ibv_qp_attr* attr, int mask) {
   // when the QP's last receive completion is in the CQ before destroying the QP (UCX, MPI).
   // (Once per entry into ERR: the NIC may have moved it there first and said so.)
   if (next == IBV_QPS_ERR) qp_entered_err(qp);
-  if (next == IBV_QPS_RESET) qp->last_wqe_reported.store(false);
+  if (next == IBV_QPS_RESET) {
+    qp->last_wqe_reported.store(false);
+    qp->fatal_reported.store(false);
+  }
   return 0;
 }
 

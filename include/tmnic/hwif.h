@@ -10,7 +10,7 @@ namespace tmnic::hwif {
 
 constexpr uint32_t DEVICE_ID = 0x544D4E43u;
 constexpr uint32_t ABI_MAJOR = 1u;
-constexpr uint32_t ABI_MINOR = 6u;
+constexpr uint32_t ABI_MINOR = 7u;
 constexpr uint32_t WQE_STRIDE = 128u;  // bytes per send/receive WQE
 constexpr uint32_t WQE_MAX_SGE = 6u;  // scatter/gather entries in one WQE
 constexpr uint32_t WQE_MAX_INLINE = 96u;  // inline payload bytes in one send WQE
@@ -26,7 +26,8 @@ constexpr uint32_t AEV_QP_ERR = 1u;  // async event: the NIC moved QP_NUM to ERR
 constexpr uint32_t AEV_QP_REQ_ERR = 2u;  // async event: QP_NUM's responder detected an invalid request and moved it to ERR
 constexpr uint32_t AEV_QP_ACCESS_ERR = 3u;  // async event: QP_NUM's responder detected a remote access violation and moved it to ERR
 constexpr uint32_t AEV_COMM_EST = 4u;  // async event: QP_NUM (RC, in RTR) received its first request packet: communication established (IBA 11.6.3.1); the QP is not changed. Once per entry into RTR
-constexpr uint32_t AEV_CQ_ERR = 5u;  // async event: the CQ numbered in QP_NUM overran: a completion was lost (IBA 11.6.3.2 CQ error); reported once per SET_CQ, for the first lost completion (later ones are counted in STAT_CQ_OVERFLOW)
+constexpr uint32_t AEV_CQ_ERR = 5u;  // async event: the CQ numbered in QP_NUM overran: a completion was lost (IBA 11.6.3.2 CQ error); reported once per SET_CQ, for the first lost completion (later ones are counted in STAT_CQ_OVERFLOW). From then on the CQ is in error: no completion is written to it until SET_CQ sets it up again (IBA C11-37)
+constexpr uint32_t AEV_QP_FATAL = 6u;  // async event: a completion of QP_NUM was lost (its CQ in error or missing) and the NIC moved QP_NUM to ERR (IBA C9-218 class F, 11.6.3.1 Local Work Queue Catastrophic Error). Only for a QP in RTR..SQE, so once per entry into ERR (a lost record is counted in STAT_ASYNC_DROP)
 constexpr uint32_t WQE_UD_AV_OFF = 112u;  // UD send WQE: its UD_AV (destination) at this byte offset, in place of SGE 5
 constexpr uint32_t UD_MAX_SGE = 5u;  // SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)
 constexpr uint32_t UD_MAX_INLINE = 80u;  // inline payload bytes in a UD send WQE (up to the UD_AV)
@@ -89,7 +90,7 @@ constexpr uint32_t RX_PSN_ERR = 14u;  // out-of-sequence request packets
 constexpr uint32_t LOOPBACK = 15u;  // frames looped back inside the NIC
 constexpr uint32_t DMA_RD_REQ = 16u;  // DMA read bursts issued
 constexpr uint32_t DMA_WR_REQ = 17u;  // DMA write bursts issued
-constexpr uint32_t CQ_OVERFLOW = 18u;  // completions lost because a CQ was full
+constexpr uint32_t CQ_OVERFLOW = 18u;  // completions lost because a CQ was full, missing or in error (after an overrun)
 constexpr uint32_t PROT_ERR = 19u;  // local protection errors (bad lkey or range); no DMA done
 constexpr uint32_t ASYNC_DROP = 20u;  // asynchronous event records lost: more events at once than the NIC queues
 constexpr uint32_t RX_DROP_QKEY = 21u;  // UD datagrams dropped: Q_Key differs from the QP's (IBA 10.2.4, C10-15)

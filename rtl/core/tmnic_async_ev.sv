@@ -5,7 +5,8 @@
 // failed WQE) reports AEV_QP_ERR; the responder reports why it failed the QP (invalid request,
 // remote access violation) or AEV_QP_ERR when a completion says it (local errors), and events that
 // fail nothing (AEV_COMM_EST: an RC QP's first request packet in RTR) through the same input; the
-// CQ writer reports a CQ's first overrun (AEV_CQ_ERR, the CQ number in QP_NUM).
+// CQ writer reports a CQ's first overrun (AEV_CQ_ERR, the CQ number in QP_NUM), and the context a QP
+// it moved to ERR because the QP lost a completion (AEV_QP_FATAL).
 //
 // Each side has its own FIFO, so two events in one cycle are both kept; a FIFO that is full loses
 // the event and says so (drop_o, a statistics pulse). Records leave through one registered offer.
@@ -29,6 +30,8 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [2:0]      rq_err_kind_i,   // ... for this reason (AEV_*), or an event that changes nothing
   input  logic            cq_err_i,        // CQ cq_err_cq_i overran (AEV_CQ_ERR, the CQ in QP_NUM)
   input  logic [15:0]     cq_err_cq_i,
+  input  logic            fat_i,           // the context moved fat_qp_i to ERR: it lost a completion
+  input  logic [QP_W-1:0] fat_qp_i,        // (AEV_QP_FATAL)
 
   output cqe_req_t        cqe_o,
   output logic            cqe_valid_o,
@@ -44,7 +47,7 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     $fatal(1, "tmnic_async_ev: DEPTH must be a power of two >= 2");
   end
 
-  localparam int unsigned NS = 3;          // sources: requester side, responder, CQ writer
+  localparam int unsigned NS = 4;          // sources: requester side, responder, CQ writer, lost completions
   localparam int unsigned EW = 16 + 3;     // {kind, QP or CQ number}
   logic [NS-1:0]          f_push, f_ready, f_valid, f_pop;
   logic [NS-1:0][EW-1:0]  f_in, f_out;
@@ -52,10 +55,11 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [NS-1:0][$clog2(DEPTH):0] f_level;   // (not needed: full is s_ready_o)
   /* verilator lint_on UNUSEDSIGNAL */
 
-  assign f_push = {cq_err_i, rq_err_i, sq_err_i} & {NS{cfg_i.en[0]}};
+  assign f_push = {fat_i, cq_err_i, rq_err_i, sq_err_i} & {NS{cfg_i.en[0]}};
   assign f_in[0] = {3'(AEV_QP_ERR), 16'(sq_err_qp_i)};
   assign f_in[1] = {rq_err_kind_i, 16'(rq_err_qp_i)};
   assign f_in[2] = {3'(AEV_CQ_ERR), cq_err_cq_i};
+  assign f_in[3] = {3'(AEV_QP_FATAL), 16'(fat_qp_i)};
   for (genvar i = 0; i < NS; i++) begin : g_fifo
     tmnic_fifo #(.WIDTH(EW), .DEPTH(DEPTH)) u_fifo (
       .clk_i, .rst_ni, .s_data_i(f_in[i]), .s_valid_i(f_push[i]), .s_ready_o(f_ready[i]),
@@ -107,15 +111,17 @@ module tmnic_async_ev import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 `ifndef SYNTHESIS
   logic chk_q;
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
-  // The kinds are AEV_QP_ERR (1), AEV_QP_REQ_ERR (2), AEV_QP_ACCESS_ERR (3), AEV_COMM_EST (4): never 0.
-  if (AEV_QP_ERR != 1 || AEV_QP_REQ_ERR != 2 || AEV_QP_ACCESS_ERR != 3 || AEV_COMM_EST != 4 || AEV_CQ_ERR != 5)
+  // The kinds are AEV_QP_ERR (1), AEV_QP_REQ_ERR (2), AEV_QP_ACCESS_ERR (3), AEV_COMM_EST (4),
+  // AEV_CQ_ERR (5), AEV_QP_FATAL (6): never 0.
+  if (AEV_QP_ERR != 1 || AEV_QP_REQ_ERR != 2 || AEV_QP_ACCESS_ERR != 3 || AEV_COMM_EST != 4 || AEV_CQ_ERR != 5 ||
+      AEV_QP_FATAL != 6)
   begin : g_chk_aev
-    $fatal(1, "tmnic_async_ev: the AEV_* codes must be 1..5 (3-bit kinds)");
+    $fatal(1, "tmnic_async_ev: the AEV_* codes must be 1..6 (3-bit kinds)");
   end
   a_rq_kind: assert property (@(posedge clk_i) disable iff (!chk_q) rq_err_i |-> rq_err_kind_i != 3'd0);
   // Only a loaded offer with a real kind leaves.
   a_out_kind: assert property (@(posedge clk_i) disable iff (!chk_q)
-    cqe_valid_o |-> cqe_o.opcode == WC_OP_ASYNC_EVENT && cqe_o.status != 8'd0 && cqe_o.status <= 8'd5);
+    cqe_valid_o |-> cqe_o.opcode == WC_OP_ASYNC_EVENT && cqe_o.status != 8'd0 && cqe_o.status <= 8'd6);
   // A FIFO pops only its granted head.
   a_pop: assert property (@(posedge clk_i) disable iff (!chk_q) (f_pop & ~f_valid) == '0);
   tmnic_hold_chk #(.W($bits(cqe_o)), .NAME("tmnic_async_ev: record")) u_hold (

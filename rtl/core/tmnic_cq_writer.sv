@@ -2,7 +2,12 @@
 // ring slot of the CQ's producer index, with the owner (phase) bit that lets the host poll memory
 // only. A full CQ drops the completion and counts an overflow; the first one since the CQ was set
 // up is also reported (cq_err_o: an AEV_CQ_ERR record, IBA's CQ error), unless the lost completion
-// is itself an event record (the event CQ cannot report on itself). When the CQ is armed, the write
+// is itself an event record (the event CQ cannot report on itself). From then on the CQ is in error
+// and takes no completion until SET_CQ sets it up again (IBA C11-37). A lost completion of a QP (a
+// send or receive completion; not a list-op or event record) whose QP is live (RTR..SQE, read from
+// the context) fails that QP (fat_*_o, to the context, which never waits on this block: IBA C9-218
+// class F, an AEV_QP_FATAL record); a register of the last QP reported covers the cycles before the
+// context shows it in ERR. When the CQ is armed, the write
 // raises one interrupt event and disarms it; an asynchronous event record (opcode ASYNC_EVENT)
 // always raises one.
 module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
@@ -47,6 +52,16 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic            overflow_o,
   output logic            cq_err_o,   // pulse: CQ cq_err_cq_o overran for the first time since SET_CQ
   output logic [15:0]     cq_err_cq_o,
+  // A QP lost a completion: fail it (held until taken). SET_QP of a QP (qp_set_i) forgets that it
+  // was reported. The state of the current completion's QP: registered read of qp_idx_o (the next
+  // value of the completion's QP number, as cq_idx_o).
+  output logic            fat_valid_o,
+  input  logic            fat_ready_i,
+  output logic [15:0]     fat_qp_o,
+  output logic [15:0]     qp_idx_o,
+  input  logic [2:0]      qp_state_i,
+  input  logic            qp_set_i,
+  input  logic [15:0]     qp_set_idx_i,
   output logic            idle_o
 );
   if (DATA_LAT < 1 || DATA_LAT > 3) begin : g_chk_lat
@@ -68,6 +83,8 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [NUM_CQ-1:0] arm_q, arm_d;
   logic [NUM_CQ-1:0] ovr_q, ovr_d;       // an overrun of the CQ has been reported
   logic            cq_err_d;
+  logic            fat_valid_d, fat_set, fat_last_v_q, fat_last_v_d;
+  logic [15:0]     fat_last_q, fat_last_d;
   logic            irq_d, cqe_d, overflow_d;
   logic [15:0]     irq_cq_d;
 
@@ -149,8 +166,16 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   assign dma_addr_o = cfg.base + {42'd0, pi & (size - 16'd1), 6'd0};
   assign dma_len_o = 13'(CQE_SIZE);
-  // A completion that is dropped (no CQ, CQ full) never reaches the DMA engine.
-  wire cq_ok = cfg.valid && cur_q.cq < 16'(NUM_CQ) && !full;
+  // A completion that is dropped (no CQ, CQ full, CQ in error) never reaches the DMA engine.
+  wire cq_ok = cfg.valid && cur_q.cq < 16'(NUM_CQ) && !full && !ovr_q[cqn];
+  // A lost completion that fails its QP: a QP's send or receive completion, its QP not the last one
+  // reported; the report waits while the previous one is not taken.
+  wire qp_cqe = cur_q.opcode != WC_OP_ASYNC_EVENT && cur_q.opcode != WC_OP_TM_ADD &&
+                cur_q.opcode != WC_OP_TM_DEL && cur_q.opcode != WC_OP_TM_SYNC;
+  assign qp_idx_o = cur_d.qp_num[15:0];
+  wire qp_live = qp_state_i == QPS_RTR || qp_state_i == QPS_RTS || qp_state_i == QPS_SQD || qp_state_i == QPS_SQE;
+  wire fat_new = qp_cqe && qp_live && !(fat_last_v_q && fat_last_q == cur_q.qp_num[15:0]);
+  wire fat_stall = fat_new && fat_valid_o && !fat_ready_i;
   assign dma_valid_o = (state_q == S_DMA) && cq_ok;
 
   always_comb begin
@@ -164,19 +189,31 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     overflow_d = 1'b0;
     ovr_d = ovr_q;
     cq_err_d = 1'b0;
+    fat_valid_d = fat_valid_o && !fat_ready_i;
+    fat_set = 1'b0;
+    fat_last_v_d = fat_last_v_q;
+    fat_last_d = fat_last_q;
     if (db_ok && db_val_i[31]) arm_d[db_cq] = 1'b1;
     if (rst_ok) begin
       arm_d[rst_cq] = 1'b0;
       ovr_d[rst_cq] = 1'b0;
     end
+    // A new CQ or a QP set up again: a QP that loses a completion now is reported again.
+    if (rst_ok || (qp_set_i && qp_set_idx_i == fat_last_q)) fat_last_v_d = 1'b0;
     unique case (state_q)
       S_IDLE: if (gnt_valid) begin
         cur_d = req_i[gnt_idx];
         state_d = S_DMA;
       end
       S_DMA: begin
-        if (!cq_ok) begin
-          overflow_d = 1'b1;     // no CQ or CQ full: the completion is lost
+        if (!cq_ok && !fat_stall) begin
+          overflow_d = 1'b1;     // no CQ, CQ full or in error: the completion is lost
+          if (fat_new) begin
+            fat_valid_d = 1'b1;
+            fat_set = 1'b1;
+            fat_last_v_d = 1'b1;
+            fat_last_d = cur_q.qp_num[15:0];
+          end
           // (a full CQ that exists; a re-initialisation in this cycle wins: the CQ is new)
           if (cfg.valid && cur_q.cq < 16'(NUM_CQ) && !ovr_q[cqn] && cur_q.opcode != WC_OP_ASYNC_EVENT &&
               !(rst_ok && rst_cq == cqn)) begin
@@ -184,7 +221,7 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             cq_err_d = 1'b1;
           end
           state_d = S_IDLE;
-        end else if (dma_ready_i) begin
+        end else if (cq_ok && dma_ready_i) begin
           state_d = S_WAIT;
         end
       end
@@ -215,6 +252,8 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       arm_q <= '0;
       ovr_q <= '0;
       cq_err_o <= 1'b0;
+      fat_valid_o <= 1'b0;
+      fat_last_v_q <= 1'b0;
       irq_o <= 1'b0;
       cqe_o <= 1'b0;
       overflow_o <= 1'b0;
@@ -224,6 +263,8 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       arm_q <= arm_d;
       ovr_q <= ovr_d;
       cq_err_o <= cq_err_d;
+      fat_valid_o <= fat_valid_d;
+      fat_last_v_q <= fat_last_v_d;
       irq_o <= irq_d;
       cqe_o <= cqe_d;
       overflow_o <= overflow_d;
@@ -235,6 +276,8 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     irq_cq_o <= irq_cq_d;
     if (state_q == S_DMA) cfg_q <= cfg;
     if (cq_err_d) cq_err_cq_o <= cur_q.cq;
+    fat_last_q <= fat_last_d;
+    if (fat_set) fat_qp_o <= cur_q.qp_num[15:0];
     if (state_q == S_DMA) cqe_q <= format_cqe(cur_q, !pi[cfg.log_size]);
   end
   // Data pulls: CQEs are 64-byte aligned, so a pull starts on a beat boundary and only whole beats
@@ -257,7 +300,7 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       if (req_q[DATA_LAT-2]) dma_data_o <= beat_q[DATA_LAT-2];
     end
   end
-  assign idle_o = (state_q == S_IDLE);
+  assign idle_o = state_q == S_IDLE && !fat_valid_o;
   // The doorbell carries a consumer index and the arm bit only; the CQ index of a request is used via
   // cqn; the low offset bits of a pull are zero (asserted).
   wire unused_ok = ^{db_val_i[30:16], dma_data_off_i[13:6], cur_q.cq[15:CQ_W]};
@@ -271,6 +314,9 @@ module tmnic_cq_writer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   a_valid_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     dma_valid_o && !dma_ready_i |=> dma_valid_o && $stable(dma_addr_o))
     else $error("tmnic_cq_writer: DMA request changed before it was taken");
+  a_fat_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    fat_valid_o && !fat_ready_i |=> fat_valid_o && $stable(fat_qp_o))
+    else $error("tmnic_cq_writer: a QP failure report changed before it was taken");
   a_one_grant: assert property (@(posedge clk_i) disable iff (!chk_q)
     $onehot0(req_ready_o)) else $error("tmnic_cq_writer: several requests taken at once");
 `endif

@@ -9,9 +9,10 @@
 // its own table holding only the fields its engine reads (tmnic_pkg's qp_*_cfg_t views), all written
 // by SET_QP: one wide copy per port would be seven times qp_cfg_t in block RAM, and its write bus
 // fanning out to all of them did not route.
-// QP state has three writers (commands, the send engine's and the receive engine's errors) and one
-// RAM write port: a command writes at once; an engine error writes when the port is free, else waits
-// in a one-entry slot per engine, and every read port shows ERR for a QP whose error waits, so
+// QP state has four writers (commands, the send engine's and the receive engine's errors, the CQ
+// writer's lost completions) and one RAM write port: a command writes at once; an engine error writes
+// when the port is free, else waits in a one-entry slot per source, and every read port shows ERR for
+// a QP whose error waits, so
 // readers see exactly what a flip-flop table would. After reset the state RAM is swept to RESET
 // (NUM_QP cycles, cmd_busy_o high, every read shows RESET meanwhile): software waits for busy to
 // drop before its first command, as mlx5 waits for the firmware's initializing bit.
@@ -86,7 +87,18 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic            err_sq_i,
   input  logic [QP_W-1:0] err_sq_qp_i,
   input  logic            err_rq_i,
-  input  logic [QP_W-1:0] err_rq_qp_i
+  input  logic [QP_W-1:0] err_rq_qp_i,
+  // The CQ writer: fat_qp_i lost a completion (its CQ in error): move it to ERR (a handshake: taken
+  // when this source's waiting slot is free; nothing here waits on the CQ writer). It reads the
+  // QP's state through its own port first (registered, as the engines' views), so that it reports
+  // only QPs that are not in ERR yet. fat_o: the error was taken (an AEV_QP_FATAL record).
+  input  logic            fat_valid_i,
+  output logic            fat_ready_o,
+  input  logic [QP_W-1:0] fat_qp_i,
+  output logic            fat_o,
+  output logic [QP_W-1:0] fat_qp_o,
+  input  logic [QP_W-1:0] cqw_qp_i,
+  output logic [2:0]      cqw_state_o
 );
   if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4 || (NUM_MR & (NUM_MR - 1)) != 0 ||
       (NUM_CQ & (NUM_CQ - 1)) != 0 || (NUM_SRQ & (NUM_SRQ - 1)) != 0 || NUM_SRQ < 2 || NUM_CQ < 2) begin : g_chk
@@ -164,11 +176,11 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .raddr_i(mr_rd_idx_i), .raddr_q_o(mr_ridx_q), .rdata_o(mr_rdata));
 
   // ---------------------------------------------------------------- QP state
-  // Read ports: those of the views with a state (requester, completer 0 and 1, responder), then
-  // QUERY_QP's (the command's QP, read in the command cycle).
-  localparam int unsigned NST_RD = 4;
+  // Read ports: those of the views with a state (requester, completer 0 and 1, responder), the CQ
+  // writer's, then QUERY_QP's (the command's QP, read in the command cycle).
+  localparam int unsigned NST_RD = 5;
   logic [NST_RD-1:0][QP_W-1:0] st_rd_idx;
-  assign st_rd_idx = {rsp_qp_i, cmp_qp_i, req_qp_i};
+  assign st_rd_idx = {cqw_qp_i, rsp_qp_i, cmp_qp_i, req_qp_i};
   logic              st_we;
   logic [QP_W-1:0]   st_waddr;
   logic [2:0]        st_wdata;
@@ -177,22 +189,26 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_ram_rdports #(.WIDTH(3), .DEPTH(NUM_QP), .NRD(NST_RD + 1)) u_state_tab (
     .clk_i, .we_i(st_we), .waddr_i(st_waddr), .wdata_i(st_wdata),
     .raddr_i({cmd_qp, st_rd_idx}), .raddr_q_o(st_ridx_q), .rdata_o(st_rdata));
-  // Errors waiting for the write port (one slot per engine: 0 send, 1 receive), and the reset sweep.
-  logic [1:0]            err_in, e_v_q, e_v_d;
-  logic [1:0][QP_W-1:0]  err_in_qp, e_qp_q, e_qp_d;
+  // Errors waiting for the write port (one slot per source: 0 send, 1 receive, 2 lost completion),
+  // and the reset sweep.
+  localparam int unsigned NERR = 3;
+  logic [NERR-1:0]            err_in, e_v_q, e_v_d;
+  logic [NERR-1:0][QP_W-1:0]  err_in_qp, e_qp_q, e_qp_d;
   logic                  sweep_q, sweep_d;
   logic [QP_W-1:0]       sweep_idx_q, sweep_idx_d;
   logic [NST_RD:0][2:0]  st_eff;     // state as a flip-flop table would show it
-  assign err_in = {err_rq_i, err_sq_i};
-  assign err_in_qp = {err_rq_qp_i, err_sq_qp_i};
+  assign fat_ready_o = !e_v_q[2] && !sweep_q;
+  assign err_in = {fat_valid_i && fat_ready_o, err_rq_i, err_sq_i};
+  assign err_in_qp = {fat_qp_i, err_rq_qp_i, err_sq_qp_i};
   always_comb begin
     // Engine errors for the QP a command sets in the same cycle lose (the command wins), as do
     // waiting ones (the command overwrites them). Priority on the port: sweep, command, waiting
-    // errors (send engine's first), new errors; a new error that does not get the port waits,
+    // errors (send engine's first, the lost completions' last), new errors; a new error that does not
+    // get the port waits,
     // unless the port writes ERR to its QP anyway or its slot already holds that QP.
     e_v_d = e_v_q;
     e_qp_d = e_qp_q;
-    for (int e = 0; e < 2; e++) if (qp_we && e_qp_q[e] == cmd_qp) e_v_d[e] = 1'b0;
+    for (int e = 0; e < int'(NERR); e++) if (qp_we && e_qp_q[e] == cmd_qp) e_v_d[e] = 1'b0;
     sweep_d = sweep_q; sweep_idx_d = sweep_idx_q;
     st_we = 1'b0; st_waddr = cmd_qp; st_wdata = cmd_args_i[ARG_SET_QP_STATE][2:0];
     if (sweep_q) begin
@@ -202,12 +218,12 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end else if (qp_we) begin
       st_we = 1'b1;
     end
-    for (int e = 0; e < 2; e++) begin
+    for (int e = 0; e < int'(NERR); e++) begin
       if (!st_we && e_v_d[e]) begin
         st_we = 1'b1; st_waddr = e_qp_q[e]; st_wdata = QPS_ERR; e_v_d[e] = 1'b0;
       end
     end
-    for (int e = 0; e < 2; e++) begin
+    for (int e = 0; e < int'(NERR); e++) begin
       if (err_in[e] && !(qp_we && err_in_qp[e] == cmd_qp)) begin
         if (!st_we) begin
           st_we = 1'b1; st_waddr = err_in_qp[e]; st_wdata = QPS_ERR;
@@ -218,7 +234,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end
     for (int k = 0; k <= int'(NST_RD); k++) begin
       st_eff[k] = st_rdata[k];
-      for (int e = 0; e < 2; e++) if (e_v_q[e] && e_qp_q[e] == st_ridx_q[k]) st_eff[k] = QPS_ERR;
+      for (int e = 0; e < int'(NERR); e++) if (e_v_q[e] && e_qp_q[e] == st_ridx_q[k]) st_eff[k] = QPS_ERR;
       if (sweep_q) st_eff[k] = QPS_RESET;
     end
   end
@@ -234,11 +250,18 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end
   end
   always_ff @(posedge clk_i) e_qp_q <= e_qp_d;
+  // A lost completion's error taken (a command to the QP in the same cycle wins: no error, no record)
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) fat_o <= 1'b0;
+    else fat_o <= err_in[2] && !(qp_we && fat_qp_i == cmd_qp);
+  end
+  always_ff @(posedge clk_i) if (err_in[2]) fat_qp_o <= fat_qp_i;
 
   always_comb begin
     req_cfg_o = qp_req_cfg_t'({st_eff[0], req_rd});
     for (int k = 0; k < 2; k++) cmp_cfg_o[k] = qp_cmp_cfg_t'({st_eff[1 + k], cmp_rd[k]});
     rsp_cfg_o = qp_rsp_cfg_t'({st_eff[3], rsp_rd});
+    cqw_state_o = st_eff[4];
     for (int k = 0; k < int'(NMR_RD); k++) begin
       mr_rd_o[k] = mr_rdata[k];
       mr_rd_o[k].valid = mr_valid_q[mr_ridx_q[k]];
@@ -423,10 +446,13 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic chk_q;
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   // The write-port budget: engine errors and QP-writing commands at least 3 cycles apart per source,
-  // none during the reset sweep; a waiting error is never overwritten by another.
-  for (genvar e = 0; e < 2; e++) begin : g_a_err
+  // none during the reset sweep; a waiting error is never overwritten by another (the lost
+  // completions' source by its handshake).
+  for (genvar e = 0; e < 2; e++) begin : g_a_spacing
     a_spacing: assert property (@(posedge clk_i) disable iff (!chk_q) err_in[e] |-> !$past(err_in[e], 1) && !$past(err_in[e], 2))
       else $error("tmnic_ctx: errors of engine %0d (0 send, 1 receive) less than 3 cycles apart", e);
+  end
+  for (genvar e = 0; e < int'(NERR); e++) begin : g_a_err
     a_slot: assert property (@(posedge clk_i) disable iff (!chk_q) e_v_q[e] && e_v_d[e] |-> e_qp_d[e] == e_qp_q[e])
       else $error("tmnic_ctx: waiting error of engine %0d overwritten", e);
   end

@@ -3,7 +3,7 @@
 package tmnic_hwif_pkg;
 
   localparam logic [31:0] DEVICE_ID = 32'h544D4E43;
-  localparam logic [31:0] ABI_VERSION = 32'h00010006;
+  localparam logic [31:0] ABI_VERSION = 32'h00010007;
   localparam int unsigned WQE_STRIDE = 128;  // bytes per send/receive WQE
   localparam int unsigned WQE_MAX_SGE = 6;  // scatter/gather entries in one WQE
   localparam int unsigned WQE_MAX_INLINE = 96;  // inline payload bytes in one send WQE
@@ -19,7 +19,8 @@ package tmnic_hwif_pkg;
   localparam int unsigned AEV_QP_REQ_ERR = 2;  // async event: QP_NUM's responder detected an invalid request and moved it to ERR
   localparam int unsigned AEV_QP_ACCESS_ERR = 3;  // async event: QP_NUM's responder detected a remote access violation and moved it to ERR
   localparam int unsigned AEV_COMM_EST = 4;  // async event: QP_NUM (RC, in RTR) received its first request packet: communication established (IBA 11.6.3.1); the QP is not changed. Once per entry into RTR
-  localparam int unsigned AEV_CQ_ERR = 5;  // async event: the CQ numbered in QP_NUM overran: a completion was lost (IBA 11.6.3.2 CQ error); reported once per SET_CQ, for the first lost completion (later ones are counted in STAT_CQ_OVERFLOW)
+  localparam int unsigned AEV_CQ_ERR = 5;  // async event: the CQ numbered in QP_NUM overran: a completion was lost (IBA 11.6.3.2 CQ error); reported once per SET_CQ, for the first lost completion (later ones are counted in STAT_CQ_OVERFLOW). From then on the CQ is in error: no completion is written to it until SET_CQ sets it up again (IBA C11-37)
+  localparam int unsigned AEV_QP_FATAL = 6;  // async event: a completion of QP_NUM was lost (its CQ in error or missing) and the NIC moved QP_NUM to ERR (IBA C9-218 class F, 11.6.3.1 Local Work Queue Catastrophic Error). Only for a QP in RTR..SQE, so once per entry into ERR (a lost record is counted in STAT_ASYNC_DROP)
   localparam int unsigned WQE_UD_AV_OFF = 112;  // UD send WQE: its UD_AV (destination) at this byte offset, in place of SGE 5
   localparam int unsigned UD_MAX_SGE = 5;  // SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)
   localparam int unsigned UD_MAX_INLINE = 80;  // inline payload bytes in a UD send WQE (up to the UD_AV)
@@ -80,7 +81,7 @@ package tmnic_hwif_pkg;
   localparam int unsigned STAT_LOOPBACK = 15;  // frames looped back inside the NIC
   localparam int unsigned STAT_DMA_RD_REQ = 16;  // DMA read bursts issued
   localparam int unsigned STAT_DMA_WR_REQ = 17;  // DMA write bursts issued
-  localparam int unsigned STAT_CQ_OVERFLOW = 18;  // completions lost because a CQ was full
+  localparam int unsigned STAT_CQ_OVERFLOW = 18;  // completions lost because a CQ was full, missing or in error (after an overrun)
   localparam int unsigned STAT_PROT_ERR = 19;  // local protection errors (bad lkey or range); no DMA done
   localparam int unsigned STAT_ASYNC_DROP = 20;  // asynchronous event records lost: more events at once than the NIC queues
   localparam int unsigned STAT_RX_DROP_QKEY = 21;  // UD datagrams dropped: Q_Key differs from the QP's (IBA 10.2.4, C10-15)

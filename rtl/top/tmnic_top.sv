@@ -102,6 +102,11 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [31:0] ip;
   logic enable;
   logic cmd_valid, cmd_err, cmd_busy, rb_valid, cfg_changed;
+  // The CQ writer's lost completions: the QP to fail (its state read first), the context's record
+  logic cq_err, fat_valid, fat_ready, fat_err;
+  logic [15:0] cq_err_cq, fat_qp, cqw_qp;
+  logic [QP_W-1:0] fat_err_qp;
+  logic [2:0] cqw_state;
   logic sq_quiet, rx_quiet, sq_idle, rx_idle, txs_idle, cqw_idle, dma_wr_idle, tmo_quiet, tmo_idle, tme_idle;
   logic aev_idle;
   reg_async_cq_t async_cq;
@@ -179,7 +184,9 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .init_sq_o(init_sq), .init_rq_o(init_rq), .init_qp_o(init_qp), .qp_set_o(qp_set), .init_sq_psn_o(init_sq_psn),
     .init_rq_psn_o(init_rq_psn), .cq_reset_o(cq_reset), .cq_reset_idx_o(cq_reset_idx),
     .srq_reset_o(srq_reset), .srq_reset_idx_o(srq_reset_idx),
-    .err_sq_i(err_sq), .err_sq_qp_i(err_sq_qp), .err_rq_i(err_rq), .err_rq_qp_i(err_rq_qp));
+    .err_sq_i(err_sq), .err_sq_qp_i(err_sq_qp), .err_rq_i(err_rq), .err_rq_qp_i(err_rq_qp),
+    .fat_valid_i(fat_valid), .fat_ready_o(fat_ready), .fat_qp_i(fat_qp[QP_W-1:0]),
+    .fat_o(fat_err), .fat_qp_o(fat_err_qp), .cqw_qp_i(cqw_qp[QP_W-1:0]), .cqw_state_o(cqw_state));
 
   // Engines rescan their queues after any command has taken effect.
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -496,13 +503,11 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // ---------------------------------------------------------------- completions
   // Asynchronous event records (a QP moved to ERR by an engine) go to the ASYNC_CQ as CQEs.
-  logic cq_err;               // the CQ writer: a CQ's first overrun since SET_CQ
-  logic [15:0] cq_err_cq;
   tmnic_async_ev #(.NUM_QP(NUM_QP)) u_async (
     .clk_i, .rst_ni, .cfg_i(async_cq),
     .sq_err_i(err_sq), .sq_err_qp_i(err_sq_qp),
     .rq_err_i(err_rq || note_rq), .rq_err_qp_i(err_rq_qp), .rq_err_kind_i(err_rq_kind),
-    .cq_err_i(cq_err), .cq_err_cq_i(cq_err_cq),
+    .cq_err_i(cq_err), .cq_err_cq_i(cq_err_cq), .fat_i(fat_err), .fat_qp_i(fat_err_qp),
     .cqe_o(cqe[3]), .cqe_valid_o(cqe_valid[3]), .cqe_ready_i(cqe_ready[3]),
     .drop_o(st_async_drop), .idle_o(aev_idle));
 
@@ -516,7 +521,10 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .dma_ready_i(wr_ready[WR_CQE]), .dma_data_req_i(wr_data_req[WR_CQE]), .dma_data_off_i(wr_data_off),
     .dma_data_o(wr_data[WR_CQE]), .dma_done_i(wr_done[WR_CQE]),
     .irq_o, .irq_cq_o, .cqe_o(st_cqe), .overflow_o(st_cq_ovf),
-    .cq_err_o(cq_err), .cq_err_cq_o(cq_err_cq), .idle_o(cqw_idle));
+    .cq_err_o(cq_err), .cq_err_cq_o(cq_err_cq),
+    .fat_valid_o(fat_valid), .fat_ready_i(fat_ready), .fat_qp_o(fat_qp),
+    .qp_set_i(qp_set), .qp_set_idx_i(16'(init_qp)), .qp_idx_o(cqw_qp), .qp_state_i(cqw_state),
+    .idle_o(cqw_idle));
 
   // ---------------------------------------------------------------- statistics
   logic st_tx_pkt, st_lb;
@@ -581,5 +589,5 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
                   !ack_ev_valid;
 
   // CTRL.enable is reserved for a port gate (frames flow regardless in this version).
-  wire unused_ok = enable;
+  wire unused_ok = ^{enable, fat_qp >> QP_W, cqw_qp >> QP_W};   // (a completion's QP is always < NUM_QP)
 endmodule

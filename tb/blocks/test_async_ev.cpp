@@ -1,7 +1,8 @@
 // tmnic_async_ev (a QP moved to ERR -> an ASYNC_EVENT record for the ASYNC_CQ) against a model of
 // its contract: with ASYNC_CQ enabled, every event of either side leaves as one record {cq: the
 // register's CQ, opcode ASYNC_EVENT, status: the kind (AEV_QP_ERR for the requester side, the
-// responder's reason otherwise), qp_num: the QP, all else 0}, each side's records in its order; an
+// responder's reason otherwise, AEV_CQ_ERR for the CQ writer's and AEV_QP_FATAL for the context's
+// lost-completion errors), qp_num: the QP, all else 0}, each source's records in its order; an
 // event that finds its side's FIFO full is lost and pulses drop_o one cycle later, exactly then
 // (the model keeps each FIFO's level from the records it sees leave); nothing is recorded while
 // disabled; idle_o is high exactly when nothing is queued or offered. Stimulus: bursts and quiet
@@ -53,6 +54,7 @@ class AsyncEvBench {
     top_->sq_err_i = 0;
     top_->rq_err_i = 0;
     top_->cq_err_i = 0;
+    top_->fat_i = 0;
     top_->cqe_ready_i = 0;
     top_->eval();
     for (int i = 0; i < 3; ++i) clock();
@@ -87,7 +89,7 @@ class AsyncEvBench {
       return;
     }
     if (top_->drop_o) cov_.hit("drop");
-    const bool quiet = exp_[0].empty() && exp_[1].empty() && exp_[2].empty() && !valid;
+    const bool quiet = exp_[0].empty() && exp_[1].empty() && exp_[2].empty() && exp_[3].empty() && !valid;
     if (bool(top_->idle_o) != quiet) {
       ADD_FAILURE() << "cycle " << cycle_ << ": idle_o " << int(top_->idle_o) << " with " << exp_[0].size() << "+"
                     << exp_[1].size() << " records expected";
@@ -97,8 +99,9 @@ class AsyncEvBench {
     // that FIFO one lower from then on.
     if (valid && !offered_) {
       const CqeReq r = unpack_cqe_req(top_->cqe_o.data(), 0);
-      // requester-side QPs are even, responder-side odd (stimulus); the CQ writer's by their kind
-      const int side = r.status == hw::AEV_CQ_ERR ? 2 : int(r.qp_num & 1);
+      // requester-side QPs are even, responder-side odd (stimulus); the CQ writer's and the lost
+      // completions' by their kind
+      const int side = r.status == hw::AEV_CQ_ERR ? 2 : r.status == hw::AEV_QP_FATAL ? 3 : int(r.qp_num & 1);
       if (exp_[side].empty()) {
         ADD_FAILURE() << "cycle " << cycle_ << ": a record for QP " << r.qp_num << " nobody raised";
         return;
@@ -117,7 +120,7 @@ class AsyncEvBench {
                       << " status " << int(want.status) << "} (or another field nonzero)";
         return;
       }
-      cov_.hit(side == 2 ? "cq_record" : side ? "responder_record" : "requester_record");
+      cov_.hit(side == 3 ? "qp_fatal_record" : side == 2 ? "cq_record" : side ? "responder_record" : "requester_record");
       if (e.kind == hw::AEV_QP_REQ_ERR) cov_.hit("kind_req_err");
       if (e.kind == hw::AEV_QP_ACCESS_ERR) cov_.hit("kind_access_err");
       if (e.kind == hw::AEV_COMM_EST) cov_.hit("kind_comm_est");
@@ -127,22 +130,23 @@ class AsyncEvBench {
     offered_ = valid && !ready;
 
     // Inputs of this cycle.
-    bool ev[3] = {false, false, false};
-    Rec rec[3] = {};
+    bool ev[4] = {false, false, false, false};
+    Rec rec[4] = {};
     if (stimulus) {
       if (burst_left_ == 0 && chance(rng_, 0.01)) burst_left_ = urand(rng_, 1, 40);
       const double p = burst_left_ ? k_.ev : 0.002;
       if (burst_left_) burst_left_--;
-      for (int s = 0; s < 3; ++s) {
-        ev[s] = chance(rng_, s == 2 ? p / 4 : p);
-        rec[s].qp = s == 2 ? uint32_t(urand(rng_, 0, 0xFFFF))   // a CQ number, any 16 bits
-                           : (uint32_t(urand(rng_, 0, TB_NUM_QP / 2 - 1)) << 1) | uint32_t(s);
+      for (int s = 0; s < 4; ++s) {
+        ev[s] = chance(rng_, s >= 2 ? p / 4 : p);
+        rec[s].qp = s == 2   ? uint32_t(urand(rng_, 0, 0xFFFF))   // a CQ number, any 16 bits
+                    : s == 3 ? uint32_t(urand(rng_, 0, TB_NUM_QP - 1))
+                             : (uint32_t(urand(rng_, 0, TB_NUM_QP / 2 - 1)) << 1) | uint32_t(s);
         rec[s].kind = s == 0 ? uint8_t(hw::AEV_QP_ERR) : s == 2 ? uint8_t(hw::AEV_CQ_ERR)
-                                                              : uint8_t(urand(rng_, 1, hw::AEV_COMM_EST));
+                      : s == 3 ? uint8_t(hw::AEV_QP_FATAL) : uint8_t(urand(rng_, 1, hw::AEV_COMM_EST));
       }
       // The register: off and on now and then; its CQ changes only while the block is idle.
       if (chance(rng_, 0.002)) {
-        const bool idle_now = quiet && !ev[0] && !ev[1] && !ev[2];
+        const bool idle_now = quiet && !ev[0] && !ev[1] && !ev[2] && !ev[3];
         set_cfg(!en_, idle_now ? uint16_t(rng_()) : cq_);
         cov_.hit(en_ ? "enabled" : "disabled");
       }
@@ -154,10 +158,13 @@ class AsyncEvBench {
     top_->rq_err_kind_i = rec[1].kind;
     top_->cq_err_i = ev[2];
     top_->cq_err_cq_i = rec[2].qp;
+    top_->fat_i = ev[3];
+    top_->fat_qp_i = rec[3].qp;
     top_->cqe_ready_i = ready;
     if (ev[0] && ev[1]) cov_.hit("both_sides_one_cycle");
     if (ev[0] && ev[1] && ev[2]) cov_.hit("three_sources_one_cycle");
-    for (int s = 0; s < 3; ++s) {
+    if (ev[0] && ev[1] && ev[2] && ev[3]) cov_.hit("four_sources_one_cycle");
+    for (int s = 0; s < 4; ++s) {
       if (!ev[s]) continue;
       if (!en_) {
         cov_.hit("event_while_disabled");
@@ -189,13 +196,13 @@ class AsyncEvBench {
   Knobs k_;
   bool en_ = false, offered_ = false;
   uint16_t cq_ = 0;
-  std::deque<Rec> exp_[3];
-  unsigned level_[3] = {0, 0, 0};   // entries in each FIFO, as far as the outputs show
+  std::deque<Rec> exp_[4];
+  unsigned level_[4] = {0, 0, 0, 0};   // entries in each FIFO, as far as the outputs show
   uint64_t cycle_ = 0, drop_due_ = UINT64_MAX, burst_left_ = 0, out_ = 0;
 };
 
 TEST(AsyncEv, EveryEventIsOneRecordOrACountedDrop) {
-  Coverage cov({"requester_record", "responder_record", "kind_req_err", "kind_access_err", "kind_comm_est", "cq_record", "three_sources_one_cycle", "both_sides_one_cycle",
+  Coverage cov({"requester_record", "responder_record", "kind_req_err", "kind_access_err", "kind_comm_est", "cq_record", "qp_fatal_record", "three_sources_one_cycle", "four_sources_one_cycle", "both_sides_one_cycle",
                 "stalled", "drop", "disabled", "enabled", "event_while_disabled"});
   const Knobs mixes[] = {{0.5, 0.0}, {0.3, 0.5}, {0.8, 0.9}, {0.05, 0.2}};
   unsigned m = 0;

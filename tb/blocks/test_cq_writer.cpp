@@ -9,6 +9,10 @@
 // latencies, a host that consumes entries in random order over the CQs and rings the CQ doorbell
 // (ci, random arm) at random times, CQ re-creation (cq_reset_i with a new configuration), doorbells
 // for CQs out of range.
+// Lost completions: after its first overrun a CQ takes nothing until it is set up again (IBA C11-37);
+// a lost QP completion (not a list-op or event record) of a live QP (RTR..SQE in the model's state
+// table, which the block reads through qp_idx_o/qp_state_i one cycle later) is reported on
+// fat_valid_o/fat_qp_o, except for the QP reported last (forgotten at a CQ reset or a SET_QP of it).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -83,6 +87,7 @@ struct Knobs {
   unsigned log_max;
   unsigned only_cq;      // kNumCq: all CQs; else all traffic to this CQ
   bool ready_late = false;  // DMA ready never in the first cycle of a request (see FullCqDropsWithoutDma)
+  double fat_ready = 1.0;   // per cycle: a lost completion's QP report is taken
 };
 
 class CqwBench {
@@ -98,11 +103,14 @@ class CqwBench {
     top_->dma_ready_i = 0;
     top_->dma_data_req_i = 0;
     top_->dma_done_i = 0;
+    top_->fat_ready_i = 1;
+    top_->qp_set_i = 0;
     top_->eval();
     for (int i = 0; i < 3; ++i) tick();
     top_->rst_ni = 1;
     top_->eval();
     for (unsigned q = 0; q < kNumCq; ++q) configure(q, true);
+    for (auto& st : small_state_) st = static_cast<uint8_t>(urand(rng_, 0, 6));
     drive_cfg();
   }
   ~CqwBench() { top_->final(); }
@@ -180,7 +188,20 @@ class CqwBench {
   }
   // CQ configuration as the context block's registered, write-first read port presents it: the
   // entry that cq_idx_o named in the previous cycle, as the table is now.
+  // The QP state as the context's registered read port presents it (qp_idx_o of the previous cycle).
+  // QPs 0..5 carry most traffic, with random states; the others' states follow their number.
+  uint8_t qp_state(uint16_t qp) const {
+    if (qp < small_state_.size()) return small_state_[qp];
+    return static_cast<uint8_t>((qp * 2654435761u >> 16) % 7);
+  }
+  static bool live(uint8_t st) {
+    return st >= static_cast<uint8_t>(hw::QpState::RTR) && st <= static_cast<uint8_t>(hw::QpState::SQE);
+  }
+  static bool qp_cqe(uint8_t op) {
+    return op != hw::wc_op::ASYNC_EVENT && op != hw::wc_op::TM_ADD && op != hw::wc_op::TM_DEL && op != hw::wc_op::TM_SYNC;
+  }
   void drive_cfg() {
+    top_->qp_state_i = qp_state(qp_idx_prev_);
     const unsigned q = cq_idx_prev_;
     set_bits(top_->cq_rd_i.data(), 68, 1, cq_[q].valid);
     set_bits(top_->cq_rd_i.data(), 4, 64, cq_[q].base);
@@ -218,11 +239,13 @@ class CqwBench {
     r.wr_id = rng_();
     r.byte_len = static_cast<uint32_t>(rng_());
     r.imm = static_cast<uint32_t>(rng_());
-    r.qp_num = static_cast<uint32_t>(rng_()) & 0xFFFFFF;
+    r.qp_num = chance(rng_, 0.6) ? static_cast<uint32_t>(urand(rng_, 0, 5)) : static_cast<uint32_t>(rng_()) & 0xFFFFFF;
     r.src_qp = static_cast<uint32_t>(rng_()) & 0xFFFFFF;
     r.wc_flags = static_cast<uint32_t>(rng_());
     r.wqe_idx = static_cast<uint16_t>(rng_());
-    r.opcode = rng_() % 16 == 0 ? hw::wc_op::ASYNC_EVENT : static_cast<uint8_t>(rng_());
+    r.opcode = rng_() % 16 == 0   ? hw::wc_op::ASYNC_EVENT
+               : rng_() % 16 == 0 ? static_cast<uint8_t>(hw::wc_op::TM_ADD + urand(rng_, 0, 2))
+                                  : static_cast<uint8_t>(rng_());
     r.status = static_cast<uint8_t>(rng_());
     r.tm_tag = rng_();
     r.tm_app_ctx = static_cast<uint32_t>(rng_());
@@ -286,6 +309,11 @@ class CqwBench {
       configure(rst_q, false);
       cov_.hit("cq_reset");
     }
+    // SET_QP of a QP (forgets that it was reported).
+    const bool qp_set = chance(rng_, 0.02);
+    const uint16_t qp_set_idx = static_cast<uint16_t>(urand(rng_, 0, 5));
+    top_->qp_set_i = qp_set;
+    top_->qp_set_idx_i = qp_set_idx;
       drive_cfg();
     // DMA responder.
     bool dma_rdy = dma_ == Dma::kIdle && chance(rng_, k_.dma_ready) && (!k_.ready_late || dma_valid_prev_);
@@ -297,11 +325,14 @@ class CqwBench {
     top_->dma_data_off_i = dreq ? static_cast<uint16_t>(pull_off_) : static_cast<uint16_t>(rng_() & 0x3FFF);
     const bool done = dma_ == Dma::kPulled && cycles_ >= dma_t_;
     top_->dma_done_i = done;
+    const bool fat_rdy = chance(rng_, k_.fat_ready);
+    top_->fat_ready_i = fat_rdy;
     top_->eval();
 
     // ---------------- outputs (registered pulses first: they answer earlier cycles)
     check_pulses();
-    if (top_->idle_o == rtl_busy_) fail(std::string("idle_o ") + (rtl_busy_ ? "high while busy" : "low while idle"));
+    const bool busy_now = rtl_busy_ || fatv_;
+    if (top_->idle_o == busy_now) fail(std::string("idle_o ") + (busy_now ? "high while busy" : "low while idle"));
     // Data of the pull kLat cycles ago; this cycle's pull takes its place in the ring.
     Pull& p = pulls_[cycles_ % kLat];
     if (p.valid) {
@@ -381,12 +412,47 @@ class CqwBench {
       dma_buf_.fill(0xEE);
     }
     if (top_->dma_valid_o && !dma_rdy) cov_.hit("dma_not_ready");
-    if (flight_active_ && flight_.drop && decided_at_ + 1 == cycles_) {
-      // Dropped: S_DMA for one cycle, then idle.
+    // A dropped completion in S_DMA: its QP's report (which waits while the last one is not taken),
+    // then this cycle's forgetting; the report output as the RTL registers it.
+    bool fat_new = false, fat_set = false, dropped_now = false;
+    const bool fat_hold = fatv_ && !fat_rdy;
+    if (flight_active_ && flight_.drop && cycles_ > decided_at_) {
+      const uint16_t qp16 = static_cast<uint16_t>(flight_.r.qp_num);
+      const bool cand = qp_cqe(flight_.r.opcode) && live(qp_state(qp16));
+      fat_new = cand && !(fat_last_v_ && fat_last_ == qp16);
+      if (fat_new && fat_hold) {
+        cov_.hit("fat_report_waits");
+      } else {
+        dropped_now = true;
+        drop_effects(flight_.r);
+      }
+      if (fat_new && !fat_hold) {
+        fat_set = true;
+        fatq_ = qp16;
+        fat_last_ = qp16;
+        fat_last_v_ = true;
+        cov_.hit("fat_reported");
+      } else if (fat_new) {
+      } else if (cand) {
+        cov_.hit("fat_same_qp_not_repeated");
+      } else if (qp_cqe(flight_.r.opcode)) {
+        cov_.hit("fat_qp_not_live");
+      } else {
+        cov_.hit("fat_not_a_qp_completion");
+      }
+    }
+    if (!fat_set && (rst || (qp_set && qp_set_idx == fat_last_))) {
+      if (fat_last_v_) cov_.hit(rst ? "fat_forgotten_at_cq_reset" : "fat_forgotten_at_set_qp");
+      fat_last_v_ = false;
+    }
+    fatv_ = fat_hold || fat_set;
+    if (dropped_now) {
+      // Dropped: S_DMA until then (one cycle unless its report waited), then idle.
       flight_active_ = false;
       rtl_busy_ = false;
     }
     cq_idx_prev_ = top_->cq_idx_o;
+    qp_idx_prev_ = top_->qp_idx_o;
     tick();
   }
 
@@ -404,18 +470,10 @@ class CqwBench {
       if (!m.valid) {
         flight_.drop = true;
         cov_.hit("drop_cq_invalid");
-      } else if (static_cast<uint16_t>(m.pi - m.ci) >= size) {
-        flight_.drop = true;
-        // The first overrun of a CQ (since it was set up) is reported, unless the lost completion
-        // is an event record itself.
-        if (!m.ovr && r.opcode != hw::wc_op::ASYNC_EVENT) {
-          m.ovr = true;
-          exp_cqerr_.push_back({cycles_ + 2, r.cq});
-          cov_.hit("cq_err_reported");
-        } else if (m.ovr) {
-          cov_.hit("cq_err_once");
-        }
+      } else if (m.ovr || static_cast<uint16_t>(m.pi - m.ci) >= size) {
+        flight_.drop = true;   // (its effects in its S_DMA cycle: drop_effects)
         if (static_cast<uint16_t>(m.pi - m.ci) == size) cov_.hit("drop_cq_full");
+        else if (m.ovr && static_cast<uint16_t>(m.pi - m.ci) < size) cov_.hit("drop_cq_in_error_with_room");
         else fail("model: pi - ci > size");
       } else {
         flight_.drop = false;
@@ -423,10 +481,22 @@ class CqwBench {
         flight_.img = cqe_image(r, ((m.pi >> m.log) & 1) ^ 1);
       }
     }
-    if (flight_.drop) {
-      exp_ovf_.push_back(cycles_ + 2);
-      ++dropped_;
-      if (r.cq < kNumCq) --cq_[r.cq].reserved;
+  }
+  // A dropped completion leaves S_DMA (cycle now): overflow_o next cycle; the first overrun of a CQ
+  // (since it was set up) is reported, unless the lost completion is an event record itself.
+  void drop_effects(const CqeReq& r) {
+    exp_ovf_.push_back(cycles_ + 1);
+    ++dropped_;
+    if (r.cq >= kNumCq) return;
+    CqModel& m = cq_[r.cq];
+    --m.reserved;
+    if (!m.valid) return;
+    if (!m.ovr && r.opcode != hw::wc_op::ASYNC_EVENT) {
+      m.ovr = true;
+      exp_cqerr_.push_back({cycles_ + 1, r.cq});
+      cov_.hit("cq_err_reported");
+    } else if (m.ovr) {
+      cov_.hit("cq_err_once");
     }
   }
 
@@ -449,6 +519,9 @@ class CqwBench {
       exp_cqerr_.pop_front();
     }
     if (top_->cq_err_o != cqerr) fail(std::string("cq_err_o ") + (cqerr ? "missing" : "unexpected"));
+    if (top_->fat_valid_o != fatv_) fail(std::string("fat_valid_o ") + (fatv_ ? "missing" : "unexpected"));
+    if (fatv_ && top_->fat_qp_o != fatq_)
+      fail("fat_qp_o " + std::to_string(top_->fat_qp_o) + " expected " + std::to_string(fatq_));
     const bool cqe = due(exp_cqe_);
     if (top_->cqe_o != cqe) fail(std::string("cqe_o ") + (cqe ? "missing" : "unexpected"));
     bool irq = false;
@@ -515,6 +588,12 @@ class CqwBench {
   Cqe dma_buf_{};
   std::deque<uint64_t> exp_ovf_, exp_cqe_;
   std::deque<std::pair<uint64_t, uint16_t>> exp_cqerr_;
+  bool fatv_ = false;     // fat_valid_o / fat_qp_o as the model has them this cycle
+  uint16_t fatq_ = 0;
+  std::array<uint8_t, 6> small_state_{};
+  uint16_t fat_last_ = 0;
+  bool fat_last_v_ = false;
+  unsigned qp_idx_prev_ = 0;
   std::deque<std::pair<uint64_t, uint16_t>> exp_irq_;
   uint64_t cycles_ = 0, generated_ = 0, written_ = 0, dropped_ = 0;
   unsigned cq_idx_prev_ = 0;  // cq_idx_o before the last edge (the registered read port's address)
@@ -523,6 +602,11 @@ class CqwBench {
 
 const char* const kCovCommon[] = {"sources_contending", "doorbell_out_of_range", "cq_reset", "arm", "ring_wrap",
                                   "owner_bit_0_pass", "ring_filled_exactly", "irq", "irq_async_record", "dma_not_ready", "host_consumed"};
+
+const char* const kCovOverflow[] = {"drop_cq_full", "drop_cq_invalid", "drop_cq_out_of_range", "cq_err_reported",
+                                    "cq_err_once", "drop_cq_in_error_with_room", "fat_reported",
+                                    "fat_same_qp_not_repeated", "fat_qp_not_live", "fat_not_a_qp_completion",
+                                    "fat_forgotten_at_cq_reset", "fat_forgotten_at_set_qp"};
 
 // Every CQ feature except overflow: the sources never overfill a CQ.
 TEST(CqWriter, RandomCompletionsNoOverflow) {
@@ -567,13 +651,15 @@ TEST(CqWriter, ProducerIndexWraps) {
 // Everything, including completions for invalid, out-of-range and full CQs (overflow).
 TEST(CqWriter, RandomCompletionsWithOverflow) {
   std::vector<std::string> names(std::begin(kCovCommon), std::end(kCovCommon));
-  for (const char* s : {"drop_cq_full", "drop_cq_invalid", "drop_cq_out_of_range", "cq_err_reported", "cq_err_once"})
-    names.push_back(s);
+  for (const char* s : kCovOverflow) names.push_back(s);
+  names.push_back("fat_report_waits");
   Coverage cov(names);
-  const Knobs mixes[] = {
-      {false, 0.05, 0.2, 0.5, 6, 0.05, 0.05, 0.5, 0.002, 3, kNumCq},
-      {false, 0.02, 0.0, 0.9, 2, 0.3, 0.2, 0.3, 0.001, 2, kNumCq},
+  Knobs mixes[] = {
+      {false, 0.05, 0.2, 0.5, 6, 0.05, 0.05, 0.5, 0.01, 3, kNumCq},
+      {false, 0.02, 0.0, 0.9, 2, 0.3, 0.2, 0.3, 0.005, 2, kNumCq},
+      {false, 0.02, 0.0, 0.9, 2, 0.3, 0.2, 0.3, 0.003, 1, kNumCq},   // reports taken late
   };
+  mixes[2].fat_ready = 0.2;
   for (uint64_t seed : seeds({1, 2, 3}))
     for (const Knobs& k : mixes) {
       SCOPED_TRACE("seed " + std::to_string(seed));
@@ -589,12 +675,11 @@ TEST(CqWriter, RandomCompletionsWithOverflow) {
 // intact, indices and arming unaffected by dropped completions).
 TEST(CqWriter, RandomCompletionsWithOverflowLateDmaReady) {
   std::vector<std::string> names(std::begin(kCovCommon), std::end(kCovCommon));
-  for (const char* s : {"drop_cq_full", "drop_cq_invalid", "drop_cq_out_of_range", "cq_err_reported", "cq_err_once"})
-    names.push_back(s);
+  for (const char* s : kCovOverflow) names.push_back(s);
   Coverage cov(names);
   Knobs mixes[] = {
-      {false, 0.05, 0.2, 0.5, 6, 0.05, 0.05, 0.5, 0.002, 3, kNumCq},
-      {false, 0.02, 0.0, 0.9, 2, 0.3, 0.2, 0.3, 0.001, 2, kNumCq},
+      {false, 0.05, 0.2, 0.5, 6, 0.05, 0.05, 0.5, 0.01, 3, kNumCq},
+      {false, 0.02, 0.0, 0.9, 2, 0.3, 0.2, 0.3, 0.005, 2, kNumCq},
   };
   uint64_t drops = 0;
   for (uint64_t seed : seeds({1, 2, 3}))

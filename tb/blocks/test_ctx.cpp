@@ -1,7 +1,9 @@
 // tmnic_ctx (command executor and context tables) against a C++ model of the commands.
 // Random command sequences (SET_MR, SET_CQ, SET_SRQ, SET_QP, QUERY_QP, NOP, unknown opcodes) with
 // indices and argument words biased towards the range limits, random engine error requests
-// (err_sq_i/err_rq_i, also on the QP a command writes in the same cycle: the command wins), and
+// (err_sq_i/err_rq_i, also on the QP a command writes in the same cycle: the command wins), the CQ
+// writer's lost-completion errors (fat_valid_i, a handshake: taken when fat_ready_o; fat_o reports
+// each taken error that no command overrode; its state read port cqw_qp_i/cqw_state_o), and
 // engine PSNs answered for query_qp_o. Every cycle compares random read-port indices (the QP and MR
 // ports are registered block-RAM reads: they show the QP named in the previous cycle, as the table is now,
 // including a write at that same edge),
@@ -133,6 +135,7 @@ class CtxBench {
     top_->cmd_valid_i = 0;
     top_->err_sq_i = 0;
     top_->err_rq_i = 0;
+    top_->fat_valid_i = 0;
     top_->eval();
     for (int i = 0; i < 3; ++i) tick();
     top_->rst_ni = 1;
@@ -261,6 +264,13 @@ class CtxBench {
     top_->err_sq_qp_i = esq_qp;
     top_->err_rq_i = erq;
     top_->err_rq_qp_i = erq_qp;
+    // The CQ writer's errors: no spacing, a handshake.
+    const bool fat_v = chance(rng_, p_err * 2);
+    const unsigned fat_qp = (cmd && chance(rng_, 0.3)) ? cmd_qp : static_cast<unsigned>(urand(rng_, 0, kNumQp - 1));
+    top_->fat_valid_i = fat_v;
+    top_->fat_qp_i = fat_qp;
+    const unsigned cqw_sel = chance(rng_, 0.3) ? cmd_qp : static_cast<unsigned>(urand(rng_, 0, kNumQp - 1));
+    top_->cqw_qp_i = cqw_sel;
     unsigned qsel[kNqpRd], msel[kNmrRd];
     for (unsigned k = 0; k < kNqpRd; ++k) {
       qsel[k] = chance(rng_, 0.3) ? cmd_qp : static_cast<unsigned>(urand(rng_, 0, kNumQp - 1));
@@ -289,10 +299,18 @@ class CtxBench {
     if (top_->query_qp_o != cmd_qp) fail("query_qp_o != cmd_idx[QP_W-1:0]");
     compare_rdports(qsel);
     compare_events();
+    if (qp_rd_have_ && top_->cqw_state_o != qp_[cqw_prev_].state)
+      fail("cqw_state_o " + std::to_string(top_->cqw_state_o) + " for QP " + std::to_string(cqw_prev_) + ", expected " +
+           std::to_string(qp_[cqw_prev_].state));
+    if (top_->fat_o != fat_ev_) fail(std::string("fat_o ") + (fat_ev_ ? "missing" : "unexpected"));
+    if (fat_ev_ && top_->fat_qp_o != fat_ev_qp_) fail("fat_qp_o " + std::to_string(top_->fat_qp_o));
+    const bool fat_acc = fat_v && top_->fat_ready_o;
+    if (fat_v) cov_.hit(fat_acc ? "fat_taken" : "fat_not_ready");
 
     // ---------------- model update for this cycle: engine errors, then the command
     if (esq) qp_[esq_qp].state = 6;
     if (erq) qp_[erq_qp].state = 6;
+    if (fat_acc) qp_[fat_qp].state = 6;
     if (esq && erq && esq_qp == erq_qp) cov_.hit("err_sq_and_rq_same_qp");
     ev_.init_sq = ev_.init_rq = ev_.cq_reset = ev_.srq_reset = ev_.rb_valid = ev_.qp_set = false;
     if (query_pend_) {
@@ -307,6 +325,11 @@ class CtxBench {
     }
     wrote_qp_ = wrote_mr_ = wrote_cq_ = wrote_srq_ = -1;
     if (cmd) execute(op, idx, a, esq && esq_qp == cmd_qp, erq && erq_qp == cmd_qp);
+    // A taken error is reported unless a SET_QP of its QP in this cycle overrode it.
+    fat_ev_ = fat_acc && !(ev_.qp_set && ev_.init_qp == fat_qp);
+    fat_ev_qp_ = fat_qp;
+    if (fat_acc && !fat_ev_) cov_.hit("set_qp_wins_over_lost_completion");
+    cqw_prev_ = cqw_sel;
     // What the QP ports show after the coming edge: the table with this cycle's command (a port
     // reading the QP being written gets the new word, as from a flip-flop table).
     for (unsigned k = 0; k < kNqpRd; ++k) {
@@ -585,6 +608,8 @@ class CtxBench {
   unsigned qsel_prev_[kNqpRd] = {};
   Mr mr_rd_prev_[kNmrRd];         // the MR ports' words after the coming edge
   bool qp_rd_have_ = false;        // (both kinds of registered port)
+  bool fat_ev_ = false;            // fat_o / fat_qp_o expected after the coming edge
+  unsigned fat_ev_qp_ = 0, cqw_prev_ = 0;
   int wrote_qp_ = -1, wrote_mr_ = -1, wrote_cq_ = -1, wrote_srq_ = -1;  // the entry this cycle's command wrote (coverage)
   CqCfg cq_rd_prev_;              // the CQ and SRQ ports' words after the coming edge
   SrqCfg srq_rd_prev_[2];
@@ -605,7 +630,7 @@ TEST(Ctx, RandomCommandSequences) {
                 "set_qp_reserved_qpn", "set_qp_bad_state", "set_qp_bad_type", "set_qp_bad_log", "set_qp_mtu_valid", "set_qp_mtu_default",
                 "set_qp_init_both", "set_qp_wins_over_engine_error", "failed_set_qp_engine_error_applies",
                 "query_qp_ok", "query_qp_in_err", "query_qp_bad_index", "unknown_opcode", "nop_clears_error",
-                "err_sq_and_rq_same_qp", "readback_checked", "qp_read_port_checked", "qp_read_port_same_index",
+                "err_sq_and_rq_same_qp", "fat_taken", "fat_not_ready", "set_qp_wins_over_lost_completion", "readback_checked", "qp_read_port_checked", "qp_read_port_same_index",
                 "qp_read_port_during_write", "mr_read_port_checked", "mr_read_port_during_write",
                 "cq_read_port_checked", "cq_read_port_during_write", "srq_read_port_checked",
                 "srq_read_port_during_write"});

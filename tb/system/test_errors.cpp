@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <poll.h>
 
+#include <algorithm>
+
 #include "system_test.hpp"
 
 namespace {
@@ -605,16 +607,38 @@ TEST_F(Errors, ResizeCqKeepsUnpolledCompletions) {
   EXPECT_EQ(ibv_resize_cq(cq, 1 << 20), EINVAL);
 }
 
-// IBA 11.6.3.2 CQ error: completions beyond a CQ's size are lost (counted) and the first loss
-// raises IBV_EVENT_CQ_ERR for that CQ, once; the event must be acked before ibv_destroy_cq returns
-// (as libibverbs), and a new CQ on the same slot starts clean.
-TEST_F(Errors, CqOverrunRaisesCqErrOnce) {
-  const int fd = ctx_[1]->async_fd;
-  ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+// The asynchronous events now waiting on a context (non-blocking), each acked.
+static std::vector<std::pair<enum ibv_event_type, void*>> take_events(struct ibv_context* ctx) {
+  const int fd = ctx->async_fd;
+  EXPECT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+  std::vector<std::pair<enum ibv_event_type, void*>> out;
   struct ibv_async_event ev;
+  while (ibv_get_async_event(ctx, &ev) == 0) {
+    void* el = ev.event_type == IBV_EVENT_CQ_ERR ? static_cast<void*>(ev.element.cq) : static_cast<void*>(ev.element.qp);
+    out.emplace_back(ev.event_type, el);
+    ibv_ack_async_event(&ev);
+  }
+  return out;
+}
+using Events = std::vector<std::pair<enum ibv_event_type, void*>>;
+static Events sorted(Events e) {
+  std::sort(e.begin(), e.end());
+  return e;
+}
+
+// IBA 11.6.3.2 and C11-37 CQ error: completions beyond a CQ's size are lost (counted), the first
+// loss raises IBV_EVENT_CQ_ERR for that CQ, once, and the CQ takes no completion after it. C9-218
+// (class F) and 11.6.3.1: a live QP whose completion is lost moves to ERR and raises
+// IBV_EVENT_QP_FATAL, once; so does every other QP that then tries to complete on that CQ. The
+// events must be acked before ibv_destroy_cq returns (as libibverbs), and a new CQ on the same slot
+// starts clean.
+TEST_F(Errors, CqOverrunRaisesCqErrAndQpFatal) {
   QpOpts ro;
   ro.cqe = 1;
-  auto [s, r] = pair(1, {}, ro);
+  ConnOpts c;
+  c.timeout = 8;   // 1 ms: the sender gives up on the failed receiver soon
+  c.retry_cnt = 1;
+  auto [s, r] = pair(1, {}, ro, c);
   ASSERT_TRUE(s.qp && r.qp);
   const int size = r.rcq.cq->cqe + 1;   // the ring's entries
   const int n = size + 4;
@@ -624,15 +648,36 @@ TEST_F(Errors, CqOverrunRaisesCqErrOnce) {
   for (int k = 0; k < n; k++) ASSERT_EQ(post_send(s, k, {sge(sb, 0, 64)}), 0);
   auto sw = poll(s.scq, n);
   ASSERT_EQ(sw.size(), size_t(n));
+  // The first `size` messages completed at the receiver; what followed met a QP in ERR (or was
+  // received before the error took effect and lost its completion)
+  for (int k = 0; k < size; k++) EXPECT_EQ(sw[k].status, IBV_WC_SUCCESS) << k;
+  for (int k = size; k < n; k++)
+    EXPECT_TRUE(sw[k].status == IBV_WC_SUCCESS || sw[k].status == IBV_WC_RETRY_EXC_ERR ||
+                sw[k].status == IBV_WC_WR_FLUSH_ERR) << k << ": " << ibv_wc_status_str(sw[k].status);
   run_for(20000);
-  EXPECT_EQ(counter(1, tmnic::hwif::stat::CQ_OVERFLOW), ovf + uint32_t(n - size)) << counters();
-  ASSERT_EQ(ibv_get_async_event(ctx_[1], &ev), 0);
-  EXPECT_EQ(ev.event_type, IBV_EVENT_CQ_ERR);
-  EXPECT_EQ(ev.element.cq, r.rcq.cq);
-  ibv_ack_async_event(&ev);
-  EXPECT_EQ(ibv_get_async_event(ctx_[1], &ev), -1) << "a second event: " << ev.event_type;
-  EXPECT_EQ(drain(r.rcq).size(), size_t(size));
-  // An event nobody read does not hold up the destroy (dropped), one read and acked does not either.
+  EXPECT_GE(counter(1, tmnic::hwif::stat::CQ_OVERFLOW), ovf + 1) << counters();
+  EXPECT_EQ(take_events(ctx_[1]), sorted({{IBV_EVENT_CQ_ERR, r.rcq.cq}, {IBV_EVENT_QP_FATAL, r.qp}}));
+  EXPECT_EQ(state(r), IBV_QPS_ERR);
+  auto rw = drain(r.rcq);
+  ASSERT_EQ(rw.size(), size_t(size));
+  for (int k = 0; k < size; k++) EXPECT_EQ(rw[k].status, IBV_WC_SUCCESS) << k;
+  // The CQ is in error although it has room now: another QP's completion on it is lost, and that
+  // QP fails too; the CQ error is not reported again.
+  QpOpts ro3;
+  ro3.rcq = r.rcq;
+  auto [s3, r3] = pair(1, {}, ro3, c);
+  ASSERT_TRUE(s3.qp && r3.qp);
+  ASSERT_EQ(post_recv(r3, 100, {sge(rb, 0, 64)}), 0);
+  ASSERT_EQ(post_send(s3, 100, {sge(sb, 0, 64)}), 0);
+  auto w3 = poll(s3.scq, 1);
+  ASSERT_EQ(w3.size(), 1u);
+  EXPECT_EQ(w3[0].status, IBV_WC_SUCCESS);
+  run_for(20000);
+  EXPECT_EQ(drain(r.rcq).size(), 0u);
+  EXPECT_EQ(take_events(ctx_[1]), Events({{IBV_EVENT_QP_FATAL, r3.qp}}));
+  EXPECT_EQ(state(r3), IBV_QPS_ERR);
+  // Events nobody read (CQ_ERR, QP_FATAL) do not hold up the destroy (dropped).
+  struct ibv_async_event ev;
   struct ibv_cq* c2 = ibv_create_cq(ctx_[1], 1, nullptr, nullptr, 0);
   ASSERT_NE(c2, nullptr);
   struct ibv_qp_init_attr a = {};
@@ -647,14 +692,44 @@ TEST_F(Errors, CqOverrunRaisesCqErrOnce) {
   ASSERT_NE(r2.qp, nullptr);
   adopt(r2, true, IBV_ACCESS_LOCAL_WRITE);
   Qp s2 = qp(0);
-  connect(s2, r2);
+  connect(s2, r2, c);
   for (int k = 0; k < 4; k++) ASSERT_EQ(post_recv(r2, k, {sge(rb, 64 * k, 64)}), 0);
   for (int k = 0; k < 4; k++) ASSERT_EQ(post_send(s2, k, {sge(sb, 0, 64)}), 0);
   ASSERT_EQ(poll(s2.scq, 4).size(), 4u);
   run_for(20000);
   EXPECT_EQ(destroy(r2), 0);
   EXPECT_EQ(ibv_destroy_cq(c2), 0);   // its unread CQ_ERR is dropped, not waited for
-  EXPECT_EQ(ibv_get_async_event(ctx_[1], &ev), -1) << "an event of a destroyed CQ: " << ev.event_type;
+  EXPECT_EQ(ibv_get_async_event(ctx_[1], &ev), -1) << "an event of a destroyed object: " << ev.event_type;
+}
+
+// C9-218 on the send side: a send completion lost to a full send CQ fails the sender (QP_FATAL,
+// ERR), whose later work is flushed and never reaches the wire; the receiver got every message
+// that was sent.
+TEST_F(Errors, LostSendCompletionFailsTheSender) {
+  QpOpts so;
+  so.cqe = 1;
+  auto [s, r] = pair(1, so, {});
+  ASSERT_TRUE(s.qp && r.qp);
+  const int size = s.scq.cq->cqe + 1;
+  const int n = size + 1;
+  Buf sb = buf(0, 64), rb = buf(1, 64 * (n + 1));
+  for (int k = 0; k <= n; k++) ASSERT_EQ(post_recv(r, k, {sge(rb, 64 * k, 64)}), 0);
+  for (int k = 0; k < n; k++) ASSERT_EQ(post_send(s, k, {sge(sb, 0, 64)}), 0);
+  auto rw = poll(r.rcq, n);
+  ASSERT_EQ(rw.size(), size_t(n));
+  for (const auto& w : rw) EXPECT_EQ(w.status, IBV_WC_SUCCESS);
+  run_for(20000);
+  EXPECT_EQ(take_events(ctx_[0]), sorted({{IBV_EVENT_CQ_ERR, s.scq.cq}, {IBV_EVENT_QP_FATAL, s.qp}}));
+  EXPECT_EQ(state(s), IBV_QPS_ERR);
+  const uint32_t tx = counter(0, tmnic::hwif::stat::TX_PKTS);
+  ASSERT_EQ(post_send(s, 99, {sge(sb, 0, 64)}), 0);   // accepted (the QP is in ERR: flushed)
+  run_for(20000);
+  EXPECT_EQ(counter(0, tmnic::hwif::stat::TX_PKTS), tx) << counters();
+  EXPECT_EQ(drain(r.rcq).size(), 0u);
+  auto sw = drain(s.scq);
+  ASSERT_EQ(sw.size(), size_t(size));
+  for (const auto& w : sw) EXPECT_EQ(w.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(take_events(ctx_[0]), Events{}) << "QP_FATAL is reported once per entry into ERR";
 }
 
 // IBA 11.6.2 Last WQE Reached: moving a QP of an SRQ to ERR raises IBV_EVENT_QP_LAST_WQE_REACHED
