@@ -16,12 +16,13 @@ All multi-byte fields in host memory are little-endian unless marked `raw` (byte
 
 # Bumped on any incompatible change; the driver refuses a device whose major differs.
 ABI_MAJOR = 1
-ABI_MINOR = 7  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
+ABI_MINOR = 8  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
 #                1.3: RDMA WQE fields and opcodes, OPS_CAPS, SET_QP.ACCESS; 1.4: ASYNC_CQ, ASYNC_EVENT
 #                records, STAT_ASYNC_DROP; 1.5: UD QPs (SET_QP.TYPE/QKEY, UD_AV in the send WQE,
 #                DETH, the GRH in front of a UD receive, OPS_CAPS.UD, STAT_RX_DROP_QKEY/RX_UD_NO_WQE);
 #                1.6: AEV_COMM_EST and AEV_CQ_ERR records, SET_CQ.KEEP (resize); 1.7: AEV_QP_FATAL, a CQ
-#                in error takes no completion until SET_CQ
+#                in error takes no completion until SET_CQ; 1.8: SET_QP.TCLASS/HOP_LIMIT and UD_AV.TCLASS/
+#                HOP_LIMIT (the IPv4 TOS and TTL of the QP's packets)
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -152,7 +153,8 @@ CMDS = [
         ("RQ_BASE_LO", 8), ("RQ_BASE_HI", 9), ("RQ_LOG_SIZE", 10),
         ("PATH_MTU", 11), ("DEST_QPN", 12), ("DEST_IP", 13), ("SQ_PSN", 14), ("RQ_PSN", 15),
         ("DMAC_LO", 16), ("DMAC_HI", 17), ("MIN_RNR_TIMER", 18), ("RNR_RETRY", 19),
-        ("RETRY_CNT", 20), ("TIMEOUT", 21), ("INIT", 22), ("ACCESS", 23), ("TYPE", 24), ("QKEY", 25)]),
+        ("RETRY_CNT", 20), ("TIMEOUT", 21), ("INIT", 22), ("ACCESS", 23), ("TYPE", 24), ("QKEY", 25),
+        ("TCLASS", 26), ("HOP_LIMIT", 27)]),
     ("QUERY_QP", 0x05, [("STATE", 0), ("SQ_PSN", 14), ("RQ_PSN", 15)]),
 ]
 # SET_CQ.KEEP (documentation only).
@@ -173,6 +175,10 @@ SET_QP_NOTES = [
     "packet) and is checked by a sweep of the QP table, so it fires between T and T + NUM_QP cycles (+ a few) after "
     "that (docs/architecture.md). "
     "`SET_QP.RNR_RETRY` (7 = infinite) is a separate budget for RNR NAKs.",
+    "`SET_QP.TCLASS` and `SET_QP.HOP_LIMIT` (ibv_qp_attr.ah_attr.grh.traffic_class and hop_limit, 8 bits each): "
+    "the IPv4 TOS byte (DSCP and ECN) and TTL of every packet the QP sends, its ACKs and NAKs included; a UD QP "
+    "takes them from each WQE's UD_AV instead (RoCEv2 maps the GRH's traffic class and hop limit onto these "
+    "IPv4 fields, as mlx5 does).",
     "`SET_QP.ACCESS` (ibv_qp_attr.qp_access_flags, ACCESS bits): the remote operations the QP accepts as a "
     "responder; an RDMA WRITE to a QP without REMOTE_WRITE is NAKed invalid request and the QP goes to ERR "
     "(IBA 9.7.4.1.2, as rxe and mlx5 do).",
@@ -214,7 +220,9 @@ SGE = [("ADDR", 0, 8, "virtual address in the MR"), ("LENGTH", 8, 4, "bytes"), (
 # The destination of a UD send WQE, at WQE_UD_AV_OFF (an address handle resolved by the driver).
 UD_AV = [("DEST_IP", 0, 4, "destination IPv4 address, a.b.c.d as 0xaabbccdd"),
          ("DQPN", 4, 4, "destination QP number [23:0]"),
-         ("DMAC", 8, 6, "raw: destination MAC, byte 0 first on the wire")]
+         ("DMAC", 8, 6, "raw: destination MAC, byte 0 first on the wire"),
+         ("TCLASS", 14, 1, "IPv4 TOS byte of the datagram (ibv_ah_attr.grh.traffic_class)"),
+         ("HOP_LIMIT", 15, 1, "IPv4 TTL of the datagram (ibv_ah_attr.grh.hop_limit)")]
 WQE_OPS = [("SEND", 0x00), ("SEND_WITH_IMM", 0x01), ("RDMA_WRITE", 0x02), ("RDMA_WRITE_WITH_IMM", 0x03),
            ("RDMA_READ", 0x04)]
 WQE_FLAGS = [("SIGNALED", 0), ("SOLICITED", 1), ("INLINE", 2), ("FENCE", 3)]
@@ -366,6 +374,8 @@ ROCE_HDR = [
     ("SRC_MAC", 48, ""),
     ("SRC_IP", 32, "a.b.c.d as 0xaabbccdd"),
     ("DST_IP", 32, ""),
+    ("IP_TOS", 8, "IPv4 TOS byte (DSCP, ECN): the GRH traffic class"),
+    ("IP_TTL", 8, "IPv4 TTL: the GRH hop limit"),
     ("UDP_SPORT", 16, ""),
     ("OPCODE", 8, "BTH opcode (RC: 0x00..0x1F)"),
     ("SE", 1, "solicited event"),

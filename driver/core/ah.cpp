@@ -45,9 +45,10 @@ struct ibv_ah* create_ah(struct ibv_pd* ibpd, struct ibv_ah_attr* attr) {
     return nullptr;
   }
   // RoCE needs a GRH (the kernel refuses a RoCE AH without one); the GID table has one entry, the
-  // port's IPv4-mapped address, and the destination must be an IPv4-mapped unicast GID. LID, SL,
-  // static rate and the GRH's flow label / traffic class / hop limit have no field in the UD_AV
-  // (the NIC sends its defaults) and are accepted as given, as for RC's IBV_QP_AV.
+  // port's IPv4-mapped address, and the destination must be an IPv4-mapped unicast GID. The GRH's
+  // traffic class and hop limit become the datagrams' IPv4 TOS and TTL (UD_AV), as on mlx5; LID,
+  // SL, static rate and the flow label have no field and are accepted as given, as for RC's
+  // IBV_QP_AV.
   uint32_t ip;
   if (attr->port_num != 1 || !attr->is_global || attr->grh.sgid_index != 0 ||
       !gid_to_ipv4(attr->grh.dgid, &ip) || ipv4_multicast(ip)) {
@@ -67,6 +68,8 @@ struct ibv_ah* create_ah(struct ibv_pd* ibpd, struct ibv_ah_attr* attr) {
   }
   ah->dest_ip = ip;
   ah->dmac = resolve_mac(*d.be(), ip);
+  ah->tclass = attr->grh.traffic_class;
+  ah->hop_limit = attr->grh.hop_limit;
   ah->pd = to_tpd(ibpd);
   ah->ibv.context = ibpd->context;
   ah->ibv.pd = ibpd;

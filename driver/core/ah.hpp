@@ -12,6 +12,8 @@ struct tmnic_ah {
   uint32_t magic = 0;  // kMagic while the AH exists: wr.ud.ah is checked before it is used
   uint32_t dest_ip = 0;  // a.b.c.d as 0xaabbccdd (hwif UD_AV.DEST_IP)
   uint64_t dmac = 0;     // 48-bit, byte 0 (first on the wire) in bits 47:40 (as Device::mac)
+  uint8_t tclass = 0;    // GRH traffic class and hop limit: the datagrams' IPv4 TOS and TTL
+  uint8_t hop_limit = 0;
   tmnic_pd* pd = nullptr;
   static constexpr uint32_t kMagic = 0x54414148;  // "TAAH"
 };

@@ -92,6 +92,9 @@ int check_and_apply(Device& dev, const struct ibv_qp_attr* a, int mask, uint32_t
     cfg[q::DEST_IP] = ip;
     cfg[q::DMAC_LO] = uint32_t(mac);
     cfg[q::DMAC_HI] = uint32_t(mac >> 32) & 0xFFFF;
+    // RoCEv2: the GRH's traffic class and hop limit are the IPv4 TOS and TTL of the QP's packets
+    cfg[q::TCLASS] = ah.grh.traffic_class;
+    cfg[q::HOP_LIMIT] = ah.grh.hop_limit;
   }
   if (mask & IBV_QP_PATH_MTU) {
     if (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096) return EINVAL;

@@ -129,6 +129,8 @@ int wqe_set_ud(const tmnic_qp* qp, hwif::Wqe* w, struct ibv_ah* ibah, uint32_t r
   av.dest_ip = ah->dest_ip;
   av.dqpn = remote_qpn;
   for (int i = 0; i < 6; i++) av.dmac[i] = uint8_t(ah->dmac >> (40 - 8 * i));
+  av.tclass = ah->tclass;
+  av.hop_limit = ah->hop_limit;
   std::memcpy(reinterpret_cast<uint8_t*>(w) + hwif::WQE_UD_AV_OFF, &av, sizeof(av));
   return 0;
 }

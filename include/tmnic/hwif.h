@@ -10,7 +10,7 @@ namespace tmnic::hwif {
 
 constexpr uint32_t DEVICE_ID = 0x544D4E43u;
 constexpr uint32_t ABI_MAJOR = 1u;
-constexpr uint32_t ABI_MINOR = 7u;
+constexpr uint32_t ABI_MINOR = 8u;
 constexpr uint32_t WQE_STRIDE = 128u;  // bytes per send/receive WQE
 constexpr uint32_t WQE_MAX_SGE = 6u;  // scatter/gather entries in one WQE
 constexpr uint32_t WQE_MAX_INLINE = 96u;  // inline payload bytes in one send WQE
@@ -183,6 +183,8 @@ constexpr uint32_t INIT = 22u;
 constexpr uint32_t ACCESS = 23u;
 constexpr uint32_t TYPE = 24u;
 constexpr uint32_t QKEY = 25u;
+constexpr uint32_t TCLASS = 26u;
+constexpr uint32_t HOP_LIMIT = 27u;
 }
 constexpr uint32_t QUERY_QP = 0x05u;
 namespace query_qp {
@@ -287,6 +289,10 @@ constexpr uint32_t DQPN_OFF = 4u;  // 4 B: destination QP number [23:0]
 constexpr uint32_t DQPN_LEN = 4u;
 constexpr uint32_t DMAC_OFF = 8u;  // 6 B: raw: destination MAC, byte 0 first on the wire
 constexpr uint32_t DMAC_LEN = 6u;
+constexpr uint32_t TCLASS_OFF = 14u;  // 1 B: IPv4 TOS byte of the datagram (ibv_ah_attr.grh.traffic_class)
+constexpr uint32_t TCLASS_LEN = 1u;
+constexpr uint32_t HOP_LIMIT_OFF = 15u;  // 1 B: IPv4 TTL of the datagram (ibv_ah_attr.grh.hop_limit)
+constexpr uint32_t HOP_LIMIT_LEN = 1u;
 }
 
 // SGE: 16 bytes, little-endian.
@@ -433,7 +439,8 @@ struct UdAv {
   uint32_t dest_ip;  // destination IPv4 address, a.b.c.d as 0xaabbccdd
   uint32_t dqpn;  // destination QP number [23:0]
   uint8_t dmac[6];  // raw: destination MAC, byte 0 first on the wire
-  uint8_t rsvd14[2];
+  uint8_t tclass;  // IPv4 TOS byte of the datagram (ibv_ah_attr.grh.traffic_class)
+  uint8_t hop_limit;  // IPv4 TTL of the datagram (ibv_ah_attr.grh.hop_limit)
 };
 static_assert(sizeof(UdAv) == 16, "UD_AV size");
 static_assert(offsetof(UdAv, dest_ip) == 0, "UD_AV.DEST_IP offset");
@@ -442,6 +449,10 @@ static_assert(offsetof(UdAv, dqpn) == 4, "UD_AV.DQPN offset");
 static_assert(sizeof(UdAv::dqpn) == 4, "UD_AV.DQPN size");
 static_assert(offsetof(UdAv, dmac) == 8, "UD_AV.DMAC offset");
 static_assert(sizeof(UdAv::dmac) == 6, "UD_AV.DMAC size");
+static_assert(offsetof(UdAv, tclass) == 14, "UD_AV.TCLASS offset");
+static_assert(sizeof(UdAv::tclass) == 1, "UD_AV.TCLASS size");
+static_assert(offsetof(UdAv, hop_limit) == 15, "UD_AV.HOP_LIMIT offset");
+static_assert(sizeof(UdAv::hop_limit) == 1, "UD_AV.HOP_LIMIT size");
 
 // Register fields (hwif/spec.py REG_FIELDS): regf::<register>::<FIELD>.get(word) / .put(value).
 struct RegField {

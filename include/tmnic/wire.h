@@ -96,12 +96,14 @@ constexpr uint32_t kRnrTimerUs[32] = {
     40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-// The engines' packet header (tmnic_hwif_pkg::roce_hdr_t, 495 bits, first field in the MSBs).
+// The engines' packet header (tmnic_hwif_pkg::roce_hdr_t, 511 bits, first field in the MSBs).
 struct RoceHdr {
   uint64_t dst_mac = 0;  // 48 bits; byte 0 on the wire is bits [47:40]
   uint64_t src_mac = 0;  // 48 bits
   uint32_t src_ip = 0;  // 32 bits; a.b.c.d as 0xaabbccdd
   uint32_t dst_ip = 0;  // 32 bits
+  uint8_t ip_tos = 0;  // 8 bits; IPv4 TOS byte (DSCP, ECN): the GRH traffic class
+  uint8_t ip_ttl = 0;  // 8 bits; IPv4 TTL: the GRH hop limit
   uint16_t udp_sport = 0;  // 16 bits
   uint8_t opcode = 0;  // 8 bits; BTH opcode (RC: 0x00..0x1F)
   bool se = false;  // 1 bits; solicited event
@@ -117,11 +119,11 @@ struct RoceHdr {
   uint32_t deth_sqp = 0;  // 24 bits; DETH (UD): source QP
   uint16_t pay_len = 0;  // 13 bits; payload bytes, without pad (0..MAX_PMTU); from the parser, a UD packet's GRH_LEN bytes of GRH in front of its payload count too
   bool operator==(const RoceHdr& o) const {
-    return dst_mac == o.dst_mac && src_mac == o.src_mac && src_ip == o.src_ip && dst_ip == o.dst_ip && udp_sport == o.udp_sport && opcode == o.opcode && se == o.se && ack_req == o.ack_req && dest_qp == o.dest_qp && psn == o.psn && reth_va == o.reth_va && reth_rkey == o.reth_rkey && reth_len == o.reth_len && imm == o.imm && aeth == o.aeth && deth_qkey == o.deth_qkey && deth_sqp == o.deth_sqp && pay_len == o.pay_len;
+    return dst_mac == o.dst_mac && src_mac == o.src_mac && src_ip == o.src_ip && dst_ip == o.dst_ip && ip_tos == o.ip_tos && ip_ttl == o.ip_ttl && udp_sport == o.udp_sport && opcode == o.opcode && se == o.se && ack_req == o.ack_req && dest_qp == o.dest_qp && psn == o.psn && reth_va == o.reth_va && reth_rkey == o.reth_rkey && reth_len == o.reth_len && imm == o.imm && aeth == o.aeth && deth_qkey == o.deth_qkey && deth_sqp == o.deth_sqp && pay_len == o.pay_len;
   }
   bool operator!=(const RoceHdr& o) const { return !(*this == o); }
 };
-constexpr unsigned kRoceHdrBits = 495;
+constexpr unsigned kRoceHdrBits = 511;
 constexpr unsigned kRoceHdrWords = (kRoceHdrBits + 31) / 32;
 
 // Verilator's packing of roce_hdr_t: 32-bit words, word 0 = bits [31:0].
@@ -131,10 +133,12 @@ inline void pack_hdr(const RoceHdr& h, uint32_t* w) {
     for (unsigned b = 0; b < width; ++b)
       if ((v >> b) & 1) w[(lsb + b) / 32] |= 1u << ((lsb + b) % 32);
   };
-  put(447, 48, uint64_t(h.dst_mac));
-  put(399, 48, uint64_t(h.src_mac));
-  put(367, 32, uint64_t(h.src_ip));
-  put(335, 32, uint64_t(h.dst_ip));
+  put(463, 48, uint64_t(h.dst_mac));
+  put(415, 48, uint64_t(h.src_mac));
+  put(383, 32, uint64_t(h.src_ip));
+  put(351, 32, uint64_t(h.dst_ip));
+  put(343, 8, uint64_t(h.ip_tos));
+  put(335, 8, uint64_t(h.ip_ttl));
   put(319, 16, uint64_t(h.udp_sport));
   put(311, 8, uint64_t(h.opcode));
   put(310, 1, uint64_t(h.se));
@@ -158,10 +162,12 @@ inline RoceHdr unpack_hdr(const uint32_t* w) {
     return v;
   };
   RoceHdr h;
-  h.dst_mac = static_cast<decltype(h.dst_mac)>(get(447, 48));
-  h.src_mac = static_cast<decltype(h.src_mac)>(get(399, 48));
-  h.src_ip = static_cast<decltype(h.src_ip)>(get(367, 32));
-  h.dst_ip = static_cast<decltype(h.dst_ip)>(get(335, 32));
+  h.dst_mac = static_cast<decltype(h.dst_mac)>(get(463, 48));
+  h.src_mac = static_cast<decltype(h.src_mac)>(get(415, 48));
+  h.src_ip = static_cast<decltype(h.src_ip)>(get(383, 32));
+  h.dst_ip = static_cast<decltype(h.dst_ip)>(get(351, 32));
+  h.ip_tos = static_cast<decltype(h.ip_tos)>(get(343, 8));
+  h.ip_ttl = static_cast<decltype(h.ip_ttl)>(get(335, 8));
   h.udp_sport = static_cast<decltype(h.udp_sport)>(get(319, 16));
   h.opcode = static_cast<decltype(h.opcode)>(get(311, 8));
   h.se = static_cast<decltype(h.se)>(get(310, 1));

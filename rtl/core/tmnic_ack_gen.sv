@@ -195,6 +195,8 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       tx_hdr_o.src_mac <= local_mac_i;
       tx_hdr_o.src_ip <= local_ip_i;
       tx_hdr_o.dst_ip <= cfg_i.dest_ip;
+      tx_hdr_o.ip_tos <= cfg_i.tclass;
+      tx_hdr_o.ip_ttl <= cfg_i.hop_limit;
       tx_hdr_o.udp_sport <= 16'hC000 | 16'(cfg_qp);
       tx_hdr_o.opcode <= OP_ACK;
       tx_hdr_o.dest_qp <= cfg_i.dest_qpn;

@@ -143,7 +143,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [REQ_W-1:0] req_rd;
   logic [1:0][CMP_W-1:0] cmp_rd;
   logic [RSP_W-1:0] rsp_rd;
-  assign path_w = '{dmac: qp_wdata.dmac, dest_ip: qp_wdata.dest_ip, dest_qpn: qp_wdata.dest_qpn};
+  assign path_w = '{dmac: qp_wdata.dmac, dest_ip: qp_wdata.dest_ip, dest_qpn: qp_wdata.dest_qpn,
+                    tclass: qp_wdata.tclass, hop_limit: qp_wdata.hop_limit};
   assign req_w = '{state: '0, pd: qp_wdata.pd, sq_base: qp_wdata.sq_base, sq_log: qp_wdata.sq_log,
                    pmtu_log: qp_wdata.pmtu_log, ud: qp_wdata.ud, path: path_w};
   assign cmp_w = '{state: '0, send_cq: qp_wdata.send_cq, rnr_retry: qp_wdata.rnr_retry,
@@ -338,7 +339,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           min_rnr_timer: cmd_args_i[ARG_SET_QP_MIN_RNR_TIMER][4:0], rnr_retry: cmd_args_i[ARG_SET_QP_RNR_RETRY][2:0],
           retry_cnt: cmd_args_i[ARG_SET_QP_RETRY_CNT][2:0], timeout: cmd_args_i[ARG_SET_QP_TIMEOUT][4:0],
           rem_access: cmd_args_i[ARG_SET_QP_ACCESS][2:0],
-          ud: cmd_args_i[ARG_SET_QP_TYPE] == 32'(QP_TYPE_UD), qkey: cmd_args_i[ARG_SET_QP_QKEY]};
+          ud: cmd_args_i[ARG_SET_QP_TYPE] == 32'(QP_TYPE_UD), qkey: cmd_args_i[ARG_SET_QP_QKEY],
+          tclass: cmd_args_i[ARG_SET_QP_TCLASS][7:0], hop_limit: cmd_args_i[ARG_SET_QP_HOP_LIMIT][7:0]};
 
   // Busy: two cycles for the new table contents to reach every engine, then until all is quiet;
   // a QUERY_QP only until its read-back lands.

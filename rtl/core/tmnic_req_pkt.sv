@@ -148,6 +148,8 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     hdr.src_mac = local_mac_i;
     hdr.src_ip = local_ip_i;
     hdr.dst_ip = path_i.dest_ip;
+    hdr.ip_tos = path_i.tclass;
+    hdr.ip_ttl = path_i.hop_limit;
     hdr.udp_sport = udp_sport_i;
     hdr.dest_qp = path_i.dest_qpn;
     hdr.psn = psn_i;

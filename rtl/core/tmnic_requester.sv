@@ -266,10 +266,12 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_comb begin
     ud_path.dest_ip = w_av.dest_ip;
     ud_path.dest_qpn = w_av.dqpn[23:0];
+    ud_path.tclass = w_av.tclass;
+    ud_path.hop_limit = w_av.hop_limit;
     for (int k = 0; k < 6; k++) ud_path.dmac[47-8*k -: 8] = w_av.dmac[8*k +: 8];
   end
   /* verilator lint_off UNUSEDSIGNAL */
-  wire unused_av = ^{w_av.dqpn[31:24], w_av.rsvd14};
+  wire unused_av = ^{w_av.dqpn[31:24]};
   /* verilator lint_on UNUSEDSIGNAL */
 
   // SGE/MR protection check of the gather list (shared block): every SGE passes before any payload

@@ -3,7 +3,7 @@
 package tmnic_hwif_pkg;
 
   localparam logic [31:0] DEVICE_ID = 32'h544D4E43;
-  localparam logic [31:0] ABI_VERSION = 32'h00010007;
+  localparam logic [31:0] ABI_VERSION = 32'h00010008;
   localparam int unsigned WQE_STRIDE = 128;  // bytes per send/receive WQE
   localparam int unsigned WQE_MAX_SGE = 6;  // scatter/gather entries in one WQE
   localparam int unsigned WQE_MAX_INLINE = 96;  // inline payload bytes in one send WQE
@@ -154,6 +154,8 @@ package tmnic_hwif_pkg;
   localparam int unsigned ARG_SET_QP_ACCESS = 23;
   localparam int unsigned ARG_SET_QP_TYPE = 24;
   localparam int unsigned ARG_SET_QP_QKEY = 25;
+  localparam int unsigned ARG_SET_QP_TCLASS = 26;
+  localparam int unsigned ARG_SET_QP_HOP_LIMIT = 27;
   localparam logic [7:0] CMD_QUERY_QP = 8'h05;
   localparam int unsigned ARG_QUERY_QP_STATE = 0;
   localparam int unsigned ARG_QUERY_QP_SQ_PSN = 14;
@@ -253,6 +255,10 @@ package tmnic_hwif_pkg;
   localparam int unsigned UDAV_DQPN_LEN = 4;
   localparam int unsigned UDAV_DMAC_OFF = 8;  // 6 B: raw: destination MAC, byte 0 first on the wire
   localparam int unsigned UDAV_DMAC_LEN = 6;
+  localparam int unsigned UDAV_TCLASS_OFF = 14;  // 1 B: IPv4 TOS byte of the datagram (ibv_ah_attr.grh.traffic_class)
+  localparam int unsigned UDAV_TCLASS_LEN = 1;
+  localparam int unsigned UDAV_HOP_LIMIT_OFF = 15;  // 1 B: IPv4 TTL of the datagram (ibv_ah_attr.grh.hop_limit)
+  localparam int unsigned UDAV_HOP_LIMIT_LEN = 1;
 
   // SGE: 16 bytes; byte k is bits [8k+7:8k] (cast a little-endian beat vector to it).
   typedef struct packed {
@@ -311,7 +317,8 @@ package tmnic_hwif_pkg;
 
   // UD_AV: 16 bytes; byte k is bits [8k+7:8k] (cast a little-endian beat vector to it).
   typedef struct packed {
-    logic [15:0] rsvd14;  // reserved, zero
+    logic [7:0] hop_limit;  // byte 15: IPv4 TTL of the datagram (ibv_ah_attr.grh.hop_limit)
+    logic [7:0] tclass;  // byte 14: IPv4 TOS byte of the datagram (ibv_ah_attr.grh.traffic_class)
     logic [47:0] dmac;  // byte 8: raw: destination MAC, byte 0 first on the wire
     logic [31:0] dqpn;  // byte 4: destination QP number [23:0]
     logic [31:0] dest_ip;  // byte 0: destination IPv4 address, a.b.c.d as 0xaabbccdd
@@ -555,13 +562,15 @@ package tmnic_hwif_pkg;
     endcase
   endfunction
 
-  // Internal header of one RoCEv2 RC packet (hwif/spec.py ROCE_HDR), 495 bits:
+  // Internal header of one RoCEv2 RC packet (hwif/spec.py ROCE_HDR), 511 bits:
   // handed to the frame builder and produced by the parser; extension headers follow the opcode.
   typedef struct packed {
     logic [47:0] dst_mac;  // byte 0 on the wire is bits [47:40]
     logic [47:0] src_mac;
     logic [31:0] src_ip;  // a.b.c.d as 0xaabbccdd
     logic [31:0] dst_ip;
+    logic [7:0] ip_tos;  // IPv4 TOS byte (DSCP, ECN): the GRH traffic class
+    logic [7:0] ip_ttl;  // IPv4 TTL: the GRH hop limit
     logic [15:0] udp_sport;
     logic [7:0] opcode;  // BTH opcode (RC: 0x00..0x1F)
     logic se;  // solicited event

@@ -27,6 +27,8 @@ package tmnic_pkg;
     logic [2:0]  rem_access;  // remote operations the QP accepts (ACCESS_REMOTE_*; LOCAL_WRITE unused)
     logic        ud;          // SET_QP.TYPE = QP_TYPE_UD: a datagram QP (the path fields are unused)
     logic [31:0] qkey;        // UD: the Q_Key a datagram must carry
+    logic [7:0]  tclass;      // IPv4 TOS of the QP's packets (GRH traffic class)
+    logic [7:0]  hop_limit;   // IPv4 TTL of the QP's packets (GRH hop limit)
   } qp_cfg_t;
 
   // What each engine reads of a QP's configuration. tmnic_ctx keeps one table per read port, holding
@@ -37,6 +39,8 @@ package tmnic_pkg;
     logic [47:0] dmac;
     logic [31:0] dest_ip;
     logic [23:0] dest_qpn;
+    logic [7:0]  tclass;      // IPv4 TOS
+    logic [7:0]  hop_limit;   // IPv4 TTL
   } qp_path_t;      // the peer, as a packet header to it needs it (requester, ACK generator)
 
   typedef struct packed {

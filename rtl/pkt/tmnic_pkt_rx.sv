@@ -276,6 +276,8 @@ module tmnic_pkt_rx
       h.src_mac   = {win[6], win[7], win[8], win[9], win[10], win[11]};
       h.src_ip    = {win[26], win[27], win[28], win[29]};
       h.dst_ip    = {win[30], win[31], win[32], win[33]};
+      h.ip_tos    = win[15];
+      h.ip_ttl    = win[22];
       h.udp_sport = {win[34], win[35]};
       h.opcode    = op;
       h.se        = win[43][7];

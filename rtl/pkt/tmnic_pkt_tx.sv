@@ -324,14 +324,15 @@ module tmnic_pkt_tx
       udp_len = 16'(s_hdr_i.pay_len) + 16'(7'(hlp - 7'd30));
       ip_len  = 16'(s_hdr_i.pay_len) + 16'(7'(hlp - 7'd10));
 
-      // IPv4 header checksum words 4500, len, 0000 (ID), 4000 (DF), 4011 (TTL 64, UDP), the
+      // IPv4 header checksum words {45, TOS}, len, 0000 (ID), 4000 (DF), {TTL, 11 (UDP)}, the
       // addresses; added as a tree (the fold is in the former). ip_len = pay_len + hlp - 10.
       pr.csum = (19'(s_hdr_i.src_ip[31:16]) + 19'(s_hdr_i.src_ip[15:0])) +
                 (19'(s_hdr_i.dst_ip[31:16]) + 19'(s_hdr_i.dst_ip[15:0])) +
-                19'(18'(s_hdr_i.pay_len) + 18'(18'h4500 + 18'h4000 + 18'h4011 + 18'(hlp) - 18'd10));
+                (19'({8'h45, s_hdr_i.ip_tos}) + 19'({s_hdr_i.ip_ttl, 8'h11})) +
+                19'(18'(s_hdr_i.pay_len) + 18'(18'h4000 + 18'(hlp) - 18'd10));
 
       be = {s_hdr_i.dst_mac, s_hdr_i.src_mac, 16'h0800,
-            8'h45, 8'h00, ip_len, 16'h0000, 16'h4000, 8'd64, 8'd17, 16'h0000,
+            8'h45, s_hdr_i.ip_tos, ip_len, 16'h0000, 16'h4000, s_hdr_i.ip_ttl, 8'd17, 16'h0000,
             s_hdr_i.src_ip, s_hdr_i.dst_ip,
             s_hdr_i.udp_sport, ROCE_UDP_PORT, udp_len, 16'h0000,
             s_hdr_i.opcode, s_hdr_i.se, 1'b0, pc, 4'h0, 16'hFFFF, 8'h00, s_hdr_i.dest_qp,

@@ -264,9 +264,16 @@ bool UdpFabric::send(const std::vector<uint8_t>& f) {
     c_.tx_dropped++;
     return false;
   }
-  if (ip[8] != 64) {   // TTL is not covered by the ICRC; keep the kernel's equal anyway
+  // TOS and TTL are not covered by the ICRC; the kernel's header carries the frame's anyway (the
+  // QP's or address handle's GRH traffic class and hop limit), so a capture shows what the NIC sent.
+  auto& cur = tx_ip_.try_emplace(fd, 0, 64).first->second;
+  if (cur.first != ip[1]) {
+    int tos = ip[1];
+    if (setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) == 0) cur.first = tos;
+  }
+  if (cur.second != ip[8]) {
     int ttl = ip[8];
-    setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
+    if (setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)) == 0) cur.second = ttl;
   }
   sockaddr_in dst = sin_of(be32(ip + 16), kRocePort);
   bool gave_up = false;

@@ -115,6 +115,7 @@ class UdpFabric {
   int ready_fd_ = -1;   // eventfd: the reader thread queued datagrams
   int stop_fd_ = -1;    // eventfd: the reader thread is to end
   std::map<uint16_t, int> tx_fds_;   // UDP source port -> socket bound to ip_:port (-1: bind failed)
+  std::map<int, std::pair<int, int>> tx_ip_;   // socket -> the IP_TOS and IP_TTL it has now
   std::unique_ptr<PeerQueue> flow_;
   mutable std::mutex mu_;            // c_, warned_, rx_q_, rx_q_bytes_
   std::map<std::string, bool> warned_;

@@ -86,6 +86,7 @@ class RawHost {
     uint64_t dmac = 0; uint32_t min_rnr = 1, rnr_retry = 7, init = 3;
     uint32_t access = hw::access::REMOTE_WRITE | hw::access::REMOTE_READ;   // qp_access_flags
     uint32_t type = hw::cmd::QP_TYPE_RC, qkey = 0;
+    uint32_t tclass = 0, hop_limit = 64;   // IPv4 TOS and TTL
   };
   uint32_t set_qp(uint32_t qpn, const QpCfg& c) {
     namespace a = hw::cmd::set_qp;
@@ -97,7 +98,8 @@ class RawHost {
                {a::DEST_IP, c.dest_ip}, {a::SQ_PSN, c.sq_psn}, {a::RQ_PSN, c.rq_psn},
                {a::DMAC_LO, uint32_t(c.dmac)}, {a::DMAC_HI, uint32_t(c.dmac >> 32)},
                {a::MIN_RNR_TIMER, c.min_rnr}, {a::RNR_RETRY, c.rnr_retry}, {a::RETRY_CNT, 7},
-               {a::TIMEOUT, 14}, {a::INIT, c.init}, {a::ACCESS, c.access}, {a::TYPE, c.type}, {a::QKEY, c.qkey}});
+               {a::TIMEOUT, 14}, {a::INIT, c.init}, {a::ACCESS, c.access}, {a::TYPE, c.type}, {a::QKEY, c.qkey},
+               {a::TCLASS, c.tclass}, {a::HOP_LIMIT, c.hop_limit}});
   }
 
   static void put_wqe(uint8_t* slot, uint64_t wr_id, uint8_t op, uint8_t flags,

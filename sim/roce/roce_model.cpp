@@ -97,11 +97,11 @@ std::vector<uint8_t> build_frame(const RoceHdr& h, const uint8_t* payload) {
   put_be(p + 12, 0x0800, 2);
   uint8_t* ip = p + kIpOff;
   ip[0] = 0x45;
-  ip[1] = 0x00;
+  ip[1] = h.ip_tos;
   put_be(ip + 2, ip_len, 2);
   put_be(ip + 4, 0, 2);
   put_be(ip + 6, 0x4000, 2);
-  ip[8] = 64;
+  ip[8] = h.ip_ttl;
   ip[9] = 17;
   put_be(ip + 12, h.src_ip, 4);
   put_be(ip + 16, h.dst_ip, 4);
@@ -240,6 +240,8 @@ bool parse_frame(const uint8_t* f, size_t len, RoceHdr* hdr, std::vector<uint8_t
     h.src_mac = get_be(f + 6, 6);
     h.src_ip = static_cast<uint32_t>(get_be(ip + 12, 4));
     h.dst_ip = static_cast<uint32_t>(get_be(ip + 16, 4));
+    h.ip_tos = ip[1];
+    h.ip_ttl = ip[8];
     h.udp_sport = static_cast<uint16_t>(get_be(udp, 2));
     h.opcode = op;
     h.se = (bth[1] & 0x80) != 0;

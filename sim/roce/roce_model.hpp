@@ -40,7 +40,7 @@ uint32_t crc32_update(uint32_t crc, const uint8_t* p, size_t n);
 uint32_t icrc(const uint8_t* ip, size_t n);
 
 // Builds the exact frame bytes (Ethernet .. ICRC) the RTL builder emits for `h` and `payload`
-// (h.pay_len bytes; may be null when pay_len == 0). TOS 0, ID 0, DF, TTL 64, UDP checksum 0,
+// (h.pay_len bytes; may be null when pay_len == 0). TOS h.ip_tos, ID 0, DF, TTL h.ip_ttl, UDP checksum 0,
 // P_Key 0xFFFF, M = 0, TVer 0, byte 4 = 0, pad zero.
 std::vector<uint8_t> build_frame(const RoceHdr& h, const uint8_t* payload);
 // Recomputes the IPv4 header checksum of a frame in place.

@@ -14,9 +14,9 @@ namespace tmnic::tb {
 enum CfgField {
   kCfState, kCfPd, kCfSendCq, kCfRecvCq, kCfSrq, kCfSqBase, kCfSqLog, kCfRqBase, kCfRqLog, kCfPmtuLog,
   kCfDestQpn, kCfDestIp, kCfDmac, kCfMinRnr, kCfRnrRetry, kCfRetryCnt, kCfTimeout, kCfRemAccess, kCfUd, kCfQkey,
-  kNumCfgFields
+  kCfTclass, kCfHopLimit, kNumCfgFields
 };
-constexpr unsigned kCfgWidth[kNumCfgFields] = {3, 16, 16, 16, 16, 64, 4, 64, 4, 4, 24, 32, 48, 5, 3, 3, 5, 3, 1, 32};
+constexpr unsigned kCfgWidth[kNumCfgFields] = {3, 16, 16, 16, 16, 64, 4, 64, 4, 4, 24, 32, 48, 5, 3, 3, 5, 3, 1, 32, 8, 8};
 // Bit position of a field's LSB in the packed qp_cfg_t.
 constexpr unsigned cfg_lsb(unsigned f) {
   unsigned l = 0;
@@ -24,13 +24,13 @@ constexpr unsigned cfg_lsb(unsigned f) {
   return l;
 }
 constexpr unsigned kQpCfgBits = cfg_lsb(0) + kCfgWidth[0];
-static_assert(kQpCfgBits == 363, "qp_cfg_t is 363 bits (tmnic_pkg.sv)");
+static_assert(kQpCfgBits == 379, "qp_cfg_t is 379 bits (tmnic_pkg.sv)");
 constexpr unsigned kQpCfgWords = (kQpCfgBits + 31) / 32;
 
 // The views: which qp_cfg_t fields each read port of tmnic_ctx carries, most significant first.
-inline constexpr CfgField kPathView[] = {kCfDmac, kCfDestIp, kCfDestQpn};                       // qp_path_t
+inline constexpr CfgField kPathView[] = {kCfDmac, kCfDestIp, kCfDestQpn, kCfTclass, kCfHopLimit};  // qp_path_t
 inline constexpr CfgField kReqView[] = {kCfState, kCfPd, kCfSqBase, kCfSqLog, kCfPmtuLog, kCfUd,
-                                        kCfDmac, kCfDestIp, kCfDestQpn};                        // qp_req_cfg_t
+                                        kCfDmac, kCfDestIp, kCfDestQpn, kCfTclass, kCfHopLimit};  // qp_req_cfg_t
 inline constexpr CfgField kCmpView[] = {kCfState, kCfSendCq, kCfRnrRetry, kCfRetryCnt, kCfTimeout};  // qp_cmp_cfg_t
 inline constexpr CfgField kRspView[] = {kCfState, kCfPd, kCfRecvCq, kCfSrq, kCfRqBase, kCfRqLog,
                                         kCfDestIp, kCfMinRnr, kCfRemAccess, kCfUd, kCfQkey};    // qp_rsp_cfg_t
@@ -42,7 +42,7 @@ constexpr unsigned view_bits(const CfgField (&v)[N]) {
   for (CfgField f : v) b += kCfgWidth[f];
   return b;
 }
-static_assert(view_bits(kPathView) == 104 && view_bits(kReqView) == 196 && view_bits(kCmpView) == 30 &&
+static_assert(view_bits(kPathView) == 120 && view_bits(kReqView) == 212 && view_bits(kCmpView) == 30 &&
               view_bits(kRspView) == 192, "a view's width differs from tmnic_pkg.sv");
 
 // Packs the view of fields v[0..n) (most significant first) of the qp_cfg_t in `cfg` (kQpCfgWords

@@ -270,6 +270,7 @@ class AckGenBench {
     std::array<uint32_t, kQpCfgWords> w{};
     uint64_t dmac = 0;
     uint32_t dest_ip = 0, dest_qpn = 0;
+    uint8_t tclass = 0, hop_limit = 0;
   };
 
   void fail(const std::string& m) {
@@ -291,6 +292,8 @@ class AckGenBench {
       c.dmac = get_bits(c.w.data(), cfg_lsb(kCfDmac), 48);
       c.dest_ip = static_cast<uint32_t>(get_bits(c.w.data(), cfg_lsb(kCfDestIp), 32));
       c.dest_qpn = static_cast<uint32_t>(get_bits(c.w.data(), cfg_lsb(kCfDestQpn), 24));
+      c.tclass = static_cast<uint8_t>(get_bits(c.w.data(), cfg_lsb(kCfTclass), 8));
+      c.hop_limit = static_cast<uint8_t>(get_bits(c.w.data(), cfg_lsb(kCfHopLimit), 8));
     }
     local_mac_ = rng_() & mask64(48);
     local_ip_ = static_cast<uint32_t>(rng_());
@@ -478,6 +481,8 @@ class AckGenBench {
     e.src_mac = local_mac_;
     e.src_ip = local_ip_;
     e.dst_ip = cfg_[qp].dest_ip;
+    e.ip_tos = cfg_[qp].tclass;
+    e.ip_ttl = cfg_[qp].hop_limit;
     e.udp_sport = static_cast<uint16_t>(0xC000u | qp);
     e.opcode = wire::kAck;
     e.dest_qp = cfg_[qp].dest_qpn;

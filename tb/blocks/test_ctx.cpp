@@ -81,6 +81,7 @@ struct QpCfg {
   uint32_t rq_log = 0, pmtu_log = 0, dest_qpn = 0, dest_ip = 0;
   uint64_t dmac = 0;
   uint32_t min_rnr = 0, rnr_retry = 0, retry_cnt = 0, timeout = 0, rem_access = 0, ud = 0, qkey = 0;
+  uint32_t tclass = 0, hop_limit = 0;
   bool written = false;
   void pack(uint32_t* w, unsigned base) const {
     Packer p{w, base + kQpBits};
@@ -88,6 +89,7 @@ struct QpCfg {
     p.put(sq_base, 64); p.put(sq_log, 4); p.put(rq_base, 64); p.put(rq_log, 4); p.put(pmtu_log, 4);
     p.put(dest_qpn, 24); p.put(dest_ip, 32); p.put(dmac, 48); p.put(min_rnr, 5); p.put(rnr_retry, 3);
     p.put(retry_cnt, 3); p.put(timeout, 5); p.put(rem_access, 3); p.put(ud, 1); p.put(qkey, 32);
+    p.put(tclass, 8); p.put(hop_limit, 8);
   }
 };
 struct Mr {
@@ -453,6 +455,8 @@ class CtxBench {
           q.retry_cnt = a[set_qp::RETRY_CNT] & 7;
           q.timeout = a[set_qp::TIMEOUT] & 31;
           q.rem_access = a[set_qp::ACCESS] & 7;
+          q.tclass = a[set_qp::TCLASS] & 0xFF;
+          q.hop_limit = a[set_qp::HOP_LIMIT] & 0xFF;
           q.ud = a[set_qp::TYPE] == hw::cmd::QP_TYPE_UD;
           q.qkey = a[set_qp::QKEY];
           cov_.hit(q.ud ? "set_qp_ud" : "set_qp_rc");

@@ -75,6 +75,8 @@ class PktBench {
     top_->eval();
     path_dmac_ = rng_() & 0xFFFFFFFFFFFFull;
     path_ip_ = static_cast<uint32_t>(rng_());
+    path_tos_ = static_cast<uint8_t>(rng_());
+    path_ttl_ = static_cast<uint8_t>(rng_());
     path_qpn_ = static_cast<uint32_t>(rng_()) & 0xFFFFFF;
     lmac_ = rng_() & 0xFFFFFFFFFFFFull;
     lip_ = static_cast<uint32_t>(rng_());
@@ -148,6 +150,8 @@ class PktBench {
     h.src_mac = lmac_;
     h.src_ip = lip_;
     h.dst_ip = path_ip_;
+    h.ip_tos = path_tos_;
+    h.ip_ttl = path_ttl_;
     h.udp_sport = sport_;
     h.dest_qp = path_qpn_;
     h.psn = psn_ & 0xFFFFFF;
@@ -220,9 +224,12 @@ class PktBench {
       top_->sg_iova_i = sges_[sg_wr_].addr;
       top_->sg_len_i = sges_[sg_wr_].len;
     }
-    set_sig_bits(top_->path_i, 0, 24, path_qpn_);
-    set_sig_bits(top_->path_i, 24, 32, path_ip_);
-    set_sig_bits(top_->path_i, 56, 48, path_dmac_);
+    // qp_path_t {dmac, dest_ip, dest_qpn, tclass, hop_limit}, the last in the LSBs
+    set_sig_bits(top_->path_i, 0, 8, path_ttl_);
+    set_sig_bits(top_->path_i, 8, 8, path_tos_);
+    set_sig_bits(top_->path_i, 16, 24, path_qpn_);
+    set_sig_bits(top_->path_i, 40, 32, path_ip_);
+    set_sig_bits(top_->path_i, 72, 48, path_dmac_);
     top_->pmtu_log_i = pmtu_log_;
     top_->local_mac_i = lmac_;
     top_->local_ip_i = lip_;
@@ -355,6 +362,7 @@ class PktBench {
   std::mt19937_64 rng_;
   Coverage& cov_;
   uint64_t cyc_ = 0, handed_ = 0, path_dmac_ = 0, lmac_ = 0;
+  uint8_t path_tos_ = 0, path_ttl_ = 0;
   uint32_t path_ip_ = 0, path_qpn_ = 0, lip_ = 0, msg_len_ = 0, off_ = 0, imm_data_ = 0, psn_ = 0xFFFFF0;
   uint16_t sport_ = 0xC000;
   unsigned pmtu_log_ = 10, sgi_ = 0, sgo_ = 0, sg_wr_ = 0, slot_next_ = 0;

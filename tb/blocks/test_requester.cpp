@@ -121,6 +121,7 @@ struct Posted {
   uint32_t imm_data = 0;
   uint32_t qkey = 0, dip = 0;   // UD: the datagram's Q_Key and destination (its UD_AV; DQPN: the QP's)
   uint64_t dmac = 0;
+  uint8_t tclass = 0, ttl = 0;  // UD: the UD_AV's TOS and TTL
   unsigned npk = 1;
   std::vector<uint8_t> pay;     // the message's bytes
   std::vector<Piece> reads;     // its payload reads, in order
@@ -157,6 +158,7 @@ struct Qp {
   std::array<uint32_t, kQpCfgWords> cfg{};
   uint32_t state = kRts, pd = 0, dqpn = 0, dip = 0;
   uint64_t dmac = 0, sq_base = 0;
+  uint8_t tclass = 0, ttl = 0;   // the context's (random) TOS and TTL
   unsigned sq_log = 0, pmtu_log = 8;
   uint16_t pi = 0, next = 0, ci = 0;
   uint32_t psn = 0;
@@ -352,6 +354,8 @@ class ReqBench {
     set_bits(p.cfg.data(), cfg_lsb(kCfDestQpn), 24, p.dqpn);
     set_bits(p.cfg.data(), cfg_lsb(kCfDestIp), 32, p.dip);
     set_bits(p.cfg.data(), cfg_lsb(kCfDmac), 48, p.dmac);
+    p.tclass = static_cast<uint8_t>(get_bits(p.cfg.data(), cfg_lsb(kCfTclass), 8));
+    p.ttl = static_cast<uint8_t>(get_bits(p.cfg.data(), cfg_lsb(kCfHopLimit), 8));
     // A UD QP now and then: its context path is garbage (the WQEs' UD_AV count), and p.dqpn, the
     // number the bench finds a QP's packets by, goes into every WQE's UD_AV.
     p.ud = chance(rng_, 0.15);
@@ -465,6 +469,8 @@ class ReqBench {
       for (unsigned i = 0; i < 4; ++i) av[hw::ud_av::DQPN_OFF + i] = static_cast<uint8_t>(p.dqpn >> (8 * i));
       for (unsigned i = 0; i < 6; ++i) av[hw::ud_av::DMAC_OFF + i] = static_cast<uint8_t>(w->dmac >> (40 - 8 * i));
       for (unsigned i = 0; i < 4; ++i) w->qkey |= uint32_t(b[hw::wqe::UD_QKEY_OFF + i]) << (8 * i);
+      w->tclass = av[hw::ud_av::TCLASS_OFF];
+      w->ttl = av[hw::ud_av::HOP_LIMIT_OFF];
     }
     const uint32_t pmtu = 1u << p.pmtu_log;
     if (w->inl) {
@@ -631,6 +637,8 @@ class ReqBench {
     h.src_mac = lmac_;
     h.src_ip = lip_;
     h.dst_ip = p.dip;
+    h.ip_tos = p.tclass;
+    h.ip_ttl = p.ttl;
     h.udp_sport = static_cast<uint16_t>(0xC000 | qi);
     h.dest_qp = p.dqpn;
     h.psn = (m.first + k) & kM24;
@@ -643,6 +651,8 @@ class ReqBench {
       h.ack_req = false;
       h.dst_mac = w.dmac;
       h.dst_ip = w.dip;
+      h.ip_tos = w.tclass;
+      h.ip_ttl = w.ttl;
       h.deth_qkey = w.qkey;
       h.deth_sqp = qi;
     } else if (w.write) {

@@ -90,6 +90,8 @@ TEST_F(ModifyTest, FullPathSetQpWords) {
 
   a = rtr_attr(0x0A000001, 0x123456, 0xABCDEF12);  // own IP: the backend resolves it to its MAC
   a.min_rnr_timer = 14;
+  a.ah_attr.grh.traffic_class = 0x6A;
+  a.ah_attr.grh.hop_limit = 3;
   ASSERT_EQ(tmnic::modify_qp(qp, &a, kRtrMask), 0);
   EXPECT_EQ(qp->state, IBV_QPS_RTR);
   c = last_set_qp();
@@ -99,6 +101,8 @@ TEST_F(ModifyTest, FullPathSetQpWords) {
   EXPECT_EQ(c.args[q::DEST_IP], 0x0A000001u);
   EXPECT_EQ(c.args[q::DMAC_LO], 0x00000001u);  // 02:00:00:00:00:01
   EXPECT_EQ(c.args[q::DMAC_HI], 0x0200u);
+  EXPECT_EQ(c.args[q::TCLASS], 0x6Au);      // the GRH's traffic class and hop limit: IPv4 TOS, TTL
+  EXPECT_EQ(c.args[q::HOP_LIMIT], 3u);
   EXPECT_EQ(c.args[q::RQ_PSN], 0xCDEF12u);  // 24 bits
   EXPECT_EQ(c.args[q::MIN_RNR_TIMER], 14u);
   EXPECT_EQ(c.args[q::INIT], hwif::cmd::QP_INIT_RQ);

@@ -23,6 +23,7 @@ fake::Config ud_config() {
 }
 
 constexpr uint32_t kPeerIp = 0x0A000002;           // 10.0.0.2
+constexpr uint8_t kTclass = 0xB8, kHopLimit = 9;     // the test AH's GRH traffic class and hop limit
 constexpr uint64_t kPeerMac = 0x0A0B0C0D0E0Full;  // 0a:0b:0c:0d:0e:0f
 
 class UdTest : public DriverTest {
@@ -95,7 +96,8 @@ class UdTest : public DriverTest {
     a.is_global = 1;
     a.grh.dgid = tmnic::ipv4_to_gid(ip);
     a.grh.sgid_index = 0;
-    a.grh.hop_limit = 64;
+    a.grh.hop_limit = kHopLimit;
+    a.grh.traffic_class = kTclass;
     a.port_num = 1;
     return a;
   }
@@ -119,7 +121,8 @@ class UdTest : public DriverTest {
     EXPECT_EQ(av.dqpn, dqpn);
     const uint8_t mac[6] = {0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f};
     EXPECT_EQ(std::memcmp(av.dmac, mac, 6), 0);
-    EXPECT_EQ(av.rsvd14[0] | av.rsvd14[1], 0);
+    EXPECT_EQ(av.tclass, kTclass);      // the AH's GRH traffic class and hop limit: IPv4 TOS and TTL
+    EXPECT_EQ(av.hop_limit, kHopLimit);
   }
   uint32_t sq_db(struct ibv_qp* qp) const { return hwif::reg::DB_SQ0 + 4 * qp->qp_num; }
 

@@ -48,6 +48,8 @@ inline roce::RoceHdr vector1_hdr() {
   h.src_mac = 0x020000000002ull;
   h.src_ip = 0x0a000002;
   h.dst_ip = 0x0a000001;
+  h.ip_tos = 0x02;   // ECT(0), as the vector was captured
+  h.ip_ttl = 64;
   h.udp_sport = 0xC000;
   h.opcode = roce::kAck;
   h.dest_qp = 0x11;
@@ -71,6 +73,8 @@ inline roce::RoceHdr vector2_hdr() {
   h.src_mac = 0x020000000001ull;
   h.src_ip = 0x0a000001;
   h.dst_ip = 0x0a000002;
+  h.ip_tos = 0x02;   // ECT(0), as the vector was captured
+  h.ip_ttl = 64;
   h.udp_sport = 0xC000;
   h.opcode = roce::kSendOnly;
   h.ack_req = true;
@@ -81,12 +85,6 @@ inline roce::RoceHdr vector2_hdr() {
 }
 // The vectors carry TOS 0x02; the builder always sends TOS 0. TOS is masked in the ICRC, so the
 // builder's frame is the vector with TOS cleared and the IPv4 checksum recomputed.
-inline std::vector<uint8_t> with_tos0(std::vector<uint8_t> f) {
-  f[15] = 0;
-  roce::fix_ip_csum(f);
-  return f;
-}
-
 // Payload lengths that exercise the edges: 0..5, beat-width edges, every PMTU and PMTU-1, 4096.
 inline std::vector<unsigned> edge_pay_lens(unsigned w) {
   std::vector<unsigned> v = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
@@ -138,6 +136,8 @@ inline roce::RoceHdr random_hdr(std::mt19937_64& rng, unsigned pay_len, bool ud 
   h.src_mac = rng() & 0xFFFFFFFFFFFFull;
   h.src_ip = static_cast<uint32_t>(rng());
   h.dst_ip = static_cast<uint32_t>(rng());
+  h.ip_tos = static_cast<uint8_t>(rng());
+  h.ip_ttl = static_cast<uint8_t>(rng());
   h.udp_sport = static_cast<uint16_t>(rng());
   // RC opcodes 0..kAck and the UD ones, all equally likely
   const int k = std::uniform_int_distribution<int>(0, roce::kAck + (ud ? 2 : 0))(rng);

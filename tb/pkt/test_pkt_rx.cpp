@@ -219,8 +219,8 @@ std::vector<uint8_t> good_frame(std::mt19937_64& rng, const LocalAddr& local,
   }
   if (f.size() < 60)
     f.resize(60, 0);  // Ethernet min-size padding
-  else if (rng() % 8 == 0)
-    f.resize(f.size() + rng() % 8, 0);  // odd trailing bytes
+  else if (rng() % 8 == 0 && f.size() + 7 <= kMaxFrameLen)
+    f.resize(f.size() + rng() % 8, 0);  // odd trailing bytes (a frame of the longest kind has none)
   return f;
 }
 
@@ -324,8 +324,8 @@ std::vector<uint8_t> bad_hdr_frame(std::mt19937_64& rng, const LocalAddr& local,
       f[43] |= static_cast<uint8_t>((1 + rng() % 3) << 4);
       break;
     }
-    case kRuleTruncated:
-      f.resize(1 + rng() % (f.size() - 1));
+    case kRuleTruncated:   // cut inside the packet (not only its Ethernet padding)
+      f.resize(1 + rng() % (14 + get16(16) - 1));
       return f;
     default:
       break;

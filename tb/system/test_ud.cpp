@@ -52,13 +52,15 @@ class Ud : public SystemTest {
     EXPECT_EQ(ibv_modify_qp(q.qp, &m, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
     return q;
   }
-  // An address handle on device `dev` for device `peer`'s GID.
-  struct ibv_ah* ah(int dev, int peer) {
+  // An address handle on device `dev` for device `peer`'s GID (traffic class and hop limit: the
+  // datagrams' IPv4 TOS and TTL).
+  struct ibv_ah* ah(int dev, int peer, uint8_t tclass = 0, uint8_t hop_limit = 64) {
     struct ibv_ah_attr a = {};
     a.is_global = 1;
     a.grh.dgid = gid_[peer];
     a.grh.sgid_index = 0;
-    a.grh.hop_limit = 64;
+    a.grh.hop_limit = hop_limit;
+    a.grh.traffic_class = tclass;
     a.port_num = 1;
     struct ibv_ah* h = ibv_create_ah(pd_[dev], &a);
     EXPECT_NE(h, nullptr) << "ibv_create_ah: " << std::strerror(errno);
@@ -86,7 +88,8 @@ class Ud : public SystemTest {
     return a;  // (network order)
   }
   // The GRH of a received datagram: 20 zero bytes, then the IPv4 header from `src` to `dst`.
-  void expect_grh(const uint8_t* g, int src, int dst, uint32_t pay, bool imm = false) {
+  void expect_grh(const uint8_t* g, int src, int dst, uint32_t pay, bool imm = false, uint8_t tos = 0,
+                  uint8_t ttl = 64) {
     for (unsigned i = 0; i < 20; i++) ASSERT_EQ(g[i], 0) << "GRH byte " << i;
     struct iphdr ip;
     std::memcpy(&ip, g + 20, sizeof ip);
@@ -95,20 +98,24 @@ class Ud : public SystemTest {
     EXPECT_EQ(ip.protocol, IPPROTO_UDP);
     EXPECT_EQ(ip.saddr, ipv4(src));
     EXPECT_EQ(ip.daddr, ipv4(dst));
+    EXPECT_EQ(ip.tos, tos);
+    EXPECT_EQ(ip.ttl, ttl);
     // IPv4 + UDP + BTH + DETH (+ ImmDt) + payload + pad + ICRC
     EXPECT_EQ(ntohs(ip.tot_len), 20u + 8 + 12 + 8 + (imm ? 4 : 0) + pay + ((0u - pay) & 3) + 4);
   }
 };
 
 // Datagrams of 0, 1, 1000 and 4096 bytes (the MTU) and one with an immediate, between two NICs and
-// within one: each lands after its GRH, completes with the sender's QP number and IBV_WC_GRH, and
-// the receiver answers the sender with an address handle made from that GRH.
+// within one: each lands after its GRH (with the TOS and TTL of the sender's address handle),
+// completes with the sender's QP number and IBV_WC_GRH, and the receiver answers the sender with an
+// address handle made from that GRH (whose traffic class and hop limit are the received TOS and TTL,
+// as libibverbs makes them).
 TEST_F(Ud, DatagramsCarryTheGrhAndTheSender) {
   for (int rdev : {1, 0}) {
     SCOPED_TRACE(rdev == 1 ? "two NICs" : "loopback");
     Qp a = ud_qp(0), b = ud_qp(rdev);
     ASSERT_TRUE(a.qp && b.qp);
-    struct ibv_ah* ab = ah(0, rdev);
+    struct ibv_ah* ab = ah(0, rdev, 0xB8, 9);
     ASSERT_NE(ab, nullptr);
     const std::vector<uint32_t> sizes = {0, 1, 1000, 4096, 77};
     Buf tx = buf(0, 4096), rx = buf(rdev, sizes.size() * (kGrh + 4096));
@@ -136,7 +143,7 @@ TEST_F(Ud, DatagramsCarryTheGrhAndTheSender) {
         EXPECT_EQ(ntohl(w.imm_data), 0xA5A5F00Du);
       }
       const uint8_t* g = rx.p + i * (kGrh + 4096);
-      expect_grh(g, 0, rdev, sizes[i], i == 4);
+      expect_grh(g, 0, rdev, sizes[i], i == 4, 0xB8, 9);
       for (uint32_t k = 0; k < sizes[i]; k++) ASSERT_EQ(g[kGrh + k], pattern(uint32_t(i), k)) << "byte " << k;
     }
     // The answer goes where the GRH says the datagram came from.
@@ -155,7 +162,7 @@ TEST_F(Ud, DatagramsCarryTheGrhAndTheSender) {
     EXPECT_EQ(r[0].status, IBV_WC_SUCCESS);
     EXPECT_EQ(r[0].src_qp, b.num());
     EXPECT_EQ(std::memcmp(got.p + kGrh, "reply", 5), 0);
-    expect_grh(got.p, rdev, 0, 5);
+    expect_grh(got.p, rdev, 0, 5, false, 0xB8, 9);
     EXPECT_EQ(poll(b.scq, 1).size(), 1u);
   }
 }

@@ -122,7 +122,8 @@ TEST(Wire, CaptureIsCleanRoceV2) {
   ASSERT_EQ(run(tshark(pcap,
                        "-T fields -E separator=, -E occurrence=f -e frame.number -e ip.src -e infiniband.bth.opcode "
                        "-e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.bth.a -e infiniband.bth.padcnt "
-                       "-e infiniband.aeth.syndrome -e infiniband.immdt -e data.len -e roce_icrc.status -e infiniband.bth.se"),
+                       "-e infiniband.aeth.syndrome -e infiniband.immdt -e data.len -e roce_icrc.status -e infiniband.bth.se "
+                       "-e ip.dsfield -e ip.ttl"),
                 &out),
             0);
   std::vector<Pkt> got[2];
@@ -130,10 +131,13 @@ TEST(Wire, CaptureIsCleanRoceV2) {
   int acks[2] = {0, 0}, rnr_naks = 0, retransmitted = 0;
   for (auto& l : lines(out)) {
     auto f = split(l, ',');
-    ASSERT_EQ(f.size(), 12u) << l;
+    ASSERT_EQ(f.size(), 14u) << l;
     ASSERT_EQ(f[10], "1") << "ICRC status: " << l;
     const int dir = f[1] == "10.0.0.1" ? 0 : f[1] == "10.0.0.2" ? 1 : -1;
     ASSERT_GE(dir, 0) << l;
+    // The sending QP's GRH traffic class and hop limit, on requests and ACKs alike
+    EXPECT_EQ(std::strtoul(f[12].c_str(), nullptr, 0), wire::kTclass[dir]) << "IPv4 TOS: " << l;
+    EXPECT_EQ(std::strtoul(f[13].c_str(), nullptr, 0), wire::kHopLimit[dir]) << "IPv4 TTL: " << l;
     const uint32_t op = uint32_t(std::strtoul(f[2].c_str(), nullptr, 0));
     EXPECT_EQ(std::strtoul(f[3].c_str(), nullptr, 0), kv[dir ? "qpn0" : "qpn1"]) << "DestQP: " << l;
     if (op == 0x11) {  // ACKNOWLEDGE

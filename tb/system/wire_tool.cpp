@@ -45,7 +45,7 @@ void modify(ibv_qp* qp, ibv_qp_attr* a, int mask, const char* what) {
   if (ibv_modify_qp(qp, a, mask)) die(what);
 }
 
-void connect(Side& s, const Side& peer, uint32_t sq_psn, uint32_t rq_psn) {
+void connect(Side& s, const Side& peer, uint32_t sq_psn, uint32_t rq_psn, int d) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
   a.port_num = 1;
@@ -59,7 +59,8 @@ void connect(Side& s, const Side& peer, uint32_t sq_psn, uint32_t rq_psn) {
   a.min_rnr_timer = 1;
   a.ah_attr.is_global = 1;
   a.ah_attr.grh.dgid = peer.gid;
-  a.ah_attr.grh.hop_limit = 64;
+  a.ah_attr.grh.hop_limit = wire::kHopLimit[d];
+  a.ah_attr.grh.traffic_class = wire::kTclass[d];
   a.ah_attr.port_num = 1;
   modify(s.qp, &a,
          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
@@ -161,8 +162,8 @@ int main(int argc, char** argv) {
     if (!(s.qp = ibv_create_qp(s.pd, &qa))) die("ibv_create_qp");
     if (ibv_query_gid(s.ctx, 1, 0, &s.gid)) die("ibv_query_gid");
   }
-  connect(side[0], side[1], wire::kPsn[0], wire::kPsn[1]);
-  connect(side[1], side[0], wire::kPsn[1], wire::kPsn[0]);
+  connect(side[0], side[1], wire::kPsn[0], wire::kPsn[1], 0);
+  connect(side[1], side[0], wire::kPsn[1], wire::kPsn[0], 1);
 
   for (int m = 0; m < wire::kNumMsgs; m++) {
     const wire::Msg& msg = wire::kMsgs[m];

@@ -17,6 +17,10 @@ struct Msg {
 constexpr uint32_t kPmtu = 1024;
 constexpr uint32_t kPsn[2] = {0xFFFFF8u, 0x000100u};  // send PSN of each side; side 0 wraps
 constexpr uint32_t kImmBase = 0x11223300u;             // imm of message i: kImmBase + i
+// Each side's GRH traffic class and hop limit (ibv_qp_attr.ah_attr.grh): the IPv4 TOS and TTL of
+// everything that side's QP sends, ACKs included (side 0: DSCP AF31 with ECT(0); side 1: DSCP EF).
+constexpr uint8_t kTclass[2] = {0x6A, 0xB8};
+constexpr uint8_t kHopLimit[2] = {64, 17};
 // Message 0 is sent before its receive is posted: RNR NAK, then retried and delivered.
 constexpr Msg kMsgs[] = {
     {100, false, false, 0}, {0, false, false, 0},    {1, false, false, 0},   {3, false, false, 0, true},
