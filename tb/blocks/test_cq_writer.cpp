@@ -8,7 +8,9 @@
 // Stimulus: two sources with random gaps, a DMA write responder with random ready, pull and done
 // latencies, a host that consumes entries in random order over the CQs and rings the CQ doorbell
 // (ci, random arm) at random times, CQ re-creation (cq_reset_i with a new configuration), doorbells
-// for CQs out of range.
+// for CQs out of range, resizes (SET_CQ.KEEP: a new ring and size under the same indices, done as
+// ibv_resize_cq does it, on a CQ with no completion in flight: the unpolled entries copied to their
+// indices in the new ring, every other slot "not new" for the pass the host reads next).
 // Lost completions: after its first overrun a CQ takes nothing until it is set up again (IBA C11-37);
 // a lost QP completion (not a list-op or event record) of a live QP (RTR..SQE in the model's state
 // table, which the block reads through qp_idx_o/qp_state_i one cycle later) is reported on
@@ -83,7 +85,7 @@ struct Knobs {
   double host_poll;      // per cycle: host consumes one entry of a random CQ
   double host_db;        // per cycle: host rings a CQ doorbell
   double p_arm;
-  double p_reset;        // per cycle: re-create a random idle CQ
+  double p_reset;        // per cycle: re-create a random idle CQ (and, as often, resize one)
   unsigned log_max;
   unsigned only_cq;      // kNumCq: all CQs; else all traffic to this CQ
   bool ready_late = false;  // DMA ready never in the first cycle of a request (see FullCqDropsWithoutDma)
@@ -154,6 +156,8 @@ class CqwBench {
   struct Flight {              // the completion being processed by the RTL
     CqeReq r;
     bool drop;
+    bool moved = false;        // its CQ was resized after its configuration was taken: it lands in
+                               // the old ring, from where the driver copies it
     uint64_t addr;
     Cqe img;
   };
@@ -185,6 +189,45 @@ class CqwBench {
     big_ring_[q].clear();
     m.reserved = 0;
     m.ovr = false;
+  }
+  // ibv_resize_cq's part (driver/core/cq.cpp) and SET_CQ.KEEP's: a new base and size with room for
+  // every unpolled entry, rings up to 1024 entries (all slots in the model's memory).
+  bool resize(unsigned q, bool in_flight) {
+    CqModel& m = cq_[q];
+    const uint32_t unpolled = static_cast<uint16_t>(m.pi - m.host_ci);
+    // Room for what the NIC counts as unconsumed as well (the driver's consumer-index doorbell is
+    // current when it resizes: it rings one per poll call), and with gate_full for what the sources
+    // have made (they count on it).
+    const uint32_t held = static_cast<uint16_t>(m.pi - m.ci) + (k_.gate_full ? m.reserved : 0);
+    const uint32_t need = std::max(unpolled, held) + (in_flight ? 1 : 0);
+    unsigned lo = 0;
+    while ((1u << lo) < need) ++lo;
+    const unsigned hi = std::min(k_.log_max, 10u);
+    if (lo > hi || m.log > 10) return false;
+    const unsigned new_log = static_cast<unsigned>(urand(rng_, lo, hi));
+    const uint32_t size = 1u << new_log;
+    auto phase = [&](uint32_t idx) { return static_cast<uint8_t>(((idx >> new_log) & 1) ^ 1); };
+    std::vector<Cqe> ring(size, Cqe{});
+    // Every slot reads "not new" at the index the host reaches it next; the unpolled entries, new.
+    for (uint32_t k = 0; k < size; ++k) {
+      const uint16_t idx = static_cast<uint16_t>(m.host_ci + k);
+      ring[idx & (size - 1)][hw::cqe::OWNER_OFF] = phase(idx) ^ 1;
+    }
+    for (uint32_t k = 0; k < unpolled; ++k) {
+      const uint16_t idx = static_cast<uint16_t>(m.host_ci + k);
+      Cqe e = slot(q, idx);
+      e[hw::cqe::OWNER_OFF] = phase(idx);
+      ring[idx & (size - 1)] = e;
+      m.pending[k][hw::cqe::OWNER_OFF] = phase(idx);
+    }
+    if (m.pending.size() != unpolled) fail("model: pending entries != pi - host_ci at a resize");
+    cov_.hit(unpolled ? "resize_with_unpolled" : "resize_empty");
+    if (new_log < m.log) cov_.hit("resize_shrink");
+    if (((m.host_ci >> new_log) & 1) == 1) cov_.hit("resize_into_odd_pass");
+    m.log = new_log;
+    m.base = (static_cast<uint64_t>(q + 1) << 36) | (urand(rng_, 0, 0xFFFFFF) << 6);
+    m.ring = std::move(ring);
+    return true;
   }
   // CQ configuration as the context block's registered, write-first read port presents it: the
   // entry that cq_idx_o named in the previous cycle, as the table is now.
@@ -309,6 +352,19 @@ class CqwBench {
       configure(rst_q, false);
       cov_.hit("cq_reset");
     }
+    // Resize (no cq_reset_i: the indices stay): a CQ that no granted completion uses.
+    if (!drain && chance(rng_, k_.p_reset)) {
+      const unsigned q = static_cast<unsigned>(urand(rng_, 0, kNumCq - 1));
+      // (a granted completion's CQ only once the completion has taken its configuration, the cycle
+      // after the grant: SET_CQ.KEEP then stays busy until it has landed, and the driver copies it)
+      const bool in_flight = flight_active_ && (flight_.r.cq & (kNumCq - 1)) == q;
+      if (!(rst && rst_q == q) && cq_[q].valid && (!in_flight || (!flight_.drop && cycles_ >= decided_at_ + 2)))
+        if (resize(q, in_flight)) {
+          flight_.moved = flight_.moved || in_flight;
+          if (in_flight) cov_.hit("resize_with_a_completion_in_flight");
+          if (in_flight && top_->dma_valid_o) cov_.hit("resize_while_its_dma_request_waits");
+        }
+    }
     // SET_QP of a QP (forgets that it was reported).
     const bool qp_set = chance(rng_, 0.02);
     const uint16_t qp_set_idx = static_cast<uint16_t>(urand(rng_, 0, 5));
@@ -363,8 +419,12 @@ class CqwBench {
     if (commit) {
       if (!flight_active_ || flight_.drop || dma_ != Dma::kPulled) fail("dma_done model error");
       CqModel& m = cq_[fq];
-      slot(fq, m.pi) = dma_buf_;
       if (dma_buf_ != flight_.img) fail("CQE written with wrong bytes: " + diff(dma_buf_, flight_.img));
+      if (flight_.moved) {   // written to the old ring (its address was checked): copied over
+        flight_.img[hw::cqe::OWNER_OFF] = ((m.pi >> m.log) & 1) ^ 1;
+        cov_.hit("landed_in_the_old_ring");
+      }
+      slot(fq, m.pi) = flight_.img;
       m.pending.push_back(flight_.img);
       if (((m.pi + 1) & ((1u << m.log) - 1)) == 0) cov_.hit("ring_wrap");
       if (m.pi == 0xFFFF) cov_.hit("pi_16bit_wrap");
@@ -461,6 +521,7 @@ class CqwBench {
     rtl_busy_ = true;
     decided_at_ = cycles_;
     flight_.r = r;
+    flight_.moved = false;
     if (r.cq >= kNumCq) {
       flight_.drop = true;
       cov_.hit("drop_cq_out_of_range");
@@ -603,6 +664,8 @@ class CqwBench {
 const char* const kCovCommon[] = {"sources_contending", "doorbell_out_of_range", "cq_reset", "arm", "ring_wrap",
                                   "owner_bit_0_pass", "ring_filled_exactly", "irq", "irq_async_record", "dma_not_ready", "host_consumed"};
 
+const char* const kCovResize[] = {"resize_with_unpolled", "resize_empty", "resize_shrink", "resize_into_odd_pass",
+                                  "resize_with_a_completion_in_flight", "landed_in_the_old_ring"};
 const char* const kCovOverflow[] = {"drop_cq_full", "drop_cq_invalid", "drop_cq_out_of_range", "cq_err_reported",
                                     "cq_err_once", "drop_cq_in_error_with_room", "fat_reported",
                                     "fat_same_qp_not_repeated", "fat_qp_not_live", "fat_not_a_qp_completion",
@@ -611,6 +674,7 @@ const char* const kCovOverflow[] = {"drop_cq_full", "drop_cq_invalid", "drop_cq_
 // Every CQ feature except overflow: the sources never overfill a CQ.
 TEST(CqWriter, RandomCompletionsNoOverflow) {
   std::vector<std::string> names(std::begin(kCovCommon), std::end(kCovCommon));
+  for (const char* s : kCovResize) names.push_back(s);
   Coverage cov(names);
   uint64_t cyc = 0, n = 0;
   double secs = 0;
