@@ -95,6 +95,9 @@ module tmnic_pkt_tx
     logic [BC_W-1:0]       hb;    // beats made of header bytes only
     logic [BC_W-1:0]       pend;  // hb + payload beats: beats hb..pend-1 consume a payload beat
     logic [LW-1:0]         s;     // header bytes carried into beat hb
+    logic [LW:0]           rs;    // W - s: the payload beat's bytes that stay for the next beat
+                                  // start at lane rs (a register, so that the carry's shift does
+                                  // not wait on a subtraction)
     logic [OFF_W-1:0]      plim;  // end of payload (header + pay_len)
     logic [OFF_W-1:0]      l0;    // ICRC offset (end of pad)
     logic [OFF_W-1:0]      t;     // frame length
@@ -297,7 +300,7 @@ module tmnic_pkt_tx
       end
       if (f_need_pay) begin
         // Payload bytes that did not fit go to the lanes below S of the next beat.
-        carry_q <= s_pay_tdata_i >> (8 * (W - 32'(prep_q.s)));
+        carry_q <= s_pay_tdata_i >> (8 * 32'(prep_q.rs));
       end
     end
 
@@ -351,6 +354,7 @@ module tmnic_pkt_tx
       pr.nb   = BC_W'((OFF_W'(s_hdr_i.pay_len) + OFF_W'(hlp) + OFF_W'(4 + W - 1)) >> LW);
       pr.hb   = BC_W'(hl[6:LW]);
       pr.s    = hl[LW-1:0];
+      pr.rs   = (LW + 1)'(W) - (LW + 1)'(hl[LW-1:0]);
       pr.pend = pr.hb + BC_W'((OFF_W'(s_hdr_i.pay_len) + OFF_W'(W - 1)) >> LW);
       prep_q <= pr;
       // Header bytes that precede the first payload byte in beat hb (overrides the carry update
