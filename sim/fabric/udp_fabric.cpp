@@ -132,8 +132,8 @@ UdpFabric::~UdpFabric() {
   ssize_t r = write(stop_fd_, &one, sizeof one);
   (void)r;   // (a fresh eventfd cannot be full)
   reader_.join();
-  for (auto& [port, fd] : tx_fds_)
-    if (fd >= 0) close(fd);
+  for (auto& [port, t] : tx_socks_)
+    if (t.fd >= 0) close(t.fd);
   for (int fd : {rx_fd_, ready_fd_, stop_fd_}) close(fd);
 }
 
@@ -221,16 +221,17 @@ void UdpFabric::warn(const std::string& what, uint64_t* count) {
   std::fprintf(stderr, "tmnic fabric %s: %s (frame dropped; said once)\n", addr_str(ip_).c_str(), what.c_str());
 }
 
-int UdpFabric::tx_socket(uint16_t sport) {
-  auto it = tx_fds_.find(sport);
-  if (it != tx_fds_.end()) return it->second;
+UdpFabric::TxSock& UdpFabric::tx_socket(uint16_t sport) {
+  auto it = tx_socks_.find(sport);
+  if (it != tx_socks_.end()) return it->second;
   // SO_REUSEADDR: the port may coexist with another program's socket on it that allows the same.
   int fd = bound_socket(ip_, sport, true);
   if (fd < 0)
     warn("cannot bind " + addr_str(ip_) + ":" + std::to_string(sport) + " for the NIC's UDP source port: " +
          std::strerror(errno), nullptr);   // (each frame for it is counted by send())
-  tx_fds_[sport] = fd;
-  return fd;
+  TxSock& t = tx_socks_[sport];
+  t.fd = fd;
+  return t;
 }
 
 bool UdpFabric::send(const std::vector<uint8_t>& f) {
@@ -258,7 +259,8 @@ bool UdpFabric::send(const std::vector<uint8_t>& f) {
     warn("a source address other than this station's", &c_.tx_dropped);
     return false;
   }
-  int fd = tx_socket(be16(ip + kIp));
+  TxSock& sock = tx_socket(be16(ip + kIp));
+  const int fd = sock.fd;
   if (fd < 0) {
     std::lock_guard<std::mutex> g(mu_);
     c_.tx_dropped++;
@@ -266,14 +268,13 @@ bool UdpFabric::send(const std::vector<uint8_t>& f) {
   }
   // TOS and TTL are not covered by the ICRC; the kernel's header carries the frame's anyway (the
   // QP's or address handle's GRH traffic class and hop limit), so a capture shows what the NIC sent.
-  auto& cur = tx_ip_.try_emplace(fd, 0, 64).first->second;
-  if (cur.first != ip[1]) {
+  if (sock.tos != ip[1]) {
     int tos = ip[1];
-    if (setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) == 0) cur.first = tos;
+    if (setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) == 0) sock.tos = tos;
   }
-  if (cur.second != ip[8]) {
+  if (sock.ttl != ip[8]) {
     int ttl = ip[8];
-    if (setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)) == 0) cur.second = ttl;
+    if (setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)) == 0) sock.ttl = ttl;
   }
   sockaddr_in dst = sin_of(be32(ip + 16), kRocePort);
   bool gave_up = false;

@@ -106,7 +106,12 @@ class UdpFabric {
   void kernel_queue(uint32_t* bytes, uint32_t* drops) const;   // the socket's queue now
   void reader_main();
   std::deque<std::vector<uint8_t>> take();
-  int tx_socket(uint16_t sport);
+  // A socket bound to ip_:sport (fd -1: bind failed) and the IP_TOS / IP_TTL it has now.
+  struct TxSock {
+    int fd = -1;
+    int tos = 0, ttl = 64;
+  };
+  TxSock& tx_socket(uint16_t sport);
   // Says `what` once on stderr and counts it in *count (may be null). Takes mu_.
   void warn(const std::string& what, uint64_t* count);
 
@@ -114,8 +119,7 @@ class UdpFabric {
   int rx_fd_ = -1;
   int ready_fd_ = -1;   // eventfd: the reader thread queued datagrams
   int stop_fd_ = -1;    // eventfd: the reader thread is to end
-  std::map<uint16_t, int> tx_fds_;   // UDP source port -> socket bound to ip_:port (-1: bind failed)
-  std::map<int, std::pair<int, int>> tx_ip_;   // socket -> the IP_TOS and IP_TTL it has now
+  std::map<uint16_t, TxSock> tx_socks_;   // by UDP source port
   std::unique_ptr<PeerQueue> flow_;
   mutable std::mutex mu_;            // c_, warned_, rx_q_, rx_q_bytes_
   std::map<std::string, bool> warned_;
