@@ -16,13 +16,14 @@ All multi-byte fields in host memory are little-endian unless marked `raw` (byte
 
 # Bumped on any incompatible change; the driver refuses a device whose major differs.
 ABI_MAJOR = 1
-ABI_MINOR = 8  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
+ABI_MINOR = 9  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
 #                1.3: RDMA WQE fields and opcodes, OPS_CAPS, SET_QP.ACCESS; 1.4: ASYNC_CQ, ASYNC_EVENT
 #                records, STAT_ASYNC_DROP; 1.5: UD QPs (SET_QP.TYPE/QKEY, UD_AV in the send WQE,
 #                DETH, the GRH in front of a UD receive, OPS_CAPS.UD, STAT_RX_DROP_QKEY/RX_UD_NO_WQE);
 #                1.6: AEV_COMM_EST and AEV_CQ_ERR records, SET_CQ.KEEP (resize); 1.7: AEV_QP_FATAL, a CQ
 #                in error takes no completion until SET_CQ; 1.8: SET_QP.TCLASS/HOP_LIMIT and UD_AV.TCLASS/
-#                HOP_LIMIT (the IPv4 TOS and TTL of the QP's packets)
+#                HOP_LIMIT (the IPv4 TOS and TTL of the QP's packets); 1.9: SET_QP.MAX_RD_ATOMIC,
+#                MAX_RD_ATOM (RDMA READ resources)
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -55,6 +56,9 @@ CONSTS = [
     ("UD_MAX_SGE", 5, "SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)"),
     ("UD_MAX_INLINE", 80, "inline payload bytes in a UD send WQE (up to the UD_AV)"),
     ("GRH_LEN", 40, "bytes in front of every UD receive: 20 zero bytes, then the packet's IPv4 header (RoCEv2)"),
+    # RDMA READ resources
+    ("MAX_RD_ATOM", 4, "RDMA READs in flight per QP: as requester (SET_QP.MAX_RD_ATOMIC is clamped to it) and as "
+     "responder (READ requests being answered; one more is dropped unanswered, the requester's timer resends it)"),
 ]
 
 # BAR0 registers: (name, offset, access, reset/description)
@@ -154,7 +158,7 @@ CMDS = [
         ("PATH_MTU", 11), ("DEST_QPN", 12), ("DEST_IP", 13), ("SQ_PSN", 14), ("RQ_PSN", 15),
         ("DMAC_LO", 16), ("DMAC_HI", 17), ("MIN_RNR_TIMER", 18), ("RNR_RETRY", 19),
         ("RETRY_CNT", 20), ("TIMEOUT", 21), ("INIT", 22), ("ACCESS", 23), ("TYPE", 24), ("QKEY", 25),
-        ("TCLASS", 26), ("HOP_LIMIT", 27)]),
+        ("TCLASS", 26), ("HOP_LIMIT", 27), ("MAX_RD_ATOMIC", 28)]),
     ("QUERY_QP", 0x05, [("STATE", 0), ("SQ_PSN", 14), ("RQ_PSN", 15)]),
 ]
 # SET_CQ.KEEP (documentation only).
@@ -179,6 +183,8 @@ SET_QP_NOTES = [
     "the IPv4 TOS byte (DSCP and ECN) and TTL of every packet the QP sends, its ACKs and NAKs included; a UD QP "
     "takes them from each WQE's UD_AV instead (RoCEv2 maps the GRH's traffic class and hop limit onto these "
     "IPv4 fields, as mlx5 does).",
+    "`SET_QP.MAX_RD_ATOMIC` (ibv_qp_attr.max_rd_atomic, 0..MAX_RD_ATOM): RDMA READs the QP's send queue keeps "
+    "in flight at most (a READ WQE waits until an earlier one completes; 0 is taken as 1).",
     "`SET_QP.ACCESS` (ibv_qp_attr.qp_access_flags, ACCESS bits): the remote operations the QP accepts as a "
     "responder; an RDMA WRITE to a QP without REMOTE_WRITE is NAKed invalid request and the QP goes to ERR "
     "(IBA 9.7.4.1.2, as rxe and mlx5 do).",

@@ -14,7 +14,7 @@
 #include "wq.hpp"
 
 namespace tmnic {
-constexpr unsigned kSetQpWords = hwif::cmd::set_qp::HOP_LIMIT + 1;  // (HOP_LIMIT is the last argument)
+constexpr unsigned kSetQpWords = hwif::cmd::set_qp::MAX_RD_ATOMIC + 1;  // (MAX_RD_ATOMIC is the last argument)
 }
 
 struct tmnic_qp {

@@ -123,8 +123,14 @@ int check_and_apply(Device& dev, const struct ibv_qp_attr* a, int mask, uint32_t
     if (a->rnr_retry > 7) return EINVAL;
     cfg[q::RNR_RETRY] = a->rnr_retry;
   }
-  // MAX_QP_RD_ATOMIC / MAX_DEST_RD_ATOMIC are required by the spec and accepted, but there is
-  // no RDMA READ/atomic engine yet (max_qp_rd_atom = 0), so they configure nothing.
+  // IBA: a QP's READ/atomic limits may not exceed the device's (max_qp_init_rd_atom,
+  // max_qp_rd_atom). The send queue keeps max_rd_atomic READs in flight (0 is taken as 1 by the
+  // NIC); the responder always has MAX_RD_ATOM resources, at least max_dest_rd_atomic.
+  if (mask & IBV_QP_MAX_QP_RD_ATOMIC) {
+    if (a->max_rd_atomic > hwif::MAX_RD_ATOM) return EINVAL;
+    cfg[q::MAX_RD_ATOMIC] = a->max_rd_atomic;
+  }
+  if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > hwif::MAX_RD_ATOM) return EINVAL;
   return 0;
 }
 

@@ -10,7 +10,7 @@ namespace tmnic::hwif {
 
 constexpr uint32_t DEVICE_ID = 0x544D4E43u;
 constexpr uint32_t ABI_MAJOR = 1u;
-constexpr uint32_t ABI_MINOR = 8u;
+constexpr uint32_t ABI_MINOR = 9u;
 constexpr uint32_t WQE_STRIDE = 128u;  // bytes per send/receive WQE
 constexpr uint32_t WQE_MAX_SGE = 6u;  // scatter/gather entries in one WQE
 constexpr uint32_t WQE_MAX_INLINE = 96u;  // inline payload bytes in one send WQE
@@ -32,6 +32,7 @@ constexpr uint32_t WQE_UD_AV_OFF = 112u;  // UD send WQE: its UD_AV (destination
 constexpr uint32_t UD_MAX_SGE = 5u;  // SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)
 constexpr uint32_t UD_MAX_INLINE = 80u;  // inline payload bytes in a UD send WQE (up to the UD_AV)
 constexpr uint32_t GRH_LEN = 40u;  // bytes in front of every UD receive: 20 zero bytes, then the packet's IPv4 header (RoCEv2)
+constexpr uint32_t MAX_RD_ATOM = 4u;  // RDMA READs in flight per QP: as requester (SET_QP.MAX_RD_ATOMIC is clamped to it) and as responder (READ requests being answered; one more is dropped unanswered, the requester's timer resends it)
 constexpr uint32_t NUM_CMD_ARGS = 32u;
 constexpr uint32_t NO_SRQ = 65535u;
 
@@ -185,6 +186,7 @@ constexpr uint32_t TYPE = 24u;
 constexpr uint32_t QKEY = 25u;
 constexpr uint32_t TCLASS = 26u;
 constexpr uint32_t HOP_LIMIT = 27u;
+constexpr uint32_t MAX_RD_ATOMIC = 28u;
 }
 constexpr uint32_t QUERY_QP = 0x05u;
 namespace query_qp {

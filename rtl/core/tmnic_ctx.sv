@@ -146,13 +146,14 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign path_w = '{dmac: qp_wdata.dmac, dest_ip: qp_wdata.dest_ip, dest_qpn: qp_wdata.dest_qpn,
                     tclass: qp_wdata.tclass, hop_limit: qp_wdata.hop_limit};
   assign req_w = '{state: '0, pd: qp_wdata.pd, sq_base: qp_wdata.sq_base, sq_log: qp_wdata.sq_log,
-                   pmtu_log: qp_wdata.pmtu_log, ud: qp_wdata.ud, path: path_w};
+                   pmtu_log: qp_wdata.pmtu_log, ud: qp_wdata.ud, max_rd: qp_wdata.max_rd, path: path_w};
   assign cmp_w = '{state: '0, send_cq: qp_wdata.send_cq, rnr_retry: qp_wdata.rnr_retry,
                    retry_cnt: qp_wdata.retry_cnt, timeout: qp_wdata.timeout};
   assign rsp_w = '{state: '0, pd: qp_wdata.pd, recv_cq: qp_wdata.recv_cq, srq: qp_wdata.srq,
                    rq_base: qp_wdata.rq_base, rq_log: qp_wdata.rq_log, dest_ip: qp_wdata.dest_ip,
                    min_rnr_timer: qp_wdata.min_rnr_timer, rem_access: qp_wdata.rem_access,
-                   ud: qp_wdata.ud, qkey: qp_wdata.qkey};
+                   ud: qp_wdata.ud, qkey: qp_wdata.qkey, pmtu_log: qp_wdata.pmtu_log,
+                   sq_base: qp_wdata.sq_base, sq_log: qp_wdata.sq_log};
   // (the state has its own table)
   wire unused_qp_wdata = ^{qp_wdata.state, req_w.state, cmp_w.state, rsp_w.state};
   /* verilator lint_off PINCONNECTEMPTY */   // (the state table's ports give the registered indices)
@@ -284,6 +285,10 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     // IB MTU enum 1..5 = 256..4096 bytes
     mtu_log = (ib_mtu >= 32'd1 && ib_mtu <= 32'd5) ? 4'(ib_mtu + 32'd7) : 4'd10;
   endfunction
+  // SET_QP.MAX_RD_ATOMIC clamped to 1..MAX_RD_ATOM
+  function automatic logic [2:0] rd_clamp(input logic [31:0] n);
+    rd_clamp = (n == 32'd0) ? 3'd1 : (n > 32'(MAX_RD_ATOM)) ? 3'(MAX_RD_ATOM) : 3'(n);
+  endfunction
 
 
   // Which commands are well-formed (index in range, sizes within the hardware limits).
@@ -340,7 +345,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           retry_cnt: cmd_args_i[ARG_SET_QP_RETRY_CNT][2:0], timeout: cmd_args_i[ARG_SET_QP_TIMEOUT][4:0],
           rem_access: cmd_args_i[ARG_SET_QP_ACCESS][2:0],
           ud: cmd_args_i[ARG_SET_QP_TYPE] == 32'(QP_TYPE_UD), qkey: cmd_args_i[ARG_SET_QP_QKEY],
-          tclass: cmd_args_i[ARG_SET_QP_TCLASS][7:0], hop_limit: cmd_args_i[ARG_SET_QP_HOP_LIMIT][7:0]};
+          tclass: cmd_args_i[ARG_SET_QP_TCLASS][7:0], hop_limit: cmd_args_i[ARG_SET_QP_HOP_LIMIT][7:0],
+          max_rd: rd_clamp(cmd_args_i[ARG_SET_QP_MAX_RD_ATOMIC])};
 
   // Busy: two cycles for the new table contents to reach every engine, then until all is quiet;
   // a QUERY_QP only until its read-back lands.

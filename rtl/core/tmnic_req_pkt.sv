@@ -31,6 +31,10 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [WQE_MAX_INLINE*8-1:0] inl_bytes_i,   // the WQE's inline bytes, byte 0 first
   input  logic                        imm_i,         // SEND_WITH_IMM, RDMA_WRITE_WITH_IMM
   input  logic                        write_i,       // RDMA WRITE: RETH {raddr_i, rkey_i, msg_len_i} first
+  input  logic                        read_i,        // RDMA READ request: one packet, RETH {raddr_i, rkey_i,
+                                                     //   msg_len_i}, no payload
+  input  logic                        rresp_i,       // RDMA READ response: AETH aeth_i on FIRST/LAST/ONLY
+  input  logic [31:0]                 aeth_i,
   input  logic [63:0]                 raddr_i,
   input  logic [31:0]                 rkey_i,
   input  logic [31:0]                 imm_data_i,
@@ -140,7 +144,8 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // ---------------------------------------------------------------- the packet's header
   // (from registers and stable inputs; the allocation takes it with go_i)
   wire [12:0] pmtu = 13'd1 << pmtu_log_i;
-  wire        last_pkt = (msg_len_i - off_q) <= {19'd0, pmtu};
+  // (a READ request is one packet without payload, whatever the length it asks for)
+  wire        last_pkt = read_i || (msg_len_i - off_q) <= {19'd0, pmtu};
   wire        first_pkt = (off_q == 32'd0);
   always_comb begin
     hdr = '0;
@@ -153,7 +158,7 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     hdr.udp_sport = udp_sport_i;
     hdr.dest_qp = path_i.dest_qpn;
     hdr.psn = psn_i;
-    hdr.pay_len = last_pkt ? 13'(msg_len_i - off_q) : pmtu;
+    hdr.pay_len = read_i ? 13'd0 : last_pkt ? 13'(msg_len_i - off_q) : pmtu;
     hdr.ack_req = last_pkt;
     // (SE only where the IBA allows it: a SEND's last packet, a WRITE's with an immediate)
     hdr.se = last_pkt && solicited_i && (!write_i || imm_i);
@@ -163,7 +168,17 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     hdr.reth_len = msg_len_i;
     hdr.deth_qkey = qkey_i;         // (sent only with the UD opcodes)
     hdr.deth_sqp = sqp_i;
-    if (ud_i) begin                 // (the requester sends no datagram over PMTU)
+    hdr.aeth = aeth_i;              // (sent only with the READ response opcodes that carry one)
+    if (read_i) begin
+      hdr.opcode = OP_READ_REQ;
+    end else if (rresp_i) begin     // (responses ask for nothing: the requester does not ACK them)
+      hdr.ack_req = 1'b0;
+      hdr.se = 1'b0;
+      if (first_pkt && last_pkt) hdr.opcode = OP_READ_RESP_ONLY;
+      else if (first_pkt) hdr.opcode = OP_READ_RESP_FIRST;
+      else if (last_pkt) hdr.opcode = OP_READ_RESP_LAST;
+      else hdr.opcode = OP_READ_RESP_MIDDLE;
+    end else if (ud_i) begin                 // (the requester sends no datagram over PMTU)
       hdr.opcode = imm_i ? OP_UD_SEND_ONLY_IMM : OP_UD_SEND_ONLY;
       hdr.ack_req = 1'b0;
     end else if (write_i) begin
@@ -252,6 +267,9 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_req_pkt: gather started while one runs");
   a_gather_last: assert property (@(posedge clk_i) disable iff (!chk_q) g_push && ga_last |=> ga_idle)
     else $error("tmnic_req_pkt: the gather went on after the packet's last read");
+  a_modes: assert property (@(posedge clk_i) disable iff (!chk_q)
+    go_i |-> $onehot0({write_i, read_i, rresp_i, ud_i}) && !(inline_i && (read_i || rresp_i)))
+    else $error("tmnic_req_pkt: more than one message kind, or inline READ data");
   a_inline_len: assert property (@(posedge clk_i) disable iff (!chk_q) go_i && inline_i |-> last_pkt && first_pkt)
     else $error("tmnic_req_pkt: an inline message of more than one packet");
   a_rd_stable: assert property (@(posedge clk_i) disable iff (!chk_q)

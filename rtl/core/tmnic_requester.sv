@@ -196,6 +196,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Configuration of the current QP (the requester's view)
   wire qp_req_cfg_t cfg = qp_rd_i;
+  wire unused_max_rd = ^cfg.max_rd;           // (RDMA READ: not yet executed)
   // The ring of the current QP, registered for the fetcher: the request is made at least a cycle
   // after S_LOAD, and the fetch address starts at a register, not at the context RAM's output.
   // (Verilator 5.006 also emits uncompilable code when the fetcher's assertions sample the
@@ -298,7 +299,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .msg_new_i(state_q == S_CHECK), .msg_len_i(msg_len_q), .inline_i(w_inline),
     .inl_bytes_i(wqe_q[WQE_INLINE_DATA_OFF*8 +: WQE_MAX_INLINE*8]),
     .imm_i(w_op == WQE_OP_SEND_WITH_IMM || w_op == WQE_OP_RDMA_WRITE_WITH_IMM),
-    .write_i(w_write), .raddr_i(w_raddr), .rkey_i(w_rkey),
+    .write_i(w_write), .read_i(1'b0), .rresp_i(1'b0), .aeth_i(32'd0), .raddr_i(w_raddr), .rkey_i(w_rkey),
     .imm_data_i(w_imm), .solicited_i(w_flags[WQE_FLAG_SOLICITED_BIT]),
     .ud_i(cfg.ud), .qkey_i(w_qkey), .sqp_i(24'(q_q)),
     .sg_we_i(chk_out_valid), .sg_idx_i(chk_out_idx), .sg_iova_i(chk_out_iova), .sg_len_i(chk_out_len),

@@ -265,6 +265,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // ---------------------------------------------------------------- current packet and QP
   // Configuration of the current QP (the responder's view).
   wire qp_rsp_cfg_t cfg = qp_rd_i;
+  wire unused_rd_cfg = ^{cfg.pmtu_log, cfg.sq_base, cfg.sq_log};   // (RDMA READ: not yet executed)
   /* verilator lint_off UNUSEDSIGNAL */
   wire srq_cfg_t scfg = srq_rd_i;       // the op-ring and tag-range fields belong to tmnic_tm_ops
   /* verilator lint_on UNUSEDSIGNAL */

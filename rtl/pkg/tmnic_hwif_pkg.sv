@@ -3,7 +3,7 @@
 package tmnic_hwif_pkg;
 
   localparam logic [31:0] DEVICE_ID = 32'h544D4E43;
-  localparam logic [31:0] ABI_VERSION = 32'h00010008;
+  localparam logic [31:0] ABI_VERSION = 32'h00010009;
   localparam int unsigned WQE_STRIDE = 128;  // bytes per send/receive WQE
   localparam int unsigned WQE_MAX_SGE = 6;  // scatter/gather entries in one WQE
   localparam int unsigned WQE_MAX_INLINE = 96;  // inline payload bytes in one send WQE
@@ -25,6 +25,7 @@ package tmnic_hwif_pkg;
   localparam int unsigned UD_MAX_SGE = 5;  // SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)
   localparam int unsigned UD_MAX_INLINE = 80;  // inline payload bytes in a UD send WQE (up to the UD_AV)
   localparam int unsigned GRH_LEN = 40;  // bytes in front of every UD receive: 20 zero bytes, then the packet's IPv4 header (RoCEv2)
+  localparam int unsigned MAX_RD_ATOM = 4;  // RDMA READs in flight per QP: as requester (SET_QP.MAX_RD_ATOMIC is clamped to it) and as responder (READ requests being answered; one more is dropped unanswered, the requester's timer resends it)
   localparam int unsigned NUM_CMD_ARGS = 32;
   localparam int unsigned NO_SRQ = 65535;
 
@@ -156,6 +157,7 @@ package tmnic_hwif_pkg;
   localparam int unsigned ARG_SET_QP_QKEY = 25;
   localparam int unsigned ARG_SET_QP_TCLASS = 26;
   localparam int unsigned ARG_SET_QP_HOP_LIMIT = 27;
+  localparam int unsigned ARG_SET_QP_MAX_RD_ATOMIC = 28;
   localparam logic [7:0] CMD_QUERY_QP = 8'h05;
   localparam int unsigned ARG_QUERY_QP_STATE = 0;
   localparam int unsigned ARG_QUERY_QP_SQ_PSN = 14;

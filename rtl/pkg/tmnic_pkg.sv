@@ -29,6 +29,7 @@ package tmnic_pkg;
     logic [31:0] qkey;        // UD: the Q_Key a datagram must carry
     logic [7:0]  tclass;      // IPv4 TOS of the QP's packets (GRH traffic class)
     logic [7:0]  hop_limit;   // IPv4 TTL of the QP's packets (GRH hop limit)
+    logic [2:0]  max_rd;      // RDMA READs the send queue keeps in flight (1..MAX_RD_ATOM)
   } qp_cfg_t;
 
   // What each engine reads of a QP's configuration. tmnic_ctx keeps one table per read port, holding
@@ -50,6 +51,7 @@ package tmnic_pkg;
     logic [3:0]  sq_log;
     logic [3:0]  pmtu_log;
     logic        ud;          // a datagram QP: each WQE names its destination
+    logic [2:0]  max_rd;      // RDMA READs in flight at most (1..MAX_RD_ATOM)
     qp_path_t    path;
   } qp_req_cfg_t;   // requester
 
@@ -73,6 +75,9 @@ package tmnic_pkg;
     logic [2:0]  rem_access;
     logic        ud;            // a datagram QP: any sender with the right Q_Key
     logic [31:0] qkey;
+    logic [3:0]  pmtu_log;      // READ requests: the response packets' length
+    logic [63:0] sq_base;       // READ responses land in the send queue's READ WQE
+    logic [3:0]  sq_log;
   } qp_rsp_cfg_t;   // responder
 
   // Memory region: key, protection domain, access rights and the VA -> IOVA translation.

@@ -48,11 +48,15 @@ class RawHost {
   uint32_t rd(uint32_t off) { return w_.mmio_read(nic_, off); }
   void wr(uint32_t off, uint32_t v) { w_.mmio_write(nic_, off, v); }
 
-  // Runs a command; returns CMD_STATUS.
+  // Runs a command; returns CMD_STATUS once it is done.
   uint32_t cmd(uint32_t op, uint32_t idx, const std::vector<std::pair<uint32_t, uint32_t>>& args) {
     for (auto& a : args) wr(hw::reg::CMD_ARG0 + 4 * a.first, a.second);
     wr(hw::reg::CMD, (idx << 8) | op);
-    return rd(hw::reg::CMD_STATUS);
+    // (as the driver does: a command may take longer than one BAR read, e.g. while the engines
+    // take a QP's new state)
+    uint32_t st = rd(hw::reg::CMD_STATUS);
+    for (int i = 0; i < 1000 && (st & hw::regf::cmd_status::BUSY.mask()); ++i) st = rd(hw::reg::CMD_STATUS);
+    return st;
   }
   uint32_t set_mr(uint32_t idx, uint32_t key, uint32_t pd, uint64_t va, uint64_t len, uint64_t iova, uint32_t access) {
     namespace a = hw::cmd::set_mr;
@@ -87,6 +91,7 @@ class RawHost {
     uint32_t access = hw::access::REMOTE_WRITE | hw::access::REMOTE_READ;   // qp_access_flags
     uint32_t type = hw::cmd::QP_TYPE_RC, qkey = 0;
     uint32_t tclass = 0, hop_limit = 64;   // IPv4 TOS and TTL
+    uint32_t max_rd = hw::MAX_RD_ATOM;     // RDMA READs in flight
   };
   uint32_t set_qp(uint32_t qpn, const QpCfg& c) {
     namespace a = hw::cmd::set_qp;
@@ -99,7 +104,7 @@ class RawHost {
                {a::DMAC_LO, uint32_t(c.dmac)}, {a::DMAC_HI, uint32_t(c.dmac >> 32)},
                {a::MIN_RNR_TIMER, c.min_rnr}, {a::RNR_RETRY, c.rnr_retry}, {a::RETRY_CNT, 7},
                {a::TIMEOUT, 14}, {a::INIT, c.init}, {a::ACCESS, c.access}, {a::TYPE, c.type}, {a::QKEY, c.qkey},
-               {a::TCLASS, c.tclass}, {a::HOP_LIMIT, c.hop_limit}});
+               {a::TCLASS, c.tclass}, {a::HOP_LIMIT, c.hop_limit}, {a::MAX_RD_ATOMIC, c.max_rd}});
   }
 
   static void put_wqe(uint8_t* slot, uint64_t wr_id, uint8_t op, uint8_t flags,

@@ -14,9 +14,9 @@ namespace tmnic::tb {
 enum CfgField {
   kCfState, kCfPd, kCfSendCq, kCfRecvCq, kCfSrq, kCfSqBase, kCfSqLog, kCfRqBase, kCfRqLog, kCfPmtuLog,
   kCfDestQpn, kCfDestIp, kCfDmac, kCfMinRnr, kCfRnrRetry, kCfRetryCnt, kCfTimeout, kCfRemAccess, kCfUd, kCfQkey,
-  kCfTclass, kCfHopLimit, kNumCfgFields
+  kCfTclass, kCfHopLimit, kCfMaxRd, kNumCfgFields
 };
-constexpr unsigned kCfgWidth[kNumCfgFields] = {3, 16, 16, 16, 16, 64, 4, 64, 4, 4, 24, 32, 48, 5, 3, 3, 5, 3, 1, 32, 8, 8};
+constexpr unsigned kCfgWidth[kNumCfgFields] = {3, 16, 16, 16, 16, 64, 4, 64, 4, 4, 24, 32, 48, 5, 3, 3, 5, 3, 1, 32, 8, 8, 3};
 // Bit position of a field's LSB in the packed qp_cfg_t.
 constexpr unsigned cfg_lsb(unsigned f) {
   unsigned l = 0;
@@ -24,16 +24,17 @@ constexpr unsigned cfg_lsb(unsigned f) {
   return l;
 }
 constexpr unsigned kQpCfgBits = cfg_lsb(0) + kCfgWidth[0];
-static_assert(kQpCfgBits == 379, "qp_cfg_t is 379 bits (tmnic_pkg.sv)");
+static_assert(kQpCfgBits == 382, "qp_cfg_t is 382 bits (tmnic_pkg.sv)");
 constexpr unsigned kQpCfgWords = (kQpCfgBits + 31) / 32;
 
 // The views: which qp_cfg_t fields each read port of tmnic_ctx carries, most significant first.
 inline constexpr CfgField kPathView[] = {kCfDmac, kCfDestIp, kCfDestQpn, kCfTclass, kCfHopLimit};  // qp_path_t
-inline constexpr CfgField kReqView[] = {kCfState, kCfPd, kCfSqBase, kCfSqLog, kCfPmtuLog, kCfUd,
+inline constexpr CfgField kReqView[] = {kCfState, kCfPd, kCfSqBase, kCfSqLog, kCfPmtuLog, kCfUd, kCfMaxRd,
                                         kCfDmac, kCfDestIp, kCfDestQpn, kCfTclass, kCfHopLimit};  // qp_req_cfg_t
 inline constexpr CfgField kCmpView[] = {kCfState, kCfSendCq, kCfRnrRetry, kCfRetryCnt, kCfTimeout};  // qp_cmp_cfg_t
 inline constexpr CfgField kRspView[] = {kCfState, kCfPd, kCfRecvCq, kCfSrq, kCfRqBase, kCfRqLog,
-                                        kCfDestIp, kCfMinRnr, kCfRemAccess, kCfUd, kCfQkey};    // qp_rsp_cfg_t
+                                        kCfDestIp, kCfMinRnr, kCfRemAccess, kCfUd, kCfQkey,
+                                        kCfPmtuLog, kCfSqBase, kCfSqLog};                       // qp_rsp_cfg_t
 inline constexpr CfgField kSrcQpView[] = {kCfDestQpn};                                         // cqe_src_qp_o
 
 template <std::size_t N>
@@ -42,8 +43,8 @@ constexpr unsigned view_bits(const CfgField (&v)[N]) {
   for (CfgField f : v) b += kCfgWidth[f];
   return b;
 }
-static_assert(view_bits(kPathView) == 120 && view_bits(kReqView) == 212 && view_bits(kCmpView) == 30 &&
-              view_bits(kRspView) == 192, "a view's width differs from tmnic_pkg.sv");
+static_assert(view_bits(kPathView) == 120 && view_bits(kReqView) == 215 && view_bits(kCmpView) == 30 &&
+              view_bits(kRspView) == 264, "a view's width differs from tmnic_pkg.sv");
 
 // Packs the view of fields v[0..n) (most significant first) of the qp_cfg_t in `cfg` (kQpCfgWords
 // words) into `dst` at bit `base`.

@@ -81,7 +81,7 @@ struct QpCfg {
   uint32_t rq_log = 0, pmtu_log = 0, dest_qpn = 0, dest_ip = 0;
   uint64_t dmac = 0;
   uint32_t min_rnr = 0, rnr_retry = 0, retry_cnt = 0, timeout = 0, rem_access = 0, ud = 0, qkey = 0;
-  uint32_t tclass = 0, hop_limit = 0;
+  uint32_t tclass = 0, hop_limit = 0, max_rd = 0;
   bool written = false;
   void pack(uint32_t* w, unsigned base) const {
     Packer p{w, base + kQpBits};
@@ -89,7 +89,7 @@ struct QpCfg {
     p.put(sq_base, 64); p.put(sq_log, 4); p.put(rq_base, 64); p.put(rq_log, 4); p.put(pmtu_log, 4);
     p.put(dest_qpn, 24); p.put(dest_ip, 32); p.put(dmac, 48); p.put(min_rnr, 5); p.put(rnr_retry, 3);
     p.put(retry_cnt, 3); p.put(timeout, 5); p.put(rem_access, 3); p.put(ud, 1); p.put(qkey, 32);
-    p.put(tclass, 8); p.put(hop_limit, 8);
+    p.put(tclass, 8); p.put(hop_limit, 8); p.put(max_rd, 3);
   }
 };
 struct Mr {
@@ -239,6 +239,7 @@ class CtxBench {
         a[set_qp::STATE] = chance(rng_, 0.1) ? static_cast<uint32_t>(urand(rng_, 7, 0xFFFFFFFF)) : static_cast<uint32_t>(urand(rng_, 0, 6));
         a[set_qp::SQ_LOG_SIZE] = chance(rng_, 0.5) ? static_cast<uint32_t>(urand(rng_, 0, 15)) : rand_log();
         a[set_qp::RQ_LOG_SIZE] = chance(rng_, 0.5) ? static_cast<uint32_t>(urand(rng_, 0, 15)) : rand_log();
+        a[set_qp::MAX_RD_ATOMIC] = chance(rng_, 0.7) ? static_cast<uint32_t>(urand(rng_, 0, 6)) : a[set_qp::MAX_RD_ATOMIC];
         a[set_qp::PATH_MTU] = chance(rng_, 0.8) ? static_cast<uint32_t>(urand(rng_, 0, 7)) : a[set_qp::PATH_MTU];
         a[set_qp::SRQ] = chance(rng_, 0.4) ? hw::NO_SRQ : chance(rng_, 0.5) ? static_cast<uint32_t>(urand(rng_, 0, 15)) : a[set_qp::SRQ];
         a[set_qp::INIT] = static_cast<uint32_t>(urand(rng_, 0, 3)) | (a[set_qp::INIT] & ~3u);
@@ -457,6 +458,9 @@ class CtxBench {
           q.rem_access = a[set_qp::ACCESS] & 7;
           q.tclass = a[set_qp::TCLASS] & 0xFF;
           q.hop_limit = a[set_qp::HOP_LIMIT] & 0xFF;
+          // MAX_RD_ATOMIC clamped to 1..MAX_RD_ATOM
+          q.max_rd = a[set_qp::MAX_RD_ATOMIC] == 0 ? 1 : std::min<uint32_t>(a[set_qp::MAX_RD_ATOMIC], hw::MAX_RD_ATOM);
+          cov_.hit(a[set_qp::MAX_RD_ATOMIC] == 0 ? "set_qp_rd_zero" : a[set_qp::MAX_RD_ATOMIC] > hw::MAX_RD_ATOM ? "set_qp_rd_clamped" : "set_qp_rd_in_range");
           q.ud = a[set_qp::TYPE] == hw::cmd::QP_TYPE_UD;
           q.qkey = a[set_qp::QKEY];
           cov_.hit(q.ud ? "set_qp_ud" : "set_qp_rc");
@@ -630,7 +634,7 @@ class CtxBench {
 TEST(Ctx, RandomCommandSequences) {
   Coverage cov({"set_mr_ok", "set_mr_bad_index", "set_cq_ok", "set_cq_log_max", "set_cq_bad_index", "set_cq_bad_log", "set_cq_unaligned",
                 "set_srq_ok", "set_srq_bad_index", "set_srq_bad_log", "set_srq_unaligned", "set_srq_tm_ok", "set_srq_tm_bad",
-                "set_srq_bad_tm", "set_qp_ok", "set_cq_keep", "set_cq_reset", "set_qp_ud", "set_qp_rc", "set_qp_bad_index",
+                "set_srq_bad_tm", "set_qp_ok", "set_cq_keep", "set_cq_reset", "set_qp_ud", "set_qp_rc", "set_qp_rd_zero", "set_qp_rd_clamped", "set_qp_rd_in_range", "set_qp_bad_index",
                 "set_qp_reserved_qpn", "set_qp_bad_state", "set_qp_bad_type", "set_qp_bad_log", "set_qp_mtu_valid", "set_qp_mtu_default",
                 "set_qp_init_both", "set_qp_wins_over_engine_error", "failed_set_qp_engine_error_applies",
                 "query_qp_ok", "query_qp_in_err", "query_qp_bad_index", "unknown_opcode", "nop_clears_error",
