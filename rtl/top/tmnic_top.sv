@@ -337,12 +337,28 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [BYTES-1:0] pay_tkeep;
   logic pay_tlast, pay_tvalid, pay_tready, tx_hdr_valid, tx_hdr_ready;
 
+  // READ responses (tmnic_rd_resp, not wired yet): the scheduler's third source, tied off.
+  roce_hdr_t rr_pkt_hdr;
+  logic [$clog2(NSLOT)-1:0] rr_pkt_slot;
+  logic rr_pkt_valid, rr_pkt_ready, txb2_rd;
+  logic [NSLOT-1:0] rr_slot_free;
+  logic [12+$clog2(NSLOT)-1:0] txb2_rpos;
+  logic [DATA_W-1:0] txb2_rdata;
+  assign rr_pkt_hdr = '0;
+  assign rr_pkt_slot = '0;
+  assign rr_pkt_valid = 1'b0;
+  assign txb2_rdata = '0;
+  wire unused_rr = ^{rr_pkt_ready, rr_slot_free, txb2_rd, txb2_rpos};
+
   tmnic_tx_sched #(.DATA_W(DATA_W), .NSLOT(NSLOT)) u_txs (
     .clk_i, .rst_ni,
     .ack_hdr_i(ack_hdr), .ack_valid_i(ack_tx_valid), .ack_ready_o(ack_tx_ready),
     .pkt_hdr_i(sq_pkt_hdr), .pkt_slot_i(sq_pkt_slot), .pkt_valid_i(sq_pkt_valid), .pkt_ready_o(sq_pkt_ready),
     .slot_free_o(slot_free),
+    .rr_hdr_i(rr_pkt_hdr), .rr_slot_i(rr_pkt_slot), .rr_valid_i(rr_pkt_valid), .rr_ready_o(rr_pkt_ready),
+    .rr_slot_free_o(rr_slot_free),
     .txb_rd_o(txb_rd), .txb_pos_o(txb_rpos), .txb_data_i(txb_rdata),
+    .txb2_rd_o(txb2_rd), .txb2_pos_o(txb2_rpos), .txb2_data_i(txb2_rdata),
     .m_hdr_o(tx_hdr), .m_hdr_valid_o(tx_hdr_valid), .m_hdr_ready_i(tx_hdr_ready),
     .m_pay_tdata_o(pay_tdata), .m_pay_tkeep_o(pay_tkeep), .m_pay_tlast_o(pay_tlast),
     .m_pay_tvalid_o(pay_tvalid), .m_pay_tready_i(pay_tready), .idle_o(txs_idle));
