@@ -14,6 +14,7 @@ rtl/core/tmnic_ack_gen.sv
 rtl/core/tmnic_rx_buf.sv
 rtl/core/tmnic_scatter.sv
 rtl/core/tmnic_req_pkt.sv
+rtl/core/tmnic_rd_resp.sv
 rtl/core/tmnic_rx_check.sv
 rtl/core/tmnic_rx_cqe.sv
 rtl/core/tmnic_tm_classify.sv
