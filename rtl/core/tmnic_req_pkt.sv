@@ -160,8 +160,9 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     hdr.psn = psn_i;
     hdr.pay_len = read_i ? 13'd0 : last_pkt ? 13'(msg_len_i - off_q) : pmtu;
     hdr.ack_req = last_pkt;
-    // (SE only where the IBA allows it: a SEND's last packet, a WRITE's with an immediate)
-    hdr.se = last_pkt && solicited_i && (!write_i || imm_i);
+    // (SE only where the IBA allows it: a SEND's last packet, a WRITE's with an immediate; never a
+    // READ request's, whatever the WQE's flags)
+    hdr.se = last_pkt && solicited_i && !read_i && (!write_i || imm_i);
     hdr.imm = imm_data_i;
     hdr.reth_va = raddr_i;          // (sent only with the opcodes that carry a RETH)
     hdr.reth_rkey = rkey_i;

@@ -1,6 +1,10 @@
 // tmnic_req_pkt against a model of the requester's packetisation (IBA 9.4/9.7: a SEND or RDMA WRITE
 // message cut into PMTU packets, FIRST/MIDDLE/LAST or ONLY, WITH_IMM on the last, AckReq on the last,
-// SE on a SEND's last or a WRITE's with an immediate, a WRITE's RETH on its first packet):
+// SE on a SEND's last or a WRITE's with an immediate, a WRITE's RETH on its first packet), of an RDMA
+// READ request (one READ_REQ packet with the RETH {remote address, rkey, length}, AckReq, no payload
+// and no payload read whatever the length, SE never) and of the responder's READ responses (9.7.5.1.3:
+// READ_RESP_FIRST/MIDDLE/LAST or ONLY by position, AETH aeth_i, AckReq and SE never, payload gathered
+// like a SEND's):
 //   - for each packet: the header handed to the TX scheduler (opcode, payload length, PSN, AckReq,
 //     SE, immediate, addresses), in allocation order;
 //   - its payload reads: the packet's byte range walked over the message's SGE list from a cursor
@@ -12,8 +16,9 @@
 // The DMA answers reads in order with random latency and gaps, unaligned first beats with partial
 // byte enables (tmnic_dma_rd's response format); the TX scheduler takes packets with random
 // back-pressure and frees slots after a random delay; the requester starts packets at random times
-// and new messages (random lengths 0..16 KiB, 0..6 SGEs with empty ones, inline up to 96 bytes,
-// PMTU 256..4096) as soon as the previous message's last packet is done.
+// and new messages (SEND, WRITE, READ request or READ response; random lengths 0..16 KiB, 0..6 SGEs
+// with empty ones, inline up to 96 bytes for SEND/WRITE, a READ request's length up to 2^31 with no
+// SGEs; PMTU 256..4096) as soon as the previous message's last packet is done.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -102,17 +107,29 @@ class PktBench {
 
   // A new message: its SGEs (written one per cycle from the next cycle on) or inline bytes.
   void new_message() {
-    inline_ = chance(rng_, 0.25);
+    // the kind: SEND, RDMA WRITE (RETH on the first packet), READ request, READ response
+    const unsigned kind = static_cast<unsigned>(u(0, 19));
+    write_ = kind >= 8 && kind < 13;
+    read_ = kind >= 13 && kind < 16;
+    rresp_ = kind >= 16;
+    inline_ = !read_ && !rresp_ && chance(rng_, 0.3);
     pmtu_log_ = static_cast<unsigned>(u(8, 12));
-    imm_ = chance(rng_, 0.3);
-    write_ = chance(rng_, 0.35);   // an RDMA WRITE: RETH on the first packet, WRITE opcodes
+    imm_ = chance(rng_, 0.3);          // (ignored by READ requests and responses)
+    aeth_ = static_cast<uint32_t>(rng_());
     raddr_ = rng_();
     rkey_ = static_cast<uint32_t>(rng_());
     imm_data_ = static_cast<uint32_t>(rng_());
     solicited_ = chance(rng_, 0.3);
     sport_ = static_cast<uint16_t>(0xC000 | u(0, 63));
     sges_.clear();
-    if (inline_) {
+    if (read_) {
+      // (the length it asks for, any: no payload leaves with the request)
+      switch (u(0, 3)) {
+        case 0: msg_len_ = 0; cov_.hit("read_req_zero"); break;
+        case 1: msg_len_ = static_cast<uint32_t>(u(1, 1u << pmtu_log_)); break;
+        default: msg_len_ = static_cast<uint32_t>(u((1u << pmtu_log_) + 1, 1u << 31)); cov_.hit("read_req_over_pmtu"); break;
+      }
+    } else if (inline_) {
       msg_len_ = static_cast<uint32_t>(chance(rng_, 0.1) ? 0 : u(1, kInline));
       for (auto& b : inl_) b = static_cast<uint8_t>(rng_());
       cov_.hit("inline");
@@ -143,8 +160,8 @@ class PktBench {
   Pkt make_packet() {
     Pkt p;
     const uint32_t pmtu = 1u << pmtu_log_;
-    const bool first = off_ == 0, last = msg_len_ - off_ <= pmtu;
-    const unsigned len = last ? msg_len_ - off_ : pmtu;
+    const bool first = off_ == 0, last = read_ || msg_len_ - off_ <= pmtu;
+    const unsigned len = read_ ? 0 : last ? msg_len_ - off_ : pmtu;
     wire::RoceHdr& h = p.hdr;
     h.dst_mac = path_dmac_;
     h.src_mac = lmac_;
@@ -156,18 +173,29 @@ class PktBench {
     h.dest_qp = path_qpn_;
     h.psn = psn_ & 0xFFFFFF;
     h.pay_len = static_cast<uint16_t>(len);
-    h.ack_req = last;
-    h.se = last && solicited_ && (!write_ || imm_);   // IBA: SE on a SEND's last packet, a WRITE's with ImmDt
+    h.ack_req = last && !rresp_;   // (a READ response asks for nothing)
+    // IBA: SE on a SEND's last packet, a WRITE's with ImmDt; never on a READ request or response
+    h.se = last && solicited_ && !read_ && !rresp_ && (!write_ || imm_);
     h.imm = imm_data_;
-    if (write_) {
+    h.aeth = aeth_;              // (on the wire with FIRST/LAST/ONLY responses only; the field is aeth_i)
+    h.reth_va = raddr_;          // (compared only where the opcode carries a RETH)
+    h.reth_rkey = rkey_;
+    h.reth_len = msg_len_;
+    if (solicited_ && last && (read_ || rresp_)) cov_.hit("solicited_ignored_by_read");
+    if (read_) {
+      h.opcode = wire::kReadReq;
+      cov_.hit("read_req");
+    } else if (rresp_) {
+      h.opcode = first && last ? wire::kReadRespOnly : first ? wire::kReadRespFirst
+                 : last        ? wire::kReadRespLast : wire::kReadRespMiddle;
+      cov_.hit(first && last ? "rresp_only" : first ? "rresp_first" : last ? "rresp_last" : "rresp_middle");
+      if (first && last && len == 0) cov_.hit("rresp_empty");
+    } else if (write_) {
       h.opcode = first && last ? (imm_ ? wire::kWriteOnlyImm : wire::kWriteOnly)
                  : first       ? wire::kWriteFirst
                  : last        ? (imm_ ? wire::kWriteLastImm : wire::kWriteLast)
                                : wire::kWriteMiddle;
-      // the RETH names the whole message: remote address, rkey, total length
-      h.reth_va = raddr_;
-      h.reth_rkey = rkey_;
-      h.reth_len = msg_len_;
+      // (the RETH names the whole message: remote address, rkey, total length)
       cov_.hit(first && last ? "write_only" : first ? "write_first" : last ? "write_last" : "write_middle");
     } else {
       h.opcode = first && last ? (imm_ ? wire::kSendOnlyImm : wire::kSendOnly)
@@ -212,6 +240,9 @@ class PktBench {
       for (unsigned i = 0; i < kInline; ++i) set_byte(top_->inl_bytes_i.data(), i, inl_[i]);
     top_->imm_i = imm_;
     top_->write_i = write_;
+    top_->read_i = read_;
+    top_->rresp_i = rresp_;
+    top_->aeth_i = aeth_;
     top_->raddr_i = raddr_;
     top_->rkey_i = rkey_;
     top_->imm_data_i = imm_data_;
@@ -325,8 +356,9 @@ class PktBench {
       }
       if (h != p.hdr)
         return fail("header {op ", int(h.opcode), " len ", h.pay_len, " psn ", h.psn, " ack ", h.ack_req, " se ", h.se,
-                    " imm ", h.imm, "}, model {", int(p.hdr.opcode), " ", p.hdr.pay_len, " ", p.hdr.psn, " ",
-                    p.hdr.ack_req, " ", p.hdr.se, " ", p.hdr.imm, "}");
+                    " imm ", h.imm, " aeth ", h.aeth, " reth_len ", h.reth_len, "}, model {", int(p.hdr.opcode), " ",
+                    p.hdr.pay_len, " ", p.hdr.psn, " ", p.hdr.ack_req, " ", p.hdr.se, " ", p.hdr.imm, " ", p.hdr.aeth,
+                    " ", p.hdr.reth_len, "}");
       if (top_->pkt_slot_o != p.slot) return fail("slot ", int(top_->pkt_slot_o), ", model ", p.slot);
       if (pkt_ready) {
         for (unsigned i = 0; i < p.pay.size(); ++i)
@@ -367,7 +399,8 @@ class PktBench {
   uint16_t sport_ = 0xC000;
   unsigned pmtu_log_ = 10, sgi_ = 0, sgo_ = 0, sg_wr_ = 0, slot_next_ = 0;
   bool inline_ = false, imm_ = false, solicited_ = false, in_msg_ = false, building_ = false, exp_last_ = false;
-  bool write_ = false;
+  bool write_ = false, read_ = false, rresp_ = false;
+  uint32_t aeth_ = 0;
   uint64_t raddr_ = 0;
   uint32_t rkey_ = 0;
   std::array<uint8_t, kInline> inl_{};
@@ -380,7 +413,8 @@ class PktBench {
 };
 
 std::vector<std::string> coverage_points() {
-  return {"write_only", "write_first", "write_middle", "write_last", "inline", "inline_one_word", "inline_two_words", "empty_sge", "empty_message", "empty_packet", "packet",
+  return {"read_req", "read_req_zero", "read_req_over_pmtu", "rresp_only", "rresp_first", "rresp_middle", "rresp_last",
+          "rresp_empty", "solicited_ignored_by_read", "write_only", "write_first", "write_middle", "write_last", "inline", "inline_one_word", "inline_two_words", "empty_sge", "empty_message", "empty_packet", "packet",
           "packet_spans_sges", "multi_packet", "unaligned_read", "read_backpressure", "tx_backpressure"};
 }
 
