@@ -12,6 +12,13 @@
 //     (as flushed entries), so this block alone writes the send queue's completions, in order.
 //   - Transport timer (IBA 9.7.6.1.3 local ACK timeout, 9.7.6.1.4 retry counter): see "transport
 //     timer" below.
+//   - RDMA READ (an SQO_READ entry, first..last the PSNs of its responses). The receive engine asks
+//     whether each READ response packet is in order (ACK_RR: a verdict on vr_*, once per event,
+//     after the completions the response implies, IBA 9.7.5.1.3: it acknowledges every earlier
+//     request), tells when the READ's payload is placed (ACK_RDDONE: only this completes a READ),
+//     or that it failed there (ACK_RDERR). A READ is never completed by an ACK packet; an ACK that
+//     covers the oldest READ's last PSN says its responses were lost (an implicit NAK, rxe's
+//     COMPST_ERROR_RETRY): go back to it, spending a transport retry as a timeout does.
 //   - It is the send side's only source of QP errors (err_o, at least 3 cycles apart), and marks
 //     QPs for the requester whenever a QP's window or state may have changed.
 //
@@ -72,6 +79,13 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [31:0]     ack_aeth_i,
   input  logic [23:0]     ack_psn_i,
   input  logic            ack_local_i,  // from the requester: a UD datagram sent (no ACK packet; not counted)
+  input  ack_kind_e       ack_kind_i,   // ACK_PKT, or a READ response event (tmnic_pkg)
+  input  logic            ack_first_i,  // ACK_RR: the response is FIRST/ONLY,
+  input  logic            ack_last_i,   //   LAST/ONLY
+  // ACK_RR's verdict (one pulse per event): the response is the oldest READ's next one (vr_ok_o)
+  output logic            vr_valid_o,
+  output logic            vr_ok_o,
+  output logic [15:0]     vr_idx_o,     // the oldest outstanding WQE (the READ when vr_ok_o)
 
   // The requester: local errors, ring writes, its next WQE (copy, registered read, old word on a
   // same-cycle write), messages, marks
@@ -160,6 +174,11 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [15:0]     ci0_q, ci0_d;              // ci when the ACK event began
   logic [31:0]     aeth_q, aeth_d;
   logic            local_q, local_d;       // the event is the requester's (a UD datagram), not a packet
+  ack_kind_e       kind_q, kind_d;
+  logic            rf_q, rf_d, rl_q, rl_d;   // ACK_RR: FIRST/ONLY, LAST/ONLY
+  logic [23:0]     psn_q, psn_d;             // the event's PSN
+  logic            vr_valid_d, vr_ok_d;
+  logic [15:0]     vr_idx_d;
   logic [23:0]     lim_q, lim_d;             // messages ending at or before this PSN are done
   // An RNR NAK's wait: its length in cycles registered when the ACK is taken; its end is summed
   // only in the cycle that sends the REWIND (not a 64-bit add on every simulated cycle).
@@ -244,12 +263,32 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [4:0]  val = aeth_value(aeth_q);
   // An entry with an error status is never completed by an ACK (its WQE was never sent).
   wire        live = (ac_q.ci != nx_q) && (o_rdata.err == 8'd0);
-  wire        ack_more = !tmo_q && live && psn_ge(lim_q, o_rdata.last);   // S_ACK: ci completes
+  wire        rd_head = live && o_rdata.op == SQO_READ;
+  wire        sending = cfg.state == QPS_RTS || cfg.state == QPS_SQD;
+  wire        pkt = kind_q == ACK_PKT;
+  // S_ACK: ci completes (a READ only by ACK_RDDONE; ACK_RDERR completes nothing here).
+  wire        ack_more = !tmo_q && live && psn_ge(lim_q, o_rdata.last) && kind_q != ACK_RDERR &&
+                         (o_rdata.op != SQO_READ || kind_q == ACK_RDDONE);
   // S_ACK, the event's end: it acknowledges new PSNs of the oldest outstanding message without
-  // completing it (forward progress as well as a completion; not a repeated ACK).
+  // completing it (forward progress as well as a completion; not a repeated ACK). Not a READ's:
+  // only its verified responses are (acked then holds the last one, for the next one's verdict).
   wire [23:0] lim_new = lim_q - ac_q.acked;
-  wire        ack_part = live && psn_ge(lim_q, o_rdata.first) &&
+  wire        ack_part = live && !rd_head && kind_q != ACK_RDERR && psn_ge(lim_q, o_rdata.first) &&
                          (!ac_q.acked_v || (!lim_new[23] && lim_new != 24'd0));
+  // ACK_RR's verdict against the oldest entry: a live READ, the PSN in its range, FIRST/ONLY at its
+  // first PSN (always: a READ executed again restarts from there), any other right after the last
+  // verified one (acked = psn - 1 = lim; acked only counts if this READ was already the oldest),
+  // LAST/ONLY exactly at its last PSN. A QP that does not send takes no data.
+  wire        rr_ok = kind_q == ACK_RR && !tmo_q && rd_head && sending &&
+                      psn_ge(psn_q, o_rdata.first) && psn_ge(o_rdata.last, psn_q) &&
+                      (rf_q ? psn_q == o_rdata.first
+                            : (ac_q.acked_v && ac_q.ci == ci0_q && lim_q == ac_q.acked && psn_q != o_rdata.first)) &&
+                      (rl_q == (psn_q == o_rdata.last));
+  // An ACK packet past the oldest READ's last PSN: its responses were lost (implicit NAK).
+  wire        rd_lost = pkt && !tmo_q && typ == AETH_TYPE_ACK && rd_head && psn_ge(lim_q, o_rdata.last);
+  // Forward progress of this event (not a timer expiry): transport retries back to retry_cnt.
+  wire        prog = !tmo_q && (ac_q.ci != ci0_q || ack_part || rr_ok);
+  wire [2:0]  retry_left = prog ? cfg.retry_cnt : ac_q.retry_left;
   wire        wake_due = now_i >= wake_q;
   // A new deadline against each value sw_min_d / wake_d can take (see smin_src).
   wire        nd_lt_min = nd_q < sw_min_q;
@@ -258,7 +297,6 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic       nd_lt_smin;
   wire [QP_W-1:0] sw_k = QP_W'(sw_q - 1'b1);    // sweep: the word examined this cycle
   wire        sw_end = sw_q == (QP_W + 1)'(NUM_QP);
-  wire        sending = cfg.state == QPS_RTS || cfg.state == QPS_SQD;
 
   always_comb begin
     cqe_o = '0;
@@ -279,6 +317,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     init_qp_d = init_i ? init_qp_i : init_qp_q;
     errwait_d = errwait_q;
     q_d = q_q; ac_d = ac_q; nx_d = nx_q; ci0_d = ci0_q; aeth_d = aeth_q; lim_d = lim_q; local_d = local_q;
+    kind_d = kind_q; rf_d = rf_q; rl_d = rl_q; psn_d = psn_q; vr_valid_d = 1'b0; vr_ok_d = vr_ok_o; vr_idx_d = vr_idx_o;
     rnr_cyc_d = rnr_cyc_q; tdur_d = tdur_q;
     sw_on_d = sw_on_q; sw_vld_d = 1'b0; sw_d = sw_q; sw_min_d = sw_min_q; wake_d = wake_q; smin_src = 2'd0; wake_smin = 1'b0; nd_lt_smin = 1'b0;
     nd_v_d = 1'b0; nd_d = nd_q; tmo_d = tmo_q;
@@ -315,9 +354,15 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           q_d = ack_qp_i;
           aeth_d = ack_aeth_i;
           local_d = ack_local_i;
-          // An ACK covers its PSN, a NAK the PSNs before it (computed here, not in the ACK loop,
+          kind_d = ack_kind_i;
+          rf_d = ack_first_i;
+          rl_d = ack_last_i;
+          psn_d = ack_psn_i;
+          // An ACK covers its PSN, a NAK the PSNs before it, a READ response the PSNs before it
+          // (earlier requests), a placed READ its last PSN (computed here, not in the ACK loop,
           // whose decision starts at the ring's read data).
-          lim_d = (aeth_type(ack_aeth_i) == AETH_TYPE_ACK) ? ack_psn_i : ack_psn_i - 24'd1;
+          lim_d = ((ack_kind_i == ACK_PKT && aeth_type(ack_aeth_i) == AETH_TYPE_ACK) || ack_kind_i == ACK_RDDONE) ?
+                  ack_psn_i : ack_psn_i - 24'd1;
           rnr_cyc_d = 64'(rnr_timer_us(aeth_value(ack_aeth_i))) * 64'(CLK_MHZ);
           tab_re = 1'b1;
           tab_raddr = ack_qp_i;
@@ -351,7 +396,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
       S_ACK_W: begin
         // The timer's length from here (the configuration is read), the RNR wait ahead of it.
-        tdur_d = TMO_CYC[cfg.timeout] + ((!tmo_q && typ == AETH_TYPE_RNR_NAK) ? rnr_cyc_q : 64'd0);
+        tdur_d = TMO_CYC[cfg.timeout] + ((!tmo_q && pkt && typ == AETH_TYPE_RNR_NAK) ? rnr_cyc_q : 64'd0);
         o_re = 1'b1;
         o_raddr = {q_q, ac_q.ci[OUT_W-1:0] + 1'b1};
         state_d = S_ACK;
@@ -373,19 +418,28 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             state_d = S_CQE;
           end
         end else begin
-          if (tmo_q) begin
-            // The transport timer expired (found by the sweep): go back N, or fail with none left.
-            // With nothing to send (nothing live, the QP not sending) it is only disarmed.
-            if (live && sending) begin
-              if (ac_q.retry_left == 3'd0) begin
+          ac_d.retry_left = retry_left;
+          if (tmo_q || rd_lost) begin
+            // The transport timer expired (found by the sweep), or a READ's responses were lost: go
+            // back N, or fail with no transport retry left. With nothing to send (nothing live, the
+            // QP not sending) an expiry only disarms the timer.
+            if (live && (sending || rd_lost)) begin
+              if (retry_left == 3'd0) begin
                 fail = 1'b1;
                 st = WC_RETRY_EXC_ERR;
               end else begin
                 rewind = 1'b1;
-                ac_d.retry_left = ac_q.retry_left - 3'd1;
+                ac_d.retry_left = retry_left - 3'd1;
               end
             end
-          end else begin
+            rx_ack_d = rd_lost && !local_q;
+          end else if (kind_q == ACK_RDERR) begin
+            // The oldest READ failed at the receive engine (its status in the AETH field's low byte).
+            if (rd_head && sending) begin
+              fail = 1'b1;
+              st = aeth_q[7:0];
+            end
+          end else if (pkt) begin
             unique case (typ)
              AETH_TYPE_ACK: rx_ack_d = !local_q;
              AETH_TYPE_RNR_NAK: begin
@@ -412,24 +466,30 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             endcase
           end
           tmo_d = 1'b0;
-          // Forward progress (messages completed, or new packets of the oldest acknowledged) resets
-          // the transport retries; the timer is stopped with nothing outstanding, on failure, after
-          // an expiry that did nothing, and restarted by progress and by a rewind.
-          if (!tmo_q && (ac_q.ci != ci0_q || ack_part)) begin
+          // Forward progress (messages completed, new packets of the oldest acknowledged, a READ's
+          // next response) resets the transport retries (retry_left, above); the timer is stopped
+          // with nothing outstanding, on failure, after an expiry that did nothing, and restarted by
+          // progress and by a rewind. A READ that became the oldest waits for its FIRST response.
+          if (rr_ok) begin
             ac_d.acked_v = 1'b1;
+            ac_d.acked = psn_q;
+          end else if (prog) begin
+            ac_d.acked_v = !rd_head;
             ac_d.acked = lim_q;
-            ac_d.retry_left = cfg.retry_cnt;
           end
+          vr_valid_d = kind_q == ACK_RR && !tmo_q;
+          vr_ok_d = rr_ok;
+          vr_idx_d = ac_q.ci;
           if (fail || (tmo_q && !rewind) || ac_q.ci == nx_q || cfg.timeout == 5'd0) begin
             ac_d.armed = 1'b0;
-          end else if (rewind || ac_q.ci != ci0_q || (!tmo_q && ack_part)) begin
+          end else if (rewind || prog) begin
             ac_d.armed = 1'b1;
             ac_d.due = now_i + tdur_q;
             nd_v_d = 1'b1;
             nd_d = ac_d.due;
           end
           msg_d = '{kind: fail ? SQ_MSG_FAIL : SQ_MSG_REWIND, qp: 16'(q_q), idx: ac_q.ci, psn: o_rdata.first,
-                    rnr: !tmo_q && typ == AETH_TYPE_RNR_NAK, rnr_due: now_i + rnr_cyc_q};
+                    rnr: !tmo_q && pkt && typ == AETH_TYPE_RNR_NAK, rnr_due: now_i + rnr_cyc_q};
           msg_valid_d = rewind || fail;
           retransmit_d = rewind;
           if (fail) begin
@@ -490,6 +550,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           q_d = sw_k;
           sw_d = sw_q;
           tmo_d = 1'b1;
+          kind_d = ACK_PKT;
           state_d = S_TMO_RD;
         end else begin
           if (sw_vld_q && tab_rdata.armed && tab_rdata.due < sw_min_q) begin
@@ -586,6 +647,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       sw_vld_q <= 1'b0;
       nd_v_q <= 1'b0;
       tmo_q <= 1'b0;
+      vr_valid_o <= 1'b0;
       wake_q <= '1;
       {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o} <= '0;
     end else begin
@@ -605,13 +667,15 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       sw_vld_q <= sw_vld_d;
       nd_v_q <= nd_v_d;
       tmo_q <= tmo_d;
+      vr_valid_o <= vr_valid_d;
       wake_q <= wake_d;
       {retransmit_o, rx_rnr_o, rx_nak_o, rx_ack_o} <= {retransmit_d, rx_rnr_d, rx_nak_d, rx_ack_d};
     end
   end
   always_ff @(posedge clk_i) begin
     q_q <= q_d; init_qp_q <= init_qp_d; ac_q <= ac_d; nx_q <= nx_d; ci0_q <= ci0_d;
-    aeth_q <= aeth_d; lim_q <= lim_d; local_q <= local_d; rnr_cyc_q <= rnr_cyc_d; tdur_q <= tdur_d; nd_q <= nd_d;
+    aeth_q <= aeth_d; lim_q <= lim_d; local_q <= local_d; kind_q <= kind_d; rf_q <= rf_d; rl_q <= rl_d; psn_q <= psn_d;
+    vr_ok_o <= vr_ok_d; vr_idx_o <= vr_idx_d; rnr_cyc_q <= rnr_cyc_d; tdur_q <= tdur_d; nd_q <= nd_d;
     sw_q <= sw_d; sw_min_q <= sw_min_d; o_arm_qp_q <= o_waddr_i[QP_W+OUT_W-1:OUT_W];
     c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d; c_op_q <= c_op_d;
     msg_o <= msg_d; err_qp_o <= err_qp_d; mark_qp_o <= mark_qp_d;
@@ -655,5 +719,22 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_completer: a deadline written after the wake time");
   a_sched_take: assert property (@(posedge clk_i) disable iff (!chk_q) sched_take |-> sched_valid)
     else $error("tmnic_completer: scheduler offer taken while not valid");
+  // One verdict per ACK_RR event, before the next event's; READ events never rewind.
+  logic rr_open_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) rr_open_q <= 1'b0;
+    else if (ack_valid_i && ack_ready_o && ack_kind_i == ACK_RR) rr_open_q <= 1'b1;
+    else if (vr_valid_o) rr_open_q <= 1'b0;
+  end
+  a_vr_once: assert property (@(posedge clk_i) disable iff (!chk_q) vr_valid_o |-> rr_open_q)
+    else $error("tmnic_completer: a verdict without a READ response event");
+  a_vr_before_next: assert property (@(posedge clk_i) disable iff (!chk_q)
+    ack_valid_i && ack_ready_o |-> !rr_open_q || vr_valid_o)
+    else $error("tmnic_completer: an event taken before the last READ response's verdict");
+  a_rr_no_msg: assert property (@(posedge clk_i) disable iff (!chk_q)
+    state_q == S_ACK && kind_q != ACK_PKT && !tmo_q |-> !rewind) else $error("tmnic_completer: a READ event rewinds");
+  a_rderr_status: assert property (@(posedge clk_i) disable iff (!chk_q)
+    ack_valid_i && ack_ready_o && ack_kind_i == ACK_RDERR |-> ack_aeth_i[7:0] != 8'd0)
+    else $error("tmnic_completer: ACK_RDERR with status SUCCESS");
 `endif
 endmodule

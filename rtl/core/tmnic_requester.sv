@@ -17,8 +17,16 @@
 //     for the completer, which completes it as any acknowledged message). A UD packet starts only
 //     with the uack register free, so the requester never waits for the completer in S_SEND (the
 //     completer may be waiting for the requester to take a message).
+//   - RDMA READ (RC, not inline): its SGEs are a scatter list (checked for LOCAL_WRITE); it enters
+//     the ring as SQO_READ with the PSNs of its responses (first .. first + packets - 1) and goes
+//     out as one READ request (RETH, no payload) at the first; the next PSN is the one after the
+//     responses. At most cfg.max_rd READs are in flight (IBA max_rd_atomic): from the ring write
+//     until the completer's ci passes them. The QP word records the WQE indices of the READs that
+//     may be in flight (MAX_RD_ATOM slots; one is in flight while its index is in [ci, next)), so a
+//     READ over the limit, or a fenced WQE (WQE_FLAG_FENCE: IBA 10.8.3.3) while any READ is in
+//     flight, is left unsent: the completer marks the QP when ci moves, and it is looked at again.
 // The window: at most OUTS messages between the completer's ci (read from its copy when a QP is
-// picked up; a stale value only shrinks the window) and next.
+// picked up; a stale value only shrinks the window, and only adds READs in flight) and next.
 //
 // State in block RAM (tmnic_ram_sdp, registered reads): the per-QP word (qtab), the producer
 // indices written by doorbells (pitab), copies of the PSN (QUERY_QP) and of next (the completer).
@@ -129,13 +137,21 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4 || NUM_QP > 65536) begin : g_chk_qp
     $fatal(1, "tmnic_requester: NUM_QP must be a power of two in 4..65536");
   end
+  // (the READ limit max_rd is a 3-bit field; one record slot per READ in flight)
+  if (MAX_RD_ATOM < 1 || MAX_RD_ATOM > 7) begin : g_chk_rd
+    $fatal(1, "tmnic_requester: MAX_RD_ATOM must be in 1..7");
+  end
   // Inline payload: a slice of the fetched WQE (tmnic_req_pkt writes it in whole buffer words).
   if (WQE_INLINE_DATA_OFF + WQE_MAX_INLINE > WQE_STRIDE) begin : g_chk_inl
     $fatal(1, "tmnic_requester: the inline payload (WQE_INLINE_DATA_OFF + WQE_MAX_INLINE) must lie inside the WQE");
   end
 
+  localparam int unsigned RD_W = MAX_RD_ATOM > 1 ? $clog2(MAX_RD_ATOM) : 1;
+
   // ---------------------------------------------------------------- table word
   typedef struct packed {
+    logic [MAX_RD_ATOM-1:0]       rd_v;     // READs that may be in flight: their WQE indices (the
+    logic [MAX_RD_ATOM-1:0][15:0] rd_idx;   //   slots refreshed at every message start)
     logic [63:0] rnr_due;     // cycle at which the RNR wait ends
     logic        rnr_wait;
     logic        dead;        // failed (locally or by the completer): nothing more is sent
@@ -196,7 +212,6 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Configuration of the current QP (the requester's view)
   wire qp_req_cfg_t cfg = qp_rd_i;
-  wire unused_max_rd = ^cfg.max_rd;           // (RDMA READ: not yet executed)
   // The ring of the current QP, registered for the fetcher: the request is made at least a cycle
   // after S_LOAD, and the fetch address starts at a register, not at the context RAM's output.
   // (Verilator 5.006 also emits uncompilable code when the fetcher's assertions sample the
@@ -256,6 +271,9 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [63:0] w_wrid = wqe_q[WQE_WR_ID_OFF*8 +: 64];
   wire        w_inline = w_flags[WQE_FLAG_INLINE_BIT];
   wire        w_write = (w_op == WQE_OP_RDMA_WRITE) || (w_op == WQE_OP_RDMA_WRITE_WITH_IMM);
+  wire        w_read = w_op == WQE_OP_RDMA_READ;
+  wire        w_fence = w_flags[WQE_FLAG_FENCE_BIT];
+  wire sq_op_e w_sqo = w_read ? SQO_READ : w_write ? SQO_WRITE : SQO_SEND;   // (the completion's opcode)
   wire [31:0] w_rkey = wqe_q[WQE_RKEY_OFF*8 +: 32];
   wire [63:0] w_raddr = wqe_q[WQE_RADDR_OFF*8 +: 64];
   wire [31:0] w_imm = {wqe_q[WQE_IMM_OFF*8 +: 8], wqe_q[WQE_IMM_OFF*8+8 +: 8],
@@ -276,7 +294,8 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   /* verilator lint_on UNUSEDSIGNAL */
 
   // SGE/MR protection check of the gather list (shared block): every SGE passes before any payload
-  // DMA; each passing SGE's IOVA and length land in the packet builder's SGE table (u_pkt).
+  // DMA; each passing SGE's IOVA and length land in the packet builder's SGE table (u_pkt). A READ's
+  // list is where its responses land: a scatter list (LOCAL_WRITE).
   logic                sge_start, chk_idle, chk_out_valid, chk_done, chk_ok;
   logic [2:0]          chk_out_idx;
   logic [63:0]         chk_out_iova;
@@ -286,7 +305,8 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // (slices, not a function taking the whole WQE: the Verilated model would copy it per call)
   always_comb for (int k = 0; k < int'(WQE_MAX_SGE); k++) w_sges[k] = sge_t'(wqe_q[WQE_SGE_OFF*8 + 128*k +: 128]);
   tmnic_sge_chk #(.NUM_MR(NUM_MR), .NSGE(WQE_MAX_SGE)) u_sgechk (
-    .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(w_nsge), .pd_i(cfg.pd), .access_i(3'd0),
+    .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(w_nsge), .pd_i(cfg.pd),
+    .access_i(w_read ? 3'(1 << ACCESS_LOCAL_WRITE_BIT) : 3'd0),
     .sge_i(w_sges), .mr_idx_o, .mr_rd_i,
     .out_valid_o(chk_out_valid), .out_idx_o(chk_out_idx), .out_iova_o(chk_out_iova), .out_len_o(chk_out_len),
     .done_o(chk_done), .ok_o(chk_ok), .total_o(chk_total));
@@ -299,8 +319,9 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .msg_new_i(state_q == S_CHECK), .msg_len_i(msg_len_q), .inline_i(w_inline),
     .inl_bytes_i(wqe_q[WQE_INLINE_DATA_OFF*8 +: WQE_MAX_INLINE*8]),
     .imm_i(w_op == WQE_OP_SEND_WITH_IMM || w_op == WQE_OP_RDMA_WRITE_WITH_IMM),
-    .write_i(w_write), .read_i(1'b0), .rresp_i(1'b0), .aeth_i(32'd0), .raddr_i(w_raddr), .rkey_i(w_rkey),
-    .imm_data_i(w_imm), .solicited_i(w_flags[WQE_FLAG_SOLICITED_BIT]),
+    .write_i(w_write), .read_i(w_read), .rresp_i(1'b0), .aeth_i(32'd0), .raddr_i(w_raddr), .rkey_i(w_rkey),
+    // (SE only on a SEND or WRITE_WITH_IMM: a READ request never carries it)
+    .imm_data_i(w_imm), .solicited_i(w_flags[WQE_FLAG_SOLICITED_BIT] && !w_read),
     .ud_i(cfg.ud), .qkey_i(w_qkey), .sqp_i(24'(q_q)),
     .sg_we_i(chk_out_valid), .sg_idx_i(chk_out_idx), .sg_iova_i(chk_out_iova), .sg_len_i(chk_out_len),
     .path_i(cfg.ud ? ud_path : cfg.path), .pmtu_log_i(cfg.pmtu_log), .local_mac_i, .local_ip_i,
@@ -327,6 +348,33 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // The message is for the QP whose message is being sent (in_msg_q and q_q do not change while a
   // message is applied): it goes to cur_q as well.
   wire         msg_on_cur = in_msg_q && msg_qp == q_q;
+  // READs of the current QP in flight: recorded and in [ci, next) (registered: cur_q and ci_q are
+  // set in S_LOAD and hold until the message starts), how many, and a free slot for the next one.
+  // The record as a message start writes it: slots no longer in flight freed (so a stale index never
+  // comes back into [ci, next) after the 16-bit wrap), a READ in a free one.
+  logic [MAX_RD_ATOM-1:0] rd_inf_q, rd_inf_d, rd_v_new;
+  logic [MAX_RD_ATOM-1:0][15:0] rd_idx_new;
+  logic [2:0]             rd_cnt;
+  logic [RD_W-1:0]        rd_free;
+  always_comb begin
+    rd_cnt = '0;
+    rd_free = '0;
+    for (int k = MAX_RD_ATOM - 1; k >= 0; k--) begin
+      rd_inf_d[k] = cur_q.rd_v[k] && (cur_q.rd_idx[k] - ci_q) < (cur_q.next - ci_q);
+      rd_cnt = rd_cnt + 3'(rd_inf_q[k]);
+      if (!rd_inf_q[k]) rd_free = RD_W'(k);
+    end
+    rd_v_new = rd_inf_q;
+    rd_idx_new = cur_q.rd_idx;
+    for (int k = 0; k < MAX_RD_ATOM; k++) begin
+      if (w_read && rd_free == RD_W'(k)) begin
+        rd_v_new[k] = 1'b1;
+        rd_idx_new[k] = cur_q.next;
+      end
+    end
+  end
+  // A READ over the QP's limit, or a fenced WQE after a READ still in flight, waits.
+  wire         rd_wait = (w_read && rd_cnt >= cfg.max_rd) || (w_fence && rd_inf_q != '0);
 
   // ---------------------------------------------------------------- next state
   logic       abort;
@@ -360,7 +408,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           tab_we = 1'b1;
           tab_cur = 1'b0;
           tab_waddr = init_qp_q;
-          tab_wdata = '{rnr_due: '0, rnr_wait: 1'b0, dead: 1'b0, psn: init_psn_q, next: '0};
+          tab_wdata = '{rd_v: '0, rd_idx: '0, rnr_due: '0, rnr_wait: 1'b0, dead: 1'b0, psn: init_psn_q, next: '0};
           init_pend_d = 1'b0;
         end else if (wake_due) begin
           sw_d = '0;
@@ -478,6 +526,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         msg_len_d = w_inline ? w_inl : 32'd0;   // (the packet builder starts a new message: u_pkt)
         if (flushing_q) begin
           o_we_o = 1'b1;
+          o_wdata_o.op = w_sqo;
           o_wdata_o.wrid = w_wrid;
           o_wdata_o.err = WC_WR_FLUSH_ERR;
           cur_d.next = cur_q.next + 16'd1;
@@ -485,12 +534,14 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           ckick_d = 1'b1;
           set_own = 1'b1;
           state_d = S_IDLE;
-        end else if ((w_op != WQE_OP_SEND && w_op != WQE_OP_SEND_WITH_IMM && (!w_write || cfg.ud)) ||
-                     w_nsge > 8'(cfg.ud ? UD_MAX_SGE : WQE_MAX_SGE) ||
+        end else if ((w_op != WQE_OP_SEND && w_op != WQE_OP_SEND_WITH_IMM && (!(w_write || w_read) || cfg.ud)) ||
+                     (w_read && w_inline) || w_nsge > 8'(cfg.ud ? UD_MAX_SGE : WQE_MAX_SGE) ||
                      (w_inline && w_inl > 32'(cfg.ud ? UD_MAX_INLINE : WQE_MAX_INLINE))) begin
           // The driver validates these; a WQE that still breaks them fails the QP (reported by the
           // flush, in order, like a protection error).
           loc_err = WC_LOC_QP_OP_ERR;
+        end else if (rd_wait) begin
+          state_d = S_IDLE;           // (looked at again when the completer's ci moves: its mark)
         end else begin
           state_d = w_inline ? S_START : S_SGE;
           in_msg_d = 1'b1;
@@ -515,9 +566,11 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // its packets can rewind it.
       S_START: begin
         o_we_o = 1'b1;
-        o_wdata_o = '{op: w_write ? SQO_WRITE : SQO_SEND, wrid: w_wrid, first: cur_q.psn, last: cur_q.psn + npk1_q,
+        o_wdata_o = '{op: w_sqo, wrid: w_wrid, first: cur_q.psn, last: cur_q.psn + npk1_q,
                       sig: w_flags[WQE_FLAG_SIGNALED_BIT], err: '0};
         cur_d.next = cur_q.next + 16'd1;
+        cur_d.rd_v = rd_v_new;
+        cur_d.rd_idx = rd_idx_new;
         tab_we = 1'b1;
         state_d = S_PKT;
       end
@@ -541,8 +594,9 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
       // The packet builder allocates a slot, writes the inline bytes or issues the payload reads;
       // when it is done the slot is filled and the PSN moves on.
+      // (a READ request's PSN is its first response's: the PSN moves past all of them)
       S_SEND: if (pk_done) begin
-        cur_d.psn = cur_q.psn + 24'd1;
+        cur_d.psn = cur_q.psn + 24'd1 + (w_read ? npk1_q : 24'd0);
         tab_we = 1'b1;
         if (cfg.ud) begin                     // (a datagram is its only packet; the register is free)
           uack_valid_d = 1'b1;
@@ -568,6 +622,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     if (loc_err != 8'd0) begin
       in_msg_d = 1'b0;
       o_we_o = 1'b1;
+      o_wdata_o.op = w_sqo;
       o_wdata_o.wrid = w_wrid;
       o_wdata_o.err = loc_err;
       cur_d.next = cur_q.next + 16'd1;
@@ -623,6 +678,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     pi_q <= pi_d; ci_q <= ci_d;
     cur_q <= cur_d;
     npk1_q <= npk1_d;
+    rd_inf_q <= rd_inf_d;
     lerr_qp_o <= lerr_qp_d; ckick_qp_o <= q_q; own_qp_q <= set_own_qp;
     uack_qp_o <= uack_qp_d; uack_psn_o <= uack_psn_d;
     sw_min_q <= sw_min_d;
@@ -666,5 +722,14 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_requester: scheduler offer taken while not valid");
   a_pkt_fetch: assert property (@(posedge clk_i) disable iff (!chk_q) pk_go |-> !f_rd_valid)
     else $error("tmnic_requester: a packet started while a WQE is fetched");
+  a_max_rd: assert property (@(posedge clk_i) disable iff (!chk_q)
+    state_q == S_CHECK && w_read && !flushing_q |-> cfg.max_rd >= 3'd1 && cfg.max_rd <= 3'(MAX_RD_ATOM))
+    else $error("tmnic_requester: max_rd outside 1..MAX_RD_ATOM (the context clamps it)");
+  a_rd_limit: assert property (@(posedge clk_i) disable iff (!chk_q)
+    state_q == S_START && w_read |-> rd_cnt < cfg.max_rd && !rd_inf_q[rd_free])
+    else $error("tmnic_requester: a READ over the limit, or no free record slot");
+  a_rd_inf_fresh: assert property (@(posedge clk_i) disable iff (!chk_q)
+    state_q == S_CHECK || state_q == S_START |-> rd_inf_q == rd_inf_d)
+    else $error("tmnic_requester: the READ record changed between S_LOAD and the message start");
 `endif
 endmodule

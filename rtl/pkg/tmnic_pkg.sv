@@ -155,6 +155,11 @@ package tmnic_pkg;
     logic [7:0]  err;         // nonzero: the WQE completes with this status, never by an ACK
   } sq_out_t;
 
+  // What an event on the completer's ACK port is: an ACK/NAK packet (or a UD datagram's own
+  // acknowledgement), a READ response packet to check against the oldest READ (a query: the verdict
+  // comes back), the payload of a READ placed (complete it), a READ failed at the receive engine.
+  typedef enum logic [1:0] {ACK_PKT, ACK_RR, ACK_RDDONE, ACK_RDERR} ack_kind_e;
+
   // Completer -> requester: what an ACK/NAK does to the sending side of a QP.
   typedef enum logic {
     SQ_MSG_REWIND,            // go back: next WQE idx, next PSN psn (after an RNR wait if rnr)

@@ -271,6 +271,11 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [QP_W-1:0] uack_qp;
   logic [23:0] uack_psn;
   logic cmp_ack_ready;
+  // The completer's verdicts on READ responses (for the receive engine: not wired yet)
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic cmp_vr_valid, cmp_vr_ok;
+  logic [15:0] cmp_vr_idx;
+  /* verilator lint_on UNUSEDSIGNAL */
   assign ack_ev_ready = cmp_ack_ready;
   assign uack_ready = cmp_ack_ready && !ack_ev_valid;
   // Requester <-> completer
@@ -316,6 +321,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .ack_qp_i(ack_ev_valid ? ack_ev_qp : uack_qp),
     .ack_aeth_i(ack_ev_valid ? ack_ev_aeth : {AETH_SYN_ACK, 24'd0}),
     .ack_psn_i(ack_ev_valid ? ack_ev_psn : uack_psn), .ack_local_i(!ack_ev_valid),
+    .ack_kind_i(ACK_PKT), .ack_first_i(1'b0), .ack_last_i(1'b0),      // (READ events: not wired yet)
+    .vr_valid_o(cmp_vr_valid), .vr_ok_o(cmp_vr_ok), .vr_idx_o(cmp_vr_idx),
     .lerr_valid_i(lerr_valid), .lerr_ready_o(lerr_ready), .lerr_qp_i(lerr_qp),
     .o_we_i(o_we), .o_waddr_i(o_waddr), .o_wdata_i(o_wdata),
     .nx_re_o(nx_re), .nx_raddr_o(nx_raddr), .nx_rdata_i(nx_rdata),

@@ -12,9 +12,21 @@
 // PSN-sequence NAK rewinds; other NAKs fail with the IBA's status; a failure completes the entry
 // with its error, raises err_o and sends a FAIL message. A local error raises err_o. While the QP is
 // in ERR, every entry from ci to next completes, with its error status or WR_FLUSH_ERR.
+// RDMA READ entries (SQO_READ, first..last the PSNs of their responses): the bench also plays the
+// receive engine's side, READ response events (ACK_RR) for the oldest READ in and out of order
+// (the next one, duplicates, gaps, a FIRST again, wrong FIRST/LAST flags, another entry's PSN),
+// ACK_RDDONE after the last verified response (now and then at other PSNs) and ACK_RDERR. Model:
+// the ACK loop never completes a READ except for ACK_RDDONE (which covers its PSN); ACK_RR covers
+// the PSNs before its own, then its verdict is ok iff the oldest entry is a live READ of a QP in
+// RTS, the PSN in [first, last], FIRST at first or else right after the last verified PSN of this
+// same oldest READ, LAST exactly at last (ok: that PSN is verified, progress); an ACK covering the
+// oldest READ's last PSN rewinds to it on a transport retry, or fails it with RETRY_EXC_ERR; an
+// ACK_RDERR fails a live oldest READ of a QP in RTS with its status. Transport retries are modelled
+// (reset by progress: completions, partial ACKs of the oldest non-READ, ok verdicts).
 // Checked: every CQE (QP, CQ, wr_id, index, status, opcode) in per-QP order, no CQE missing or
 // extra; messages (kind, QP, index, PSN, RNR wait within [take + timer, take + timer + 4]); err_o
-// pulses (QP, order); a mark for the QP after each ACK that completes something and neither
+// pulses (QP, order); every verdict (once per ACK_RR, in order, ok and index, after the CQEs
+// the event caused); a mark for the QP after each ACK that completes something and neither
 // rewinds nor fails, and after each failure; statistics pulses per ACK; the ci copy when idle and
 // when read in the cycle of a mark (the requester's look-again must see the new ci); idle_o after a drain; every QP in
 // ERR flushed to its next.
@@ -49,6 +61,9 @@ namespace st = tmnic::hwif::wc_status;
 namespace {
 
 constexpr unsigned kNumQp = TB_NUM_QP, kOuts = TB_OUTS, kClkMhz = 250;
+// tmnic_pkg ack_kind_e and sq_op_e (the CQE opcode has the same numbers: WC_OP_SEND/RDMA_WRITE/RDMA_READ)
+enum Kind : uint8_t { kPkt = 0, kRr = 1, kRdDone = 2, kRdErr = 3 };
+enum Op : uint8_t { kSend = 0, kWrite = 1, kRead = 2 };
 constexpr unsigned kQpW = 31 - static_cast<unsigned>(__builtin_clz(kNumQp));
 constexpr uint32_t kM24 = 0xFFFFFF;
 
@@ -59,8 +74,8 @@ static_assert(sizeof(Vtmnic_completer::qp_rd_i) == 4 * ((2 * kCmpBits + 31) / 32
 constexpr uint32_t kRts = static_cast<uint32_t>(tmnic::hwif::QpState::RTS);
 constexpr uint32_t kErr = static_cast<uint32_t>(tmnic::hwif::QpState::ERR);
 
-// ---- sq_out_t {wrid 64, first 24, last 24, sig 1, err 8} and sq_msg_t {kind 1, qp 16, idx 16, psn
-// 24, rnr 1, rnr_due 64} (tmnic_pkg.sv), first field in the MSBs -------------------------------------
+// ---- sq_out_t {op 2, wrid 64, first 24, last 24, sig 1, err 8} and sq_msg_t {kind 1, qp 16, idx 16,
+// psn 24, rnr 1, rnr_due 64} (tmnic_pkg.sv), first field in the MSBs ----------------------------------
 constexpr unsigned kOutBits = 123, kMsgBits = 122;
 static_assert(sizeof(Vtmnic_completer::o_wdata_i) == 4 * ((kOutBits + 31) / 32), "o_wdata_i is not an sq_out_t");
 static_assert(sizeof(Vtmnic_completer::msg_o) == 4 * ((kMsgBits + 31) / 32), "msg_o is not an sq_msg_t");
@@ -73,11 +88,27 @@ struct Entry {
   uint32_t first = 0, last = 0;
   bool sig = false;
   uint8_t err = 0;
+  uint8_t op = kSend;
 };
+// A ring write (the requester's): {op, wrid, first, last, sig, err} at bits 121, 57, 33, 9, 8, 0.
+void pack_entry(uint32_t* ow, const Entry& e) {
+  set_bits(ow, 121, 2, e.op);
+  set_bits(ow, 57, 64, e.wrid);
+  set_bits(ow, 33, 24, e.first);
+  set_bits(ow, 9, 24, e.last);
+  set_bits(ow, 8, 1, e.sig);
+  set_bits(ow, 0, 8, e.err);
+}
 struct Cqe {
   uint64_t wrid;
   uint16_t idx;
   uint8_t status;
+  uint8_t op;
+};
+struct Verdict {
+  unsigned qp;
+  bool ok;
+  uint16_t idx;
 };
 struct Msg {
   bool fail;
@@ -94,11 +125,16 @@ struct Qp {
   uint32_t psn = 0;           // requester's next PSN
   uint8_t rnr_left = 0;
   unsigned rnr_run = 0;       // RNR NAKs in a row with an infinite budget
+  uint8_t retry_left = 0;     // transport retries left
+  uint32_t acked = 0;         // the last PSN acknowledged (a READ's: its last verified response)
+  bool acked_v = false;
+  bool rd_busy = false;       // a READ event taken whose outcome depends on the QP being in RTS
   bool dead = false;
   std::deque<Cqe> exp;        // CQEs of ACK events, in order
   uint32_t state() const { return static_cast<uint32_t>(get_bits(cfg.data(), cfg_lsb(kCfState), 3)); }
   void set_state(uint32_t s) { set_bits(cfg.data(), cfg_lsb(kCfState), 3, s); }
   uint8_t rnr_retry() const { return static_cast<uint8_t>(get_bits(cfg.data(), cfg_lsb(kCfRnrRetry), 3)); }
+  uint8_t retry_cnt() const { return static_cast<uint8_t>(get_bits(cfg.data(), cfg_lsb(kCfRetryCnt), 3)); }
   uint16_t send_cq() const { return static_cast<uint16_t>(get_bits(cfg.data(), cfg_lsb(kCfSendCq), 16)); }
 };
 
@@ -110,7 +146,13 @@ std::vector<std::string> coverage_points() {
           "nak_rem_op", "nak_inv_rd_req", "reserved_syndrome", "local_error", "flush_err_entry",
           "flush_flushed_entry", "flush_outstanding_entry", "cmd_err_kick", "msg_back_pressure",
           "cqe_back_pressure", "window_full", "reinit", "ring_wrap", "psn_wrap", "ack_waits_for_msg",
-          "write_while_msg_pending", "mark_after_ack", "mark_after_err", "ci_read_at_mark"};
+          "write_while_msg_pending", "mark_after_ack", "mark_after_err", "ci_read_at_mark",
+          // RDMA READ
+          "rr_ok_only", "rr_ok_first", "rr_ok_middle", "rr_ok_last", "rr_first_restart", "rr_dup", "rr_gap",
+          "rr_bad_flag", "rr_not_oldest", "rr_not_read", "rr_qp_not_rts", "rr_completes_earlier", "rr_cqe_before_verdict",
+          "rddone", "rddone_completes_earlier", "rddone_unverified", "rderr_fails", "rderr_ignored",
+          "ack_stops_at_read", "implicit_nak_rewind", "implicit_nak_exhausted", "implicit_nak_after_completions",
+          "nak_seq_at_read", "nak_err_at_read", "rnr_at_read", "flush_read", "read_psn_wrap", "cqe_read"};
 }
 
 struct Knobs {
@@ -153,6 +195,7 @@ class CompBench {
       // PSNs start anywhere, near the 24-bit wrap for some
       p.psn = chance(rng_, 0.3) ? (kM24 - static_cast<uint32_t>(urand(rng_, 0, 40))) : static_cast<uint32_t>(rng_()) & kM24;
       p.rnr_left = p.rnr_retry();
+      p.retry_left = p.retry_cnt();
     }
     // One hot QP retries RNR NAKs forever, one never (rnr_retry 7 and 0).
     set_bits(q_[hot_[0]].cfg.data(), cfg_lsb(kCfRnrRetry), 3, 7);
@@ -216,6 +259,7 @@ class CompBench {
     }
     if (!err_exp_.empty()) fail("err_o for QP " + std::to_string(err_exp_.front()) + " never raised");
     if (msg_exp_) fail("message never sent");
+    if (!vr_exp_.empty()) fail("verdict for QP " + std::to_string(vr_exp_.front().qp) + " never given");
     for (unsigned i = 0; i < kNumQp; ++i)
       if (mark_exp_[i]) fail("no mark for QP " + std::to_string(i));
     if (st_ack_ != m_ack_ || st_rnr_ != m_rnr_ || st_nak_ != m_nak_ || st_retx_ != m_retx_)
@@ -230,6 +274,9 @@ class CompBench {
         p.dead = false;
         p.ci = p.next = 0;
         p.rnr_left = p.rnr_retry();
+        p.retry_left = p.retry_cnt();
+        p.acked_v = false;
+        if (chance(rng_, 0.3)) p.psn = kM24 - static_cast<uint32_t>(urand(rng_, 0, 40));   // (near the wrap again)
         init_ = true;
         init_qp_ = i;
         cov_.hit("reinit");
@@ -253,14 +300,73 @@ class CompBench {
   bool write_pending() const { return wr_q_ >= 0; }
   uint16_t live(const Qp& p) const { return static_cast<uint16_t>(p.next - p.ci); }
 
-  // A random ACK/NAK for QP i: mostly PSNs of its live messages.
+  // A random event for QP i: mostly an ACK/NAK at PSNs of its live messages; with a READ the oldest,
+  // mostly its responses (in order, now and then not), ACK_RDDONE once its last one is verified.
   void new_ack(unsigned i, double rnr) {
     const Qp& p = q_[i];
     const uint16_t n = live(p);
+    ack_kind_ = kPkt;
+    ack_first_ = ack_last_ = false;
+    ack_held_ = true;
+    ack_qp_ = i;
+    const Entry& h = p.ring[p.ci % kOuts];
+    const bool rd_head = n && h.err == 0 && h.op == kRead;
+    if (rd_head && chance(rng_, 0.7)) {
+      // The receive engine: the next response of the oldest READ, or something else.
+      const uint32_t span = (h.last - h.first) & kM24;
+      const bool verified = p.acked_v && p.acked == h.last;
+      const uint32_t want = p.acked_v && psn_ge(p.acked, h.first) && psn_ge(h.last, p.acked) && !verified
+                                ? ((p.acked + 1) & kM24) : h.first;
+      uint32_t psn = want;
+      const unsigned r = static_cast<unsigned>(urand(rng_, 0, 99));
+      if (verified && r < 75) {
+        ack_kind_ = r < 68 ? kRdDone : kRdErr;
+        ack_psn_ = h.last;
+        static const uint8_t errs[] = {st::LOC_PROT_ERR, st::LOC_LEN_ERR, st::REM_ACCESS_ERR, st::GENERAL_ERR};
+        ack_aeth_ = ack_kind_ == kRdErr ? (static_cast<uint32_t>(rng_()) & ~0xFFu) | errs[urand(rng_, 0, 3)]
+                                        : static_cast<uint32_t>(rng_());
+        return;
+      }
+      if (r < 60) psn = want;                                              // in order
+      else if (r < 68) psn = h.first;                                      // FIRST again
+      else if (r < 76) psn = (h.first + urand(rng_, 0, span)) & kM24;     // duplicate or gap
+      else if (r < 84) psn = (want + urand(rng_, 1, 2)) & kM24;            // gap
+      else if (r < 92) psn = p.ring[(p.ci + urand(rng_, 0, n - 1)) % kOuts].first;
+      else psn = static_cast<uint32_t>(rng_()) & kM24;
+      ack_kind_ = kRr;
+      ack_psn_ = psn;
+      ack_first_ = psn == h.first;
+      ack_last_ = psn == h.last;
+      if (chance(rng_, 0.06)) ack_first_ = !ack_first_;
+      if (chance(rng_, 0.06)) ack_last_ = !ack_last_;
+      ack_aeth_ = static_cast<uint32_t>(rng_());
+      return;
+    }
     uint32_t psn = static_cast<uint32_t>(rng_()) & kM24;
     if (n && chance(rng_, 0.9)) {
       const Entry& e = p.ring[(p.ci + urand(rng_, 0, n - 1)) % kOuts];
       psn = chance(rng_, 0.6) ? e.last : chance(rng_, 0.5) ? e.first : ((e.last + 1) & kM24);
+      // (ACKs of the PSNs before a READ, mostly: one past its last is an implicit NAK)
+      if (e.op == kRead && chance(rng_, 0.6)) psn = (e.first - 1) & kM24;
+      const unsigned r = static_cast<unsigned>(urand(rng_, 0, 99));
+      if (e.op == kRead && r < 15) {
+        // A response of a READ that is not the oldest (earlier requests implicitly acknowledged),
+        // a placed READ's end out of order, or a READ error at an entry that is not a READ.
+        ack_kind_ = r < 10 ? kRr : kRdDone;
+        ack_psn_ = r < 10 ? e.first : e.last;
+        ack_first_ = true;
+        ack_last_ = e.first == e.last;
+        ack_aeth_ = static_cast<uint32_t>(rng_());
+        return;
+      }
+      if (r < 18) {
+        ack_kind_ = r < 16 ? kRr : kRdErr;
+        ack_psn_ = e.first;
+        ack_first_ = chance(rng_, 0.5);
+        ack_last_ = chance(rng_, 0.5);
+        ack_aeth_ = (static_cast<uint32_t>(rng_()) & ~0xFFu) | st::LOC_PROT_ERR;
+        return;
+      }
     } else if (chance(rng_, 0.5)) {
       psn = p.psn;
     }
@@ -271,38 +377,98 @@ class CompBench {
     else if (r < 84) syn = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakPsnSeqErr);
     else if (r < 97) syn = wire::aeth_syndrome(wire::kAethTypeNak, static_cast<uint8_t>(urand(rng_, 1, 6)));
     else syn = wire::aeth_syndrome(2, static_cast<uint8_t>(urand(rng_, 0, 31)));  // reserved type
-    ack_held_ = true;
-    ack_qp_ = i;
     ack_aeth_ = (static_cast<uint32_t>(syn) << 24) | (static_cast<uint32_t>(rng_()) & kM24);
     ack_psn_ = psn;
   }
 
-  // The ACK's effect, at its take (next as the completer reads it: before this cycle's write).
+  // The event's effect, at its take (next as the completer reads it: before this cycle's write).
   void take_ack(uint64_t now) {
     last_take_[ack_qp_] = cycles_;
     Qp& p = q_[ack_qp_];
     const uint8_t syn = static_cast<uint8_t>(ack_aeth_ >> 24);
     const uint8_t typ = wire::aeth_type(syn), val = wire::aeth_value(syn);
-    const uint32_t lim = typ == wire::kAethTypeAck ? ack_psn_ : ((ack_psn_ - 1) & kM24);
+    const bool pkt = ack_kind_ == kPkt;
+    const uint32_t lim = (pkt && typ == wire::kAethTypeAck) || ack_kind_ == kRdDone ? ack_psn_ : ((ack_psn_ - 1) & kM24);
+    const uint16_t ci0 = p.ci;
     unsigned done = 0;
-    while (p.ci != p.next && p.ring[p.ci % kOuts].err == 0 && psn_ge(lim, p.ring[p.ci % kOuts].last)) {
+    bool before_read = false;
+    while (ack_kind_ != kRdErr && p.ci != p.next && p.ring[p.ci % kOuts].err == 0 &&
+           psn_ge(lim, p.ring[p.ci % kOuts].last) && (p.ring[p.ci % kOuts].op != kRead || ack_kind_ == kRdDone)) {
       const Entry& e = p.ring[p.ci % kOuts];
-      if (e.sig) p.exp.push_back({e.wrid, p.ci, st::SUCCESS});
+      if (e.sig) p.exp.push_back({e.wrid, p.ci, st::SUCCESS, e.op});
       cov_.hit(e.sig ? "ack_signaled" : "ack_unsignaled");
       if (p.ci % kOuts == kOuts - 1) cov_.hit("ring_wrap");
       if (e.first > e.last) cov_.hit("psn_wrap");
+      if (e.op == kRead) {
+        cov_.hit("rddone");
+        if (!(p.acked_v && p.acked == e.last && p.ci == ci0)) cov_.hit("rddone_unverified");
+      } else if (ack_kind_ == kRr) {
+        cov_.hit("rr_completes_earlier");
+        if (e.sig) cov_.hit("rr_cqe_before_verdict");
+      } else if (ack_kind_ == kRdDone) {
+        cov_.hit("rddone_completes_earlier");
+      }
       ++p.ci;
       p.rnr_left = p.rnr_retry();
+      p.retry_left = p.retry_cnt();
       p.rnr_run = 0;
       ++done;
     }
     if (done > 1) cov_.hit("ack_several");
     const bool is_live = p.ci != p.next && p.ring[p.ci % kOuts].err == 0;
-    if (!is_live) cov_.hit(p.ci != p.next ? "ack_stops_at_err_entry" : "ack_nothing_live");
+    const Entry& h = p.ring[p.ci % kOuts];
+    const bool rd_head = is_live && h.op == kRead, sending = p.state() == kRts;
+    if (pkt && !is_live) cov_.hit(p.ci != p.next ? "ack_stops_at_err_entry" : "ack_nothing_live");
+    if (pkt && rd_head && done) before_read = true;
+    const uint32_t d = (lim - p.acked) & kM24;
+    const bool part = ack_kind_ != kRdErr && is_live && !rd_head && psn_ge(lim, h.first) &&
+                      (!p.acked_v || (d != 0 && (d >> 23) == 0));
+    bool rr_ok = false;
+    if (ack_kind_ == kRr) {
+      rr_ok = rd_head && sending && psn_ge(ack_psn_, h.first) && psn_ge(h.last, ack_psn_) &&
+              (ack_first_ ? ack_psn_ == h.first
+                          : (p.acked_v && p.ci == ci0 && lim == p.acked && ack_psn_ != h.first)) &&
+              (ack_last_ == (ack_psn_ == h.last));
+      vr_exp_.push_back({ack_qp_, rr_ok, p.ci});
+      if (rr_ok && h.first > h.last) cov_.hit("read_psn_wrap");   // (the range compares across the wrap)
+      if (!rd_head) cov_.hit(is_live ? "rr_not_read" : "rr_not_oldest");
+      else if (!sending) cov_.hit("rr_qp_not_rts");
+      else if (rr_ok) cov_.hit(ack_first_ && ack_last_ ? "rr_ok_only" : ack_first_ ? (p.acked_v && p.ci == ci0 && psn_ge(p.acked, h.first) ? "rr_first_restart" : "rr_ok_first")
+                               : ack_last_ ? "rr_ok_last" : "rr_ok_middle");
+      else if (ack_first_ != (ack_psn_ == h.first) || ack_last_ != (ack_psn_ == h.last)) cov_.hit("rr_bad_flag");
+      else if (p.acked_v && p.ci == ci0 && psn_ge(p.acked, ack_psn_) && psn_ge(ack_psn_, h.first)) cov_.hit("rr_dup");
+      else cov_.hit("rr_gap");
+    }
+    const bool rd_lost = pkt && typ == wire::kAethTypeAck && rd_head && psn_ge(lim, h.last);
+    const bool prog = p.ci != ci0 || part || rr_ok;
+    const uint8_t retry = prog ? p.retry_cnt() : p.retry_left;
+    p.retry_left = retry;
     bool rewind = false, fail = false;
     uint8_t status = st::GENERAL_ERR;
-    if (typ == wire::kAethTypeAck) {
+    if (rd_lost) {
       ++m_ack_;
+      if (retry == 0) {
+        fail = true;
+        status = st::RETRY_EXC_ERR;
+        cov_.hit("implicit_nak_exhausted");
+      } else {
+        rewind = true;
+        p.retry_left = retry - 1;
+        cov_.hit("implicit_nak_rewind");
+      }
+      if (done) cov_.hit("implicit_nak_after_completions");
+    } else if (ack_kind_ == kRdErr) {
+      if (rd_head && sending) {
+        fail = true;
+        status = static_cast<uint8_t>(ack_aeth_ & 0xFF);
+        cov_.hit("rderr_fails");
+      } else {
+        cov_.hit("rderr_ignored");
+      }
+    } else if (!pkt) {
+    } else if (typ == wire::kAethTypeAck) {
+      ++m_ack_;
+      if (before_read) cov_.hit("ack_stops_at_read");
     } else if (typ == wire::kAethTypeRnrNak) {
       ++m_rnr_;
       if (is_live && p.rnr_left == 0) {
@@ -315,30 +481,40 @@ class CompBench {
         if (p.rnr_left != 7) --p.rnr_left;
         if (p.rnr_left == 7 && ++p.rnr_run == 8) cov_.hit("rnr_infinite_8_in_a_row");
       }
+      if (rd_head) cov_.hit("rnr_at_read");
     } else if (typ == wire::kAethTypeNak) {
       ++m_nak_;
       if (is_live && val == wire::kNakPsnSeqErr) {
         rewind = true;
-        cov_.hit("seq_rewind");
+        cov_.hit(rd_head ? "nak_seq_at_read" : "seq_rewind");
       } else if (is_live) {
         fail = true;
         status = val == wire::kNakInvReq ? st::REM_INV_REQ_ERR : val == wire::kNakRemAccessErr ? st::REM_ACCESS_ERR
                                                                                              : st::REM_OP_ERR;
         cov_.hit(val == wire::kNakInvReq ? "nak_inv_req" : val == wire::kNakRemAccessErr ? "nak_rem_access"
                  : val == wire::kNakRemOpErr ? "nak_rem_op" : "nak_inv_rd_req");
+        if (rd_head) cov_.hit("nak_err_at_read");
       }
     } else {
       cov_.hit("reserved_syndrome");
     }
-    const Entry& h = p.ring[p.ci % kOuts];
+    if (rr_ok) {
+      p.acked = ack_psn_;
+      p.acked_v = true;
+    } else if (prog) {
+      p.acked = lim;
+      p.acked_v = !rd_head;
+    }
+    if (ack_kind_ == kRr || (ack_kind_ == kRdErr && fail)) p.rd_busy = sending;
     if (rewind || fail) {
       const uint64_t cyc = uint64_t(wire::kRnrTimerUs[val]) * kClkMhz;
+      const bool rnr = pkt && !rd_lost && typ == wire::kAethTypeRnrNak;
       msg_exp_ = true;
-      msg_ = {fail, ack_qp_, p.ci, h.first, typ == wire::kAethTypeRnrNak, now + cyc, cyc + 2};
+      msg_ = {fail, ack_qp_, p.ci, h.first, rnr, now + cyc, cyc + 2};
     }
     if (rewind) ++m_retx_;
     if (fail) {
-      p.exp.push_back({h.wrid, p.ci, status});
+      p.exp.push_back({h.wrid, p.ci, status, h.op});
       ++p.ci;
       err_exp_.push_back(ack_qp_);
     }
@@ -356,7 +532,6 @@ class CompBench {
     const uint16_t idx = static_cast<uint16_t>(get_bits(w, kCqeIdx, 16));
     const uint8_t status = static_cast<uint8_t>(get_bits(w, kCqeStatus, 8));
     if (get_bits(w, kCqeCq, 16) != p.send_cq()) fail("CQE of QP " + std::to_string(qp) + ": wrong CQ");
-    if (get_bits(w, kCqeOp, 8) != tmnic::hwif::wc_op::SEND) fail("CQE opcode not SEND");
     Cqe e;
     if (!p.exp.empty()) {
       e = p.exp.front();
@@ -369,14 +544,18 @@ class CompBench {
                     std::to_string(p.next));
       if (p.ci == p.next) return fail("flush CQE for QP " + std::to_string(qp) + " beyond its next");
       const Entry& h = p.ring[p.ci % kOuts];
-      e = {h.wrid, p.ci, h.err ? h.err : st::WR_FLUSH_ERR};
+      e = {h.wrid, p.ci, h.err ? h.err : st::WR_FLUSH_ERR, h.op};
       cov_.hit(h.err == st::WR_FLUSH_ERR ? "flush_flushed_entry" : h.err ? "flush_err_entry" : "flush_outstanding_entry");
+      if (!h.err && h.op == kRead) cov_.hit("flush_read");
       ++p.ci;
     }
-    if (wrid != e.wrid || idx != e.idx || status != e.status)
+    const unsigned op = static_cast<unsigned>(get_bits(w, kCqeOp, 8));
+    if (wrid != e.wrid || idx != e.idx || status != e.status || op != e.op)
       fail("CQE of QP " + std::to_string(qp) + ": wr_id " + std::to_string(wrid) + " idx " + std::to_string(idx) +
-           " status " + std::to_string(status) + ", model: wr_id " + std::to_string(e.wrid) + " idx " +
-           std::to_string(e.idx) + " status " + std::to_string(e.status));
+           " status " + std::to_string(status) + " opcode " + std::to_string(op) + ", model: wr_id " +
+           std::to_string(e.wrid) + " idx " + std::to_string(e.idx) + " status " + std::to_string(e.status) +
+           " opcode " + std::to_string(e.op));
+    if (op == tmnic::hwif::wc_op::RDMA_READ && status == st::SUCCESS) cov_.hit("cqe_read");
     ++cqes_;
   }
 
@@ -423,6 +602,8 @@ class CompBench {
         Entry e;
         e.wrid = rng_();
         e.err = wr_kind_;
+        const unsigned o = static_cast<unsigned>(urand(rng_, 0, 9));
+        e.op = o < 3 ? kRead : o < 5 ? kWrite : kSend;
         if (wr_kind_ == 0) {
           const uint32_t n = static_cast<uint32_t>(urand(rng_, 1, 4));
           e.first = p.psn;
@@ -434,12 +615,7 @@ class CompBench {
         p.ring[p.next % kOuts] = e;
         top_->o_we_i = 1;
         top_->o_waddr_i = (static_cast<uint32_t>(wr_q_) << (31 - __builtin_clz(kOuts))) | (p.next % kOuts);
-        uint32_t* ow = top_->o_wdata_i.data();
-        set_bits(ow, 57, 64, e.wrid);
-        set_bits(ow, 33, 24, e.first);
-        set_bits(ow, 9, 24, e.last);
-        set_bits(ow, 8, 1, e.sig);
-        set_bits(ow, 0, 8, e.err);
+        pack_entry(top_->o_wdata_i.data(), e);
         wr_applied_ = wr_q_;
         if (wr_kind_ != 0 && wr_kind_ != st::WR_FLUSH_ERR) {  // local error: dead, then the completer is told
           p.dead = true;
@@ -493,12 +669,16 @@ class CompBench {
     top_->ack_qp_i = ack_qp_;
     top_->ack_aeth_i = ack_aeth_;
     top_->ack_psn_i = ack_psn_;
+    top_->ack_local_i = 0;
+    top_->ack_kind_i = ack_kind_;
+    top_->ack_first_i = ack_first_;
+    top_->ack_last_i = ack_last_;
     top_->lerr_valid_i = lerr_held_;
     top_->lerr_qp_i = lerr_qp_;
     // Context: a command moves a QP to ERR, with its kick.
     if (k && !(kick & 3) && chance(rng_, k->cmd_err)) {
       const unsigned i = pick_qp();
-      if (q_[i].state() == kRts) {
+      if (q_[i].state() == kRts && !q_[i].rd_busy) {   // (a READ event's outcome may depend on RTS)
         q_[i].set_state(kErr);
         const bool rq = chance(rng_, 0.5);
         kick |= rq ? 2 : 1;
@@ -554,7 +734,22 @@ class CompBench {
         cov_.hit("msg_back_pressure");
       }
     }
+    if (top_->vr_valid_o) {
+      if (vr_exp_.empty()) {
+        fail("verdict without a READ response event");
+      } else {
+        const Verdict v = vr_exp_.front();
+        vr_exp_.pop_front();
+        if (bool(top_->vr_ok_o) != v.ok || top_->vr_idx_o != v.idx)
+          fail("verdict of QP " + std::to_string(v.qp) + ": ok " + std::to_string(top_->vr_ok_o) + " idx " +
+               std::to_string(top_->vr_idx_o) + ", model " + std::to_string(v.ok) + " " + std::to_string(v.idx));
+        // (after the CQEs of the completions the response implied)
+        if (!q_[v.qp].exp.empty()) fail("verdict of QP " + std::to_string(v.qp) + " before its CQEs");
+        q_[v.qp].rd_busy = false;
+      }
+    }
     if (top_->err_o) {
+      q_[top_->err_qp_o].rd_busy = false;
       if (err_exp_.empty() || err_exp_.front() != top_->err_qp_o) {
         fail("err_o for QP " + std::to_string(top_->err_qp_o) + " not expected");
       } else {
@@ -614,6 +809,9 @@ class CompBench {
   bool ack_held_ = false, lerr_held_ = false, msg_exp_ = false, msg_seen_ = false, taken_now_ = false;
   unsigned ack_qp_ = 0, lerr_qp_ = 0;
   uint32_t ack_aeth_ = 0, ack_psn_ = 0;
+  uint8_t ack_kind_ = kPkt;
+  bool ack_first_ = false, ack_last_ = false;
+  std::deque<Verdict> vr_exp_;
   Msg msg_{};
   int wr_q_ = -1, wr_applied_ = -1, err_apply_ = -1, ci_chk_prev_ = -1;
   uint8_t wr_kind_ = 0;
@@ -658,6 +856,7 @@ class TimerBench {
     uint64_t wrid;
     uint16_t idx;
     uint8_t status;
+    uint8_t op;
   };
 
   TimerBench() : ctx_(std::make_unique<VerilatedContext>()), top_(std::make_unique<Vtmnic_completer>(ctx_.get())), q_(kNumQp) {
@@ -697,9 +896,10 @@ class TimerBench {
     run(8);
   }
   // The requester posts a message of n packets at its next (its ring write).
-  void post(unsigned i, unsigned n, bool sig = true) {
+  void post(unsigned i, unsigned n, bool sig = true, uint8_t op = kSend) {
     Qp& p = q_[i];
     Entry e;
+    e.op = op;
     e.wrid = (uint64_t(i) << 32) | p.next;
     e.first = p.psn;
     e.last = (p.psn + n - 1) & kM24;
@@ -710,8 +910,15 @@ class TimerBench {
     ++p.next;
   }
   void ack(unsigned i, uint8_t syn, uint32_t psn) {
-    acks_.push_back({i, (uint32_t(syn) << 24) | 5, psn});
+    acks_.push_back({i, (uint32_t(syn) << 24) | 5, psn, kPkt, false, false});
   }
+  // A READ event: a response (ACK_RR with its FIRST/LAST flags), a placed READ, a READ error.
+  void rr(unsigned i, uint32_t psn, bool first, bool last) { acks_.push_back({i, 0, psn, kRr, first, last}); }
+  void rddone(unsigned i, uint32_t psn) { acks_.push_back({i, 0, psn, kRdDone, false, false}); }
+  void rderr(unsigned i, uint8_t status) { acks_.push_back({i, status, 0, kRdErr, false, false}); }
+  std::deque<Verdict> vrs;
+  size_t vr_cqes = 0;          // CQEs seen when the last verdict came
+  uint64_t vr_now = 0;         // and when it came
   void run(uint64_t n) {
     for (uint64_t k = 0; k < n && !failed(); ++k) step();
   }
@@ -740,6 +947,8 @@ class TimerBench {
   struct Ack {
     unsigned qp;
     uint32_t aeth, psn;
+    uint8_t kind;
+    bool first, last;
   };
   void tick() { clock(*top_, *ctx_, rd_qp_); }
   void step() {
@@ -755,12 +964,7 @@ class TimerBench {
       const Entry& e = q_[w.qp].ring[w.idx % kOuts];
       top_->o_we_i = 1;
       top_->o_waddr_i = (static_cast<uint32_t>(w.qp) << (31 - __builtin_clz(kOuts))) | (w.idx % kOuts);
-      uint32_t* ow = top_->o_wdata_i.data();
-      set_bits(ow, 57, 64, e.wrid);
-      set_bits(ow, 33, 24, e.first);
-      set_bits(ow, 9, 24, e.last);
-      set_bits(ow, 8, 1, e.sig);
-      set_bits(ow, 0, 8, e.err);
+      pack_entry(top_->o_wdata_i.data(), e);
       last_write_[w.qp] = now();
     }
     top_->ack_valid_i = !acks_.empty();
@@ -768,7 +972,11 @@ class TimerBench {
       top_->ack_qp_i = acks_.front().qp;
       top_->ack_aeth_i = acks_.front().aeth;
       top_->ack_psn_i = acks_.front().psn;
+      top_->ack_kind_i = acks_.front().kind;
+      top_->ack_first_i = acks_.front().first;
+      top_->ack_last_i = acks_.front().last;
     }
+    top_->ack_local_i = 0;
     top_->lerr_valid_i = 0;
     top_->kick_i = 0;
     top_->init_i = init_;
@@ -800,8 +1008,13 @@ class TimerBench {
       const uint32_t* w = top_->cqe_o.data();
       const unsigned qn = static_cast<unsigned>(get_bits(w, kCqeQp, 24));
       cqes.push_back({now(), qn, get_bits(w, kCqeWrid, 64), static_cast<uint16_t>(get_bits(w, kCqeIdx, 16)),
-                      static_cast<uint8_t>(get_bits(w, kCqeStatus, 8))});
+                      static_cast<uint8_t>(get_bits(w, kCqeStatus, 8)), static_cast<uint8_t>(get_bits(w, kCqeOp, 8))});
       if (qn < kNumQp) ++q_[qn].ci;
+    }
+    if (top_->vr_valid_o) {
+      vrs.push_back({0, bool(top_->vr_ok_o), static_cast<uint16_t>(top_->vr_idx_o)});
+      vr_cqes = cqes.size();
+      vr_now = now();
     }
     if (top_->err_o) {
       errs.push_back(top_->err_qp_o);
@@ -1026,6 +1239,169 @@ TEST(Completer, TransportTimer) {
               "start + T (allowed %llu)\n", kNumQp, (unsigned long long)T1, (unsigned long long)g_late_min,
               (unsigned long long)g_late_max, (unsigned long long)kTmoSlack);
   cov.report("completer_timer");
+}
+
+
+// ---- RDMA READ: directed sequences of the four event kinds with the transport timer ---------------
+std::vector<std::string> read_coverage_points() {
+  return {"rd_rr_completes_send_first", "rd_in_order", "rd_dup_refused", "rd_gap_refused", "rd_tmo_rewind",
+          "rd_first_restart", "rd_done_cqe", "rd_implicit_nak", "rd_implicit_nak_exhausted", "rd_nak_access",
+          "rd_err_event", "rd_tmo_exhausted", "rd_seq_nak"};
+}
+
+TEST(Completer, ReadEvents) {
+  Coverage cov(read_coverage_points());
+  const unsigned H = 5, I = 6, J = 7, K = 0, L = 4;   // (distinct at 8 QPs)
+  const uint64_t T1 = tmo_cycles(1);
+  const uint8_t kAck = wire::aeth_syndrome(wire::kAethTypeAck, 0);
+  TimerBench b;
+  b.cfg(H, 1, 2, 7);
+  b.cfg(I, 0, 1, 7);
+  b.cfg(J, 0, 7, 7);
+  b.cfg(K, 1, 0, 7);
+  b.cfg(L, 1, 0, 7);
+  for (unsigned i : {H, I, J, K, L}) b.init(i);
+  ASSERT_FALSE(b.failed());
+  TimerBench::Ev ev{};
+  // Takes the one verdict expected now.
+  auto verdict = [&](bool ok, uint16_t idx, const char* what) {
+    b.run(24);
+    ASSERT_EQ(b.vrs.size(), 1u) << what;
+    EXPECT_EQ(b.vrs[0].ok, ok) << what;
+    EXPECT_EQ(b.vrs[0].idx, idx) << what;
+    b.vrs.clear();
+  };
+
+  // ---- H: SEND (2 PSNs), READ (4), SEND (1). The READ's FIRST completes the SEND before it (its
+  // CQE before the verdict); in-order responses pass, a duplicate and a gap do not; the timer goes
+  // back to the READ; a FIRST restarts it; all four again, RDDONE completes it as RDMA_READ.
+  b.post(H, 2);
+  b.post(H, 4, true, kRead);
+  b.post(H, 1);
+  b.run(4);
+  const Entry r = b.qp(H).ring[1];
+  b.rr(H, r.first, true, false);
+  verdict(true, 1, "FIRST after a SEND");
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.vr_cqes, 1u) << "the verdict came before the SEND's CQE";
+  EXPECT_EQ(b.cqes[0].op, tmnic::hwif::wc_op::SEND);
+  EXPECT_EQ(b.cqes[0].idx, 0u);
+  if (!b.failed()) cov.hit("rd_rr_completes_send_first");
+  b.cqes.clear();
+  b.rr(H, (r.first + 1) & kM24, false, false);
+  verdict(true, 1, "MIDDLE in order");
+  const uint64_t t0 = b.vr_now - 1;   // (a verified response is progress: the timer restarts)
+  cov.hit("rd_in_order");
+  b.rr(H, (r.first + 1) & kM24, false, false);
+  verdict(false, 1, "a duplicate MIDDLE");
+  cov.hit("rd_dup_refused");
+  b.rr(H, r.last, false, true);
+  verdict(false, 1, "LAST after a lost MIDDLE");
+  cov.hit("rd_gap_refused");
+  expect_tmo(b, H, t0, T1, false, 1, r.first, ev);
+  cov.hit("rd_tmo_rewind");
+  b.run(8);
+  b.rr(H, r.first, true, false);
+  verdict(true, 1, "FIRST again after the rewind");
+  cov.hit("rd_first_restart");
+  for (uint32_t k = 1; k < 4; ++k) {
+    b.rr(H, (r.first + k) & kM24, false, k == 3);
+    verdict(true, 1, "responses again");
+  }
+  b.rddone(H, r.last);
+  b.run(20);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].op, tmnic::hwif::wc_op::RDMA_READ);
+  EXPECT_EQ(b.cqes[0].status, st::SUCCESS);
+  EXPECT_EQ(b.cqes[0].wrid, r.wrid);
+  if (!b.failed()) cov.hit("rd_done_cqe");
+  b.cqes.clear();
+  b.ack(H, kAck, b.qp(H).ring[2].last);
+  b.run(20);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].idx, 2u);
+  b.cqes.clear();
+  EXPECT_TRUE(b.msgs.empty());
+  b.msgs.clear();
+
+  // ---- I (retry_cnt 1, no timer): SEND, READ (2), SEND. An ACK of the last SEND completes the
+  // first, stops at the READ and goes back to it (its responses were lost); again, with no retry
+  // left, the READ fails with RETRY_EXC_ERR and the last SEND is flushed.
+  b.post(I, 1);
+  b.post(I, 2, true, kRead);
+  b.post(I, 1);
+  b.run(4);
+  b.ack(I, kAck, b.qp(I).ring[2].last);
+  ASSERT_TRUE(b.wait_msg(40, ev));
+  EXPECT_FALSE(ev.fail);
+  EXPECT_EQ(ev.idx, 1u);
+  EXPECT_EQ(ev.psn, b.qp(I).ring[1].first);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].idx, 0u);
+  if (!b.failed()) cov.hit("rd_implicit_nak");
+  b.cqes.clear();
+  b.run(8);
+  b.ack(I, kAck, b.qp(I).ring[2].last);
+  ASSERT_TRUE(b.wait_msg(40, ev));
+  EXPECT_TRUE(ev.fail);
+  b.run(kNumQp + 60);
+  ASSERT_EQ(b.cqes.size(), 2u);
+  EXPECT_EQ(b.cqes[0].status, st::RETRY_EXC_ERR);
+  EXPECT_EQ(b.cqes[0].op, tmnic::hwif::wc_op::RDMA_READ);
+  EXPECT_EQ(b.cqes[1].status, st::WR_FLUSH_ERR);
+  ASSERT_EQ(b.errs.size(), 1u);
+  if (!b.failed()) cov.hit("rd_implicit_nak_exhausted");
+  b.cqes.clear();
+  b.errs.clear();
+
+  // ---- J: a sequence NAK at a READ goes back to it; a remote access NAK fails it (REM_ACCESS_ERR).
+  b.post(J, 3, true, kRead);
+  b.run(4);
+  b.ack(J, wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakPsnSeqErr), b.qp(J).ring[0].first);
+  ASSERT_TRUE(b.wait_msg(40, ev));
+  EXPECT_FALSE(ev.fail);
+  EXPECT_EQ(ev.psn, b.qp(J).ring[0].first);
+  if (!b.failed()) cov.hit("rd_seq_nak");
+  b.run(8);
+  b.ack(J, wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakRemAccessErr), b.qp(J).ring[0].first);
+  ASSERT_TRUE(b.wait_msg(40, ev));
+  EXPECT_TRUE(ev.fail);
+  b.run(20);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].status, st::REM_ACCESS_ERR);
+  EXPECT_EQ(b.cqes[0].op, tmnic::hwif::wc_op::RDMA_READ);
+  if (!b.failed()) cov.hit("rd_nak_access");
+  b.cqes.clear();
+  b.errs.clear();
+
+  // ---- K: an accepted FIRST, then the receive engine fails the READ (LOC_PROT_ERR): CQE, err_o, FAIL.
+  b.post(K, 3, true, kRead);
+  b.run(4);
+  b.rr(K, b.qp(K).ring[0].first, true, false);
+  verdict(true, 0, "K's FIRST");
+  b.rderr(K, st::LOC_PROT_ERR);
+  ASSERT_TRUE(b.wait_msg(40, ev));
+  EXPECT_TRUE(ev.fail);
+  b.run(20);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].status, st::LOC_PROT_ERR);
+  EXPECT_EQ(b.cqes[0].op, tmnic::hwif::wc_op::RDMA_READ);
+  ASSERT_EQ(b.errs.size(), 1u);
+  if (!b.failed()) cov.hit("rd_err_event");
+  b.cqes.clear();
+  b.errs.clear();
+
+  // ---- L (retry_cnt 0): a READ whose responses never come: RETRY_EXC_ERR at the first expiry.
+  b.post(L, 2, true, kRead);
+  b.run(2);
+  expect_tmo(b, L, b.write_now(L), T1, true, 0, 0, ev);
+  b.run(kNumQp + 60);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].status, st::RETRY_EXC_ERR);
+  EXPECT_EQ(b.cqes[0].op, tmnic::hwif::wc_op::RDMA_READ);
+  if (!b.failed()) cov.hit("rd_tmo_exhausted");
+  EXPECT_TRUE(b.vrs.empty());
+  cov.report("completer_read");
 }
 
 TEST(Completer, RandomTrafficAgainstModel) {

@@ -34,6 +34,14 @@
 //     completer reads it; the PSN table (QUERY_QP) of settled QPs; wake_at_o never after a pending
 //     RNR wait's end; at the end of each phase every posted WQE sent (or flushed in ERR), idle_o
 //     and quiet_o.
+// RDMA READ (RC): the WQE's SGEs are a scatter list (the protection check needs LOCAL_WRITE); its ring
+// entry is SQO_READ with first/last the PSNs of its ceil(len / PMTU) responses (at least one), its one
+// packet a READ request at the first (RETH {raddr, rkey, len}, no payload, AckReq, no SE, no payload
+// reads), the next message's PSN after the responses; inline or on UD: LOC_QP_OP_ERR. Checked at
+// every READ's ring write: fewer than max_rd READs of the QP in flight (in the ring between the
+// model's ci and next; the requester reads an older ci, so it can only count more), and at a fenced
+// WQE's: none. The completer mock completes a READ after its request went out and a round trip, so
+// QPs sit at their limit; READs go out again after go-backs.
 // TMNIC_TRACE=1 prints ring writes, DMA reads, completer messages taken, inits and drains, one line
 // each with its cycle.
 #include <gtest/gtest.h>
@@ -116,13 +124,16 @@ struct Posted {
   uint32_t len = 0;
   bool inl = false, imm = false, se = false, sig = false;
   bool write = false;       // RDMA WRITE: RETH {raddr, rkey, len} on the first packet
+  bool read = false;        // RDMA READ: one READ request (RETH), npk PSNs for its responses
+  bool fence = false;       // waits until no READ of the QP is in flight
   uint64_t raddr = 0;
   uint32_t rkey = 0;
   uint32_t imm_data = 0;
   uint32_t qkey = 0, dip = 0;   // UD: the datagram's Q_Key and destination (its UD_AV; DQPN: the QP's)
   uint64_t dmac = 0;
   uint8_t tclass = 0, ttl = 0;  // UD: the UD_AV's TOS and TTL
-  unsigned npk = 1;
+  unsigned npk = 1;             // PSNs it uses
+  unsigned pkts = 1;            // packets it sends (a READ: 1)
   std::vector<uint8_t> pay;     // the message's bytes
   std::vector<Piece> reads;     // its payload reads, in order
   std::vector<unsigned> pk_reads;  // reads of packets 0..k-1 (prefix index)
@@ -151,6 +162,7 @@ struct Entry {
   uint64_t serial = 0;
   uint32_t first = 0, last = 0;
   uint8_t err = 0;
+  bool read = false;
   bool done = false;        // its last packet went out
   uint64_t ack_at = 0;      // and its ACK is back (the round trip)
 };
@@ -163,6 +175,12 @@ struct Qp {
   uint16_t pi = 0, next = 0, ci = 0;
   uint32_t psn = 0;
   bool dead = false, wait = false, pushed_in_err = false, psn_known = true, live = false, held = false;
+  unsigned max_rd = 1;      // READs in flight at most (the context's clamped SET_QP.MAX_RD_ATOMIC)
+  double rd_share = 0.2;    // of its WQEs that are READs
+  bool rd_blocked = false, fence_blocked = false;   // its next WQE was seen held back (coverage)
+  uint16_t resend_end = 0;  // a go-back: WQEs before this one are sent again
+  unsigned last_read_npk = 0;   // the last READ request seen (coverage of the PSN jump)
+  uint32_t last_read_psn = 0;
   bool inited = false;      // its init was taken (the RAMs have no reset)
   bool ud = false;          // a UD QP: every WQE names its destination; datagrams, no ACKs
   uint64_t due = 0;
@@ -213,7 +231,10 @@ std::vector<std::string> coverage_points() {
           "lerr_backpressure", "rewind", "rewind_cuts_message", "stale_packet", "rnr_wait", "rnr_resend",
           "rewind_ignored_dead", "fail_msg", "cmd_err", "err_cuts_message", "flush", "kick_to_rts", "reinit",
           "msg_backpressure", "pkt_backpressure", "rd_backpressure", "query_psn", "nx_read",
-          "ud_datagram", "ud_datagram_imm", "ud_uack", "ud_uack_backpressure", "ud_write_refused", "ud_len_err"};
+          "ud_datagram", "ud_datagram_imm", "ud_uack", "ud_uack_backpressure", "ud_write_refused", "ud_len_err",
+          "read_msg", "read_req", "read_multi_response", "read_zero_len", "read_psn_jump", "read_at_limit",
+          "read_limit_1", "read_limit_4", "read_waited", "fence_msg", "fence_waited", "read_resent", "prot_local_write",
+          "read_prot_err", "read_ud_refused", "read_inline_refused", "read_flushed", "read_sge_6"};
 }
 
 struct Knobs {
@@ -325,7 +346,7 @@ class ReqBench {
       m.valid = i < 3 || chance(rng_, 0.9);
       m.key = (i << hw::MR_KEY_SHIFT) | static_cast<uint32_t>(u(0, (1u << hw::MR_KEY_SHIFT) - 1));
       m.pd = i < 3 ? i + 1 : static_cast<uint32_t>(u(1, 3));
-      m.access = static_cast<uint32_t>(u(0, 7));
+      m.access = static_cast<uint32_t>(u(0, 7)) | (i < 3 ? 1u : 0u);   // (0..2: READs land there too)
       m.va = (u(1, 1ull << 36) << 12) + u(0, 4095);
       m.len = i < 3 ? (1ull << 34) : u(4096, 1u << 18);  // 0..2: huge regions of PDs 1..3
       m.iova = u(0, 1ull << 56);
@@ -360,6 +381,18 @@ class ReqBench {
     // number the bench finds a QP's packets by, goes into every WQE's UD_AV.
     p.ud = chance(rng_, 0.15);
     set_bits(p.cfg.data(), cfg_lsb(kCfUd), 1, p.ud);
+    p.max_rd = static_cast<unsigned>(u(1, hw::MAX_RD_ATOM));
+    p.rd_share = chance(rng_, 0.25) ? 0.6 : 0.15;   // (some QPs mostly READ: up to their limit)
+    if (i == hot_[0]) {
+      // The first hot QP gets no ACKs for long stretches too (the completer mock): mostly READs,
+      // it sits at its READ limit then.
+      p.ud = false;
+      set_bits(p.cfg.data(), cfg_lsb(kCfUd), 1, 0);
+      p.rd_share = 0.7;
+      if (chance(rng_, 0.5)) p.max_rd = hw::MAX_RD_ATOM;
+      set_bits(p.cfg.data(), cfg_lsb(kCfMaxRd), 3, p.max_rd);
+    }
+    set_bits(p.cfg.data(), cfg_lsb(kCfMaxRd), 3, p.max_rd);
     if (p.ud) set_bits(p.cfg.data(), cfg_lsb(kCfDestQpn), 24, static_cast<uint32_t>(rng_()));
     if (!first) {
       base_qp_.erase(old_base);
@@ -420,10 +453,11 @@ class ReqBench {
     return static_cast<unsigned>(u(0, kNumQp - 1));
   }
   // An MR of pd, valid, not one of the huge ones.
-  unsigned mr_of(uint32_t pd) {
+  // An MR of pd, valid, not one of the huge ones; granting LOCAL_WRITE if lw (a READ's scatter list).
+  unsigned mr_of(uint32_t pd, bool lw = false) {
     for (unsigned t = 0; t < 4 * kNumMr; ++t) {
       const unsigned i = static_cast<unsigned>(u(3, kNumMr - 1));
-      if (mr_[i].valid && mr_[i].pd == pd) return i;
+      if (mr_[i].valid && mr_[i].pd == pd && (!lw || (mr_[i].access & 1))) return i;
     }
     return pd - 1;
   }
@@ -438,13 +472,15 @@ class ReqBench {
                                        hw::wqe_op::RDMA_WRITE_WITH_IMM};
     uint8_t op = kOps[u(0, 3)];
     if (p.ud && chance(rng_, 0.97)) op = kOps[u(0, 1)];   // (a UD QP mostly SENDs: a WRITE fails it)
-    // (RDMA_READ is not executed by this requester yet: a bad opcode like every value above it)
-    if (bad_op) op = static_cast<uint8_t>(u(hw::wqe_op::RDMA_READ, 255));
+    if (!p.ud ? chance(rng_, p.rd_share) : chance(rng_, 0.01)) op = hw::wqe_op::RDMA_READ;   // (UD: refused)
+    if (bad_op) op = static_cast<uint8_t>(u(hw::wqe_op::RDMA_READ + 1, 255));
     b[hw::wqe::OPCODE_OFF] = op;
     uint8_t flags = static_cast<uint8_t>(rng_()) & ~(hw::wqe_flag::SIGNALED | hw::wqe_flag::SOLICITED | hw::wqe_flag::INLINE);
     w->sig = chance(rng_, 0.7);
     w->se = chance(rng_, 0.3);
-    w->inl = chance(rng_, 0.2);
+    w->read = op == hw::wqe_op::RDMA_READ;
+    w->inl = chance(rng_, w->read ? 0.02 : 0.2);
+    w->fence = chance(rng_, 0.1);
     w->imm = op == hw::wqe_op::SEND_WITH_IMM || op == hw::wqe_op::RDMA_WRITE_WITH_IMM;
     w->write = op == hw::wqe_op::RDMA_WRITE || op == hw::wqe_op::RDMA_WRITE_WITH_IMM;
     for (unsigned i = 0; i < 8; ++i) w->raddr |= uint64_t(b[hw::wqe::RADDR_OFF + i]) << (8 * i);
@@ -452,6 +488,8 @@ class ReqBench {
     if (w->sig) flags |= hw::wqe_flag::SIGNALED;
     if (w->se) flags |= hw::wqe_flag::SOLICITED;
     if (w->inl) flags |= hw::wqe_flag::INLINE;
+    flags = static_cast<uint8_t>(flags & ~hw::wqe_flag::FENCE);
+    if (w->fence) flags |= hw::wqe_flag::FENCE;
     b[hw::wqe::FLAGS_OFF] = flags;
     w->imm_data = 0;
     for (unsigned i = 0; i < 4; ++i) w->imm_data = (w->imm_data << 8) | b[hw::wqe::IMM_OFF + i];  // first byte in [31:24]
@@ -460,6 +498,14 @@ class ReqBench {
     if (p.ud && w->write && !w->err) {
       w->err = st::LOC_QP_OP_ERR;
       cov_.hit("ud_write_refused");
+    }
+    if (p.ud && w->read && !w->err) {
+      w->err = st::LOC_QP_OP_ERR;
+      cov_.hit("read_ud_refused");
+    }
+    if (w->read && w->inl && !w->err) {   // (a READ's data comes back: nothing to inline)
+      w->err = st::LOC_QP_OP_ERR;
+      cov_.hit("read_inline_refused");
     }
     if (p.ud) {
       w->dip = static_cast<uint32_t>(rng_());
@@ -512,7 +558,7 @@ class ReqBench {
       const unsigned max_sge = p.ud ? (chance(rng_, 0.05) ? pmtu : pmtu / 5)
                                     : chance(rng_, k.msg_big) ? 3 * pmtu : pmtu / 2 + 64;
       for (unsigned i = 0; i < n; ++i) {
-        const unsigned mi = over ? p.pd - 1 : mr_of(p.pd);
+        const unsigned mi = over ? p.pd - 1 : mr_of(p.pd, w->read);
         const Mr& m = mr_[mi];
         s[i].key = m.key;
         const uint64_t room = std::min<uint64_t>(m.len, 1u << 20);
@@ -527,6 +573,17 @@ class ReqBench {
         if (over) s[i].addr = m.va + (static_cast<uint64_t>(i) << 32);
       }
       int why = -1;  // 0 key, 1 PD, 2 bounds, 3 invalid MR
+      if (w->read && n && bad < 0 && !over && chance(rng_, 0.03)) {
+        // A READ's SGE in an MR of the QP's PD without LOCAL_WRITE (a scatter list needs it).
+        for (unsigned t = 3; t < kNumMr; ++t)
+          if (mr_[t].valid && mr_[t].pd == p.pd && !(mr_[t].access & 1)) {
+            S& x = s[static_cast<unsigned>(u(0, n - 1))];
+            x.key = mr_[t].key;
+            x.addr = mr_[t].va;
+            x.len = static_cast<uint32_t>(std::min<uint64_t>(mr_[t].len, 100));
+            break;
+          }
+      }
       if (bad >= 0) {
         S& x = s[static_cast<unsigned>(bad)];
         why = static_cast<int>(u(0, 3));
@@ -569,20 +626,27 @@ class ReqBench {
         for (unsigned j = 0; j < hw::sge::LENGTH_LEN; ++j) d[hw::sge::LENGTH_OFF + j] = static_cast<uint8_t>(s[i].len >> (8 * j));
         for (unsigned j = 0; j < hw::sge::LKEY_LEN; ++j) d[hw::sge::LKEY_OFF + j] = static_cast<uint8_t>(s[i].key >> (8 * j));
       }
-      // The IBA local protection check of the gather list (local read needs no access right).
+      // The IBA local protection check of the gather list (local read needs no access right) or of
+      // a READ's scatter list (LOCAL_WRITE).
       uint64_t total = 0;
-      bool ok = true;
+      bool ok = true, lw_missing = false;
       std::vector<Piece> sg;
       for (unsigned i = 0; i < n && ok; ++i) {
         const Mr& m = mr_[(s[i].key >> hw::MR_KEY_SHIFT) % kNumMr];
         ok = mr_ok(m, s[i].addr, s[i].len, s[i].key, p.pd);
+        if (ok && w->read && !(m.access & 1)) {
+          ok = false;
+          lw_missing = true;
+        }
         total += s[i].len;
         sg.push_back({s[i].addr - m.va + m.iova, s[i].len});
       }
       if (!w->err && !ok) {
         w->err = st::LOC_PROT_ERR;
         static const char* const names[] = {"prot_key", "prot_pd", "prot_bounds", "prot_invalid_mr"};
-        if (why >= 0) cov_.hit(names[why]);
+        if (lw_missing && why < 0) cov_.hit("prot_local_write");
+        else if (why >= 0) cov_.hit(names[why]);
+        if (w->read) cov_.hit("read_prot_err");
       } else if (!w->err && total > 0xFFFFFFFFull) {
         w->err = st::LOC_PROT_ERR;
         cov_.hit("prot_over_4g");
@@ -591,7 +655,10 @@ class ReqBench {
         w->err = st::LOC_LEN_ERR;
         cov_.hit("ud_len_err");
       }
-      if (!w->err) {
+      if (!w->err && w->read) {   // (no payload: the responses bring it)
+        w->len = static_cast<uint32_t>(total);
+        if (n == kNsge) cov_.hit("read_sge_6");
+      } else if (!w->err) {
         w->len = static_cast<uint32_t>(total);
         if (n == kNsge) cov_.hit("sge_6");
         for (auto& x : sg) {
@@ -623,6 +690,7 @@ class ReqBench {
     }
     if (w->err == st::LOC_QP_OP_ERR) cov_.hit("loc_qp_op_err");
     w->npk = w->len == 0 ? 1 : (w->len + pmtu - 1) / pmtu;
+    w->pkts = w->read ? 1 : w->npk;
     return w;
   }
 
@@ -631,7 +699,7 @@ class ReqBench {
     const Qp& p = q_[qi];
     const Posted& w = *m.w;
     const uint32_t pmtu = 1u << p.pmtu_log;
-    const bool first = k == 0, last = k + 1 == w.npk;
+    const bool first = k == 0, last = k + 1 == w.pkts;
     wire::RoceHdr h;
     h.dst_mac = p.dmac;
     h.src_mac = lmac_;
@@ -655,6 +723,13 @@ class ReqBench {
       h.ip_ttl = w.ttl;
       h.deth_qkey = w.qkey;
       h.deth_sqp = qi;
+    } else if (w.read) {   // one request for all of it: no payload, no SE
+      h.opcode = wire::kReadReq;
+      h.pay_len = 0;
+      h.se = false;
+      h.reth_va = w.raddr;
+      h.reth_rkey = w.rkey;
+      h.reth_len = w.len;
     } else if (w.write) {
       h.opcode = first && last ? (w.imm ? wire::kWriteOnlyImm : wire::kWriteOnly)
                  : first       ? wire::kWriteFirst
@@ -737,7 +812,7 @@ class ReqBench {
           } else {
             Hyp n = h;
             for (size_t j = 0; j < i; ++j) {
-              if (n.msgs.front().pk < n.msgs.front().w->npk) skipped = true;
+              if (n.msgs.front().pk < n.msgs.front().w->pkts) skipped = true;
               n.msgs.pop_front();
             }
             Sent& x = n.msgs.front();
@@ -746,7 +821,7 @@ class ReqBench {
               stale = true;
             }
             if (!hit) hit = &m;
-            if (++x.pk == x.w->npk) {
+            if (++x.pk == x.w->pkts) {
               Entry& e = p.out[x.idx % kOuts];
               if (e.serial == x.serial && !e.done) {
                 e.done = true;
@@ -766,7 +841,7 @@ class ReqBench {
       if (h.msgs.empty()) return fail("QP ", qi, ": packet PSN ", got.psn, " of no message in the ring");
       const Sent& m = h.msgs.front();
       return fail("QP ", qi, ": packet PSN ", got.psn, ", expected ", (m.first + m.pk) & kM24, " (WQE ", m.idx,
-                  " packet ", m.pk, " of ", m.w->npk, ", ", h.msgs.size(), " messages waiting)");
+                  " packet ", m.pk, " of ", m.w->pkts, ", ", h.msgs.size(), " messages waiting)");
     }
     // coverage, from the first reading
     const Sent& m = *hit;
@@ -776,13 +851,18 @@ class ReqBench {
     if (skipped) cov_.hit("rewind_cuts_message");
     if (qi == 0) cov_.hit("qp_first");
     if (qi == kNumQp - 1) cov_.hit("qp_last");
-    if (p.pmtu_log == 8 && m.w->npk > 1) cov_.hit("pmtu_256");
+    if (p.pmtu_log == 8 && m.w->pkts > 1) cov_.hit("pmtu_256");
     if (p.pmtu_log == 12 && exp.pay_len == 4096) cov_.hit("pmtu_4096");
     switch (exp.opcode) {
       case wire::kSendOnly: case wire::kSendOnlyImm: case wire::kWriteOnly: case wire::kWriteOnlyImm:
         cov_.hit("pkt_only");
         break;
       case wire::kSendFirst: case wire::kWriteFirst: cov_.hit("pkt_first"); break;
+      case wire::kReadReq:
+        cov_.hit("read_req");
+        if (m.w->npk > 1) cov_.hit("read_multi_response");
+        if (m.w->len == 0) cov_.hit("read_zero_len");
+        break;
       case wire::kSendMiddle: case wire::kWriteMiddle: cov_.hit("pkt_middle"); break;
       default: cov_.hit("pkt_last"); break;
     }
@@ -793,7 +873,13 @@ class ReqBench {
     if (m.w->len == 0) cov_.hit("empty_message");
     if (m.w->inl && exp.pay_len > 0) cov_.hit(m.w->len > kBytes ? "inline_two_words" : "inline");
     if (exp.psn == 0 && m.pk > 0) cov_.hit("psn_wrap");
-    if (m.pk + 1 == m.w->npk && !m.w->sig) cov_.hit("unsignaled");
+    if (m.pk + 1 == m.w->pkts && !m.w->sig) cov_.hit("unsignaled");
+    // (a packet after a READ of several responses: its PSN jumped over them)
+    if (m.pk == 0 && p.last_read_npk > 1 && p.last_read_psn == ((exp.psn - p.last_read_npk) & kM24)) cov_.hit("read_psn_jump");
+    if (m.w->read) {
+      p.last_read_npk = m.w->npk;
+      p.last_read_psn = exp.psn;
+    }
     p.hyps = std::move(next);
     slot_busy_[slot] = true;
     frees_.push_back({cyc_ + 1 + u(0, knobs_max_free_), slot});
@@ -816,12 +902,34 @@ class ReqBench {
     if (p.next == p.pi) return fail("QP ", qi, ": ring write for WQE ", p.next, ", none posted");
     const auto& w = p.ring[p.next % p.size()];
     if (wrid != w->wrid) return fail("QP ", qi, " WQE ", p.next, ": wr_id ", hex(wrid), ", model ", hex(w->wrid));
-    // The operation, for the completion's opcode (a failed or flushed WQE's does not matter).
-    if (err == 0 && op != (w->write ? 1u : 0u))
-      return fail("QP ", qi, " WQE ", p.next, ": ring entry op ", op, ", model ", w->write ? "WRITE" : "SEND");
-    if (err == 0) cov_.hit(w->write ? "write_msg" : "send_msg");
+    // The operation, for the completion's opcode (also of a failed or flushed WQE; SEND for a bad opcode).
+    const unsigned op_exp = w->read ? 2u : w->write ? 1u : 0u;
+    if (op != op_exp)
+      return fail("QP ", qi, " WQE ", p.next, ": ring entry op ", op, ", model ", op_exp);
+    if (err == 0) cov_.hit(w->read ? "read_msg" : w->write ? "write_msg" : "send_msg");
+    if (w->read && err == st::WR_FLUSH_ERR) cov_.hit("read_flushed");
+    // READs in flight (ring entries between the model's ci and next): fewer than max_rd when a READ
+    // enters, none when a fenced WQE does (one that fails its opcode checks does not wait).
+    if (err != st::WR_FLUSH_ERR && err != st::LOC_QP_OP_ERR && (w->read || w->fence)) {
+      unsigned n = 0;
+      for (uint16_t i = p.ci; i != p.next; ++i) n += p.out[i % kOuts].read && !p.out[i % kOuts].err;
+      if (w->read && n >= p.max_rd)
+        return fail("QP ", qi, " WQE ", p.next, ": a READ with ", n, " in flight (max_rd ", p.max_rd, ")");
+      if (w->fence && n)
+        return fail("QP ", qi, " WQE ", p.next, ": a fenced WQE with ", n, " READs in flight");
+      if (w->read && n + 1 == p.max_rd) {
+        cov_.hit("read_at_limit");
+        if (p.max_rd == 1) cov_.hit("read_limit_1");
+        if (p.max_rd == 4) cov_.hit("read_limit_4");
+      }
+      if (w->read && p.rd_blocked) cov_.hit("read_waited");
+      if (w->fence && err == 0) cov_.hit("fence_msg");
+      if (w->fence && p.fence_blocked) cov_.hit("fence_waited");
+      if (w->read && err == 0 && static_cast<uint16_t>(p.resend_end - p.next - 1) < kOuts) cov_.hit("read_resent");
+    }
+    p.rd_blocked = p.fence_blocked = false;
     Entry& e = p.out[p.next % kOuts];
-    e = Entry{++serial_, 0, 0, err, false};
+    e = Entry{++serial_, 0, 0, err, w->read && err == 0};
     if (p.next >= p.size() && p.next % p.size() == 0) cov_.hit("ring_wrap");
     if (err == st::WR_FLUSH_ERR) {
       if (p.state != kErr) return fail("QP ", qi, " WQE ", p.next, ": flushed while the QP is not in ERR");
@@ -859,7 +967,7 @@ class ReqBench {
         if (s.trunc) p.psn_known = false;
         for (auto& h : p.hyps) h.msgs.push_back(s);
         p.psn = (p.psn + w->npk) & kM24;
-        reads_ = w->inl ? nullptr : w;
+        reads_ = (w->inl || w->read) ? nullptr : w;
         nread_ = 0;
       }
       if (p.state == kErr) p.pushed_in_err = true;
@@ -889,6 +997,7 @@ class ReqBench {
       errs_.push_back({cyc_ + u(1, 4), msg_.qp});  // the completer's err_o: the QP goes to ERR
       return;
     }
+    if (static_cast<uint16_t>(p.next - msg_.idx) <= kOuts) p.resend_end = p.next;
     p.next = msg_.idx;
     p.psn = msg_.psn;
     p.psn_known = true;
@@ -911,7 +1020,15 @@ class ReqBench {
       int sq = -1;
       for (size_t h = 2; h < hot_.size() && sq < 0; ++h)
         if (q_[hot_[h]].state == kRts && !q_[hot_[h]].dead) sq = static_cast<int>(hot_[h]);
-      const bool stall = static_cast<int>(qi) == sq && (cyc_ / 12000) % 2 == 0;
+      const bool stall = (static_cast<int>(qi) == sq && (cyc_ / 12000) % 2 == 0) || (qi == hot_[0] && (cyc_ / 12000) % 2 == 1);
+      if (!p.held && !stall && p.state == kRts && p.next != p.pi && p.ring[p.next % p.size()]) {
+        // (coverage: is the next WQE held back by the READ limit or a fence now?)
+        const Posted& nw = *p.ring[p.next % p.size()];
+        unsigned n = 0;
+        for (uint16_t i = p.ci; i != p.next; ++i) n += p.out[i % kOuts].read;
+        if (nw.read && !nw.err && n >= p.max_rd) p.rd_blocked = true;
+        if (nw.fence && !nw.err && n) p.fence_blocked = true;
+      }
       if (!p.held && !stall) {
         if (p.state == kErr) {
           p.ci = p.next;                     // the flush completes every entry
@@ -1206,7 +1323,12 @@ class ReqBench {
         if (p.state != kErr && (p.state != kRts || p.dead || (p.wait && cyc_ < p.due)))
           return fail("QP ", qi, ": WQE read in state ", p.state, " dead ", p.dead, " rnr wait ", p.wait);
         c.b = p.ring[slot]->b;
-        if (p.ring[slot]->err && p.state == kRts) last_dead_ = static_cast<int>(qi);
+        // (a go-back races the failing WQE's error; not one that waits for READs in flight first)
+        const Posted& nw = *p.ring[slot];
+        unsigned n = 0;
+        for (uint16_t i = p.ci; i != p.next; ++i) n += p.out[i % kOuts].read;
+        const bool waits = (nw.read && n >= p.max_rd) || (nw.fence && n);
+        if (nw.err && p.state == kRts && (nw.err == st::LOC_QP_OP_ERR || !waits)) last_dead_ = static_cast<int>(qi);
       } else {
         if (!reads_ || nread_ >= reads_->reads.size())
           return fail("payload read ", hex(a), "+", len, " with none expected");
