@@ -37,8 +37,9 @@ struct Pair {
 };
 
 // Streams `msgs` messages of `len` bytes from a to b (SEND into SRQ buffers, or RDMA WRITE into b's
-// region), at most `window` outstanding, path MTU 4096; returns the simulated cycles from the first
-// doorbell to the last completion (the receive CQE for SEND, the send CQE for WRITE).
+// region), or from b to a (RDMA READ of b's region into a's buffer, at most MAX_RD_ATOM READs in
+// flight), at most `window` outstanding, path MTU 4096; returns the simulated cycles from the first
+// doorbell to the last completion (the receive CQE for SEND, the send CQE for WRITE and READ).
 double stream(const sim::SimConfig& cfg, uint8_t op, uint32_t len, int msgs, int window) {
   sim::World w(cfg);
   Node a(w, 0), b(w, 1);
@@ -46,9 +47,10 @@ double stream(const sim::SimConfig& cfg, uint8_t op, uint32_t len, int msgs, int
   qa.mtu = qb.mtu = 5;   // IBV_MTU_4096
   a.h.set_qp(2, qa);
   b.h.set_qp(2, qb);
-  // b's region also takes remote writes (MR 1, same key)
-  b.h.set_mr(1, Node::kKey, 1, b.va(0), b.data.len, b.data.iova, hwif::access::LOCAL_WRITE | hwif::access::REMOTE_WRITE);
-  const bool write = op == hwif::wqe_op::RDMA_WRITE;
+  // b's region also takes remote writes and reads (MR 1, same key)
+  b.h.set_mr(1, Node::kKey, 1, b.va(0), b.data.len, b.data.iova,
+             hwif::access::LOCAL_WRITE | hwif::access::REMOTE_WRITE | hwif::access::REMOTE_READ);
+  const bool write = op == hwif::wqe_op::RDMA_WRITE || op == hwif::wqe_op::RDMA_READ;
   if (!write) for (int i = 0; i < msgs; i++) b.post_srq(i, {{b.va(0), len, Node::kKey}});
   while (w.progress(1000)) {}
   const uint64_t t0 = w.now();
@@ -228,7 +230,7 @@ int main(int argc, char** argv) {
         (unsigned long)(p.w.cycles_run() - run0), wall, double(p.w.cycles_run() - run0) / wall);
   }
 
-  // ---- SEND and RDMA WRITE bandwidth by message size at PMTU 4096 (issue 11's sweep), against the
+  // ---- SEND, RDMA WRITE and RDMA READ bandwidth by message size at PMTU 4096 (issue 11's sweep), against the
   // goodput the link allows after headers. Per 4096-byte packet the frame has 58 header bytes
   // (Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4; a WRITE's first packet 16 more for its RETH). The
   // simulated MAC sends whole datapath beats and no FCS/preamble/gap: 4154 bytes take 65 beats of 64
@@ -250,13 +252,26 @@ int main(int argc, char** argv) {
       const int msgs = std::max<int>(8, int((quick ? (1u << 20) : (16u << 20)) / len));
       const double cs = stream(cfg, hwif::wqe_op::SEND, len, msgs, 8);
       const double cw = stream(cfg, hwif::wqe_op::RDMA_WRITE, len, msgs, 8);
+      const double cr = stream(cfg, hwif::wqe_op::RDMA_READ, len, msgs, 8);
       const double gs = cs > 0 ? double(msgs) * len * 8 / (cs * ns_per_cycle) : 0;
       const double gw = cw > 0 ? double(msgs) * len * 8 / (cw * ns_per_cycle) : 0;
+      const double gr = cr > 0 ? double(msgs) * len * 8 / (cr * ns_per_cycle) : 0;
       add("    {\"bytes\": %u, \"messages\": %d, \"send_gbit_s\": %.2f, \"send_of_goodput\": %.3f, "
-          "\"write_gbit_s\": %.2f, \"write_of_goodput\": %.3f}%s\n",
-          len, msgs, gs, gs / (cfg.line_gbit_s * eff), gw, gw / (cfg.line_gbit_s * eff), k + 1 < sizes.size() ? "," : "");
+          "\"write_gbit_s\": %.2f, \"write_of_goodput\": %.3f, \"read_gbit_s\": %.2f, \"read_of_goodput\": %.3f}%s\n",
+          len, msgs, gs, gs / (cfg.line_gbit_s * eff), gw, gw / (cfg.line_gbit_s * eff), gr,
+          gr / (cfg.line_gbit_s * eff), k + 1 < sizes.size() ? "," : "");
     }
     add("  ]},\n");
+  }
+
+  // ---- 8-byte RDMA WRITE and READ, one at a time: doorbell to the send completion (the WRITE's ACK
+  // or the READ's response placed), mean over n (the host posts the next one when it sees the CQE)
+  {
+    const int n = quick ? 8 : 64;
+    const double w8 = stream(cfg, hwif::wqe_op::RDMA_WRITE, 8, n, 1) / n;
+    const double r8 = stream(cfg, hwif::wqe_op::RDMA_READ, 8, n, 1) / n;
+    add("  \"rdma_8b_round_trip\": {\"messages\": %d, \"write_cycles\": %.0f, \"write_ns\": %.1f, "
+        "\"read_cycles\": %.0f, \"read_ns\": %.1f},\n", n, w8, w8 * ns_per_cycle, r8, r8 * ns_per_cycle);
   }
 
   // ---- UD: one-way latency of an 8-byte datagram, and 4096-byte datagrams streamed (window 8)

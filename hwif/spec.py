@@ -23,7 +23,7 @@ ABI_MINOR = 9  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM regi
 #                1.6: AEV_COMM_EST and AEV_CQ_ERR records, SET_CQ.KEEP (resize); 1.7: AEV_QP_FATAL, a CQ
 #                in error takes no completion until SET_CQ; 1.8: SET_QP.TCLASS/HOP_LIMIT and UD_AV.TCLASS/
 #                HOP_LIMIT (the IPv4 TOS and TTL of the QP's packets); 1.9: SET_QP.MAX_RD_ATOMIC,
-#                MAX_RD_ATOM (RDMA READ resources)
+#                MAX_RD_ATOM (RDMA READ resources), WC status BAD_RESP_ERR
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -300,7 +300,7 @@ CQE = [
 WC_OPCODES = [("SEND", 0), ("RDMA_WRITE", 1), ("RDMA_READ", 2), ("RECV", 128), ("RECV_RDMA_WITH_IMM", 129), ("TM_ADD", 130), ("TM_DEL", 131), ("TM_SYNC", 132),
               ("TM_RECV", 133), ("TM_NO_TAG", 134), ("ASYNC_EVENT", 255)]
 WC_STATUS = [("SUCCESS", 0), ("LOC_LEN_ERR", 1), ("LOC_QP_OP_ERR", 2), ("LOC_PROT_ERR", 4),
-             ("WR_FLUSH_ERR", 5), ("REM_INV_REQ_ERR", 9), ("REM_ACCESS_ERR", 10), ("REM_OP_ERR", 11),
+             ("WR_FLUSH_ERR", 5), ("BAD_RESP_ERR", 7), ("REM_INV_REQ_ERR", 9), ("REM_ACCESS_ERR", 10), ("REM_OP_ERR", 11),
              ("RETRY_EXC_ERR", 12), ("RNR_RETRY_EXC_ERR", 13), ("GENERAL_ERR", 21), ("TM_ERR", 22),
              ("TM_RNDV_INCOMPLETE", 23)]
 # IBV_WC_WITH_IMM, IBV_WC_TM_MATCH, IBV_WC_TM_DATA_VALID (IBV_WC_TM_SYNC_REQ is computed by the driver)

@@ -29,6 +29,7 @@ static_assert(hwif::wc_status::SUCCESS == IBV_WC_SUCCESS &&
                   hwif::wc_status::LOC_QP_OP_ERR == IBV_WC_LOC_QP_OP_ERR &&
                   hwif::wc_status::LOC_PROT_ERR == IBV_WC_LOC_PROT_ERR &&
                   hwif::wc_status::WR_FLUSH_ERR == IBV_WC_WR_FLUSH_ERR &&
+                  hwif::wc_status::BAD_RESP_ERR == IBV_WC_BAD_RESP_ERR &&
                   hwif::wc_status::REM_INV_REQ_ERR == IBV_WC_REM_INV_REQ_ERR &&
                   hwif::wc_status::REM_ACCESS_ERR == IBV_WC_REM_ACCESS_ERR &&
                   hwif::wc_status::REM_OP_ERR == IBV_WC_REM_OP_ERR &&

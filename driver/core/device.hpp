@@ -120,6 +120,9 @@ class Device {
   bool ud_supported() const {
     return (abi & 0xFFFF) >= 5 && hwif::regf::ops_caps::UD.get(ops_caps) != 0;
   }
+  // RDMA READ: OPS_CAPS.RDMA_READ (first set by a device of ABI 1.9, which has
+  // SET_QP.MAX_RD_ATOMIC and the MAX_RD_ATOM resources).
+  bool read_supported() const { return hwif::regf::ops_caps::RDMA_READ.get(ops_caps) != 0; }
   // Address handles are software objects (the WQE carries the resolved destination); the
   // driver hands out at most kMaxAh per device (ibv_query_device max_ah).
   std::atomic<uint32_t> num_ah{0};

@@ -18,7 +18,7 @@ bool send_op_supported(const Device& d, enum ibv_wr_opcode op) {
     case IBV_WR_RDMA_WRITE_WITH_IMM:
       return hwif::regf::ops_caps::RDMA_WRITE.get(d.ops_caps) != 0;
     case IBV_WR_RDMA_READ:
-      return hwif::regf::ops_caps::RDMA_READ.get(d.ops_caps) != 0;
+      return d.read_supported();
     default:
       return false;  // no atomics, memory windows, invalidation, TSO
   }

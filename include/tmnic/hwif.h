@@ -559,6 +559,7 @@ constexpr uint8_t LOC_LEN_ERR = 1;
 constexpr uint8_t LOC_QP_OP_ERR = 2;
 constexpr uint8_t LOC_PROT_ERR = 4;
 constexpr uint8_t WR_FLUSH_ERR = 5;
+constexpr uint8_t BAD_RESP_ERR = 7;
 constexpr uint8_t REM_INV_REQ_ERR = 9;
 constexpr uint8_t REM_ACCESS_ERR = 10;
 constexpr uint8_t REM_OP_ERR = 11;

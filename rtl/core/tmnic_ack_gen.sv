@@ -8,7 +8,16 @@
 // first one; the responder sends one sequence NAK per gap anyway). So a
 // TX path blocked by a full receive path (loopback) cannot deadlock the receiver.
 //
-// State in block RAM: a per-QP word {pending, syndrome, MSN, PSN} and a FIFO of QP numbers (NUM_QP
+// RDMA READ responses (tmnic_rd_resp) must precede every later ACK/NAK of their QP on the wire
+// (IBA 9.7.5.1.3: a requester takes an ACK beyond an unanswered READ as a lost response). Rather
+// than track jobs per QP, each pending word holds a stamp: the number of READ jobs given to the
+// read-response engine when its latest event was taken (job_in_i counts them, job_out_i counts
+// jobs whose last packet the TX scheduler has taken). A word goes out only once as many jobs are
+// out as its stamp says, so a QP's ACK never passes a READ it acknowledges (nor any earlier READ of
+// another QP: it may wait for those, at most DEPTH jobs). Stamps are SW bits: a word waits in the
+// FIFO behind at most NUM_QP - 1 others, each for at most NUM_QP * MAX_RD_ATOM jobs, so a stamp is
+// compared before the counters run 2^(SW-1) apart.
+// State in block RAM: a per-QP word {pending, syndrome, MSN, PSN, stamp} and a FIFO of QP numbers (NUM_QP
 // deep: a QP is queued only when it has nothing pending, so it cannot overflow). Both have
 // registered reads; one FSM owns them. The words are cleared by a sweep after reset (NUM_QP
 // cycles, ev_ready_o low meanwhile). An event takes 2 cycles; when nothing is queued and the TX
@@ -28,6 +37,9 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [7:0]      ev_syn_i,      // AETH syndrome
   input  logic [23:0]     ev_msn_i,
   input  logic [23:0]     ev_psn_i,
+  // READ jobs: given to the read-response engine, and sent (their last packet taken for the wire)
+  input  logic            job_in_i,
+  input  logic            job_out_i,
 
   // Context read port: the peer of the QP whose ACK is being built. A registered (block-RAM)
   // read: cfg_idx_o is the QP the next cycle needs, cfg_i arrives one cycle after it.
@@ -47,7 +59,9 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     $fatal(1, "tmnic_ack_gen: NUM_QP must be a power of two >= 4");
   end
 
+  localparam int unsigned SW = 2 * QP_W + $clog2(MAX_RD_ATOM) + 2;
   typedef struct packed {
+    logic [SW-1:0] stamp;     // READ jobs given when the latest event was taken
     logic        pend;
     logic [7:0]  syn;
     logic [23:0] msn;
@@ -66,6 +80,13 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [7:0]      ev_syn_q, ev_syn_d;
   logic [23:0]     ev_msn_q, ev_msn_d, ev_psn_q, ev_psn_d;
   logic            hdr_ld;                      // load tx_hdr_o from {cfg_qp, cfg_i, hdr_w}
+  logic [SW-1:0]   jin_q, jout_q;               // READ jobs given, sent
+  // A word's READ jobs are all out (modular: jout_q - stamp in [0, 2^(SW-1)))
+  function automatic logic jobs_out(input logic [SW-1:0] stamp, input logic [SW-1:0] out);
+    logic [SW-1:0] d;
+    d = out - stamp;
+    jobs_out = !d[SW-1];
+  endfunction
   ack_t            hdr_w;
 
   // ---------------------------------------------------------------- tables
@@ -129,7 +150,8 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           t_wdata.msn = ev_msn_q;
           t_wdata.psn = ev_psn_q;
         end
-        if (!t_rdata.pend && f_empty && tx_free) begin
+        t_wdata.stamp = jin_q;               // (a newer event's stamp is never older)
+        if (!t_rdata.pend && f_empty && tx_free && jin_q == jout_q) begin
           t_wdata.pend = 1'b0;               // straight out
           hdr_ld = 1'b1;
           hdr_w = t_wdata;
@@ -149,15 +171,18 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         state_d = A_POP;
       end
 
+      // The head goes out once its READ jobs are (else it is looked at again: the FIFO keeps it).
       A_POP: begin
-        t_we = 1'b1;
-        t_waddr = head_q;
-        t_wdata = t_rdata;
-        t_wdata.pend = 1'b0;
-        hdr_ld = 1'b1;
-        hdr_w = t_rdata;
-        tx_valid_d = 1'b1;
-        rd_d = rd_q + 1'b1;
+        if (jobs_out(t_rdata.stamp, jout_q)) begin
+          t_we = 1'b1;
+          t_waddr = head_q;
+          t_wdata = t_rdata;
+          t_wdata.pend = 1'b0;
+          hdr_ld = 1'b1;
+          hdr_w = t_rdata;
+          tx_valid_d = 1'b1;
+          rd_d = rd_q + 1'b1;
+        end
         state_d = A_IDLE;
       end
 
@@ -173,7 +198,11 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       rd_q <= '0;
       clr_q <= '0;
       tx_valid_o <= 1'b0;
+      jin_q <= '0;
+      jout_q <= '0;
     end else begin
+      jin_q <= jin_q + SW'(job_in_i);
+      jout_q <= jout_q + SW'(job_out_i);
       state_q <= state_d;
       wr_q <= wr_d;
       rd_q <= rd_d;
@@ -206,7 +235,7 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   assign idle_o = (state_q == A_IDLE) && f_empty && !tx_valid_o;
-  wire unused_ok = hdr_w.pend;
+  wire unused_ok = ^{hdr_w.pend, hdr_w.stamp};
 
 `ifndef SYNTHESIS
   logic chk_q;
@@ -216,6 +245,8 @@ module tmnic_ack_gen import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     f_we |-> (wr_q - rd_q) < (QP_W + 1)'(NUM_QP)) else $error("tmnic_ack_gen: QP FIFO overflow");
   a_fifo_empty: assert property (@(posedge clk_i) disable iff (!chk_q)
     f_re |-> !f_empty) else $error("tmnic_ack_gen: QP FIFO read while empty");
+  a_jobs: assert property (@(posedge clk_i) disable iff (!chk_q)
+    jin_q - jout_q <= SW'(NUM_QP * MAX_RD_ATOM)) else $error("tmnic_ack_gen: more READ jobs out than the engine holds");
   a_pop_pend: assert property (@(posedge clk_i) disable iff (!chk_q)
     state_q == A_POP |-> t_rdata.pend) else $error("tmnic_ack_gen: queued QP has nothing pending");
   tmnic_hold_chk #(.W($bits(tx_hdr_o)), .NAME("tmnic_ack_gen: ACK header")) u_tx_hold (

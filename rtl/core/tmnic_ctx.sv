@@ -59,6 +59,8 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output qp_rsp_cfg_t                    rsp_cfg_o,
   input  logic [QP_W-1:0]                ack_qp_i,      // ACK/NAK generator
   output qp_path_t                       ack_path_o,
+  input  logic [QP_W-1:0]                rdr_qp_i,      // READ response engine
+  output qp_path_t                       rdr_path_o,
   input  logic [QP_W-1:0]                cqe_qp_i,      // receive completions: the peer's QP number
   output logic [23:0]                    cqe_src_qp_o,
   input  logic [NMR_RD-1:0][MR_W-1:0]    mr_rd_idx_i,
@@ -98,7 +100,10 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic            fat_o,
   output logic [QP_W-1:0] fat_qp_o,
   input  logic [QP_W-1:0] cqw_qp_i,
-  output logic [2:0]      cqw_state_o
+  output logic [2:0]      cqw_state_o,
+  // MR table generation: moves with every SET_MR, in the cycle its entry changes. An engine that
+  // keeps checked SGEs across packets (a READ's scatter list) checks them again when it moved.
+  output logic [31:0]     mr_gen_o
 );
   if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4 || (NUM_MR & (NUM_MR - 1)) != 0 ||
       (NUM_CQ & (NUM_CQ - 1)) != 0 || (NUM_SRQ & (NUM_SRQ - 1)) != 0 || NUM_SRQ < 2 || NUM_CQ < 2) begin : g_chk
@@ -166,9 +171,9 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_ram_rdports #(.WIDTH(RSP_W), .DEPTH(NUM_QP), .NRD(1)) u_rsp_tab (
     .clk_i, .we_i(qp_we), .waddr_i(cmd_qp), .wdata_i(rsp_w[RSP_W-1:0]),
     .raddr_i(rsp_qp_i), .raddr_q_o(), .rdata_o(rsp_rd));
-  tmnic_ram_rdports #(.WIDTH($bits(qp_path_t)), .DEPTH(NUM_QP), .NRD(1)) u_path_tab (
+  tmnic_ram_rdports #(.WIDTH($bits(qp_path_t)), .DEPTH(NUM_QP), .NRD(2)) u_path_tab (
     .clk_i, .we_i(qp_we), .waddr_i(cmd_qp), .wdata_i(path_w),
-    .raddr_i(ack_qp_i), .raddr_q_o(), .rdata_o(ack_path_o));
+    .raddr_i({rdr_qp_i, ack_qp_i}), .raddr_q_o(), .rdata_o({rdr_path_o, ack_path_o}));
   tmnic_ram_rdports #(.WIDTH(24), .DEPTH(NUM_QP), .NRD(1)) u_src_qp_tab (
     .clk_i, .we_i(qp_we), .waddr_i(cmd_qp), .wdata_i(qp_wdata.dest_qpn),
     .raddr_i(cqe_qp_i), .raddr_q_o(), .rdata_o(cqe_src_qp_o));
@@ -375,6 +380,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       mr_valid_q <= '0;
+      mr_gen_o <= '0;
       cq_valid_q <= '0;
       srq_valid_q <= '0;
       cmd_err_o <= 1'b0;
@@ -412,6 +418,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           CMD_SET_MR: begin
             if (set_mr_ok) begin
               mr_valid_q[cmd_idx_i[MR_W-1:0]] <= cmd_args_i[ARG_SET_MR_VALID] != 0;
+              mr_gen_o <= mr_gen_o + 32'd1;
             end else cmd_err_o <= 1'b1;
           end
           CMD_SET_CQ: begin

@@ -17,6 +17,18 @@
 //     receive WQE (unchecked: RNR if none) that completes as RECV_RDMA_WITH_IMM. Errors: a bad range
 //     is NAKed remote access error, more or fewer bytes than the RETH length invalid request; no
 //     DMA, and the QP goes to ERR.
+//   - an RDMA READ request (also a duplicate one, which is executed again: IBA 9.7.5.1.1) has its RETH
+//     range checked as a WRITE's (REMOTE_READ) and becomes a job for the read-response engine
+//     (tmnic_rd_resp, which reads the bytes and sends the responses); the expected PSN moves past
+//     the responses. At most MAX_RD_ATOM jobs per QP are out (the engine's per-QP done count): one
+//     more READ is dropped unanswered (the requester's timer sends it again). A bad range: NAK
+//     remote access error and ERR, as a WRITE.
+//   - an RDMA READ response (this QP is the requester): the completer says whether it is the next
+//     one of the READ at the head of the send queue (ACK_RR event, verdict vr_*); the FIRST/ONLY
+//     response fetches that READ WQE and checks its scatter list (LOCAL_WRITE) into a second
+//     scatter context of the QP; the payload is placed as a receive's; the LAST/ONLY response's
+//     placement is reported (ACK_RDDONE: the completer completes the READ); a bad scatter list or
+//     a response of the wrong length fails the READ (ACK_RDERR: LOC_PROT_ERR, BAD_RESP_ERR), no DMA.
 // It also flushes the receive queue (and a WQE held mid-message) of QPs in ERR, one WQE per visit;
 // QPs to flush are found by tmnic_qp_sched (marked by doorbells, SET_QP, either engine's error and
 // the flush itself).
@@ -48,6 +60,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [23:0]             cqe_src_qp_i,
   output logic [MR_W-1:0]         mr_idx_o,
   input  mr_t                     mr_rd_i,
+  input  logic [31:0]             mr_gen_i,      // the MR table's generation (tmnic_ctx mr_gen_o)
   output logic [SRQ_W-1:0]        srq_idx_o,
   input  srq_cfg_t                srq_rd_i,
   input  logic [1:0]  kick_i,            // look at QP kick_qp_i[k] (its state may have changed)
@@ -79,6 +92,26 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic [QP_W-1:0] ack_qp_o,
   output logic [31:0]     ack_aeth_o,
   output logic [23:0]     ack_psn_o,
+  output ack_kind_e       ack_kind_o,     // an ACK/NAK packet, or a READ response's query/end/error
+  output logic            ack_first_o,    // ACK_RR: FIRST/ONLY
+  output logic            ack_last_o,     // ACK_RR: LAST/ONLY
+  // The completer's answer to an ACK_RR: the response is the next of the READ with WQE index vr_idx_i
+  input  logic            vr_valid_i,
+  input  logic            vr_ok_i,
+  input  logic [15:0]     vr_idx_i,
+
+  // READ jobs to the read-response engine (held until taken), and its per-QP count of finished
+  // jobs (registered read: rdone_rdata_i one cycle after rdone_raddr_o)
+  output logic            job_valid_o,
+  input  logic            job_ready_i,
+  output logic [QP_W-1:0] job_qp_o,
+  output logic [63:0]     job_iova_o,
+  output logic [31:0]     job_len_o,
+  output logic [23:0]     job_psn_o,
+  output logic [23:0]     job_msn_o,
+  output logic [3:0]      job_pmtu_log_o,
+  output logic [QP_W-1:0] rdone_raddr_o,
+  input  logic [2:0]      rdone_rdata_i,
 
   // ACK/NAK packets to send, as events to the ACK generator (tmnic_ack_gen): held until taken
   output logic            ev_valid_o,
@@ -158,6 +191,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   if ((NUM_QP & (NUM_QP - 1)) != 0 || NUM_QP < 4) begin : g_chk_qp
     $fatal(1, "tmnic_rx_engine: NUM_QP must be a power of two >= 4");
   end
+  if (MAX_RD_ATOM < 1 || MAX_RD_ATOM > 7) begin : g_chk_rd
+    $fatal(1, "tmnic_rx_engine: MAX_RD_ATOM must be in 1..7 (the READ job counts are 3 bits)");
+  end
   if ((NUM_SRQ & (NUM_SRQ - 1)) != 0 || NUM_SRQ < 2) begin : g_chk_s
     $fatal(1, "tmnic_rx_engine: NUM_SRQ must be a power of two >= 2");
   end
@@ -165,11 +201,12 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // ---------------------------------------------------------------- states
   typedef enum logic [4:0] {
     S_IDLE, S_LOAD, S_LOOKUP, S_VERDICT, S_WQE, S_WIMM, S_EXEC, S_STORE, S_SCATTER, S_DONE, S_OUT, S_DRAIN,
-    S_FLUSH_WAIT, S_FLUSH_CQE, S_RNR
+    S_FLUSH_WAIT, S_FLUSH_CQE, S_RNR, S_INIT, S_RJOB, S_RRQ, S_RFETCH, S_REXEC, S_RSCAT, S_RDONE
   } state_e;
   // What S_WQE waits for: a receive WQE (SEND), an RDMA WRITE's range check, a WRITE_WITH_IMM's WQE.
-  // (WM_RECHK: a later WRITE packet's check of the held range)
-  typedef enum logic [1:0] {WM_RECV, WM_KEY, WM_IMM, WM_RECHK} wmode_e;
+  // (WM_RECHK: a later WRITE packet's check of the held range; WM_RKEY: a READ request's range;
+  // WM_RDWQE: the scatter list of the READ WQE whose FIRST/ONLY response arrived)
+  typedef enum logic [2:0] {WM_RECV, WM_KEY, WM_IMM, WM_RECHK, WM_RKEY, WM_RDWQE} wmode_e;
 
   // ---------------------------------------------------------------- registers
   // Control (reset)
@@ -181,6 +218,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic            err_d, drop_qp_d, tx_ack_d, tx_rnr_d, tx_nak_d, dup_d, psn_err_d, prot_err_d;
   logic            drop_qkey_d, ud_nowqe_d;
   logic            ud_q, ud_d;               // the packet is a UD datagram for this UD QP (RV_UD)
+  logic            rm_q, rm_d;               // the packet is a READ response (RV_RRESP): scatter context 2
+  logic            job_valid_d;
   // Payload (no reset)
   logic [QP_W-1:0] q_q, q_d, init_qp_q, init_qp_d, err_qp_d, ack_qp_d;
   logic [23:0]     init_psn_q, init_psn_d;
@@ -199,6 +238,20 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [34:0]     room_q, room_d;
   logic [31:0]     ack_aeth_d;
   logic [23:0]     ack_psn_d;
+  ack_kind_e       ack_kind_d;
+  logic            ack_first_d, ack_last_d;
+  // READ: resources full (S_LOOKUP, from the QP's count and the engine's), the checked range's IOVA,
+  // the READ WQE whose responses arrive
+  logic            rd_full_q;
+  logic [31:0]     r_gen_q;                  // the MR generation a READ list check started at
+  logic [63:0]     rd_iova_q;
+  logic [15:0]     rd_idx_q, rd_idx_d;
+  logic            rchk_q, rchk_d;           // WM_RDWQE checks the held READ's list again (MRs changed)
+  logic [QP_W-1:0] job_qp_d;
+  logic [63:0]     job_iova_d;
+  logic [31:0]     job_len_d;
+  logic [23:0]     job_psn_d, job_msn_d;
+  logic [3:0]      job_pmtu_log_d;
   logic [QP_W-1:0] ev_qp_d;                  // event to the ACK generator
   logic [7:0]      ev_syn_d;
   logic [23:0]     ev_msn_d, ev_psn_d;
@@ -225,6 +278,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_comb begin
     init_word = '0;
     init_word.epsn = init_psn_q;
+    init_word.rdi = rdone_rdata_i;   // (S_INIT: no READ job of the QP is out once the count is reached)
   end
   assign ram_we = tab_we_q || init_we;
   assign ram_waddr = init_we ? init_qp_q : tab_waddr_q;
@@ -265,7 +319,6 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // ---------------------------------------------------------------- current packet and QP
   // Configuration of the current QP (the responder's view).
   wire qp_rsp_cfg_t cfg = qp_rd_i;
-  wire unused_rd_cfg = ^{cfg.pmtu_log, cfg.sq_base, cfg.sq_log};   // (RDMA READ: not yet executed)
   /* verilator lint_off UNUSEDSIGNAL */
   wire srq_cfg_t scfg = srq_rd_i;       // the op-ring and tag-range fields belong to tmnic_tm_ops
   /* verilator lint_on UNUSEDSIGNAL */
@@ -277,15 +330,16 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // computed in S_LOOKUP from the QP's word as it arrives and registered (verdict_q) for S_VERDICT,
   // which acts on it: the checks' compares end in a register, not in the actions they choose.
   rx_verdict_e verdict, verdict_q;
-  logic        is_last, has_imm, is_write;
+  logic        is_last, has_imm, is_write, is_read, rr_first, rr_last;
   /* verilator lint_off PINCONNECTEMPTY */   // (the first-packet decode is in the verdict)
   tmnic_rx_check #(.NUM_QP(NUM_QP)) u_check (
     .opcode_i(h_q.opcode), .psn_i(h_q.psn), .dest_qp_i(h_q.dest_qp), .src_ip_i(h_q.src_ip),
     .state_i(cfg.state), .peer_ip_i(cfg.dest_ip), .epsn_i(tab_rdata.epsn), .held_i(tab_rdata.held),
     .held_wr_i(tab_rdata.wr), .wr_en_i(cfg.rem_access[ACCESS_REMOTE_WRITE_BIT]),
+    .rd_en_i(cfg.rem_access[ACCESS_REMOTE_READ_BIT]),
     .ud_i(cfg.ud), .qkey_ok_i(h_q.deth_qkey == cfg.qkey),
     .verdict_o(verdict), .first_o(), .last_o(is_last), .imm_o(has_imm),
-    .write_o(is_write));
+    .write_o(is_write), .read_o(is_read), .rresp_first_o(rr_first), .rresp_last_o(rr_last));
   /* verilator lint_on PINCONNECTEMPTY */
 
   // RX buffer (tmnic_rx_buf, below): the current packet's payload is its head once the packets
@@ -304,11 +358,17 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // from the QP's receive queue, its SRQ, or a matched tag's buffer (TM-SRQ); also the flush's
   // fetches from a receive queue. Its checked SGEs go to the scatter's table.
   logic           wq_key, wq_nochk;
-  // The range to check, taken with the start in S_VERDICT: the first packet's RETH, or the held
-  // WRITE's from the QP word (its length is the capacity)
+  // The range to check, taken with the start in S_VERDICT: the first packet's RETH (a READ's
+  // always: a duplicate READ may come while a message is held), or the held WRITE's from the QP
+  // word (its length is the capacity)
   sge_t           key_sge;
-  assign key_sge = cur_q.held ? '{lkey: cur_q.wkey, length: cur_q.cap[31:0], addr: cur_q.wva}
-                                  : '{lkey: h_q.reth_rkey, length: h_q.reth_len, addr: h_q.reth_va};
+  assign key_sge = (cur_q.held && !is_read) ? '{lkey: cur_q.wkey, length: cur_q.cap[31:0], addr: cur_q.wva}
+                                            : '{lkey: h_q.reth_rkey, length: h_q.reth_len, addr: h_q.reth_va};
+  // A READ WQE's scatter list (WM_RDWQE) is fetched from the send queue like a receive WQE from
+  // the receive queue (same SGE layout), never through the SRQ and never empty.
+  // (from S_RFETCH's start to the end of the walk in S_WQE; wmode_q is not current in the cycle
+  // S_VERDICT starts a walk)
+  wire            wq_rd = state_q == S_RFETCH || (state_q == S_WQE && wmode_q == WM_RDWQE);
   logic           wq_start, wq_idle, wq_rnr_now, wq_rnr, wq_done, wq_ok, wq_rq_inc, wq_rndv, wq_flush, wq_flush_last;
   logic [34:0]    wq_cap;
   rx_kind_e       wq_kind;
@@ -323,12 +383,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_rx_wqe #(.DATA_W(DATA_W), .NUM_MR(NUM_MR), .NUM_SRQ(NUM_SRQ), .TM_ENTRIES(TM_ENTRIES)) u_wqe (
     .clk_i, .rst_ni,
     .db_i(db_valid_i && db_srq_i), .db_idx_i, .db_pi_i, .srq_reset_i, .srq_reset_idx_i,
-    .has_srq_i(has_srq), .srq_i(sn), .srq_fresh_i(srq_fresh), .scfg_i(scfg), .pd_i(cfg.pd),
-    .rq_base_i(cfg.rq_base), .rq_log_i(cfg.rq_log), .rq_idx_i(cur_q.ci), .rq_avail_i(cur_q.ci != pi_rdata),
+    .has_srq_i(has_srq && !wq_rd), .srq_i(sn), .srq_fresh_i(srq_fresh || wq_rd), .scfg_i(scfg), .pd_i(cfg.pd),
+    .rq_base_i(wq_rd ? cfg.sq_base : cfg.rq_base), .rq_log_i(wq_rd ? cfg.sq_log : cfg.rq_log),
+    .rq_idx_i(wq_rd ? rd_idx_q : cur_q.ci), .rq_avail_i(wq_rd || cur_q.ci != pi_rdata),
     .pay_len_i(h_q.pay_len), .head_beg_i(rb_beg), .head_first_i(rb_first),
     .start_i(wq_start), .key_i(wq_key), .key_ld_i(state_q == S_VERDICT),
     .key_sge_i(key_sge),
-    .key_acc_i(3'(1 << ACCESS_REMOTE_WRITE_BIT)), .nochk_i(wq_nochk), .idle_o(wq_idle), .rnr_now_o(wq_rnr_now), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
+    .key_acc_i(is_read ? 3'(1 << ACCESS_REMOTE_READ_BIT) : 3'(1 << ACCESS_REMOTE_WRITE_BIT)), .nochk_i(wq_nochk), .idle_o(wq_idle), .rnr_now_o(wq_rnr_now), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
     .kind_o(wq_kind), .rndv_o(wq_rndv), .tag_o(wq_tag), .ctx_o(wq_ctx), .idx_o(wq_idx), .rq_inc_o(wq_rq_inc),
     .skip_o(wq_skip), .wrid_o(wq_wrid),
     .flush_i(wq_flush), .flush_idx_i(tab_rdata.ci), .flush_last_o(wq_flush_last),
@@ -339,16 +400,19 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .rd_addr_o, .rd_len_o, .rd_valid_o, .rd_ready_i, .rsp_valid_i, .rsp_data_i, .rsp_off_i, .rsp_last_i);
   // Scatter of the packet's delivered bytes into the held WQE's checked SGEs (kept per QP, eight
   // slots: the checker writes each passing SGE there), from the QP's cursor; the DMA write requests
-  // are the scatter block's registers.
+  // are the scatter block's registers. Contexts NUM_QP + q hold QP q's READ WQE's scatter list (a
+  // QP receives a message and READ responses at the same time). A READ request's range check
+  // writes nothing here (it would overwrite a held WQE's first SGE): its IOVA is kept for the job.
   logic        sc_start, sc_idle, sc_last;
   logic [12:0] sc_off;
   logic [13:0] sc_len;                   // (a piece is at most a packet: 4096 + a UD GRH bytes)
   logic [2:0]  sc_sgi;
   logic [31:0] sc_sgo;
-  tmnic_scatter #(.NUM_CTX(NUM_QP), .SLOTS(8), .LEN_W(14)) u_scatter (
+  tmnic_scatter #(.NUM_CTX(2 * NUM_QP), .SLOTS(8), .LEN_W(14)) u_scatter (
     .clk_i, .rst_ni,
-    .sg_we_i(sg_we), .sg_waddr_i({q_q, sg_idx}), .sg_iova_i(sg_iova), .sg_len_i(sg_len),
-    .start_i(sc_start), .idle_o(sc_idle), .ctx_i(q_q), .sgi_i(cur_q.sgi), .sgo_i(cur_q.sgo),
+    .sg_we_i(sg_we && wmode_q != WM_RKEY), .sg_waddr_i({wq_rd, q_q, sg_idx}), .sg_iova_i(sg_iova), .sg_len_i(sg_len),
+    .start_i(sc_start), .idle_o(sc_idle), .ctx_i({rm_q, q_q}), .sgi_i(rm_q ? cur_q.r_sgi : cur_q.sgi),
+    .sgo_i(rm_q ? cur_q.r_sgo : cur_q.sgo),
     .skip_i({9'd0, skip_q}), .len_i({1'b0, h_q.pay_len}), .avail_i(rb_full),
     .wr_valid_o, .wr_ready_i, .wr_addr_o, .wr_len_o(sc_len), .wr_off_o(sc_off), .wr_last_o(sc_last),
     .sgi_o(sc_sgi), .sgo_o(sc_sgo));
@@ -360,8 +424,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .ud_sqp_i(h_q.deth_sqp), .busy_o(c_busy),
     .qp_idx_o(cqe_qp_o), .src_qp_i(cqe_src_qp_i), .cqe_o, .cqe_valid_o, .cqe_ready_i);
   // Registered QP reads (tmnic_ctx): the next value of each index register; the ACK generator
-  // gives its own next index.
+  // gives its own next index. The READ engine's done count is read with the QP word.
   assign qp_idx_o = q_d;
+  assign rdone_raddr_o = tab_raddr;
 
   assign wr_len_o = sc_len[12:0];
   wire unused_sc_len = sc_len[13];
@@ -370,7 +435,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // in two steps: tmnic_dma_wr DATA_LAT = 3). A packet with a payload releases its slot when
   // executed or dropped.
   assign rb_release = (h_q.pay_len != 13'd0) &&
-                      ((state_q == S_DONE) || (state_q == S_DRAIN && rb_full));
+                      ((state_q == S_DONE) || (state_q == S_RDONE) || (state_q == S_DRAIN && rb_full));
   tmnic_rx_buf #(.DATA_W(DATA_W), .SLOTS(2), .RD_LAT(3)) u_rxb (
     .clk_i, .rst_ni,
     .s_tdata_i(s_pay_tdata_i), .s_tkeep_i(s_pay_tkeep_i), .s_tlast_i(s_pay_tlast_i),
@@ -389,7 +454,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_comb begin
     a_go = 1'b0; a_syn = '0; a_msn = '0; a_psn = '0; c_go = 1'b0;
     c_msg = cur_q.m; c_status = WC_SUCCESS; c_len = '0; c_imm = '0; c_flags = RXF_END; c_ud = 1'b0;
-    ud_d = ud_q;
+    ud_d = ud_q; rm_d = rm_q; rd_idx_d = rd_idx_q; rchk_d = rchk_q;
+    job_valid_d = job_valid_o && !job_ready_i;
+    job_qp_d = job_qp_o; job_iova_d = job_iova_o; job_len_d = job_len_o; job_psn_d = job_psn_o;
+    job_msn_d = job_msn_o; job_pmtu_log_d = job_pmtu_log_o;
     // defaults: hold
     state_d = state_q; after_d = after_q; init_pend_d = init_pend_q;
     q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q;
@@ -399,6 +467,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     pay_del_d = pay_del_q; room_d = room_q;
     ack_valid_d = ack_valid_o && !ack_ready_i;
     ack_qp_d = ack_qp_o; ack_aeth_d = ack_aeth_o; ack_psn_d = ack_psn_o;
+    ack_kind_d = ack_kind_o; ack_first_d = ack_first_o; ack_last_d = ack_last_o;
     wq_start = 1'b0; wq_flush = 1'b0; wq_key = 1'b0; wq_nochk = 1'b0;
     ev_valid_d = ev_valid_o && !ev_ready_i;
     ev_qp_d = ev_qp_o; ev_syn_d = ev_syn_o; ev_msn_d = ev_msn_o; ev_psn_d = ev_psn_o;
@@ -413,8 +482,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // Priorities: a pending init, QPs to flush, then packets.
       S_IDLE: begin
         if (init_pend_q) begin
-          init_we = 1'b1;
-          init_pend_d = 1'b0;
+          tab_raddr = init_qp_q;              // (the READ engine's done count: S_INIT)
+          state_d = S_INIT;
         end else if (sched_valid) begin
           sched_take = 1'b1;
           q_d = sched_idx;
@@ -450,6 +519,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           state_d = S_FLUSH_WAIT;
         end
       end
+      // A QP's receive state starts with as many READ jobs given as the READ engine has finished.
+      S_INIT: begin
+        init_we = 1'b1;
+        init_pend_d = 1'b0;
+        state_d = S_IDLE;
+      end
+
       S_FLUSH_WAIT: if (wq_flush_last) state_d = S_FLUSH_CQE;
       S_FLUSH_CQE: begin
         c_go = 1'b1;
@@ -471,6 +547,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       S_LOOKUP: begin
         cur_d = tab_rdata;
         room_d = tab_rdata.cap - 35'(tab_rdata.off);
+        // (READ jobs out: given less finished, modulo 8; registered in rd_full_q below)
         state_d = S_VERDICT;
       end
 
@@ -483,14 +560,16 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         skip_d = '0;                          // only a matched first packet skips its TMH
         imm_taken_d = 1'b0;
         ud_d = 1'b0;
-        wq_key = is_write;                    // (from the opcode alone: tmnic_rx_wqe loads it while idle)
+        rm_d = 1'b0;
+        wq_key = is_write || is_read;         // (from the opcode alone: tmnic_rx_wqe loads it while idle)
         pay_del_d = h_q.pay_len;
         state_d = S_DRAIN;
         after_d = S_DRAIN;
         // IBA 11.6.3.1 Communication Established: the first request packet an RC QP gets in RTR
         // (one that fails the QP says so instead). Once until the receive state is initialised again.
         if (cfg.state == QPS_RTR && !cfg.ud && !cur_q.est &&
-            (verdict_q == RV_DUP || verdict_q == RV_GAP || verdict_q == RV_FIRST || verdict_q == RV_NEXT)) begin
+            (verdict_q == RV_DUP || verdict_q == RV_GAP || verdict_q == RV_FIRST || verdict_q == RV_NEXT ||
+             verdict_q == RV_READ || verdict_q == RV_DUP_READ)) begin
           cur_d.est = 1'b1;
           note_d = 1'b1;
           err_qp_d = q_q;
@@ -502,7 +581,30 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             ack_qp_d = q_q;
             ack_aeth_d = h_q.aeth;
             ack_psn_d = h_q.psn;
+            ack_kind_d = ACK_PKT;
             state_d = S_OUT;
+          end
+          // A READ response: is it the next of the READ at the head of the send queue? (the
+          // completer knows; ACK/NAK packets and these reach it in arrival order)
+          RV_RRESP: begin
+            ack_valid_d = 1'b1;
+            ack_qp_d = q_q;
+            ack_aeth_d = h_q.aeth;
+            ack_psn_d = h_q.psn;
+            ack_kind_d = ACK_RR;
+            ack_first_d = rr_first;
+            ack_last_d = rr_last;
+            rm_d = 1'b1;
+            state_d = S_RRQ;
+          end
+          // A READ request (or a duplicate, executed again): its range's check (none for zero
+          // bytes), then a job; with MAX_RD_ATOM jobs of the QP out, dropped unanswered.
+          RV_READ, RV_DUP_READ: begin
+            if (!rd_full_q) begin
+              wq_start = h_q.reth_len != 32'd0;
+              wmode_d = WM_RKEY;
+              state_d = (h_q.reth_len == 32'd0) ? S_RJOB : S_WQE;
+            end
           end
           RV_DUP: begin                     // re-ACK the last executed PSN, do not execute
             dup_d = 1'b1;
@@ -577,7 +679,33 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // WRITE_ONLY_IMM's WQE follows: an RNR for that must leave the QP as it was); or a
       // WRITE_WITH_IMM's receive WQE, not checked.
       S_WQE: begin
-        if (wmode_q == WM_KEY) begin
+        if (wmode_q == WM_RKEY) begin
+          if (wq_done && wq_ok) begin
+            state_d = S_RJOB;
+          end else if (wq_done) begin
+            // IBA 9.7.5.2.3: a bad range is a remote access error; the responder QP fails (class C)
+            a_go = 1'b1; a_syn = AETH_SYN_NAK_REM_ACCESS_ERR; a_msn = cur_q.msn; a_psn = h_q.psn;
+            tx_nak_d = 1'b1;
+            err_d = 1'b1; err_qp_d = q_q; err_kind_d = 3'(AEV_QP_ACCESS_ERR);
+            set_own = 1'b1;
+            after_d = S_DRAIN;
+            state_d = S_OUT;
+          end
+        end else if (wmode_q == WM_RDWQE) begin
+          // The READ WQE's scatter list is checked: place from its start (a FIRST/ONLY), or from
+          // where the READ is (checked again because an MR changed: an invalidated key stops it).
+          if (wq_done) begin
+            cur_d.r_bad = !wq_ok;
+            cur_d.r_gen = r_gen_q;
+            if (!rchk_q) begin
+              cur_d.r_off = '0;
+              cur_d.r_cap = wq_cap;
+              cur_d.r_sgi = '0;
+              cur_d.r_sgo = '0;
+            end
+            state_d = S_REXEC;
+          end
+        end else if (wmode_q == WM_KEY) begin
           if (h_q.reth_len == 32'd0 || wq_done) begin
             cur_d.held = 1'b1;
             cur_d.wr = 1'b1;
@@ -698,6 +826,84 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
       S_STORE: if (rb_full) state_d = S_DONE;
 
+      // A READ job: the expected PSN moves past its responses (at least one: a zero-length READ has
+      // a READ_RESP_ONLY) and the MSN counts it; a duplicate changes neither.
+      S_RJOB: begin
+        job_valid_d = 1'b1;
+        job_qp_d = q_q;
+        job_iova_d = (h_q.reth_len == 32'd0) ? 64'd0 : rd_iova_q;
+        job_len_d = h_q.reth_len;
+        job_psn_d = h_q.psn;
+        job_msn_d = cur_q.msn;
+        job_pmtu_log_d = cfg.pmtu_log;
+        cur_d.rdi = cur_q.rdi + 3'd1;
+        if (verdict_q == RV_READ) begin
+          cur_d.epsn = cur_q.epsn + ((h_q.reth_len == 32'd0) ? 24'd1 : 24'(((h_q.reth_len - 32'd1) >> cfg.pmtu_log) + 32'd1));
+          cur_d.msn = cur_q.msn + 24'd1;
+          cur_d.nak_sent = 1'b0;
+          job_msn_d = cur_q.msn + 24'd1;
+        end
+        tab_we = 1'b1;
+        after_d = S_DRAIN;
+        state_d = S_OUT;
+      end
+
+      // The completer's verdict on a READ response: drop it, or place it (the first response
+      // fetches and checks the READ WQE's scatter list, from the next cycle: the WQE block takes
+      // the send queue's ring from wmode_q).
+      S_RRQ: if (vr_valid_i) begin
+        rd_idx_d = vr_idx_i;
+        rchk_d = !ack_first_o;
+        if (!vr_ok_i) begin
+          state_d = S_DRAIN;
+        end else if (ack_first_o || cur_q.r_gen != mr_gen_i) begin
+          wmode_d = WM_RDWQE;
+          state_d = S_RFETCH;
+        end else begin
+          state_d = S_REXEC;
+        end
+      end
+      S_RFETCH: begin
+        wq_start = 1'b1;              // (the generation it checks against: r_gen_q)
+        state_d = S_WQE;
+      end
+
+      // A READ response's payload: FIRST/MIDDLE exactly PMTU, LAST/ONLY exactly what is left of the
+      // READ (IBA 9.7.5.1.3 C9-?): else, or with a bad scatter list, the READ fails with no DMA.
+      S_REXEC: begin
+        if (cur_q.r_bad || 35'(h_q.pay_len) > (cur_q.r_cap - 35'(cur_q.r_off)) ||
+            (!ack_last_o && h_q.pay_len != (13'd1 << cfg.pmtu_log)) ||
+            (ack_last_o && 35'(h_q.pay_len) != (cur_q.r_cap - 35'(cur_q.r_off)))) begin
+          prot_err_d = cur_q.r_bad;
+          ack_valid_d = 1'b1;
+          ack_kind_d = ACK_RDERR;
+          ack_aeth_d = {24'd0, cur_q.r_bad ? WC_LOC_PROT_ERR : WC_BAD_RESP_ERR};
+          after_d = S_DRAIN;
+          state_d = S_OUT;
+        end else if (h_q.pay_len != 13'd0) begin
+          sc_start = 1'b1;
+          state_d = S_RSCAT;
+        end else begin
+          state_d = S_RDONE;
+        end
+      end
+      S_RSCAT: if (wr_valid_o && wr_ready_i && sc_last) state_d = S_RDONE;
+      // Placed: the cursor moves on; the last response's placement completes the READ.
+      S_RDONE: begin
+        cur_d.r_off = cur_q.r_off + {19'd0, h_q.pay_len};
+        if (h_q.pay_len != 13'd0) begin
+          cur_d.r_sgi = sc_sgi;
+          cur_d.r_sgo = sc_sgo;
+        end
+        if (ack_last_o) begin
+          ack_valid_d = 1'b1;
+          ack_kind_d = ACK_RDDONE;
+        end
+        tab_we = 1'b1;
+        after_d = S_IDLE;
+        state_d = S_OUT;
+      end
+
       // Until the packet's last DMA write request is taken: the RX buffer keeps the slot until its
       // writes are done.
       S_SCATTER: if (wr_valid_o && wr_ready_i && sc_last) state_d = S_DONE;
@@ -735,7 +941,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
 
       // Wait until every output raised above has been taken.
-      S_OUT: if (!ack_valid_d && !c_busy && !ev_valid_d) state_d = after_q;
+      S_OUT: if (!ack_valid_d && !c_busy && !ev_valid_d && !job_valid_d) state_d = after_q;
 
       // Discard the payload of a packet that is not executed.
       S_DRAIN: if (h_q.pay_len == 13'd0 || rb_full) state_d = S_IDLE;
@@ -766,6 +972,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       own_q <= 1'b0;
       ack_valid_o <= 1'b0;
       ev_valid_o <= 1'b0;
+      job_valid_o <= 1'b0;
       err_o <= 1'b0;
       note_o <= 1'b0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o, drop_qkey_o, ud_nowqe_o} <= '0;
@@ -777,6 +984,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       own_q <= set_own;
       ack_valid_o <= ack_valid_d;
       ev_valid_o <= ev_valid_d;
+      job_valid_o <= job_valid_d;
       err_o <= err_d;
       note_o <= note_d;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o, drop_qkey_o, ud_nowqe_o} <=
@@ -789,7 +997,14 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     tab_waddr_q <= tab_waddr;
     cur_q <= cur_d;
     skip_q <= skip_d;
-    wmode_q <= wmode_d; imm_taken_q <= imm_taken_d; ud_q <= ud_d;
+    wmode_q <= wmode_d; imm_taken_q <= imm_taken_d; ud_q <= ud_d; rm_q <= rm_d; rd_idx_q <= rd_idx_d;
+    rchk_q <= rchk_d;
+    if (state_q == S_RFETCH) r_gen_q <= mr_gen_i;
+    if (state_q == S_LOOKUP) rd_full_q <= (tab_rdata.rdi - rdone_rdata_i) >= 3'(MAX_RD_ATOM);
+    if (sg_we && wmode_q == WM_RKEY) rd_iova_q <= sg_iova;
+    job_qp_o <= job_qp_d; job_iova_o <= job_iova_d; job_len_o <= job_len_d; job_psn_o <= job_psn_d;
+    job_msn_o <= job_msn_d; job_pmtu_log_o <= job_pmtu_log_d;
+    ack_kind_o <= ack_kind_d; ack_first_o <= ack_first_d; ack_last_o <= ack_last_d;
     if (state_q == S_LOOKUP) verdict_q <= verdict;
     pay_del_q <= pay_del_d; room_q <= room_d;
     ack_qp_o <= ack_qp_d; ack_aeth_o <= ack_aeth_d; ack_psn_o <= ack_psn_d;
@@ -803,7 +1018,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   assign quiet_o = (state_q == S_IDLE) && !rd_valid_o && !wr_valid_o && !init_pend_q;
   assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !db_hold && !ev_valid_o &&
-                  !ack_valid_o && !cqe_valid_o && rb_idle;
+                  !ack_valid_o && !job_valid_o && !cqe_valid_o && rb_idle;
   // Blocked lookups and misses with an empty SRQ are handled alike (RNR NAK), so "blocked" itself
   // is not needed. The WQE source is idle whenever this FSM requests (it waits for last_o;
   // asserted there).
@@ -824,8 +1039,17 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   a_scatter_start: assert property (@(posedge clk_i) disable iff (!chk_q) sc_start |-> sc_idle)
     else $error("tmnic_rx_engine: scatter started while one runs");
   a_ack_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
-    ack_valid_o && !ack_ready_i |=> ack_valid_o && $stable(ack_qp_o) && $stable(ack_aeth_o) && $stable(ack_psn_o))
+    ack_valid_o && !ack_ready_i |=> ack_valid_o && $stable(ack_qp_o) && $stable(ack_aeth_o) && $stable(ack_psn_o) &&
+      $stable(ack_kind_o) && $stable(ack_first_o) && $stable(ack_last_o))
     else $error("tmnic_rx_engine: ACK event changed before it was taken");
+  a_job_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
+    job_valid_o && !job_ready_i |=> job_valid_o && $stable(job_qp_o) && $stable(job_iova_o) && $stable(job_len_o) &&
+      $stable(job_psn_o) && $stable(job_msn_o) && $stable(job_pmtu_log_o))
+    else $error("tmnic_rx_engine: READ job changed before it was taken");
+  a_job_over: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_RJOB |-> !job_valid_o)
+    else $error("tmnic_rx_engine: READ job raised over one not yet taken");
+  a_verdict: assert property (@(posedge clk_i) disable iff (!chk_q) vr_valid_i |-> state_q == S_RRQ && !ack_valid_o)
+    else $error("tmnic_rx_engine: a READ response verdict when none was asked");
   a_ev_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     ev_valid_o && !ev_ready_i |=> ev_valid_o && $stable(ev_qp_o) && $stable(ev_syn_o) && $stable(ev_msn_o) &&
       $stable(ev_psn_o))

@@ -359,6 +359,7 @@ package tmnic_hwif_pkg;
   localparam logic [7:0] WC_LOC_QP_OP_ERR = 8'd2;
   localparam logic [7:0] WC_LOC_PROT_ERR = 8'd4;
   localparam logic [7:0] WC_WR_FLUSH_ERR = 8'd5;
+  localparam logic [7:0] WC_BAD_RESP_ERR = 8'd7;
   localparam logic [7:0] WC_REM_INV_REQ_ERR = 8'd9;
   localparam logic [7:0] WC_REM_ACCESS_ERR = 8'd10;
   localparam logic [7:0] WC_REM_OP_ERR = 8'd11;

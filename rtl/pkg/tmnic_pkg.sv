@@ -183,7 +183,10 @@ package tmnic_pkg;
   // an invalid opcode sequence (NAK, QP to ERR); the first packet of a message (take a receive WQE);
   // a further packet of the held message.
   // On a UD QP: a datagram to deliver (RV_UD), or one dropped for its Q_Key (RV_QKEY).
-  typedef enum logic [3:0] {RV_DROP, RV_ACK, RV_DUP, RV_GAP, RV_INV_REQ, RV_FIRST, RV_NEXT, RV_UD, RV_QKEY} rx_verdict_e;
+  // RDMA READ: a request at the expected PSN (RV_READ) or a duplicate one (RV_DUP_READ, executed
+  // again); a response for the requester (RV_RRESP).
+  typedef enum logic [3:0] {RV_DROP, RV_ACK, RV_DUP, RV_GAP, RV_INV_REQ, RV_FIRST, RV_NEXT, RV_UD, RV_QKEY,
+                            RV_READ, RV_DUP_READ, RV_RRESP} rx_verdict_e;
   // A received message as its completion needs it (tmnic_rx_cqe; part of the responder's QP word).
   typedef struct packed {
     logic [63:0] wrid;        // receive WQE's wr_id (0 for a matched tag's buffer)
@@ -218,6 +221,15 @@ package tmnic_pkg;
     logic [34:0] cap;         //   total SGE bytes,
     logic [2:0]  sgi;         //   scatter cursor: SGE and offset in it of message byte off
     logic [31:0] sgo;
+    logic [2:0]  rdi;         // READ jobs given to tmnic_rd_resp (mod 8; its done count says how many are out)
+    // The requester's RDMA READ whose responses are arriving: its scatter list is checked into
+    // scatter context NUM_QP + QP on the FIRST/ONLY response; the cursor as for a receive above.
+    logic        r_bad;       //   an SGE failed the protection check
+    logic [31:0] r_off;
+    logic [34:0] r_cap;
+    logic [2:0]  r_sgi;
+    logic [31:0] r_sgo;
+    logic [31:0] r_gen;       //   the MR table's generation when its list was checked (tmnic_ctx)
   } rsp_qp_t;
 
 endpackage

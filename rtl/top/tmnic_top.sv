@@ -109,6 +109,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [2:0] cqw_state;
   logic sq_quiet, rx_quiet, sq_idle, rx_idle, txs_idle, cqw_idle, dma_wr_idle, tmo_quiet, tmo_idle, tme_idle;
   logic aev_idle;
+  logic rdr_busy, rdr_idle;   // the read-response engine: a READ job out, nothing to do
   reg_async_cq_t async_cq;
   logic [7:0] cmd_op;
   logic [23:0] cmd_idx;
@@ -127,7 +128,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Send-queue operations beyond SEND that the engines execute (OPS_CAPS register): a bit is set
   // only in the commit that makes the operation work end to end.
-  localparam reg_ops_caps_t OPS_CAPS = '{rdma_write: 1'b1, ud: 1'b1, default: '0};
+  localparam reg_ops_caps_t OPS_CAPS = '{rdma_write: 1'b1, rdma_read: 1'b1, ud: 1'b1, default: '0};
 
   tmnic_axil_regs #(.DATA_BYTES_P(BYTES), .CLK_MHZ_P(CLK_MHZ), .NUM_QP_P(NUM_QP), .NUM_CQ_P(NUM_CQ),
                     .NUM_SRQ_P(NUM_SRQ), .NUM_MR_P(NUM_MR), .TM_ENTRIES_P(TM_ENTRIES),
@@ -153,7 +154,9 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   qp_req_cfg_t req_cfg;
   qp_cmp_cfg_t [1:0] cmp_cfg;
   qp_rsp_cfg_t rsp_cfg;
-  qp_path_t ack_path;
+  qp_path_t ack_path, rdr_path;
+  logic [31:0] mr_gen;
+  logic [QP_W-1:0] rdr_qp;
   logic [23:0] cqe_src_qp;
   logic [1:0][$clog2(NUM_MR)-1:0] mr_rd_idx;
   mr_t [1:0] mr_rd;
@@ -173,11 +176,12 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .rst_ni,
     .cmd_valid_i(cmd_valid), .cmd_op_i(cmd_op), .cmd_idx_i(cmd_idx), .cmd_args_i(cmd_args),
     .cmd_err_o(cmd_err), .cmd_busy_o(cmd_busy),
-    .quiet_i(sq_quiet && rx_quiet && tmo_quiet && cqw_idle && dma_wr_idle && aev_idle),
+    .quiet_i(sq_quiet && rx_quiet && tmo_quiet && cqw_idle && dma_wr_idle && aev_idle && !rdr_busy),
     .rb_valid_o(rb_valid), .rb_args_o(rb_args),
     .query_qp_o(query_qp), .query_sq_psn_i(query_sq_psn), .query_rq_psn_i(query_rq_psn),
     .req_qp_i(req_qp), .req_cfg_o(req_cfg), .cmp_qp_i(cmp_qp), .cmp_cfg_o(cmp_cfg),
     .rsp_qp_i(rsp_qp), .rsp_cfg_o(rsp_cfg), .ack_qp_i(ack_qp), .ack_path_o(ack_path),
+    .rdr_qp_i(rdr_qp), .rdr_path_o(rdr_path),
     .cqe_qp_i(cqe_qp), .cqe_src_qp_o(cqe_src_qp),
     .mr_rd_idx_i(mr_rd_idx), .mr_rd_o(mr_rd), .cq_rd_idx_i(cq_rd_idx), .cq_rd_o(cq_rd),
     .srq_rd_idx_i(srq_rd_idx), .srq_rd_o(srq_rd), .srq2_rd_idx_i(srq2_rd_idx), .srq2_rd_o(srq2_rd),
@@ -186,7 +190,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .srq_reset_o(srq_reset), .srq_reset_idx_o(srq_reset_idx),
     .err_sq_i(err_sq), .err_sq_qp_i(err_sq_qp), .err_rq_i(err_rq), .err_rq_qp_i(err_rq_qp),
     .fat_valid_i(fat_valid), .fat_ready_o(fat_ready), .fat_qp_i(fat_qp[QP_W-1:0]),
-    .fat_o(fat_err), .fat_qp_o(fat_err_qp), .cqw_qp_i(cqw_qp[QP_W-1:0]), .cqw_state_o(cqw_state));
+    .fat_o(fat_err), .fat_qp_o(fat_err_qp), .cqw_qp_i(cqw_qp[QP_W-1:0]), .cqw_state_o(cqw_state),
+    .mr_gen_o(mr_gen));
 
   // Engines rescan their queues after any command has taken effect.
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -195,18 +200,18 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   // ---------------------------------------------------------------- DMA
-  localparam int unsigned RD_SQ_WQE = 0, RD_SQ_PAY = 1, RD_RQ_WQE = 2, RD_TM_OP = 3;
-  logic [3:0][63:0] rd_addr;
-  logic [3:0][12:0] rd_len;
-  logic [3:0] rd_valid, rd_ready;
+  localparam int unsigned RD_SQ_WQE = 0, RD_SQ_PAY = 1, RD_RQ_WQE = 2, RD_TM_OP = 3, RD_RR_PAY = 4;
+  logic [4:0][63:0] rd_addr;
+  logic [4:0][12:0] rd_len;
+  logic [4:0] rd_valid, rd_ready;
   logic rsp_valid, rsp_last;
-  logic [1:0] rsp_client;
+  logic [2:0] rsp_client;
   logic [DATA_W-1:0] rsp_data;
   logic signed [13:0] rsp_off;
   logic [BYTES-1:0] rsp_be;
   logic dma_rd_burst, dma_wr_burst;
 
-  tmnic_dma_rd #(.DATA_W(DATA_W), .NCLI(4)) u_dma_rd (
+  tmnic_dma_rd #(.DATA_W(DATA_W), .NCLI(5)) u_dma_rd (
     .clk_i, .rst_ni,
     .req_addr_i(rd_addr), .req_len_i(rd_len), .req_valid_i(rd_valid), .req_ready_o(rd_ready),
     .rsp_valid_o(rsp_valid), .rsp_client_o(rsp_client), .rsp_data_o(rsp_data), .rsp_off_o(rsp_off),
@@ -271,11 +276,12 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [QP_W-1:0] uack_qp;
   logic [23:0] uack_psn;
   logic cmp_ack_ready;
-  // The completer's verdicts on READ responses (for the receive engine: not wired yet)
-  /* verilator lint_off UNUSEDSIGNAL */
+  // READ responses at the requester: the receive engine's events (query, placed, failed) and the
+  // completer's verdicts
+  ack_kind_e ack_ev_kind;
+  logic ack_ev_first, ack_ev_last;
   logic cmp_vr_valid, cmp_vr_ok;
   logic [15:0] cmp_vr_idx;
-  /* verilator lint_on UNUSEDSIGNAL */
   assign ack_ev_ready = cmp_ack_ready;
   assign uack_ready = cmp_ack_ready && !ack_ev_valid;
   // Requester <-> completer
@@ -304,8 +310,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .uack_valid_o(uack_valid), .uack_ready_i(uack_ready), .uack_qp_o(uack_qp), .uack_psn_o(uack_psn),
     .rd_addr_o(sq_rd_addr), .rd_len_o(sq_rd_len), .rd_valid_o(sq_rd_valid),
     .rd_ready_i(sq_rd_is_pay ? rd_ready[RD_SQ_PAY] : rd_ready[RD_SQ_WQE]), .rd_is_pay_o(sq_rd_is_pay),
-    .rsp_wqe_valid_i(rsp_valid && rsp_client == 2'(RD_SQ_WQE)),
-    .rsp_pay_valid_i(rsp_valid && rsp_client == 2'(RD_SQ_PAY)),
+    .rsp_wqe_valid_i(rsp_valid && rsp_client == 3'(RD_SQ_WQE)),
+    .rsp_pay_valid_i(rsp_valid && rsp_client == 3'(RD_SQ_PAY)),
     .rsp_data_i(rsp_data), .rsp_off_i(rsp_off), .rsp_be_i(rsp_be), .rsp_last_i(rsp_last),
     .txb_wr_o(txb_wr), .txb_pos_o(txb_wpos), .txb_data_o(txb_wdata), .txb_be_o(txb_be),
     .pkt_hdr_o(sq_pkt_hdr), .pkt_slot_o(sq_pkt_slot), .pkt_valid_o(sq_pkt_valid), .pkt_ready_i(sq_pkt_ready),
@@ -321,7 +327,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .ack_qp_i(ack_ev_valid ? ack_ev_qp : uack_qp),
     .ack_aeth_i(ack_ev_valid ? ack_ev_aeth : {AETH_SYN_ACK, 24'd0}),
     .ack_psn_i(ack_ev_valid ? ack_ev_psn : uack_psn), .ack_local_i(!ack_ev_valid),
-    .ack_kind_i(ACK_PKT), .ack_first_i(1'b0), .ack_last_i(1'b0),      // (READ events: not wired yet)
+    .ack_kind_i(ack_ev_valid ? ack_ev_kind : ACK_PKT), .ack_first_i(ack_ev_first), .ack_last_i(ack_ev_last),
     .vr_valid_o(cmp_vr_valid), .vr_ok_o(cmp_vr_ok), .vr_idx_o(cmp_vr_idx),
     .lerr_valid_i(lerr_valid), .lerr_ready_o(lerr_ready), .lerr_qp_i(lerr_qp),
     .o_we_i(o_we), .o_waddr_i(o_waddr), .o_wdata_i(o_wdata),
@@ -344,18 +350,13 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [BYTES-1:0] pay_tkeep;
   logic pay_tlast, pay_tvalid, pay_tready, tx_hdr_valid, tx_hdr_ready;
 
-  // READ responses (tmnic_rd_resp, not wired yet): the scheduler's third source, tied off.
+  // READ responses (tmnic_rd_resp, below): the scheduler's third source, with its own buffer.
   roce_hdr_t rr_pkt_hdr;
   logic [$clog2(NSLOT)-1:0] rr_pkt_slot;
   logic rr_pkt_valid, rr_pkt_ready, txb2_rd;
   logic [NSLOT-1:0] rr_slot_free;
   logic [12+$clog2(NSLOT)-1:0] txb2_rpos;
   logic [DATA_W-1:0] txb2_rdata;
-  assign rr_pkt_hdr = '0;
-  assign rr_pkt_slot = '0;
-  assign rr_pkt_valid = 1'b0;
-  assign txb2_rdata = '0;
-  wire unused_rr = ^{rr_pkt_ready, rr_slot_free, txb2_rd, txb2_rpos};
 
   tmnic_tx_sched #(.DATA_W(DATA_W), .NSLOT(NSLOT)) u_txs (
     .clk_i, .rst_ni,
@@ -446,7 +447,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .srq_reset_i(srq_reset), .srq_reset_idx_i(srq_reset_idx),
     .srq_idx_o(srq2_rd_idx), .srq_rd_i(srq2_rd),
     .rd_addr_o(rd_addr[RD_TM_OP]), .rd_len_o(rd_len[RD_TM_OP]), .rd_valid_o(rd_valid[RD_TM_OP]),
-    .rd_ready_i(rd_ready[RD_TM_OP]), .rsp_valid_i(rsp_valid && rsp_client == 2'(RD_TM_OP)),
+    .rd_ready_i(rd_ready[RD_TM_OP]), .rsp_valid_i(rsp_valid && rsp_client == 3'(RD_TM_OP)),
     .rsp_data_i(rsp_data), .rsp_off_i(rsp_off), .rsp_last_i(rsp_last),
     .eo_valid_o(eo_valid), .eo_ready_i(eo_ready), .eo_code_o(eo_code), .eo_srq_o(eo_srq),
     .eo_handle_o(eo_handle), .eo_tag_o(eo_tag), .eo_mask_o(eo_mask), .eo_sw_cnt_vld_o(eo_sw_cnt_vld),
@@ -475,6 +476,40 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .we_i(tb_we), .waddr_i(tb_waddr), .wdata_i(tb_wdata),
     .re_i(tb_re), .raddr_i(tb_raddr), .rdata_o(tb_rdata));
 
+  // READ: the responder's jobs for the read-response engine, its done counts; the requester's READ
+  // responses checked by the completer (ack kinds, verdicts).
+  logic            job_valid, job_ready;
+  logic [QP_W-1:0] job_qp;
+  logic [63:0]     job_iova;
+  logic [31:0]     job_len;
+  logic [23:0]     job_psn, job_msn;
+  logic [3:0]      job_pmtu_log;
+  logic [QP_W-1:0] rdone_raddr;
+  logic [2:0]      rdone_rdata;
+
+  // The read-response engine: the responder's READ jobs, answered in order on the TX scheduler's
+  // third source; the ACK generator counts jobs given and sent (READ responses before later ACKs).
+  localparam int unsigned RD_CW = $clog2(NUM_QP * MAX_RD_ATOM) + 1;
+  logic [RD_CW-1:0] rdr_jobs_in, rdr_jobs_out, rdr_jobs_out_q;
+  tmnic_rd_resp #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NSLOT(NSLOT)) u_rdr (
+    .clk_i, .rst_ni,
+    .job_valid_i(job_valid), .job_ready_o(job_ready), .job_qp_i(job_qp), .job_iova_i(job_iova), .job_len_i(job_len),
+    .job_psn_i(job_psn), .job_msn_i(job_msn), .job_pmtu_log_i(job_pmtu_log),
+    .done_raddr_i(rdone_raddr), .done_rdata_o(rdone_rdata),
+    .jobs_in_o(rdr_jobs_in), .jobs_out_o(rdr_jobs_out),
+    .path_idx_o(rdr_qp), .path_i(rdr_path), .local_mac_i(mac), .local_ip_i(ip),
+    .rd_addr_o(rd_addr[RD_RR_PAY]), .rd_len_o(rd_len[RD_RR_PAY]), .rd_valid_o(rd_valid[RD_RR_PAY]),
+    .rd_ready_i(rd_ready[RD_RR_PAY]), .rsp_valid_i(rsp_valid && rsp_client == 3'(RD_RR_PAY)),
+    .rsp_data_i(rsp_data), .rsp_off_i(rsp_off), .rsp_be_i(rsp_be), .rsp_last_i(rsp_last),
+    .pkt_hdr_o(rr_pkt_hdr), .pkt_slot_o(rr_pkt_slot), .pkt_valid_o(rr_pkt_valid), .pkt_ready_i(rr_pkt_ready),
+    .slot_free_i(rr_slot_free), .txb_rd_i(txb2_rd), .txb_pos_i(txb2_rpos), .txb_data_o(txb2_rdata),
+    .busy_o(rdr_busy), .idle_o(rdr_idle));
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) rdr_jobs_out_q <= '0;
+    else rdr_jobs_out_q <= rdr_jobs_out;
+  end
+  wire unused_rdr = ^{rdr_jobs_in};
+
   // The responder; its ACK/NAK events go to the ACK generator below.
   logic            ag_ev_valid, ag_ev_ready, ag_idle, rsp_idle;
   logic [QP_W-1:0] ag_ev_qp;
@@ -485,7 +520,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .rst_ni,
     .qp_idx_o(rsp_qp), .qp_rd_i(rsp_cfg),
     .cqe_qp_o(cqe_qp), .cqe_src_qp_i(cqe_src_qp),
-    .mr_idx_o(mr_rd_idx[1]), .mr_rd_i(mr_rd[1]), .srq_idx_o(srq_rd_idx), .srq_rd_i(srq_rd),
+    .mr_idx_o(mr_rd_idx[1]), .mr_rd_i(mr_rd[1]), .mr_gen_i(mr_gen), .srq_idx_o(srq_rd_idx), .srq_rd_i(srq_rd),
     .kick_i({err_sq, qp_set}), .kick_qp_i({err_sq_qp, init_qp}), .init_rq_i(init_rq), .init_qp_i(init_qp), .init_psn_i(init_rq_psn),
     .srq_reset_i(srq_reset), .srq_reset_idx_i(srq_reset_idx),
     .db_valid_i(db_valid && (db_type == 3'd1 || db_type == 3'd2)), .db_srq_i(db_type == 3'd2), .db_ready_o(rx_db_ready),
@@ -494,11 +529,15 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .s_pay_tdata_i(prx_tdata), .s_pay_tkeep_i(prx_tkeep), .s_pay_tlast_i(prx_tlast),
     .s_pay_tvalid_i(prx_tvalid), .s_pay_tready_o(prx_tready),
     .ack_valid_o(ack_ev_valid), .ack_ready_i(ack_ev_ready), .ack_qp_o(ack_ev_qp), .ack_aeth_o(ack_ev_aeth),
-    .ack_psn_o(ack_ev_psn),
+    .ack_psn_o(ack_ev_psn), .ack_kind_o(ack_ev_kind), .ack_first_o(ack_ev_first), .ack_last_o(ack_ev_last),
+    .vr_valid_i(cmp_vr_valid), .vr_ok_i(cmp_vr_ok), .vr_idx_i(cmp_vr_idx),
+    .job_valid_o(job_valid), .job_ready_i(job_ready), .job_qp_o(job_qp), .job_iova_o(job_iova), .job_len_o(job_len),
+    .job_psn_o(job_psn), .job_msn_o(job_msn), .job_pmtu_log_o(job_pmtu_log),
+    .rdone_raddr_o(rdone_raddr), .rdone_rdata_i(rdone_rdata),
     .ev_valid_o(ag_ev_valid), .ev_ready_i(ag_ev_ready), .ev_qp_o(ag_ev_qp), .ev_syn_o(ag_ev_syn),
     .ev_msn_o(ag_ev_msn), .ev_psn_o(ag_ev_psn),
     .rd_addr_o(rd_addr[RD_RQ_WQE]), .rd_len_o(rd_len[RD_RQ_WQE]), .rd_valid_o(rd_valid[RD_RQ_WQE]),
-    .rd_ready_i(rd_ready[RD_RQ_WQE]), .rsp_valid_i(rsp_valid && rsp_client == 2'(RD_RQ_WQE)),
+    .rd_ready_i(rd_ready[RD_RQ_WQE]), .rsp_valid_i(rsp_valid && rsp_client == 3'(RD_RQ_WQE)),
     .rsp_data_i(rsp_data), .rsp_off_i(rsp_off), .rsp_last_i(rsp_last),
     .wr_addr_o(wr_addr[WR_SCATTER]), .wr_len_o(wr_len[WR_SCATTER]), .wr_valid_o(wr_valid[WR_SCATTER]),
     .wr_ready_i(wr_ready[WR_SCATTER]), .wr_data_req_i(wr_data_req[WR_SCATTER]), .wr_data_off_i(wr_data_off),
@@ -519,7 +558,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_ack_gen #(.NUM_QP(NUM_QP)) u_ack_gen (
     .clk_i, .rst_ni,
     .ev_valid_i(ag_ev_valid), .ev_ready_o(ag_ev_ready), .ev_qp_i(ag_ev_qp), .ev_syn_i(ag_ev_syn),
-    .ev_msn_i(ag_ev_msn), .ev_psn_i(ag_ev_psn),
+    .ev_msn_i(ag_ev_msn), .ev_psn_i(ag_ev_psn), .job_in_i(job_valid && job_ready),
+    .job_out_i(rdr_jobs_out != rdr_jobs_out_q),
     .cfg_idx_o(ack_qp), .cfg_i(ack_path), .local_mac_i(mac), .local_ip_i(ip),
     .tx_hdr_o(ack_hdr), .tx_valid_o(ack_tx_valid), .tx_ready_i(ack_tx_ready), .idle_o(ag_idle));
   assign rx_idle = rsp_idle && ag_idle;
@@ -606,6 +646,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Idle: no engine has work; only a BAR access, an incoming frame or the RNR timer can start any.
   assign idle_o = sq_idle && rx_idle && txs_idle && cqw_idle && dma_wr_idle && tmo_idle && tme_idle && lb_idle && aev_idle &&
+                  rdr_idle &&
                   !m_axi_arvalid_o &&
                   !rsp_valid && !btx_tvalid && !rx_tvalid && !prx_hdr_valid && !cmd_valid && !db_valid &&
                   !cfg_changed && !cmd_busy && !sq_rd_valid && (tx_frames_q == 8'd0) && (rx_frames_q == 8'd0) &&

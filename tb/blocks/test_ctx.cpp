@@ -34,7 +34,7 @@ constexpr unsigned kNmrRd = 2;
 
 // The QP read ports, each with its engine's view of qp_cfg_t (qp_cfg.hpp): requester, completer 0
 // and 1, responder, ACK generator (qp_path_t), receive completions (the peer's QP number).
-constexpr unsigned kNqpRd = 6;
+constexpr unsigned kNqpRd = 7;
 struct QpPort {
   const char* name;
   const CfgField* view;  // (one of qp_cfg.hpp's views)
@@ -47,7 +47,8 @@ constexpr QpPort port(const char* n, const CfgField (&v)[N], unsigned base) {
 }
 const QpPort kQpPort[kNqpRd] = {port("req_cfg_o", kReqView, 0), port("cmp_cfg_o[0]", kCmpView, 0),
                                 port("cmp_cfg_o[1]", kCmpView, 1), port("rsp_cfg_o", kRspView, 0),
-                                port("ack_path_o", kPathView, 0), port("cqe_src_qp_o", kSrcQpView, 0)};
+                                port("ack_path_o", kPathView, 0), port("cqe_src_qp_o", kSrcQpView, 0),
+                                port("rdr_path_o", kPathView, 0)};
 
 // A Verilated port (integer or VlWide) as 32-bit words.
 template <typename T>
@@ -283,6 +284,7 @@ class CtxBench {
     top_->rsp_qp_i = qsel[3];
     top_->ack_qp_i = qsel[4];
     top_->cqe_qp_i = qsel[5];
+    top_->rdr_qp_i = qsel[6];
     uint32_t midx = 0;
     for (unsigned k = 0; k < kNmrRd; ++k) {
       msel[k] = chance(rng_, 0.3) ? (idx & (kNumMr - 1)) : static_cast<unsigned>(urand(rng_, 0, kNumMr - 1));
@@ -378,6 +380,7 @@ class CtxBench {
           m.va = (uint64_t(a[set_mr::VA_HI]) << 32) | a[set_mr::VA_LO];
           m.len = (uint64_t(a[set_mr::LEN_HI]) << 32) | a[set_mr::LEN_LO];
           m.iova = (uint64_t(a[set_mr::IOVA_HI]) << 32) | a[set_mr::IOVA_LO];
+          ++mr_gen_;   // (the MR generation moves with every SET_MR that changes an entry)
           cov_.hit("set_mr_ok");
         } else cov_.hit("set_mr_bad_index");
         break;
@@ -504,6 +507,7 @@ class CtxBench {
       if (got != exp) fail(std::string(what) + " = " + std::to_string(got) + ", expected " + std::to_string(exp));
     };
     chk(top_->cmd_err_o, ev_.err, "cmd_err_o");
+    chk(top_->mr_gen_o, mr_gen_, "mr_gen_o");
     chk(top_->rb_valid_o, ev_.rb_valid, "rb_valid_o");
     // The read-back words are defined while rb_valid_o is high (they are loaded a cycle earlier).
     if (ev_.rb_valid)
@@ -528,6 +532,7 @@ class CtxBench {
       case 1: case 2: return words_of(top_->cmp_cfg_o);
       case 3: return words_of(top_->rsp_cfg_o);
       case 4: return words_of(top_->ack_path_o);
+      case 6: return words_of(top_->rdr_path_o);
       default: return words_of(top_->cqe_src_qp_o);
     }
   }
@@ -617,6 +622,7 @@ class CtxBench {
   Mr mr_rd_prev_[kNmrRd];         // the MR ports' words after the coming edge
   bool qp_rd_have_ = false;        // (both kinds of registered port)
   bool fat_ev_ = false;            // fat_o / fat_qp_o expected after the coming edge
+  uint32_t mr_gen_ = 0;            // SET_MRs executed (tmnic_ctx mr_gen_o)
   unsigned fat_ev_qp_ = 0, cqw_prev_ = 0;
   int wrote_qp_ = -1, wrote_mr_ = -1, wrote_cq_ = -1, wrote_srq_ = -1;  // the entry this cycle's command wrote (coverage)
   CqCfg cq_rd_prev_;              // the CQ and SRQ ports' words after the coming edge

@@ -27,18 +27,19 @@ namespace {
 
 constexpr uint32_t kNumQp = 64;
 constexpr uint32_t kPsnMod = 1u << 24;
-enum Verdict : unsigned { kDrop, kAck, kDup, kGap, kInvReq, kFirst, kNext, kUd, kQkey };  // tmnic_pkg::rx_verdict_e
-const char* const kVerdictName[] = {"drop", "ack", "dup", "gap", "inv_req", "first", "next", "ud", "qkey"};
+enum Verdict : unsigned { kDrop, kAck, kDup, kGap, kInvReq, kFirst, kNext, kUd, kQkey, kRead, kDupRead, kRresp };  // tmnic_pkg::rx_verdict_e
+const char* const kVerdictName[] = {"drop", "ack", "dup", "gap", "inv_req", "first", "next", "ud", "qkey", "read",
+                                    "dup_read", "rresp"};
 
 struct In {
   uint8_t opcode;
   uint32_t psn, dest_qp, src_ip, state, peer_ip, epsn;
-  bool held, held_wr, wr_en;
+  bool held, held_wr, wr_en, rd_en;
   bool ud, qkey_ok;  // the QP is UD; the DETH's Q_Key is the QP's
 };
 struct Out {
   unsigned verdict;
-  bool first, last, imm, write;
+  bool first, last, imm, write, read, rfirst, rlast;
 };
 
 Out model(const In& i) {
@@ -55,6 +56,10 @@ Out model(const In& i) {
            op == wire::kWriteLast || op == wire::kWriteLastImm || op == wire::kWriteOnly || op == wire::kWriteOnlyImm || ud_op;
   o.imm = op == wire::kSendLastImm || op == wire::kSendOnlyImm || op == wire::kWriteLastImm || op == wire::kWriteOnlyImm ||
           op == wire::kUdSendOnlyImm;
+  o.read = op == wire::kReadReq;
+  const bool rresp = op >= wire::kReadRespFirst && op <= wire::kReadRespOnly;
+  o.rfirst = op == wire::kReadRespFirst || op == wire::kReadRespOnly;
+  o.rlast = op == wire::kReadRespLast || op == wire::kReadRespOnly;
   const bool can_send = st == S::RTS || st == S::SQD || st == S::SQE;
   const bool can_recv = can_send || st == S::RTR;
   const bool is_send = i.opcode <= wire::kSendOnlyImm;
@@ -67,12 +72,19 @@ Out model(const In& i) {
     o.verdict = kDrop;
   } else if (i.opcode == wire::kAck) {
     o.verdict = can_send ? kAck : kDrop;
-  } else if (!(is_send || o.write) || !can_recv) {
+  } else if (rresp) {
+    // READ responses are the requester's (its completer checks their PSN)
+    o.verdict = can_send ? kRresp : kDrop;
+  } else if (!(is_send || o.write || o.read) || !can_recv) {
     o.verdict = kDrop;
   } else if (i.psn != i.epsn) {
-    // Behind the expected PSN by 1 .. 2^23: a duplicate; otherwise ahead of it: a gap.
+    // Behind the expected PSN by 1 .. 2^23: a duplicate (a READ is executed again, IBA 9.7.5.1.1);
+    // otherwise ahead of it: a gap.
     const uint32_t behind = (i.epsn - i.psn) & (kPsnMod - 1);
-    o.verdict = (behind >= 1 && behind <= (1u << 23)) ? kDup : kGap;
+    o.verdict = (behind >= 1 && behind <= (1u << 23)) ? (o.read ? kDupRead : kDup) : kGap;
+  } else if (o.read) {
+    // A READ inside a message, or to a QP without REMOTE_READ (IBA 9.7.4.1.2)
+    o.verdict = (i.held || !i.rd_en) ? kInvReq : kRead;
   } else if (o.first == i.held || (i.held && i.held_wr != o.write) || (o.write && !i.wr_en)) {
     // FIRST/ONLY inside a message, MIDDLE/LAST outside one or of another kind, a WRITE to a QP
     // without REMOTE_WRITE (IBA 9.7.4.1.2)
@@ -87,7 +99,8 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
   Coverage cov({"drop", "ack", "dup", "gap", "inv_req", "first", "next", "drop_reserved_qp", "drop_qp_range",
                 "drop_peer", "drop_state", "drop_opcode", "ack_not_sending", "dup_window_end", "gap_window_end",
                 "psn_wrap_dup", "psn_wrap_gap", "write_first", "write_next", "write_in_send", "send_in_write", "write_not_enabled",
-                "ud", "qkey", "ud_op_on_rc_qp", "rc_op_on_ud_qp", "ud_drop_state"});
+                "ud", "qkey", "ud_op_on_rc_qp", "rc_op_on_ud_qp", "ud_drop_state",
+                "read", "dup_read", "rresp", "read_in_message", "read_not_enabled", "rresp_not_sending"});
   auto ctx = std::make_unique<VerilatedContext>();
   auto top = std::make_unique<Vtmnic_rx_check>(ctx.get());
   uint64_t n = 0;
@@ -100,8 +113,10 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       static const uint8_t kCommon[] = {wire::kSendFirst, wire::kSendMiddle, wire::kSendLast, wire::kSendLastImm,
                                         wire::kSendOnly, wire::kSendOnlyImm, wire::kAck, wire::kWriteFirst,
                                         wire::kWriteMiddle, wire::kWriteLast, wire::kWriteLastImm, wire::kWriteOnly,
-                                        wire::kWriteOnlyImm, wire::kUdSendOnly, wire::kUdSendOnlyImm};
-      i.opcode = chance(rng, 0.85) ? kCommon[urand(rng, 0, 14)] : static_cast<uint8_t>(urand(rng, 0, 255));
+                                        wire::kWriteOnlyImm, wire::kUdSendOnly, wire::kUdSendOnlyImm,
+                                        wire::kReadReq, wire::kReadRespFirst, wire::kReadRespMiddle,
+                                        wire::kReadRespLast, wire::kReadRespOnly};
+      i.opcode = chance(rng, 0.85) ? kCommon[urand(rng, 0, 19)] : static_cast<uint8_t>(urand(rng, 0, 255));
       i.epsn = chance(rng, 0.2) ? static_cast<uint32_t>(urand(rng, 0, 3)) | (chance(rng, 0.5) ? kPsnMod - 4 : 0)
                                 : static_cast<uint32_t>(urand(rng, 0, kPsnMod - 1));
       const uint32_t d = chance(rng, 0.5) ? 0u
@@ -122,6 +137,7 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       i.held = chance(rng, 0.5);
       i.held_wr = chance(rng, 0.5);
       i.wr_en = chance(rng, 0.8);
+      i.rd_en = chance(rng, 0.8);
       i.ud = chance(rng, 0.2);
       i.qkey_ok = chance(rng, 0.8);
       top->opcode_i = i.opcode;
@@ -134,13 +150,15 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       top->held_i = i.held;
       top->held_wr_i = i.held_wr;
       top->wr_en_i = i.wr_en;
+      top->rd_en_i = i.rd_en;
       top->ud_i = i.ud;
       top->qkey_ok_i = i.qkey_ok;
       top->eval();
       const Out m = model(i);
       const unsigned got = top->verdict_o;
       if (got != m.verdict || top->first_o != m.first || top->last_o != m.last || top->imm_o != m.imm ||
-          top->write_o != m.write) {
+          top->write_o != m.write || top->read_o != m.read || top->rresp_first_o != m.rfirst ||
+          top->rresp_last_o != m.rlast) {
         ADD_FAILURE() << "opcode " << unsigned(i.opcode) << " psn " << i.psn << " epsn " << i.epsn << " qp " << i.dest_qp
                       << " state " << i.state << " peer " << (i.src_ip == i.peer_ip) << " held " << i.held << ": verdict "
                       << got << " (model " << kVerdictName[m.verdict] << "), first/last/imm " << unsigned(top->first_o)
@@ -162,6 +180,11 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
         else if (i.opcode > wire::kWriteOnlyImm) cov.hit("drop_opcode");
         else cov.hit("drop_state");
       }
+      if (m.read && m.verdict == kInvReq && i.held) cov.hit("read_in_message");
+      if (m.read && m.verdict == kInvReq && !i.held && !i.rd_en) cov.hit("read_not_enabled");
+      if (i.opcode >= wire::kReadRespFirst && i.opcode <= wire::kReadRespOnly && m.verdict == kDrop &&
+          qp_ok && i.src_ip == i.peer_ip && !i.ud)
+        cov.hit("rresp_not_sending");
       if (m.write && m.verdict == kFirst) cov.hit("write_first");
       if (m.write && m.verdict == kNext) cov.hit("write_next");
       if (m.verdict == kInvReq && !m.first && i.held && i.held_wr != m.write)

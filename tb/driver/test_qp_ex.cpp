@@ -303,9 +303,12 @@ TEST_F(QpExTest, PostSendRdmaNeedsOpsCaps) {
     struct ibv_device_attr da;
     ASSERT_EQ(tmnic::query_device(ctx, &da), 0);
     EXPECT_EQ(da.atomic_cap, IBV_ATOMIC_NONE);
-    EXPECT_EQ(da.max_qp_rd_atom, 0);
-    EXPECT_EQ(da.max_qp_init_rd_atom, 0);
-    EXPECT_EQ(da.max_res_rd_atom, 0);
+    // READ resources are reported exactly when READ is executed
+    const int rd = (caps & kRead) ? int(hwif::MAX_RD_ATOM) : 0;
+    EXPECT_EQ(da.max_qp_rd_atom, rd);
+    EXPECT_EQ(da.max_qp_init_rd_atom, rd);
+    EXPECT_EQ(da.max_res_rd_atom, rd * (64 - 2));
+    EXPECT_EQ(da.max_sge_rd, (caps & kRead) ? int(hwif::WQE_MAX_SGE) : 0);
   }
 }
 

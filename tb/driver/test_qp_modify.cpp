@@ -111,6 +111,9 @@ TEST_F(ModifyTest, FullPathSetQpWords) {
   EXPECT_EQ(c.args[q::PD], to_tpd(pd)->pdn);
 
   a = rts_attr(0x1000042);
+  a.max_rd_atomic = uint8_t(hwif::MAX_RD_ATOM + 1);   // over the device's limit (mlx5 checks it too)
+  EXPECT_EQ(tmnic::modify_qp(qp, &a, kRtsMask), EINVAL);
+  a.max_rd_atomic = 1;
   a.timeout = 18;
   a.retry_cnt = 6;
   a.rnr_retry = 5;
@@ -122,6 +125,7 @@ TEST_F(ModifyTest, FullPathSetQpWords) {
   EXPECT_EQ(c.args[q::TIMEOUT], 18u);
   EXPECT_EQ(c.args[q::RETRY_CNT], 6u);
   EXPECT_EQ(c.args[q::RNR_RETRY], 5u);
+  EXPECT_EQ(c.args[q::MAX_RD_ATOMIC], 1u);   // (rts_attr's max_rd_atomic)
   EXPECT_EQ(c.args[q::INIT], hwif::cmd::QP_INIT_SQ);
   EXPECT_EQ(c.args[q::DEST_QPN], 0x123456u);  // RTR words kept
   EXPECT_EQ(c.args[q::RQ_PSN], 0xCDEF12u);

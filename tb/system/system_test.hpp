@@ -203,6 +203,7 @@ struct ConnOpts {
   uint8_t rnr_retry = 7;       // infinite
   uint8_t timeout = 14;        // local ACK timeout 4.096 us << 14 = 67 ms
   uint8_t retry_cnt = 7;
+  uint8_t max_rd_atomic = 0;   // RDMA READs in flight (0: the NIC allows one, as mlx5 does)
 };
 
 class SystemTest : public ::testing::Test {
@@ -353,7 +354,7 @@ class SystemTest : public ::testing::Test {
     a.retry_cnt = c.retry_cnt;
     a.rnr_retry = c.rnr_retry;
     a.sq_psn = c.psn;
-    a.max_rd_atomic = 0;
+    a.max_rd_atomic = c.max_rd_atomic;
     ASSERT_EQ(ibv_modify_qp(q.qp, &a,
                             IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
                                 IBV_QP_MAX_QP_RD_ATOMIC),
@@ -366,7 +367,7 @@ class SystemTest : public ::testing::Test {
     a.path_mtu = c.mtu;
     a.dest_qp_num = peer.num();
     a.rq_psn = c.psn;
-    a.max_dest_rd_atomic = 0;
+    a.max_dest_rd_atomic = c.max_rd_atomic;
     a.min_rnr_timer = c.min_rnr_timer;
     a.ah_attr.is_global = 1;
     a.ah_attr.grh.dgid = gid_[peer.dev];
