@@ -190,6 +190,13 @@ BLOCKS = {
         ff_min=[("ring (otab) 16384 x {wrid 64, first 24, last 24, sig 1}", 16384 * 113),
                 ("QP table (ctab) 1024 x 19, ci copy 1024 x 16", 1024 * 35),
                 ("c_wrid_q, rnr_cyc_q, msg_o.rnr_due", 3 * 64)]),
+    # The responder's READ response engine: job FIFO and done counts in tmnic_ram_sdp, its own TX
+    # buffer (tmnic_shift_buf) and packet builder (tmnic_req_pkt).
+    "tmnic_rd_resp": dict(
+        params=dict(DATA_W=512, NUM_QP=64, NSLOT=8),
+        ff_min=[("job FIFO 256 x {qp 6, iova 64, len 32, psn 24, msn 24, pmtu 4}", 256 * 154),
+                ("done counts 64 x 3", 64 * 3), ("TX buffer 8 x 4 KiB", 8 * 4096 * 8),
+                ("header RAM 8 x roce_hdr_t less RETH", 8 * (HDR - 128)), ("txb_data_o", 512)]),
     "tmnic_tx_gather": dict(
         params=dict(DATA_W=512, NSLOT=8),
         ff_min=[("header RAM 8 x roce_hdr_t", 8 * HDR), ("txb_data_o", 512), ("pkt_hdr_o", HDR)]),

@@ -2,6 +2,8 @@
 // standard verbs API (Debian's <infiniband/verbs.h>) on our drop-in libibverbs.so.1, whose devices
 // are the NICs of one simulated world per process; sim_control.h inspects and steers that world.
 #pragma once
+
+#include <fcntl.h>
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
@@ -247,6 +249,20 @@ class SystemTest : public ::testing::Test {
     if (list_) ibv_free_device_list(list_);
   }
   void defer(std::function<void()> f) { cleanup_.push_back(std::move(f)); }
+
+  // The async events device `dev`'s context has now (after letting the world settle), acked.
+  std::vector<struct ibv_async_event> async_events(int dev) {
+    const int fd = ctx_[dev]->async_fd;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    run_for(100000);
+    std::vector<struct ibv_async_event> out;
+    struct ibv_async_event ev;
+    while (ibv_get_async_event(ctx_[dev], &ev) == 0) {
+      out.push_back(ev);
+      ibv_ack_async_event(&ev);
+    }
+    return out;
+  }
 
   // Page-aligned host buffer of `len` bytes, registered on device `dev` (not when dev < 0).
   Buf buf(int dev, size_t len, int access = IBV_ACCESS_LOCAL_WRITE) {

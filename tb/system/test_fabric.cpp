@@ -276,6 +276,11 @@ TEST(Fabric, PerftestUdSendLatAndBw) {
 // while the NIC (its progress thread) places the data; ib_write_lat's server polls memory.
 TEST(Fabric, PerftestWriteLatAndBw) { perftest_runs({"ib_write_lat", "ib_write_bw"}); }
 
+// RC RDMA READ latency and bandwidth: the client READs the server's buffer (perftest asks for
+// max_rd_atomic = the device's max_qp_rd_atom, MAX_RD_ATOM READs in flight); the server's NIC answers
+// alone while its process waits on the TCP socket.
+TEST(Fabric, PerftestReadLatAndBw) { perftest_runs({"ib_read_lat", "ib_read_bw"}); }
+
 // Event mode: completion channels (driver/verbs/events.cpp) signalled by the NIC's interrupts; the
 // pingpong blocks in ibv_get_cq_event while the progress thread runs the NIC.
 TEST(Fabric, RcPingpongEvents) {

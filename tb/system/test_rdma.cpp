@@ -6,8 +6,6 @@
 // without REMOTE_WRITE, each with the IBA's status at the requester, the responder's async event
 // (QP_ACCESS_ERR or QP_REQ_ERR) and the target bytes unchanged;
 // lost WRITE frames (middle, last, ACK, a WRITE_WITH_IMM's last) recovered by go-back-N or the timer.
-#include <fcntl.h>
-
 #include "system_test.hpp"
 
 namespace {
@@ -35,19 +33,6 @@ class Rdma : public SystemTest, public ::testing::WithParamInterface<int> {
 
  protected:
   int rdev() const { return GetParam(); }  // 0 loopback, 1 second NIC
-  // The async events device `dev`'s context has now (after letting the world settle), acked.
-  std::vector<struct ibv_async_event> async_events(int dev) {
-    const int fd = ctx_[dev]->async_fd;
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    run_for(100000);
-    std::vector<struct ibv_async_event> out;
-    struct ibv_async_event ev;
-    while (ibv_get_async_event(ctx_[dev], &ev) == 0) {
-      out.push_back(ev);
-      ibv_ack_async_event(&ev);
-    }
-    return out;
-  }
   // A connected pair whose receiver accepts remote writes (or not).
   std::pair<Qp, Qp> rpair(unsigned raccess = kRemote, uint32_t send_sge = 3) {
     QpOpts so, ro;

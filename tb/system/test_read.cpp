@@ -6,8 +6,6 @@
 // deregistered MR, a QP without REMOTE_READ, a bad local scatter list), each with the IBA's status
 // at the requester and, for the remote ones, the responder's async event and the QPs in ERR; lost
 // READ requests and responses recovered by the transport timer or go-back-N, the data delivered once.
-#include <fcntl.h>
-
 #include "system_test.hpp"
 
 namespace {
@@ -33,18 +31,6 @@ int post_read(const Qp& q, uint64_t wr_id, std::vector<struct ibv_sge> sg, uint6
 class Read : public SystemTest, public ::testing::WithParamInterface<int> {
  protected:
   int rdev() const { return GetParam(); }  // 0 loopback, 1 second NIC
-  std::vector<struct ibv_async_event> async_events(int dev) {
-    const int fd = ctx_[dev]->async_fd;
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    run_for(100000);
-    std::vector<struct ibv_async_event> out;
-    struct ibv_async_event ev;
-    while (ibv_get_async_event(ctx_[dev], &ev) == 0) {
-      out.push_back(ev);
-      ibv_ack_async_event(&ev);
-    }
-    return out;
-  }
   // A connected pair whose responder accepts remote reads (or not); the requester keeps up to
   // max_rd READs in flight.
   std::pair<Qp, Qp> rpair(unsigned raccess = kRemoteRead, uint8_t max_rd = 4) {
