@@ -75,7 +75,7 @@ module tmnic_rd_resp import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic                   pkt_ready_i,
   input  logic [NSLOT-1:0]       slot_free_i,
 
-  // This block's TX buffer, read port for the TX scheduler (data one cycle after txb_rd_i)
+  // This block's TX buffer, read port for the TX scheduler (data two cycles after txb_rd_i: RD_LAT 2)
   input  logic                   txb_rd_i,
   input  logic [TXB_POS_W-1:0]   txb_pos_i,
   output logic [DATA_W-1:0]      txb_data_o,
@@ -163,7 +163,7 @@ module tmnic_rd_resp import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .pkt_hdr_o, .pkt_slot_o, .pkt_valid_o, .pkt_ready_i, .slot_free_i,
     .empty_o(p_empty), .idle_o(p_idle));
 
-  tmnic_shift_buf #(.DATA_W(DATA_W), .DEPTH(NSLOT * 4096 / BYTES)) u_txb (
+  tmnic_shift_buf #(.DATA_W(DATA_W), .DEPTH(NSLOT * 4096 / BYTES), .RD_LAT(2)) u_txb (
     .clk_i, .wr_en_i(txb_wr), .wr_pos_i(txb_wpos), .wr_data_i(txb_wdata), .wr_be_i(txb_be),
     .rd_en_i(txb_rd_i), .rd_pos_i(txb_pos_i), .rd_data_o(txb_data_o));
 

@@ -4,10 +4,14 @@
 // send engine's packets (pkt_*, buffer port txb_*) and the READ responses (rr_*, buffer port txb2_*);
 // between the two, round robin per packet, so neither waits for more than one packet of the other
 // (plus ACKs). A data packet's payload is streamed out of its tmnic_shift_buf and its slot then
-// returned to its source.
+// returned to its source. The buffers answer a read TXB_LAT cycles later (2: a registered block-RAM
+// read, then the byte shift): the beats go through a small output FIFO, and a read is issued only
+// while the FIFO has room for every beat in flight, so the payload streams at one beat per cycle
+// under any back-pressure.
 module tmnic_tx_sched import tmnic_hwif_pkg::*, tmnic_pkg::*; #(
   parameter int unsigned DATA_W = 512,
   parameter int unsigned NSLOT = 8,
+  parameter int unsigned TXB_LAT = 2,   // TX buffer read latency (tmnic_shift_buf RD_LAT): 1 or 2
   localparam int unsigned BYTES = DATA_W / 8,
   localparam int unsigned SLOT_W = $clog2(NSLOT),
   localparam int unsigned TXB_POS_W = 12 + SLOT_W
@@ -32,7 +36,7 @@ module tmnic_tx_sched import tmnic_hwif_pkg::*, tmnic_pkg::*; #(
   output logic      rr_ready_o,
   output logic [NSLOT-1:0] rr_slot_free_o, // pulse: slot sent, may be refilled
 
-  // TX buffer read ports (data one cycle after the read): the send engine's, the READ responses'
+  // TX buffer read ports (data TXB_LAT cycles after the read): the send engine's, the READ responses'
   output logic                 txb_rd_o,
   output logic [TXB_POS_W-1:0] txb_pos_o,
   input  logic [DATA_W-1:0]    txb_data_i,
@@ -58,18 +62,28 @@ module tmnic_tx_sched import tmnic_hwif_pkg::*, tmnic_pkg::*; #(
   if (DATA_W < 64 || DATA_W > 4096 || (DATA_W & (DATA_W - 1)) != 0) begin : g_chk_w
     $fatal(1, "tmnic_tx_sched: DATA_W must be a power of two, 64..4096");
   end
+  if (TXB_LAT < 1 || TXB_LAT > 2) begin : g_chk_lat
+    $fatal(1, "tmnic_tx_sched: TXB_LAT must be 1 or 2");
+  end
+  // Output FIFO: the beats in flight in the buffer, the one on the output and one to spare keep a
+  // read in every cycle while the frame builder takes a beat in every cycle.
+  localparam int unsigned FDEPTH = 4;
 
   // Control (reset)
   logic busy_q, busy_d;                 // streaming a data packet's payload
   logic src_q, src_d;                   // its source: 0 send engine, 1 READ responses
   logic turn_q, turn_d;                 // the READ responses had the last data turn
-  logic hdr_valid_d, pay_valid_d, last_d;
+  logic hdr_valid_d;
   logic [NSLOT-1:0] free_d, rr_free_d;
   // Payload (no reset)
   logic [SLOT_W-1:0] slot_q, slot_d;
   logic [12:0] left_q, left_d;          // payload bytes not yet read from the buffer
   logic [11:0] off_q, off_d;            // buffer offset in the slot of the next read
-  logic [12:0] beat_left_q, beat_left_d; // bytes from the beat on the output to the packet's end
+  // Reads in flight: a read issued k + 1 cycles ago (k < TXB_LAT), with its beat's byte count to
+  // the packet's end (the beat's tkeep) and whether it is the packet's last
+  logic [TXB_LAT-1:0]       rv_q;
+  logic [TXB_LAT-1:0][12:0] rbl_q;
+  logic [TXB_LAT-1:0]       rlast_q;
   logic hdr_ld;                         // load m_hdr_o from the source taken (a wide copy: enabled only then)
   logic [12:0] pay_len;                 // the data packet's payload length
 
@@ -79,22 +93,36 @@ module tmnic_tx_sched import tmnic_hwif_pkg::*, tmnic_pkg::*; #(
   assign pkt_ready_o = start_free && !ack_valid_i && pkt_valid_i && !take_rr;
   assign rr_ready_o = start_free && !ack_valid_i && take_rr;
 
-  wire out_free = !m_pay_tvalid_o || m_pay_tready_i;
-  wire rd = busy_q && (left_q != 13'd0) && out_free;
+  // The output FIFO has room for this read's beat once the beats in flight are in
+  logic [$clog2(FDEPTH):0] f_level;
+  logic f_ready, f_push;
+  logic [$clog2(TXB_LAT + 1)-1:0] n_fly;
+  always_comb begin
+    n_fly = '0;
+    for (int k = 0; k < int'(TXB_LAT); k++) n_fly = n_fly + $bits(n_fly)'(rv_q[k]);
+  end
+  wire rd = busy_q && (left_q != 13'd0) && (32'(f_level) + 32'(n_fly) < 32'(FDEPTH));
   assign txb_rd_o = rd && !src_q;
   assign txb2_rd_o = rd && src_q;
   assign txb_pos_o = {slot_q, off_q};
   assign txb2_pos_o = {slot_q, off_q};
-  // (the source's buffer holds the beat read last until its next read)
-  assign m_pay_tdata_o = src_q ? txb2_data_i : txb_data_i;
-  assign m_pay_tkeep_o = (beat_left_q >= 13'(BYTES)) ? '1 : ~(BYTES'({BYTES{1'b1}} << beat_left_q[$clog2(BYTES)-1:0]));
+  // The beat read TXB_LAT cycles ago is on the source's buffer output now (src_q does not change
+  // while a packet's beats are in flight: the next packet starts after its last beat left).
+  wire [12:0] f_bl = rbl_q[TXB_LAT-1];
+  assign f_push = rv_q[TXB_LAT-1];
+  tmnic_fifo #(.WIDTH(DATA_W + BYTES + 1), .DEPTH(FDEPTH), .OUT_REG(1)) u_out (
+    .clk_i, .rst_ni,
+    .s_data_i({src_q ? txb2_data_i : txb_data_i,
+               (f_bl >= 13'(BYTES)) ? {BYTES{1'b1}} : ~(BYTES'({BYTES{1'b1}} << f_bl[$clog2(BYTES)-1:0])),
+               rlast_q[TXB_LAT-1]}),
+    .s_valid_i(f_push), .s_ready_o(f_ready),
+    .m_data_o({m_pay_tdata_o, m_pay_tkeep_o, m_pay_tlast_o}), .m_valid_o(m_pay_tvalid_o),
+    .m_ready_i(m_pay_tready_i), .level_o(f_level));
 
   always_comb begin
     busy_d = busy_q; src_d = src_q; turn_d = turn_q;
-    slot_d = slot_q; left_d = left_q; off_d = off_q; beat_left_d = beat_left_q;
+    slot_d = slot_q; left_d = left_q; off_d = off_q;
     hdr_valid_d = m_hdr_valid_o && !m_hdr_ready_i;
-    pay_valid_d = m_pay_tvalid_o && !m_pay_tready_i;
-    last_d = m_pay_tlast_o;
     free_d = '0;
     rr_free_d = '0;
     hdr_ld = 1'b0;
@@ -119,15 +147,12 @@ module tmnic_tx_sched import tmnic_hwif_pkg::*, tmnic_pkg::*; #(
       end
     end
     if (rd) begin
-      pay_valid_d = 1'b1;
-      beat_left_d = left_q;
-      last_d = (left_q <= 13'(BYTES));
       left_d = (left_q <= 13'(BYTES)) ? 13'd0 : left_q - 13'(BYTES);
       off_d = off_q + 12'(BYTES);
     end
+    // The packet's last beat leaves: its slot has been read out, return it.
     if (m_pay_tvalid_o && m_pay_tready_i && m_pay_tlast_o) begin
       busy_d = 1'b0;
-      if (!rd) last_d = 1'b0;
       if (src_q) rr_free_d[slot_q] = 1'b1;
       else free_d[slot_q] = 1'b1;
     end
@@ -136,8 +161,7 @@ module tmnic_tx_sched import tmnic_hwif_pkg::*, tmnic_pkg::*; #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       m_hdr_valid_o <= 1'b0;
-      m_pay_tvalid_o <= 1'b0;
-      m_pay_tlast_o <= 1'b0;
+      rv_q <= '0;
       busy_q <= 1'b0;
       src_q <= 1'b0;
       turn_q <= 1'b0;
@@ -145,8 +169,7 @@ module tmnic_tx_sched import tmnic_hwif_pkg::*, tmnic_pkg::*; #(
       rr_slot_free_o <= '0;
     end else begin
       m_hdr_valid_o <= hdr_valid_d;
-      m_pay_tvalid_o <= pay_valid_d;
-      m_pay_tlast_o <= last_d;
+      rv_q <= TXB_LAT'({rv_q, rd});                     // (shift in the read of this cycle)
       busy_q <= busy_d;
       src_q <= src_d;
       turn_q <= turn_d;
@@ -159,10 +182,12 @@ module tmnic_tx_sched import tmnic_hwif_pkg::*, tmnic_pkg::*; #(
     slot_q <= slot_d;
     left_q <= left_d;
     off_q <= off_d;
-    beat_left_q <= beat_left_d;
+    rbl_q <= (TXB_LAT * 13)'({rbl_q, left_q});
+    rlast_q <= TXB_LAT'({rlast_q, left_q <= 13'(BYTES)});
   end
 
   assign idle_o = !busy_q && !m_hdr_valid_o && !m_pay_tvalid_o;
+  wire unused_f = f_ready;
 
 `ifndef SYNTHESIS
   logic chk_q;
@@ -178,6 +203,8 @@ module tmnic_tx_sched import tmnic_hwif_pkg::*, tmnic_pkg::*; #(
     else $error("tmnic_tx_sched: two packets taken in one cycle");
   a_free_once: assert property (@(posedge clk_i) disable iff (!chk_q) $onehot0(free_d) && $onehot0(rr_free_d))
     else $error("tmnic_tx_sched: two slots of one source returned in one cycle");
+  a_fifo_room: assert property (@(posedge clk_i) disable iff (!chk_q) f_push |-> f_ready)
+    else $error("tmnic_tx_sched: a buffer beat arrived with the output FIFO full");
   a_one_read: assert property (@(posedge clk_i) disable iff (!chk_q) !(txb_rd_o && txb2_rd_o))
     else $error("tmnic_tx_sched: both buffers read");
 `endif

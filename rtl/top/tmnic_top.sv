@@ -252,7 +252,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [12+$clog2(NSLOT)-1:0] txb_wpos, txb_rpos;
   logic [DATA_W-1:0] txb_wdata, txb_rdata;
   logic [BYTES-1:0] txb_be;
-  tmnic_shift_buf #(.DATA_W(DATA_W), .DEPTH(NSLOT * 4096 / BYTES)) u_txb (
+  tmnic_shift_buf #(.DATA_W(DATA_W), .DEPTH(NSLOT * 4096 / BYTES), .RD_LAT(2)) u_txb (
     .clk_i, .wr_en_i(txb_wr), .wr_pos_i(txb_wpos), .wr_data_i(txb_wdata), .wr_be_i(txb_be),
     .rd_en_i(txb_rd), .rd_pos_i(txb_rpos), .rd_data_o(txb_rdata));
 

@@ -410,7 +410,7 @@ class RdRespBench {
     }
     top_->txb_rd_i = rd_now;
     if (!streams_.empty() && streams_.front().off >= streams_.front().len) {
-      frees_.push_back({cyc_ + 1 + u(0, k.max_free), streams_.front().slot});
+      frees_.push_back({cyc_ + 2 + u(0, k.max_free), streams_.front().slot});   // (after its last read's data)
       streams_.pop_front();
     }
     top_->pkt_ready_i = pkt_ready;
@@ -450,12 +450,15 @@ class RdRespBench {
     done_chk_ = true;
     done_q_ = dq;
     done_exp_ = done_[dq] & 7;
-    // payload read back in the previous cycle
-    if (rd_pend_) {
-      for (unsigned i = 0; i < rd_pend_len_; ++i)
-        if (byte_of(top_->txb_data_o.data(), i) != host(rd_pend_addr_ + i))
-          return fail("payload byte at host 0x", std::hex, rd_pend_addr_ + i, std::dec, " wrong in the TX buffer");
+    // payload read back two cycles ago (the TX buffer's RD_LAT 2: a registered block-RAM read)
+    if (rd_pend2_) {
+      for (unsigned i = 0; i < rd_pend2_len_; ++i)
+        if (byte_of(top_->txb_data_o.data(), i) != host(rd_pend2_addr_ + i))
+          return fail("payload byte at host 0x", std::hex, rd_pend2_addr_ + i, std::dec, " wrong in the TX buffer");
     }
+    rd_pend2_ = rd_pend_;
+    rd_pend2_len_ = rd_pend_len_;
+    rd_pend2_addr_ = rd_pend_addr_;
     rd_pend_ = rd_now;
     rd_pend_len_ = rd_len;
     rd_pend_addr_ = rd_addr;
@@ -582,11 +585,11 @@ class RdRespBench {
   std::deque<Chunk> chunks_;
   std::deque<Stream> streams_;
   std::vector<std::pair<uint64_t, unsigned>> frees_;
-  bool rd_hold_ = false, pkt_hold_ = false, rd_pend_ = false, done_chk_ = false;
+  bool rd_hold_ = false, pkt_hold_ = false, rd_pend_ = false, rd_pend2_ = false, done_chk_ = false;
   Read rd_held_{};
   std::array<uint32_t, wire::kRoceHdrWords> hdr_held_{};
-  unsigned slot_held_ = 0, rd_pend_len_ = 0, done_q_ = 0, done_exp_ = 0, last_done_qp_ = ~0u;
-  uint64_t rd_pend_addr_ = 0, last_taken_at_ = ~0ull - 4, done_at_ = ~0ull - 4;
+  unsigned slot_held_ = 0, rd_pend_len_ = 0, rd_pend2_len_ = 0, done_q_ = 0, done_exp_ = 0, last_done_qp_ = ~0u;
+  uint64_t rd_pend_addr_ = 0, rd_pend2_addr_ = 0, last_taken_at_ = ~0ull - 4, done_at_ = ~0ull - 4;
   // throughput mode
   bool line_ = false;
   unsigned line_lat_ = 0;

@@ -6,7 +6,8 @@
 // source's TX buffer) is streamed with full tkeep on every beat but the last, the remainder on the
 // last beat and tlast on it; the slot is returned to its own source (slot_free_o / rr_slot_free_o)
 // exactly once, in the cycle after the last beat was taken (at once for pay_len 0). Each TX buffer
-// read port is modelled like tmnic_shift_buf (data one cycle after its read, held otherwise) over
+// read port is modelled like tmnic_shift_buf at RD_LAT 2 (data two cycles after its read, reads
+// pipelined, held otherwise) over
 // its own bytes; a freed slot is overwritten with garbage at once, so a late read or a read of the
 // wrong buffer shows. Every pay_len 0..4096 is sent by each source; m_hdr and m_pay see random
 // back-pressure; the sources' offers are held until taken (the block's input assertions check it).
@@ -35,6 +36,7 @@ using namespace tmnic::tb;
 namespace {
 
 constexpr unsigned kBytes = TB_DATA_W / 8;
+constexpr uint64_t kTxbLat = 2;   // tmnic_tx_sched TXB_LAT (its default): the TX buffers at RD_LAT 2
 constexpr unsigned kNslot = 8;
 constexpr unsigned kHdrBits = tmnic::wire::kRoceHdrBits;  // roce_hdr_t; pay_len is bits [12:0]
 constexpr unsigned kHdrWords = (kHdrBits + 31) / 32;
@@ -278,12 +280,21 @@ class TxSchedBench {
     if (rd_now_[0] && rd_now_[1]) fail("both TX buffers read in one cycle");
     if (rd_now_[0] && rd_pos_[0] % 4096 + kBytes > 4096) cov_.hit("read_past_slot_end");
     if (rd_now_[1]) cov_.hit("read_response_buffer_read");
-    tick();
-    // TX buffer read ports: the window at the position one cycle after the read, held otherwise.
+    // (the window's bytes as they are when read: a slot is refilled only after it is returned)
     for (unsigned s = 0; s < 2; ++s)
-      if (rd_now_[s])
+      if (rd_now_[s]) {
+        std::vector<uint8_t> w(kBytes);
+        for (unsigned i = 0; i < kBytes; ++i) w[i] = buf_[s][(rd_pos_[s] + i) % kBufBytes];
+        rd_fly_[s].push_back({cycles_ + kTxbLat, std::move(w)});
+      }
+    tick();
+    // TX buffer read ports: the window at the position kTxbLat cycles after the read, held otherwise.
+    for (unsigned s = 0; s < 2; ++s)
+      while (!rd_fly_[s].empty() && rd_fly_[s].front().first <= cycles_) {
         for (unsigned i = 0; i < kBytes; ++i)
-          set_byte(s ? top_->txb2_data_i.data() : top_->txb_data_i.data(), i, buf_[s][(rd_pos_[s] + i) % kBufBytes]);
+          set_byte(s ? top_->txb2_data_i.data() : top_->txb_data_i.data(), i, rd_fly_[s].front().second[i]);
+        rd_fly_[s].pop_front();
+      }
   }
 
   void check_beat() {
@@ -337,6 +348,7 @@ class TxSchedBench {
   uint64_t keep_held_ = 0;
   uint32_t data_held_[kBytes / 4] = {};
   unsigned rd_pos_[2] = {0, 0};
+  std::deque<std::pair<uint64_t, std::vector<uint8_t>>> rd_fly_[2];   // reads in flight: {due cycle, window}
   uint64_t cycles_ = 0, beats_ = 0;
   unsigned errors_ = 0;
 };
