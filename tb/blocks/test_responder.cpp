@@ -288,7 +288,7 @@ std::vector<std::string> coverage_points() {
           "ud_len_err", "ud_srq", "ud_op_to_rc_qp", "rc_op_to_ud_qp", "write_mr_invalidated",
           // RDMA READ, responder
           "read_ok", "read_multi_packet", "read_dup", "read_dup_while_held", "read_zero_len", "read_access_err",
-          "read_dup_access_err", "read_inv_req_held", "read_no_remote_read", "read_full_drop", "read_gap",
+          "read_dup_access_err", "read_inv_req_held", "read_no_remote_read", "read_full_drop", "read_dup_full_drop", "read_gap",
           "read_qp_at_limit", "read_job_done_seen", "stall_job",
           // RDMA READ, requester (responses)
           "rresp_first_ok", "rresp_only_ok", "rresp_middle_ok", "rresp_last_ok", "rresp_first_again", "rresp_not_ok",
@@ -987,7 +987,7 @@ class Bench {
     const wire::RoceHdr& h = p.h;
     Qp& Q = qp_[q];
     if (Q.rd_out >= kMaxRd) {
-      cov_.hit("read_full_drop");
+      cov_.hit(dup ? "read_dup_full_drop" : "read_full_drop");
       Q.rd_full = true;
       return;
     }
@@ -1193,7 +1193,7 @@ class Bench {
       }
       rand_pay(n);
     } else if (r < 160) {  // an RDMA READ response (this QP is the READ's requester)
-      rresp_packet(q, p);
+      rresp_packet(k, q, p);
     } else {
       peer_packet(k, q, p);
     }
@@ -1219,9 +1219,15 @@ class Bench {
   // A READ response to QP q: mostly the next one of its oldest READ with the right length; now and
   // then one again, one ahead, with the wrong FIRST/LAST kind, of the next READ, of no READ, or of
   // the wrong length.
-  void rresp_packet(unsigned q, Pkt& p) {
-    Qp& Q = qp_[q];
+  void rresp_packet(const Knobs& k, unsigned q, Pkt& p) {
     wire::RoceHdr& h = p.h;
+    // (mostly to a QP that can take responses: many are in ERR or RTR)
+    for (unsigned t = 0; t < 8 && !can_send(qp_[q].lstate) && chance(rng_, 0.9); ++t) {
+      q = pick_qp(k);
+      h.dest_qp = q;
+      h.src_ip = static_cast<uint32_t>(cfg_get(qp_[q], kCfDestIp));
+    }
+    Qp& Q = qp_[q];
     h.aeth = static_cast<uint32_t>(rng_());
     h.ack_req = chance(rng_, 0.1);
     if (q >= hw::QPN_FIRST && Q.inited && Q.rds.size() < 4 && (Q.rds.empty() || chance(rng_, 0.08))) post_read(q);
@@ -1290,9 +1296,10 @@ class Bench {
       h.ack_req = chance(rng_, 0.3);
       return len == 0 ? 1u : static_cast<uint32_t>(((uint64_t(len) - 1) / Q.pmtu + 1) & kM24);
     };
-    if (r < 25) {  // a duplicate: any SEND behind, or a READ request
+    // (a requester whose READs are slow to come back sends one again: its timer)
+    if (r < 25 || (Q.rd_out >= kMaxRd && chance(rng_, 0.2))) {  // a duplicate: any SEND behind, or a READ request
       h.psn = (Q.ppsn - static_cast<uint32_t>(u(1, 4))) & kM24;
-      if (chance(rng_, 0.35)) {
+      if (r >= 25 || chance(rng_, 0.35)) {
         read_req();
         return;
       }
@@ -1658,7 +1665,7 @@ class Bench {
     // delay (now and then a long stall), its per-QP done count (mod 8) read one cycle after
     // rdone_raddr_o, write-first (a count incremented in the cycle of the read is seen).
     if (rd_stall_ > 0) --rd_stall_;
-    else if (chance(rng_, 0.0005)) rd_stall_ = static_cast<unsigned>(u(100, 1500));
+    else if (chance(rng_, 0.001)) rd_stall_ = static_cast<unsigned>(u(100, 1500));
     if (rd_stall_ == 0 && !fin_q_.empty() && cyc_ >= fin_q_.front().second) {
       const unsigned q = fin_q_.front().first;
       fin_q_.pop_front();
@@ -1681,7 +1688,7 @@ class Bench {
     }
     // The MR table changes (SET_MR; the context's generation counts it) only while the engine is
     // quiet, between packets.
-    if (traffic && idle_q_ && !hdr_take_q_ && pending_inits_.empty() && chance(rng_, 0.02)) mr_change();
+    if (traffic && idle_q_ && !hdr_take_q_ && pending_inits_.empty() && chance(rng_, 0.04)) mr_change();
     top_->mr_gen_i = mr_gen_;
     // ACK/NAK events: random ready, and in some phases long stalls (the responder waits meanwhile)
     if (tx_stall_ > 0) --tx_stall_;
@@ -1724,7 +1731,7 @@ class Bench {
                  "ACK event", "stall_ack");
     if (top_->ack_valid_o && top_->ack_ready_i) {
       if (ack_exp_.empty())
-        return fail("ACK event of kind ", unsigned(top_->ack_kind_o), " for QP ", top_->ack_qp_o, " not expected");
+        return fail("ACK event of kind ", unsigned(top_->ack_kind_o), " for QP ", unsigned(top_->ack_qp_o), " not expected");
       const AckExp e = ack_exp_.front();
       ack_exp_.pop_front();
       // (the AETH is the packet's for ACK_PKT and ACK_RR, the status for ACK_RDERR; ACK_RDDONE's is
@@ -1732,7 +1739,7 @@ class Bench {
       const bool aeth_ok = e.kind == kAckRdDone || top_->ack_aeth_o == e.aeth;
       const bool fl_ok = e.kind != kAckRr || (bool(top_->ack_first_o) == e.first && bool(top_->ack_last_o) == e.last);
       if (top_->ack_kind_o != e.kind || top_->ack_qp_o != e.q || !aeth_ok || top_->ack_psn_o != e.psn || !fl_ok)
-        return fail("ACK event {kind ", unsigned(top_->ack_kind_o), " qp ", top_->ack_qp_o, " aeth 0x", hex(top_->ack_aeth_o),
+        return fail("ACK event {kind ", unsigned(top_->ack_kind_o), " qp ", unsigned(top_->ack_qp_o), " aeth 0x", hex(top_->ack_aeth_o),
                     " psn 0x", hex(top_->ack_psn_o), " first ", int(top_->ack_first_o), " last ", int(top_->ack_last_o),
                     "}, model {", e.kind, " ", e.q, " 0x", hex(e.aeth), " 0x", hex(e.psn), " ", e.first, " ", e.last, "}");
       if (e.kind == kAckRr) vr_q_.push_back({cyc_ + 1 + u(0, k.max_lat), e.ok, e.idx});
@@ -1782,9 +1789,9 @@ class Bench {
     // Engine errors (the context sets the QP to ERR for the next read)
     if (top_->err_o) {
       if (err_exp_.empty() || err_exp_.front().first != top_->err_qp_o)
-        return fail("err_o for QP ", top_->err_qp_o, ", model ", err_exp_.empty() ? std::string("none") : std::to_string(err_exp_.front().first));
+        return fail("err_o for QP ", unsigned(top_->err_qp_o), ", model ", err_exp_.empty() ? std::string("none") : std::to_string(err_exp_.front().first));
       if (err_exp_.front().second >= 0 && unsigned(top_->err_kind_o) != unsigned(err_exp_.front().second))
-        return fail("err_o for QP ", top_->err_qp_o, " of kind ", unsigned(top_->err_kind_o), ", model ", err_exp_.front().second);
+        return fail("err_o for QP ", unsigned(top_->err_qp_o), " of kind ", unsigned(top_->err_kind_o), ", model ", err_exp_.front().second);
       err_exp_.pop_front();
       cfg_set(qp_[top_->err_qp_o], kCfState, st(hw::QpState::ERR));
     }
