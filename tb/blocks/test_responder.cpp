@@ -1147,7 +1147,8 @@ class Bench {
     h.reth_rkey = static_cast<uint32_t>(rng_());
     h.reth_len = static_cast<uint32_t>(rng_());
     h.imm = static_cast<uint32_t>(rng_());
-    const unsigned q = pick_qp(k);
+    unsigned q = pick_qp(k);
+    if (qp_[burst_q_].rburst > 0 && chance(rng_, 0.5)) q = burst_q_;  // (a READ burst: its jobs pile up)
     Qp& Q = qp_[q];
     h.dest_qp = q;
     h.src_ip = static_cast<uint32_t>(cfg_get(Q, kCfDestIp));
@@ -1284,12 +1285,12 @@ class Bench {
     uint32_t adv = 1;  // PSNs the packet takes (a READ request: its responses')
     // An RDMA READ request: its RETH mostly inside an MR with REMOTE_READ, sometimes bad, of 0 bytes,
     // or long; returns its number of responses.
-    auto read_req = [&]() -> uint32_t {
+    auto read_req = [&](double bad) -> uint32_t {
       h.opcode = wire::kReadReq;
       const unsigned r2 = static_cast<unsigned>(u(0, 99));
       const uint32_t len = r2 < 8 ? 0 : r2 < 85 ? static_cast<uint32_t>(u(1, 4 * Q.pmtu))
                            : r2 < 99 ? static_cast<uint32_t>(u(1, 1u << 20)) : static_cast<uint32_t>(rng_());
-      const Sge rs = make_rsge(static_cast<uint32_t>(cfg_get(Q, kCfPd)), len, 0.04, hw::access::REMOTE_READ);
+      const Sge rs = make_rsge(static_cast<uint32_t>(cfg_get(Q, kCfPd)), len, bad, hw::access::REMOTE_READ);
       h.reth_va = rs.addr;
       h.reth_rkey = rs.key;
       h.reth_len = len;
@@ -1297,10 +1298,10 @@ class Bench {
       return len == 0 ? 1u : static_cast<uint32_t>(((uint64_t(len) - 1) / Q.pmtu + 1) & kM24);
     };
     // (a requester whose READs are slow to come back sends one again: its timer)
-    if (r < 25 || (Q.rd_out >= kMaxRd && chance(rng_, 0.2))) {  // a duplicate: any SEND behind, or a READ request
+    if (r < 25 || (Q.rd_out >= kMaxRd && chance(rng_, 0.3))) {  // a duplicate: any SEND behind, or a READ request
       h.psn = (Q.ppsn - static_cast<uint32_t>(u(1, 4))) & kM24;
       if (r >= 25 || chance(rng_, 0.35)) {
-        read_req();
+        read_req(0.1);
         return;
       }
       h.opcode = static_cast<uint8_t>(u(wire::kSendFirst, wire::kSendOnlyImm));
@@ -1312,21 +1313,24 @@ class Bench {
     if (r < 45) Q.ppsn = (Q.ppsn + static_cast<uint32_t>(u(1, 3))) & kM24;  // packets lost: a gap
     h.psn = Q.ppsn;
     unsigned n = 0;
-    if (r >= 45 && r < 53) {  // a bad opcode sequence
-      const unsigned b = static_cast<unsigned>(u(0, 4));
-      if (Q.pin) h.opcode = b == 0 ? wire::kSendOnly : b == 1 ? wire::kWriteOnly : b == 2 ? wire::kReadReq : Q.pwr ? wire::kSendMiddle : wire::kWriteMiddle;
+    if (r >= 45 && r < 55) {  // a bad opcode sequence
+      const unsigned b = static_cast<unsigned>(u(0, 5));
+      if (Q.pin) h.opcode = b == 0 ? wire::kSendOnly : b == 1 ? wire::kWriteOnly : b < 4 ? wire::kReadReq : Q.pwr ? wire::kSendMiddle : wire::kWriteMiddle;
       else h.opcode = b < 2 ? wire::kSendMiddle : wire::kWriteMiddle;
       n = static_cast<unsigned>(u(0, 64));
       if (h.opcode == wire::kReadReq) {
-        read_req();
+        read_req(0.04);
         n = 0;
       }
       advance = false;
     } else if (!Q.pin && (Q.rburst > 0 || chance(rng_, 0.1))) {
       // An RDMA READ request (now and then a burst of them on this QP: its jobs pile up).
       if (Q.rburst > 0) --Q.rburst;
-      else if (chance(rng_, 0.4)) Q.rburst = static_cast<unsigned>(u(3, 8));
-      adv = read_req();
+      else if (chance(rng_, 0.4)) {
+        Q.rburst = static_cast<unsigned>(u(3, 8));
+        burst_q_ = q;
+      }
+      adv = read_req(0.04);
     } else if (!Q.pin) {
       // A new message: its length in packets and bytes.
       unsigned np = chance(rng_, 0.55) ? 1 : static_cast<unsigned>(u(2, k.max_msg_pkts));
@@ -1758,7 +1762,7 @@ class Bench {
                     " psn 0x", hex(top_->job_psn_o), " msn 0x", hex(top_->job_msn_o), " pmtu_log ",
                     unsigned(top_->job_pmtu_log_o), "}, model {", j.q, " 0x", hex(j.iova), " ", j.len, " 0x", hex(j.psn),
                     " 0x", hex(j.msn), " ", j.pmtu_log, "}");
-      fin_last_ = std::max(fin_last_ + 1, cyc_ + 1 + u(0, chance(rng_, 0.2) ? 400 : 40));
+      fin_last_ = std::max(fin_last_ + 1, cyc_ + 1 + u(0, chance(rng_, 0.3) ? 600 : 60));
       fin_q_.push_back({j.q, fin_last_});
     }
     rdone_q_ = done_cnt_[top_->rdone_raddr_o % kNumQp];
@@ -1982,7 +1986,7 @@ class Bench {
   std::array<uint64_t, kNumQp> qp_fin_cyc_{};
   std::deque<Verdict> vr_q_;
   uint64_t fin_last_ = 0;
-  unsigned rdone_q_ = 0, rd_stall_ = 0;
+  unsigned rdone_q_ = 0, rd_stall_ = 0, burst_q_ = 0;
   uint32_t mr_gen_ = 0;
   std::deque<unsigned> pending_inits_;
   std::deque<std::pair<unsigned, int>> err_exp_;
