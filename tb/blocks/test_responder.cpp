@@ -1449,7 +1449,11 @@ class Bench {
     } else if (chance(rng_, 0.01)) {  // a QP in ERR whose flush is over comes back
       const unsigned q = pick_qp(k);
       const Qp& Q = qp_[q];
-      // (and no READ job of it out: the engine's word starts at the READ engine's done count)
+      // (and no READ job of it out: the engine's word starts at the READ engine's done count. In
+      // tmnic_top every command stays busy until the READ engine has no job (tmnic_ctx quiet_i
+      // includes !rdr_busy) and a QP in ERR or RESET takes no READ, so an init never meets a job of
+      // its QP; one that did would leave the QP's count below the engine's, and every later READ of
+      // the QP would be dropped as over MAX_RD_ATOM)
       if (q >= hw::QPN_FIRST && Q.lstate == st(hw::QpState::ERR) && Q.cqes.empty() && err_exp_.empty() && !qp_near(q) &&
           !rd_outstanding() && Q.rd_out == 0) {
         pending_inits_.push_back(q);
