@@ -3,9 +3,9 @@
 // Model, per QP: expected PSN (24-bit wrap), MSN, receive-queue consumer/producer index, the held
 // message (receive WQE, checked SGE list, bytes received). At each header the bench hands the engine,
 // the model decides, in the order of tmnic_rx_check's rules written from the IBA:
-//   - unknown QP (reserved 0/1 or >= NUM_QP), wrong peer IP, QP not able to receive, not a SEND or
-//     RDMA WRITE: dropped (payload discarded); an ACK/NAK packet for a QP that can send goes out on ack_*
-//     unchanged ({qp, AETH, PSN}), else it is dropped;
+//   - unknown QP (reserved 0/1 or >= NUM_QP), wrong peer IP, QP not able to receive, not a SEND,
+//     RDMA WRITE or READ (an atomic): dropped (payload discarded); an ACK/NAK packet for a QP that can
+//     send goes out on ack_* unchanged ({qp, AETH, PSN}), else it is dropped;
 //   - PSN behind the expected one (half-window rule): duplicate, re-ACKed with {MSN, ePSN-1}, not
 //     executed; ahead: sequence-error NAK {MSN, ePSN} once per gap;
 //   - FIRST/ONLY while a message is held, MIDDLE/LAST while none is: NAK invalid request, QP to ERR;
@@ -24,20 +24,45 @@
 //     remote access error; more or fewer bytes than the RETH length: NAK invalid request; both QP to
 //     ERR, no DMA; WRITE_WITH_IMM's last packet takes the next receive WQE (queue or SRQ, also a
 //     TM-SRQ's, no lookup, no SGE check; none: RNR) and completes RECV_RDMA_WITH_IMM, byte_len the
-//     WRITE's length; a held WRITE is not flushed (no WQE).
+//     WRITE's length; a held WRITE is not flushed (no WQE); every later packet checks the range again
+//     (an MR invalidated meanwhile: NAK remote access error);
+//   - RDMA READ request (IBA 9.7.5.1, this NIC the target): at the expected PSN inside a SEND/WRITE
+//     message or to a QP without REMOTE_READ: NAK invalid request, QP to ERR; else (also behind the
+//     expected PSN: a duplicate is executed again, IBA 9.7.5.1.1) with MAX_RD_ATOM (4) jobs of the QP
+//     out: dropped, nothing changes; else the RETH range checked as a WRITE's with REMOTE_READ (zero
+//     length: no check): bad -> NAK remote access error, QP to ERR (AEV_QP_ACCESS_ERR), no job; good ->
+//     one job {QP, IOVA (0 for zero length), length, PSN, MSN after this READ (a duplicate: the
+//     current), PMTU}, the expected PSN past its max(1, ceil(len / PMTU)) responses, MSN + 1 (a
+//     duplicate: neither), no ACK/NAK. Jobs out per QP: given since its init less finished since; the
+//     bench plays tmnic_rd_resp (takes jobs, finishes them in order after a delay, answers the done
+//     count read one cycle later, write-first);
+//   - RDMA READ response (this NIC the requester) to a QP that can send, else dropped: an ACK_RR event
+//     ({qp, AETH, PSN, FIRST/LAST}); the bench plays the completer: per QP the READ WQEs it put in
+//     the send queue ring (their PSN ranges) and its verdict rule (the head READ, the QP in RTS/SQD,
+//     FIRST/ONLY at its first PSN, MIDDLE/LAST right after the last accepted, LAST iff its last PSN),
+//     given after a random delay. Not ok: dropped. Ok: a FIRST/ONLY fetches the READ WQE (its address
+//     checked) and checks its scatter list (LOCAL_WRITE, the QP's PD); a MIDDLE/LAST does so again when
+//     mr_gen_i moved since; a bad list: ACK_RDERR LOC_PROT_ERR; a payload other than PMTU
+//     (FIRST/MIDDLE) or the rest (LAST/ONLY): ACK_RDERR BAD_RESP_ERR; no DMA either way; else its
+//     bytes are scattered (checked as a receive's) and LAST/ONLY reports ACK_RDDONE with its PSN.
 // Checked: every DMA write request and every pulled byte against the expected (IOVA, byte) stream of
 // the scatter (byte for byte, in order); every WQE read address; every lookup (tag, commit_miss,
 // SRQ); every completion (per QP in order, all cqe_req_t fields); every forwarded ACK (in order);
-// every error pulse; every ACK/NAK event to the ACK generator ({QP, syndrome, MSN, PSN}, per QP in
+// every error pulse (its kind for READ errors); every READ job (all fields, none unexpected); every
+// ack_* event (kind, QP, AETH or status, PSN, FIRST/LAST); every ACK/NAK event to the ACK generator ({QP, syndrome, MSN, PSN}, per QP in
 // order, all sent by the end; the generator's merging and headers are test_ack_gen's); statistics pulses counted; QUERY_QP's PSN when idle; stability of every
 // offered output while stalled; nothing left over after a drain.
 // Stimulus: a peer per QP sending SENDs and WRITEs of 0..several PMTU with random PMTU (RETHs mostly
-// valid, some a byte long or short, out of bounds, foreign keys, MRs without REMOTE_WRITE), interleaved across
+// valid, some a byte long or short, out of bounds, foreign keys, MRs without REMOTE_WRITE), READ
+// requests (bursts that fill the QP's jobs, zero and long lengths, bad ranges, duplicates, inside a
+// message), READ responses (in order, again, ahead, of the wrong kind or length, of no READ) against
+// READ WQEs with good and bad scatter lists, MRs invalidated and made valid between packets (mr_gen_i), interleaved across
 // QPs (hot QPs incl. QPN_FIRST and NUM_QP-1), duplicates, gaps (the peer goes back after the NAK),
 // bad opcode sequences, ACK packets, foreign and unknown QPs; receive-queue and SRQ doorbells; QPs set
 // to ERR by a command (kick) mid-message, re-initialised later; random latency and gaps on the DMA
 // read, the lookup port and the payload stream, random ready on the DMA write client (data pulled
 // three cycles ahead of its check, done some cycles later), back-pressure on every output.
+// The model's constants, state structs and coverage points are in responder_model.hpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -61,15 +86,9 @@
 #include "lib/speed.hpp"
 #include "mr.hpp"
 #include "qp_cfg.hpp"
+#include "responder_model.hpp"
 #include "tmnic/hwif.h"
 #include "tmnic/wire.h"
-
-#ifndef TB_DATA_W
-#define TB_DATA_W 512
-#endif
-#ifndef TB_NUM_QP
-#define TB_NUM_QP 64
-#endif
 
 using namespace tmnic::tb;
 namespace hw = tmnic::hwif;
@@ -77,147 +96,7 @@ namespace wire = tmnic::wire;
 
 namespace {
 
-constexpr unsigned kBytes = TB_DATA_W / 8, kNumQp = TB_NUM_QP, kNumMr = 64, kSrq = 16, kEntries = 1024;
-constexpr unsigned kStride = hw::WQE_STRIDE, kNsge = hw::WQE_MAX_SGE, kTmh = hw::TMH_SIZE;
-constexpr unsigned kQpW = 31 - static_cast<unsigned>(__builtin_clz(kNumQp));  // $clog2(NUM_QP)
-constexpr unsigned kLat = 3;  // wr_data_o follows wr_data_req_i (tmnic_dma_wr DATA_LAT)
-constexpr uint32_t kM24 = 0xFFFFFF;
-constexpr uint16_t kNoSrq = static_cast<uint16_t>(hw::NO_SRQ);
-enum Kind : unsigned { kPlain = 0, kMatched = 1, kUnexp = 2, kNotag = 3 };  // tmnic_pkg rx_kind_e
-enum Flags : unsigned { kEnd = 0, kEndImm = 1, kMatch = 2, kWriteImm = 3 };  // rx_cqe_flags_e
-constexpr unsigned st(hw::QpState s) { return static_cast<unsigned>(s); }
-
-constexpr uint8_t kSynAck = wire::aeth_syndrome(wire::kAethTypeAck, wire::kAethCreditInvalid);
-constexpr uint8_t kSynSeq = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakPsnSeqErr);
-constexpr uint8_t kSynInv = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakInvReq);
-constexpr uint8_t kSynRemOp = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakRemOpErr);
-constexpr uint8_t kSynRemAcc = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakRemAccessErr);
-uint8_t syn_rnr(unsigned timer) { return wire::aeth_syndrome(wire::kAethTypeRnrNak, static_cast<uint8_t>(timer)); }
-// 24-bit PSN: a at or after b within half the space.
-bool psn_ge(uint32_t a, uint32_t b) { return ((a - b) & kM24) < 0x800000; }
-
-struct Wqe {
-  uint64_t wrid = 0;
-  unsigned nsge = 0;  // may exceed kNsge (a protection error)
-  std::array<Sge, kNsge> sge{};
-};
-struct Srq {
-  bool valid = false, tm = false;
-  uint64_t base = 0;
-  unsigned log = 0;
-  uint16_t pd = 0, cq = 0, tag_base = 0, pi = 0, ci = 0;
-  std::vector<Wqe> ring;
-};
-// The held message (what its completion needs, and the checked SGE list with the bytes so far).
-struct Msg {
-  Kind kind = kPlain;
-  bool rndv = false, msent = false, bad = false;
-  uint64_t wrid = 0, tag = 0, cap = 0, off = 0;
-  uint32_t ctx = 0;
-  uint16_t idx = 0;
-  std::vector<std::pair<uint64_t, uint32_t>> sg;  // IOVA, length of the passing SGEs
-};
-struct Ev {
-  uint8_t syn = 0;
-  uint32_t msn = 0, psn = 0;
-  bool operator==(const Ev& o) const { return syn == o.syn && msn == o.msn && psn == o.psn; }
-};
-struct Qp {
-  std::array<uint32_t, kQpCfgWords> cfg{};  // the context's qp_cfg_t (all bits random)
-  bool inited = false, held = false, nak_sent = false;
-  bool wr = false;      // the held message is an RDMA WRITE (its range in m.sg, no WQE)
-  unsigned lstate = 0;  // the model's state (the context's follows err_o)
-  uint32_t epsn = 0, msn = 0;
-  uint16_t ci = 0, pi = 0, fl_pi = 0;  // fl_pi: flushes expected up to here
-  unsigned pmtu = 256, npk = 0;  // npk: packets of the held message so far
-  Msg m;
-  std::vector<Wqe> ring;
-  std::deque<CqeReq> cqes;      // completions expected, in order
-  std::vector<Ev> evs;          // ACK/NAK events, in order, and how many of them were sent
-  size_t sent = 0;
-  // the peer
-  uint32_t ppsn = 0;
-  bool pin = false, resync = false;  // in a message; go back to the responder's PSN
-  bool pwr = false;                  // the peer's message is an RDMA WRITE
-  unsigned prem = 0, plast = 0;      // packets left in the message, bytes of its last packet
-  uint64_t guard = 0;                // no doorbell before this cycle (an init)
-  bool ud = false;                   // a UD QP (kCfUd): datagrams from anyone with its Q_Key
-  uint32_t qkey = 0;
-};
-struct Pkt {
-  wire::RoceHdr h;
-  std::vector<uint8_t> pay;
-};
-struct Lookup {
-  uint64_t tag = 0;
-  bool commit_miss = false, hit = false, unexp = false;
-  unsigned srq = 0, handle = 0;
-};
-struct WrReq {
-  uint64_t addr = 0;
-  unsigned len = 0;
-  std::vector<uint8_t> data;
-  int next_off = 0;  // next pull
-};
-struct Pull {
-  uint64_t due = 0;
-  std::shared_ptr<WrReq> r;
-  int off = 0;
-};
-struct RdRsp {
-  uint64_t addr = 0, at = 0;
-  unsigned k = 0;
-};
-
-uint64_t cfg_get(const Qp& q, CfgField f) { return get_bits(q.cfg.data(), cfg_lsb(f), kCfgWidth[f]); }
-void cfg_set(Qp& q, CfgField f, uint64_t v) { set_bits(q.cfg.data(), cfg_lsb(f), kCfgWidth[f], v); }
-
-// The completion rx_cqe reports (mlx5's conventions, as test_rx_cqe models them).
-CqeReq make_cqe(const Msg& m, unsigned qp, uint16_t rcq, uint16_t scq, uint32_t src_qp, uint8_t status,
-                uint32_t len, uint32_t imm, Flags flags) {
-  const bool matched = m.kind == kMatched;
-  CqeReq r;
-  r.cq = m.kind == kPlain ? rcq : scq;
-  r.wr_id = m.wrid;
-  r.wqe_idx = m.idx;
-  r.qp_num = qp;
-  r.src_qp = src_qp;
-  r.opcode = flags == kWriteImm ? hw::wc_op::RECV_RDMA_WITH_IMM
-             : m.kind == kPlain   ? hw::wc_op::RECV
-             : m.kind == kNotag   ? hw::wc_op::TM_NO_TAG
-                                  : hw::wc_op::TM_RECV;
-  r.status = (status == hw::wc_status::SUCCESS && matched && m.rndv) ? hw::wc_status::TM_RNDV_INCOMPLETE : status;
-  r.byte_len = len;
-  r.imm = imm;
-  const uint32_t end = !matched ? 0u
-                       : m.msent ? hw::wc_flag::TM_DATA_VALID
-                                 : (hw::wc_flag::TM_DATA_VALID | hw::wc_flag::TM_MATCH);
-  r.wc_flags = flags == kMatch ? hw::wc_flag::TM_MATCH
-               : flags == kEndImm ? (hw::wc_flag::WITH_IMM | end)
-               : flags == kWriteImm ? hw::wc_flag::WITH_IMM
-                                    : end;
-  if (matched) {
-    r.tm_tag = m.tag;
-    r.tm_app_ctx = m.ctx;
-    r.tm_handle = m.idx;
-  }
-  return r;
-}
-
-std::vector<std::string> coverage_points() {
-  return {"msg_only", "msg_multi_packet", "msg_3plus_packets", "msg_zero_length", "msg_with_imm", "msg_multi_sge",
-          "ack_on_ack_req", "dup_reack", "gap_nak", "gap_nak_once", "psn_wrap", "inv_req_first_while_held",
-          "inv_req_next_while_idle", "rnr_rq_empty", "rnr_srq", "srq_msg", "prot_err", "len_err", "len_err_later_packet",
-          "flush_rq_wqe", "len_err_by_one_byte", "msg_fills_buffer", "flush_held_wqe", "drop_unknown_qp", "drop_reserved_qp", "drop_wrong_peer",
-          "drop_not_ready", "drop_err_qp", "drop_not_send", "ack_forwarded", "ack_dropped_not_rts",
-          "tm_match_eager", "tm_match_rndv", "tm_unexpected", "tm_notag", "tm_rnr", "qp_first_msg", "qp_last_msg",
-          "interleaved_msgs", "qp_set_err_mid_msg", "qp_reinit", "query_psn",
-          "stall_cqe", "stall_ev", "stall_ack", "stall_wr", "stall_rd", "stall_lk", "doorbell_rq", "doorbell_srq", "add_pending_on_hit",
-          "write_only", "write_multi_packet", "write_zero_length", "write_imm", "write_imm_multi_packet", "write_imm_rnr",
-          "write_imm_tm_srq", "write_access_err", "write_len_over", "write_len_short", "write_kind_mismatch",
-          "write_flush_held", "write_not_enabled", "ud_datagram", "ud_datagram_imm", "ud_qkey_drop", "ud_no_wqe",
-          "ud_len_err", "ud_srq", "ud_op_to_rc_qp", "rc_op_to_ud_qp"};
-}
+using namespace tmnic::tb::rsp_model;
 
 struct Knobs {
   const char* name;
@@ -325,11 +204,22 @@ class Bench {
     cfg_set(Q, kCfRqBase, u(0, 1ull << 36) << 12);
     cfg_set(Q, kCfRqLog, u(1, 5));
     cfg_set(Q, kCfMinRnr, u(0, 31));
-    // (qp_access_flags: mostly with REMOTE_WRITE; without it a WRITE is an invalid request)
-    cfg_set(Q, kCfRemAccess, u(0, 7) | (chance(rng_, 0.85) ? hw::access::REMOTE_WRITE : 0u));
+    // (qp_access_flags: mostly with REMOTE_WRITE and REMOTE_READ; without one a WRITE or READ is an
+    // invalid request)
+    cfg_set(Q, kCfRemAccess, u(0, 7) | (chance(rng_, 0.85) ? hw::access::REMOTE_WRITE : 0u) |
+                                 (chance(rng_, 0.85) ? hw::access::REMOTE_READ : 0u));
     Q.ring.assign(1u << cfg_get(Q, kCfRqLog), Wqe{});
     static constexpr unsigned kPmtu[] = {256, 512, 1024, 2048, 4096};
-    Q.pmtu = kPmtu[u(0, 4)];
+    const unsigned pl = static_cast<unsigned>(u(0, 4));
+    Q.pmtu = kPmtu[pl];
+    cfg_set(Q, kCfPmtuLog, 8 + pl);  // (the responses a READ is answered with, and expects)
+    // The send queue (READ WQEs); its ring holds the outstanding READs and a few more (post_read).
+    cfg_set(Q, kCfSqBase, u(0, 1ull << 36) << 12);
+    cfg_set(Q, kCfSqLog, u(5, 7));
+    Q.rds.clear();
+    Q.acc_v = false;
+    Q.sq_next = static_cast<uint16_t>(rng_());
+    Q.spsn = static_cast<uint32_t>(chance(rng_, 0.3) ? u(kM24 - 8, kM24) : (rng_() & kM24));
   }
   Sge make_sge(uint32_t pd, uint32_t len, double bad) {
     Sge s;
@@ -354,9 +244,9 @@ class Bench {
     }
     return s;
   }
-  // An RDMA WRITE's range: inside an MR of the PD with REMOTE_WRITE, or (chance `bad`) broken as
-  // make_sge breaks one, or in an MR without the right.
-  Sge make_rsge(uint32_t pd, uint32_t len, double bad) {
+  // An RDMA WRITE's (READ's) range: inside an MR of the PD with REMOTE_WRITE (REMOTE_READ), or
+  // (chance `bad`) broken as make_sge breaks one, or in an MR without the right.
+  Sge make_rsge(uint32_t pd, uint32_t len, double bad, uint32_t right = hw::access::REMOTE_WRITE) {
     Sge s;
     s.key = static_cast<uint32_t>(rng_());
     s.addr = rng_();
@@ -365,7 +255,7 @@ class Bench {
     const bool no_right = chance(rng_, bad / 2);
     for (unsigned t = 0; t < kNumMr; ++t) {
       const Mr& g = mr_[(i0 + t) % kNumMr];
-      if (g.valid && g.pd == pd && bool(g.access & hw::access::REMOTE_WRITE) != no_right && g.len >= len) {
+      if (g.valid && g.pd == pd && bool(g.access & right) != no_right && g.len >= len) {
         s.key = g.key;
         s.addr = g.va + u(0, g.len - len);
         break;
@@ -394,10 +284,25 @@ class Bench {
     }
     return w;
   }
-  // The WQE's bytes in host memory.
-  void store_wqe(uint64_t addr, const Wqe& w) {
+  // A READ WQE: a scatter list of 0..4 SGEs (sometimes too many, sometimes a bad one) whose total
+  // is a few PMTU at most.
+  Wqe make_read_wqe(uint32_t pd, unsigned pmtu) {
+    Wqe w;
+    w.wrid = rng_();
+    const unsigned r = static_cast<unsigned>(u(0, 99));
+    w.nsge = r < 5 ? 0 : r < 7 ? static_cast<unsigned>(u(kNsge + 1, 15)) : static_cast<unsigned>(u(1, r < 50 ? 1 : 4));
+    const double bad = chance(rng_, 0.05) ? 0.5 : 0.0;
+    for (unsigned k = 0; k < kNsge; ++k) {
+      const unsigned len = chance(rng_, 0.1) ? 0 : static_cast<unsigned>(u(1, 2 * pmtu));
+      w.sge[k] = make_sge(pd, len, bad);
+    }
+    return w;
+  }
+  // The WQE's bytes in host memory (a send-queue WQE has an opcode).
+  void store_wqe(uint64_t addr, const Wqe& w, int opcode = -1) {
     std::array<uint8_t, kStride> b{};
     for (auto& x : b) x = static_cast<uint8_t>(rng_());
+    if (opcode >= 0) b[hw::wqe::OPCODE_OFF] = static_cast<uint8_t>(opcode);
     for (unsigned i = 0; i < 8; ++i) b[hw::wqe::WR_ID_OFF + i] = static_cast<uint8_t>(w.wrid >> (8 * i));
     b[hw::wqe::NUM_SGE_OFF] = static_cast<uint8_t>(w.nsge);
     for (unsigned k = 0; k < kNsge; ++k) {
@@ -411,6 +316,9 @@ class Bench {
   uint64_t rq_addr(const Qp& Q, uint16_t idx) const {
     return cfg_get(Q, kCfRqBase) + (uint64_t(idx) & ((1ull << cfg_get(Q, kCfRqLog)) - 1)) * kStride;
   }
+  uint64_t sq_addr(const Qp& Q, uint16_t idx) const {
+    return cfg_get(Q, kCfSqBase) + (uint64_t(idx) & ((1ull << cfg_get(Q, kCfSqLog)) - 1)) * kStride;
+  }
   uint64_t srq_addr(const Srq& S, uint16_t idx) const { return S.base + (uint64_t(idx) & ((1ull << S.log) - 1)) * kStride; }
 
   // IBA local protection (LOCAL_WRITE) of a scatter list with the PD of its queue.
@@ -421,18 +329,24 @@ class Bench {
     return m.valid && m.key == s.key && m.pd == pd && s.addr >= m.va && end_a <= end_m &&
            (m.access & hw::access::LOCAL_WRITE);
   }
-  // IBA remote protection of an RDMA WRITE's range (C9-?, 10.6.7.2): the rkey's MR valid, its key,
-  // the QP's PD, [va, va + len) inside it, REMOTE_WRITE granted. A zero-length range is not checked.
+  // IBA remote protection of an RDMA WRITE's or READ's range (C9-?, 10.6.7.2): the rkey's MR valid,
+  // its key, the QP's PD, [va, va + len) inside it, the right (REMOTE_WRITE, REMOTE_READ) granted.
+  // The range's IOVA in *iova.
+  bool rkey_ok(uint64_t va, uint32_t len, uint32_t rkey, uint32_t pd, uint32_t right, uint64_t* iova) const {
+    const Mr& r = mr_[(rkey >> hw::MR_KEY_SHIFT) % kNumMr];
+    const unsigned __int128 end_a = static_cast<unsigned __int128>(va) + len;
+    const unsigned __int128 end_m = static_cast<unsigned __int128>(r.va) + r.len;
+    *iova = va - r.va + r.iova;
+    return r.valid && r.key == rkey && r.pd == pd && va >= r.va && end_a <= end_m && (r.access & right);
+  }
+  // An RDMA WRITE's range. A zero-length range is not checked.
   void check_rkey(Msg& m, uint64_t va, uint32_t len, uint32_t rkey, uint32_t pd) {
     m = Msg{};
     m.cap = len;
     if (len == 0) return;
-    const Mr& r = mr_[(rkey >> hw::MR_KEY_SHIFT) % kNumMr];
-    const unsigned __int128 end_a = static_cast<unsigned __int128>(va) + len;
-    const unsigned __int128 end_m = static_cast<unsigned __int128>(r.va) + r.len;
-    m.bad = !(r.valid && r.key == rkey && r.pd == pd && va >= r.va && end_a <= end_m &&
-              (r.access & hw::access::REMOTE_WRITE));
-    if (!m.bad) m.sg.push_back({va - r.va + r.iova, len});
+    uint64_t iova = 0;
+    m.bad = !rkey_ok(va, len, rkey, pd, hw::access::REMOTE_WRITE, &iova);
+    if (!m.bad) m.sg.push_back({iova, len});
   }
   void check_sges(Msg& m, const Sge* sg, unsigned n, uint32_t pd) {
     m.bad = n > kNsge;
@@ -474,10 +388,11 @@ class Bench {
                               static_cast<uint32_t>(cfg_get(Q, kCfDestQpn)), status, len, imm, f));
   }
   // The QP goes to ERR: its held WQE and its receive queue are flushed.
-  void to_err(unsigned q, bool engine) {
+  // (kind: the err_kind_o expected, AEV_*; -1 not checked)
+  void to_err(unsigned q, bool engine, int kind = -1) {
     Qp& Q = qp_[q];
     Q.lstate = st(hw::QpState::ERR);
-    if (engine) err_exp_.push_back(q);
+    if (engine) err_exp_.push_back({q, kind});
     if (Q.held && Q.wr) {
       cov_.hit("write_flush_held");  // (a WRITE holds no WQE: nothing to flush)
       Q.held = false;
@@ -615,7 +530,11 @@ class Bench {
     }
     if (op == wire::kAck) {
       if (can_send(Q.lstate)) {
-        ack_exp_.push_back({q, h.aeth, h.psn});
+        AckExp e;
+        e.q = q;
+        e.aeth = h.aeth;
+        e.psn = h.psn;
+        ack_exp_.push_back(e);
         cov_.hit("ack_forwarded");
       } else {
         ++n_drop_;
@@ -623,10 +542,12 @@ class Bench {
       }
       return;
     }
+    if (op >= wire::kReadRespFirst && op <= wire::kReadRespOnly) return accept_rresp(p, q);
     const bool write = op >= wire::kWriteFirst && op <= wire::kWriteOnlyImm;
-    if ((op > wire::kSendOnlyImm && !write) || !can_recv(Q.lstate)) {
+    const bool read = op == wire::kReadReq;
+    if ((op > wire::kSendOnlyImm && !write && !read) || !can_recv(Q.lstate)) {
       ++n_drop_;
-      cov_.hit(op > wire::kSendOnlyImm && !write ? "drop_not_send"
+      cov_.hit(op > wire::kSendOnlyImm && !write && !read ? "drop_not_send"
                : Q.lstate == st(hw::QpState::ERR) ? "drop_err_qp" : "drop_not_ready");
       return;
     }
@@ -641,7 +562,10 @@ class Bench {
         } else {
           cov_.hit("gap_nak_once");
         }
+        if (read) cov_.hit("read_gap");
         Q.resync = true;
+      } else if (read) {
+        read_request(p, q, true);  // a duplicate READ is executed again (IBA 9.7.5.1.1)
       } else {
         ++n_dup_;
         ++n_ack_;
@@ -657,6 +581,19 @@ class Bench {
                       op == wire::kWriteOnlyImm;
     const bool imm = op == wire::kSendLastImm || op == wire::kSendOnlyImm || op == wire::kWriteLastImm ||
                      op == wire::kWriteOnlyImm;
+    if (read) {
+      // IBA 9.7.5.1.2 / 9.7.4.1.2 (rxe's check_op_valid): a READ inside a SEND/WRITE message, or to a
+      // QP without REMOTE_READ, is an invalid request.
+      const bool rd_en = cfg_get(Q, kCfRemAccess) & hw::access::REMOTE_READ;
+      if (Q.held || !rd_en) {
+        event(q, kSynInv, Q.msn, h.psn);
+        ++n_nak_;
+        cov_.hit(Q.held ? "read_inv_req_held" : "read_no_remote_read");
+        to_err(q, true, static_cast<int>(hw::AEV_QP_REQ_ERR));
+        return;
+      }
+      return read_request(p, q, false);
+    }
     const bool wr_en = cfg_get(Q, kCfRemAccess) & hw::access::REMOTE_WRITE;
     if (first == Q.held || (Q.held && Q.wr != write) || (write && !wr_en)) {
       event(q, kSynInv, Q.msn, h.psn);
@@ -692,12 +629,22 @@ class Bench {
       Q.held = true;
       Q.wr = true;
       Q.npk = 0;
-    } else if (write && imm) {  // WRITE_LAST_IMM
-      if (!take_imm_wqe(q, Q.m)) {
-        cov_.hit("write_imm_rnr");
-        return rnr_nak();
+      Q.wva = h.reth_va;
+      Q.wkey = h.reth_rkey;
+    } else if (write) {
+      // A later packet: the held range is checked again (its MR may have been invalidated since).
+      uint64_t iova = 0;
+      if (!rkey_ok(Q.wva, static_cast<uint32_t>(Q.m.cap), Q.wkey, static_cast<uint32_t>(cfg_get(Q, kCfPd)),
+                   hw::access::REMOTE_WRITE, &iova)) {
+        Q.m.bad = true;
+        cov_.hit("write_mr_invalidated");
+      } else if (imm) {  // WRITE_LAST_IMM
+        if (!take_imm_wqe(q, Q.m)) {
+          cov_.hit("write_imm_rnr");
+          return rnr_nak();
+        }
+        imm_taken = true;
       }
-      imm_taken = true;
     } else if (first) {
       Msg m;
       const uint16_t sn = static_cast<uint16_t>(cfg_get(Q, kCfSrq));
@@ -832,6 +779,158 @@ class Bench {
     }
   }
 
+  // An RDMA READ request at the expected PSN (dup false) or behind it (dup true: executed again with
+  // its own RETH, IBA 9.7.5.1.1, changing neither the expected PSN nor the MSN). With kMaxRd jobs
+  // of the QP out it is dropped unanswered (responder resources, IBA 9.7.5.1); a RETH range that
+  // fails the REMOTE_READ check: NAK remote access error, QP to ERR (class C), no job; else a job
+  // {QP, IOVA, length, PSN, MSN after this READ, PMTU} and the expected PSN past its responses.
+  void read_request(const Pkt& p, unsigned q, bool dup) {
+    const wire::RoceHdr& h = p.h;
+    Qp& Q = qp_[q];
+    if (Q.rd_out >= kMaxRd) {
+      cov_.hit(dup ? "read_dup_full_drop" : "read_full_drop");
+      Q.rd_full = true;
+      return;
+    }
+    if (Q.rd_full) cov_.hit("read_job_done_seen");  // (a job finished since: the READ engine's count read)
+    if (qp_fin_cyc_[q] == cyc_ && cyc_ > 0) cov_.hit("read_done_same_cycle");  // (info: the write-first read)
+    Q.rd_full = false;
+    uint64_t iova = 0;
+    if (h.reth_len != 0 && !rkey_ok(h.reth_va, h.reth_len, h.reth_rkey, static_cast<uint32_t>(cfg_get(Q, kCfPd)),
+                                    hw::access::REMOTE_READ, &iova)) {
+      event(q, kSynRemAcc, Q.msn, h.psn);
+      ++n_nak_;
+      cov_.hit(dup ? "read_dup_access_err" : "read_access_err");
+      to_err(q, true, static_cast<int>(hw::AEV_QP_ACCESS_ERR));
+      return;
+    }
+    const unsigned lg = 31 - static_cast<unsigned>(__builtin_clz(Q.pmtu));
+    const uint64_t npk = h.reth_len == 0 ? 1 : ((uint64_t(h.reth_len) - 1) >> lg) + 1;
+    if (!dup) {
+      if (((Q.epsn + npk) & kM24) < Q.epsn) cov_.hit("psn_wrap");
+      Q.epsn = static_cast<uint32_t>((Q.epsn + npk) & kM24);
+      Q.msn = (Q.msn + 1) & kM24;
+      Q.nak_sent = false;
+      cov_.hit("read_ok");
+      if (npk > 1) cov_.hit("read_multi_packet");
+    } else {
+      cov_.hit("read_dup");
+      if (Q.held) cov_.hit("read_dup_while_held");
+    }
+    if (h.reth_len == 0) cov_.hit("read_zero_len");
+    Job j;
+    j.q = q;
+    j.pmtu_log = lg;
+    j.iova = h.reth_len == 0 ? 0 : iova;
+    j.len = h.reth_len;
+    j.psn = h.psn;
+    j.msn = Q.msn;
+    job_exp_.push_back(j);
+    if (++Q.rd_out == kMaxRd) cov_.hit("read_qp_at_limit");
+  }
+
+  // An RDMA READ response for QP q (the requester of the READ): dropped unless the QP can send;
+  // else a query to the completer (ACK_RR), whose verdict this bench gives by the completer's rule
+  // (docs/architecture.md, tmnic_completer): the head READ of the send queue, the QP sending (RTS,
+  // SQD), FIRST/ONLY at its first PSN (a FIRST again restarts it), MIDDLE/LAST right after the last
+  // accepted one, LAST/ONLY exactly at its last PSN. Not ok: dropped. Ok: a FIRST/ONLY fetches the
+  // READ WQE from the send queue and checks its scatter list (LOCAL_WRITE, the QP's PD), a
+  // MIDDLE/LAST does so again when the MR generation changed since; a bad list fails the READ with
+  // LOC_PROT_ERR (ACK_RDERR), a payload other than PMTU (FIRST/MIDDLE) or the rest (LAST/ONLY) with
+  // BAD_RESP_ERR, no DMA; else the bytes are scattered on, and LAST/ONLY reports ACK_RDDONE. The
+  // responder's PSN, MSN and receive queue are not touched.
+  void accept_rresp(const Pkt& p, unsigned q) {
+    const wire::RoceHdr& h = p.h;
+    Qp& Q = qp_[q];
+    const unsigned op = h.opcode;
+    if (!can_send(Q.lstate)) {
+      ++n_drop_;
+      cov_.hit("rresp_drop_not_rts");
+      return;
+    }
+    const bool first = op == wire::kReadRespFirst || op == wire::kReadRespOnly;
+    const bool last = op == wire::kReadRespLast || op == wire::kReadRespOnly;
+    AckExp e;
+    e.kind = kAckRr;
+    e.q = q;
+    e.aeth = h.aeth;
+    e.psn = h.psn;
+    e.first = first;
+    e.last = last;
+    const RdWqe* hd = Q.rds.empty() ? nullptr : &Q.rds.front();
+    const bool sending = Q.lstate == st(hw::QpState::RTS) || Q.lstate == st(hw::QpState::SQD);
+    e.ok = hd && sending && psn_ge(h.psn, hd->first) && psn_ge(hd->last(), h.psn) &&
+           (first ? h.psn == hd->first : (Q.acc_v && h.psn == ((Q.acc + 1) & kM24) && h.psn != hd->first)) &&
+           (last == (h.psn == hd->last()));
+    e.idx = hd ? hd->idx : static_cast<uint16_t>(rng_());
+    ack_exp_.push_back(e);
+    if (!e.ok) {
+      const uint32_t next = !hd ? 0 : Q.acc_v ? ((Q.acc + 1) & kM24) : hd->first;  // the response it waits for
+      cov_.hit("rresp_not_ok");
+      if (!hd) cov_.hit("rresp_no_read");
+      else if (!sending) cov_.hit("rresp_sqe_not_ok");
+      else if (Q.acc_v && psn_ge(Q.acc, h.psn) && psn_ge(h.psn, hd->first)) cov_.hit("rresp_dup_not_ok");
+      else if (psn_ge(h.psn, (next + 1) & kM24) && psn_ge(hd->last(), h.psn)) cov_.hit("rresp_gap_not_ok");
+      else if (h.psn == next) cov_.hit("rresp_flag_not_ok");
+      return;
+    }
+    if (first && Q.acc_v) cov_.hit("rresp_first_again");
+    Q.acc_v = true;
+    Q.acc = h.psn;
+    const RdWqe w = *hd;
+    auto fail_read = [&](uint8_t status) {
+      AckExp f;
+      f.kind = kAckRdErr;
+      f.q = q;
+      f.aeth = status;
+      f.psn = h.psn;
+      ack_exp_.push_back(f);
+      Q.rds.pop_front();
+      Q.acc_v = false;
+    };
+    if (first || Q.rgen != mr_gen_) {
+      ++rd_exp_[sq_addr(Q, w.idx)];
+      Msg m;
+      check_sges(m, w.w.sge.data(), w.w.nsge, static_cast<uint32_t>(cfg_get(Q, kCfPd)));
+      Q.rgen = mr_gen_;
+      if (first) {
+        Q.rm = m;
+        Q.rm.off = 0;
+      } else {
+        Q.rm.bad = m.bad;
+        cov_.hit(m.bad ? "rresp_mr_invalidated" : "rresp_mr_changed_recheck");
+      }
+    }
+    const unsigned n = static_cast<unsigned>(p.pay.size());
+    const uint64_t rest = Q.rm.cap - Q.rm.off;
+    if (Q.rm.bad) {
+      ++n_prot_;
+      cov_.hit(w.w.nsge > kNsge ? "rresp_too_many_sge" : "rresp_bad_sge");
+      return fail_read(hw::wc_status::LOC_PROT_ERR);
+    }
+    if (n > rest || (!last && n != Q.pmtu) || (last && n != rest)) {
+      cov_.hit("rresp_bad_len");
+      return fail_read(hw::wc_status::BAD_RESP_ERR);
+    }
+    scatter(Q.rm, p, 0, n);
+    Q.rm.off += n;
+    cov_.hit(op == wire::kReadRespFirst ? "rresp_first_ok" : op == wire::kReadRespOnly ? "rresp_only_ok"
+             : op == wire::kReadRespMiddle ? "rresp_middle_ok" : "rresp_last_ok");
+    if (last) {
+      AckExp d;
+      d.kind = kAckRdDone;
+      d.q = q;
+      d.psn = h.psn;
+      ack_exp_.push_back(d);
+      Q.rds.pop_front();
+      Q.acc_v = false;
+      cov_.hit("rresp_rddone");
+      if (Q.rm.cap == 0) cov_.hit("rresp_zero_len");
+      if (std::count_if(Q.rm.sg.begin(), Q.rm.sg.end(), [](const auto& g) { return g.second > 0; }) > 1)
+        cov_.hit("rresp_multi_sge");
+    }
+  }
+
   // ---------------------------------------------------------------- the peers
   unsigned pick_qp(const Knobs& k) {
     if (chance(rng_, k.hot)) return hot_[u(0, hot_.size() - 1)];
@@ -849,7 +948,8 @@ class Bench {
     h.reth_rkey = static_cast<uint32_t>(rng_());
     h.reth_len = static_cast<uint32_t>(rng_());
     h.imm = static_cast<uint32_t>(rng_());
-    const unsigned q = pick_qp(k);
+    unsigned q = pick_qp(k);
+    if (qp_[burst_q_].rburst > 0 && chance(rng_, 0.5)) q = burst_q_;  // (a READ burst: its jobs pile up)
     Qp& Q = qp_[q];
     h.dest_qp = q;
     h.src_ip = static_cast<uint32_t>(cfg_get(Q, kCfDestIp));
@@ -867,8 +967,7 @@ class Bench {
       h.opcode = static_cast<uint8_t>(u(wire::kSendFirst, wire::kSendOnlyImm));
       h.psn = Q.epsn;
       rand_pay(static_cast<unsigned>(u(0, 300)));
-    } else if (r < 30) {  // an atomic request (not executed by this responder: dropped). RDMA READ
-      // requests and responses are not generated here: tb/top/test_top_read.cpp covers them.
+    } else if (r < 30) {  // an atomic request (not executed by this responder: dropped)
       h.opcode = static_cast<uint8_t>(u(0x13, 0x14));   // CMP_SWAP, FETCH_ADD
       h.psn = Q.epsn;
       rand_pay(static_cast<unsigned>(u(0, 300)));
@@ -895,6 +994,8 @@ class Bench {
         if (!m.bad && total >= hw::GRH_LEN && total <= 4096 + hw::GRH_LEN) n = static_cast<unsigned>(total);
       }
       rand_pay(n);
+    } else if (r < 160) {  // an RDMA READ response (this QP is the READ's requester)
+      rresp_packet(k, q, p);
     } else {
       peer_packet(k, q, p);
     }
@@ -902,6 +1003,70 @@ class Bench {
     if (!p.pay.empty()) pay_.push(p.pay);
     hq_.push_back(std::move(p));
   }
+  // A READ WQE posted on QP q's send queue (at most four outstanding; indices 1..2 apart, other WQEs
+  // between them, as are PSNs: the ring always has room for the outstanding ones and a few more).
+  void post_read(unsigned q) {
+    Qp& Q = qp_[q];
+    RdWqe r;
+    r.idx = Q.sq_next;
+    r.w = make_read_wqe(static_cast<uint32_t>(cfg_get(Q, kCfPd)), Q.pmtu);
+    for (unsigned i = 0; i < std::min(r.w.nsge, kNsge); ++i) r.len += r.w.sge[i].len;
+    r.npk = r.len == 0 ? 1 : static_cast<uint32_t>((r.len + Q.pmtu - 1) / Q.pmtu);
+    r.first = Q.spsn;
+    store_wqe(sq_addr(Q, r.idx), r.w, hw::wqe_op::RDMA_READ);
+    Q.sq_next = static_cast<uint16_t>(Q.sq_next + u(1, 2));
+    Q.spsn = (Q.spsn + r.npk + static_cast<uint32_t>(u(0, 2))) & kM24;
+    Q.rds.push_back(r);
+  }
+  // A READ response to QP q: mostly the next one of its oldest READ with the right length; now and
+  // then one again, one ahead, with the wrong FIRST/LAST kind, of the next READ, of no READ, or of
+  // the wrong length.
+  void rresp_packet(const Knobs& k, unsigned q, Pkt& p) {
+    wire::RoceHdr& h = p.h;
+    // (mostly to a QP that can take responses: many are in ERR or RTR)
+    for (unsigned t = 0; t < 8 && !can_send(qp_[q].lstate) && chance(rng_, 0.9); ++t) {
+      q = pick_qp(k);
+      h.dest_qp = q;
+      h.src_ip = static_cast<uint32_t>(cfg_get(qp_[q], kCfDestIp));
+    }
+    Qp& Q = qp_[q];
+    h.aeth = static_cast<uint32_t>(rng_());
+    h.ack_req = chance(rng_, 0.1);
+    if (q >= hw::QPN_FIRST && Q.inited && Q.rds.size() < 4 && (Q.rds.empty() || chance(rng_, 0.08))) post_read(q);
+    auto set_op = [&](bool first, bool last) {
+      h.opcode = first ? (last ? wire::kReadRespOnly : wire::kReadRespFirst)
+                       : (last ? wire::kReadRespLast : wire::kReadRespMiddle);
+    };
+    unsigned n = 0;
+    if (Q.rds.empty() || chance(rng_, 0.03)) {
+      h.psn = chance(rng_, 0.5) ? Q.spsn : static_cast<uint32_t>(rng_() & kM24);
+      h.opcode = static_cast<uint8_t>(u(wire::kReadRespFirst, wire::kReadRespOnly));
+      n = static_cast<unsigned>(u(0, Q.pmtu));
+    } else {
+      const RdWqe& hd = (Q.rds.size() > 1 && chance(rng_, 0.03)) ? Q.rds[1] : Q.rds.front();
+      const bool head = &hd == &Q.rds.front();
+      uint32_t pos = (head && Q.acc_v) ? ((Q.acc + 1 - hd.first) & kM24) : 0;  // packet number
+      const unsigned r = static_cast<unsigned>(u(0, 99));
+      if (r < 4) pos = 0;                                          // its FIRST again
+      else if (r < 10 && pos > 0) pos -= (pos > 1 && chance(rng_, 0.7)) ? 1 : static_cast<uint32_t>(u(1, pos));  // one again
+      else if (r < 13) pos += 1;                                   // one lost
+      pos = std::min(pos, hd.npk);
+      h.psn = (hd.first + pos) & kM24;
+      bool first = pos == 0, last = pos + 1 == hd.npk;
+      if (r >= 13 && r < 16) (chance(rng_, 0.5) ? first : last) ^= true;  // the wrong kind
+      set_op(first, last);
+      n = pos + 1 < hd.npk ? Q.pmtu : static_cast<unsigned>(hd.len - uint64_t(hd.npk - 1) * Q.pmtu);
+      if (!last && pos + 1 == hd.npk) n = Q.pmtu;
+      if (chance(rng_, 0.04)) {  // the wrong length
+        const unsigned r2 = static_cast<unsigned>(u(0, 3));
+        n = r2 == 0 ? n + 1 : (r2 == 1 && n > 0) ? n - 1 : r2 == 2 ? 0 : static_cast<unsigned>(u(0, 4096));
+      }
+    }
+    n = std::min(n, 4096u);
+    p.pay.resize(n);
+    for (auto& b : p.pay) b = static_cast<uint8_t>(rng_());
+  }
+
   // The next packet of QP q's peer: a SEND in sequence, or a duplicate, a gap, a bad sequence.
   void peer_packet(const Knobs& k, unsigned q, Pkt& p) {
     Qp& Q = qp_[q];
@@ -918,8 +1083,28 @@ class Bench {
     }
     const unsigned r = static_cast<unsigned>(u(0, 999));
     bool advance = true;
-    if (r < 25) {  // a duplicate: any SEND behind
+    uint32_t adv = 1;  // PSNs the packet takes (a READ request: its responses')
+    // An RDMA READ request: its RETH mostly inside an MR with REMOTE_READ, sometimes bad, of 0 bytes,
+    // or long; returns its number of responses.
+    auto read_req = [&](double bad) -> uint32_t {
+      h.opcode = wire::kReadReq;
+      const unsigned r2 = static_cast<unsigned>(u(0, 99));
+      const uint32_t len = r2 < 8 ? 0 : r2 < 85 ? static_cast<uint32_t>(u(1, 4 * Q.pmtu))
+                           : r2 < 99 ? static_cast<uint32_t>(u(1, 1u << 20)) : static_cast<uint32_t>(rng_());
+      const Sge rs = make_rsge(static_cast<uint32_t>(cfg_get(Q, kCfPd)), len, bad, hw::access::REMOTE_READ);
+      h.reth_va = rs.addr;
+      h.reth_rkey = rs.key;
+      h.reth_len = len;
+      h.ack_req = chance(rng_, 0.3);
+      return len == 0 ? 1u : static_cast<uint32_t>(((uint64_t(len) - 1) / Q.pmtu + 1) & kM24);
+    };
+    // (a requester whose READs are slow to come back sends one again: its timer)
+    if (r < 25 || (Q.rd_out >= kMaxRd && chance(rng_, 0.3))) {  // a duplicate: any SEND behind, or a READ request
       h.psn = (Q.ppsn - static_cast<uint32_t>(u(1, 4))) & kM24;
+      if (r >= 25 || chance(rng_, 0.35)) {
+        read_req(0.1);
+        return;
+      }
       h.opcode = static_cast<uint8_t>(u(wire::kSendFirst, wire::kSendOnlyImm));
       h.ack_req = chance(rng_, 0.5);
       p.pay.resize(u(0, 100));
@@ -929,12 +1114,24 @@ class Bench {
     if (r < 45) Q.ppsn = (Q.ppsn + static_cast<uint32_t>(u(1, 3))) & kM24;  // packets lost: a gap
     h.psn = Q.ppsn;
     unsigned n = 0;
-    if (r >= 45 && r < 53) {  // a bad opcode sequence
-      const unsigned b = static_cast<unsigned>(u(0, 3));
-      if (Q.pin) h.opcode = b == 0 ? wire::kSendOnly : b == 1 ? wire::kWriteOnly : Q.pwr ? wire::kSendMiddle : wire::kWriteMiddle;
+    if (r >= 45 && r < 55) {  // a bad opcode sequence
+      const unsigned b = static_cast<unsigned>(u(0, 5));
+      if (Q.pin) h.opcode = b == 0 ? wire::kSendOnly : b == 1 ? wire::kWriteOnly : b < 4 ? wire::kReadReq : Q.pwr ? wire::kSendMiddle : wire::kWriteMiddle;
       else h.opcode = b < 2 ? wire::kSendMiddle : wire::kWriteMiddle;
       n = static_cast<unsigned>(u(0, 64));
+      if (h.opcode == wire::kReadReq) {
+        read_req(0.04);
+        n = 0;
+      }
       advance = false;
+    } else if (!Q.pin && (Q.rburst > 0 || chance(rng_, 0.1))) {
+      // An RDMA READ request (now and then a burst of them on this QP: its jobs pile up).
+      if (Q.rburst > 0) --Q.rburst;
+      else if (chance(rng_, 0.4)) {
+        Q.rburst = static_cast<unsigned>(u(3, 8));
+        burst_q_ = q;
+      }
+      adv = read_req(0.04);
     } else if (!Q.pin) {
       // A new message: its length in packets and bytes.
       unsigned np = chance(rng_, 0.55) ? 1 : static_cast<unsigned>(u(2, k.max_msg_pkts));
@@ -988,7 +1185,7 @@ class Bench {
     const bool lastp = h.opcode == wire::kSendLast || h.opcode == wire::kSendLastImm ||
                        h.opcode == wire::kSendOnly || h.opcode == wire::kSendOnlyImm || h.opcode == wire::kWriteLast ||
                        h.opcode == wire::kWriteLastImm || h.opcode == wire::kWriteOnly || h.opcode == wire::kWriteOnlyImm;
-    h.ack_req = chance(rng_, lastp ? 0.7 : 0.1);
+    if (h.opcode != wire::kReadReq) h.ack_req = chance(rng_, lastp ? 0.7 : 0.1);
     p.pay.resize(n);
     for (auto& b : p.pay) b = static_cast<uint8_t>(rng_());
     if (tmh_) {
@@ -996,7 +1193,7 @@ class Bench {
       const unsigned o = static_cast<unsigned>(u(0, 9));
       p.pay[0] = o < 5 ? hw::tmh_op::EAGER : o < 7 ? hw::tmh_op::RNDV : o < 9 ? hw::tmh_op::NO_TAG : p.pay[0];
     }
-    if (advance) Q.ppsn = (Q.ppsn + 1) & kM24;
+    if (advance) Q.ppsn = (Q.ppsn + adv) & kM24;
   }
 
   // ---------------------------------------------------------------- host actions
@@ -1053,7 +1250,13 @@ class Bench {
     } else if (chance(rng_, 0.01)) {  // a QP in ERR whose flush is over comes back
       const unsigned q = pick_qp(k);
       const Qp& Q = qp_[q];
-      if (q >= hw::QPN_FIRST && Q.lstate == st(hw::QpState::ERR) && Q.cqes.empty() && err_exp_.empty() && !qp_near(q) && !rd_outstanding()) {
+      // (and no READ job of it out: the engine's word starts at the READ engine's done count. In
+      // tmnic_top every command stays busy until the READ engine has no job (tmnic_ctx quiet_i
+      // includes !rdr_busy) and a QP in ERR or RESET takes no READ, so an init never meets a job of
+      // its QP; one that did would leave the QP's count below the engine's, and every later READ of
+      // the QP would be dropped as over MAX_RD_ATOM)
+      if (q >= hw::QPN_FIRST && Q.lstate == st(hw::QpState::ERR) && Q.cqes.empty() && err_exp_.empty() && !qp_near(q) &&
+          !rd_outstanding() && Q.rd_out == 0) {
         pending_inits_.push_back(q);
         reinit_.insert(q);
         return;
@@ -1107,6 +1310,31 @@ class Bench {
       cov_.hit("doorbell_srq");
     }
   }
+  // SET_MR between packets: an MR invalidated (mostly one that a READ in progress or a held WRITE
+  // uses), one made valid again, or none (the generation alone moves: a READ's list is checked
+  // again and passes).
+  void mr_change() {
+    const unsigned r = static_cast<unsigned>(u(0, 99));
+    std::vector<unsigned> c;
+    if (r < 40) {
+      for (unsigned q = 0; q < kNumQp; ++q) {
+        const Qp& Q = qp_[q];
+        if (Q.acc_v && !Q.rds.empty())
+          for (unsigned i = 0; i < std::min(Q.rds.front().w.nsge, kNsge); ++i)
+            c.push_back((Q.rds.front().w.sge[i].key >> hw::MR_KEY_SHIFT) % kNumMr);
+        if (Q.held && Q.wr) c.push_back((Q.wkey >> hw::MR_KEY_SHIFT) % kNumMr);
+      }
+      if (!c.empty()) mr_[c[u(0, c.size() - 1)]].valid = false;
+    } else if (r < 85) {
+      for (unsigned i = 0; i < kNumMr; ++i)
+        if (!mr_[i].valid) c.push_back(i);
+      if (!c.empty()) mr_[c[u(0, c.size() - 1)]].valid = true;
+    } else if (r < 90) {
+      mr_[u(0, kNumMr - 1)].valid = false;
+    }
+    ++mr_gen_;
+    cov_.hit("mr_changed");
+  }
   void kick_qp(unsigned k, unsigned q) { set_sig_bits(top_->kick_qp_i, k * kQpW, kQpW, q); }
   bool rd_outstanding() const {
     for (auto& [a, n] : rd_exp_)
@@ -1128,6 +1356,10 @@ class Bench {
     Q.msn = 0;
     Q.ci = Q.pi = Q.fl_pi = 0;
     Q.held = Q.nak_sent = Q.pin = Q.resync = false;
+    Q.acc_v = false;
+    Q.rgen = 0;
+    Q.rburst = 0;
+    if (Q.rd_out != 0) fail("QP ", q, " initialised with READ jobs out");
     Q.guard = cyc_ + 4;
     init_cyc_ = cyc_;
     top_->init_rq_i = 1;
@@ -1238,9 +1470,35 @@ class Bench {
     const bool done = !done_at_.empty() && cyc_ >= done_at_.front();
     top_->wr_done_i = done;
     top_->ack_ready_i = chance(rng_, k.rdy_ack);
-    top_->job_ready_i = chance(rng_, 0.5);
+    // The READ engine (tmnic_rd_resp's part): jobs taken at random, finished in order after a random
+    // delay (now and then a long stall), its per-QP done count (mod 8) read one cycle after
+    // rdone_raddr_o, write-first (a count incremented in the cycle of the read is seen).
+    if (rd_stall_ > 0) --rd_stall_;
+    else if (chance(rng_, 0.001)) rd_stall_ = static_cast<unsigned>(u(100, 1500));
+    if (rd_stall_ == 0 && !fin_q_.empty() && cyc_ >= fin_q_.front().second) {
+      const unsigned q = fin_q_.front().first;
+      fin_q_.pop_front();
+      done_cnt_[q] = (done_cnt_[q] + 1) & 7;
+      if (qp_[q].rd_out == 0) return fail("READ job of QP ", q, " finished, none out");
+      --qp_[q].rd_out;
+      qp_fin_cyc_[q] = cyc_;
+    }
+    top_->job_ready_i = chance(rng_, k.rdy_ack);
+    top_->rdone_rdata_i = rdone_q_;
+    // The completer's verdicts on READ responses (one per ACK_RR event, some cycles after it)
     top_->vr_valid_i = 0;
-    top_->rdone_rdata_i = 0;
+    top_->vr_ok_i = chance(rng_, 0.5);
+    top_->vr_idx_i = static_cast<uint16_t>(rng_());
+    if (!vr_q_.empty() && cyc_ >= vr_q_.front().at) {
+      top_->vr_valid_i = 1;
+      top_->vr_ok_i = vr_q_.front().ok;
+      top_->vr_idx_i = vr_q_.front().idx;
+      vr_q_.pop_front();
+    }
+    // The MR table changes (SET_MR; the context's generation counts it) only while the engine is
+    // quiet, between packets.
+    if (traffic && idle_q_ && !hdr_take_q_ && pending_inits_.empty() && chance(rng_, 0.04)) mr_change();
+    top_->mr_gen_i = mr_gen_;
     // ACK/NAK events: random ready, and in some phases long stalls (the responder waits meanwhile)
     if (tx_stall_ > 0) --tx_stall_;
     else if (chance_nz(rng_, k.tx_stall)) tx_stall_ = static_cast<unsigned>(u(50, 400));
@@ -1265,6 +1523,10 @@ class Bench {
       hdr_valid_ = false;
       busy_ = true;
       busy_q_ = p.h.dest_qp;
+      last_q_ = p.h.dest_qp;
+      last_op_ = p.h.opcode;
+      last_psn_ = p.h.psn;
+      last_len_ = static_cast<unsigned>(p.pay.size());
       if (busy_q_ < kNumQp) {
         busy_qps_.insert(busy_q_);
       }
@@ -1274,18 +1536,41 @@ class Bench {
     pay_.handshake(top_->s_pay_tready_o);
     // ACKs passed to the send side
     check_stable(ack_st_, top_->ack_valid_o, top_->ack_ready_i,
-                 {top_->ack_qp_o, top_->ack_aeth_o, top_->ack_psn_o}, "ACK event", "stall_ack");
+                 {top_->ack_qp_o, top_->ack_aeth_o, top_->ack_psn_o, top_->ack_kind_o, top_->ack_first_o, top_->ack_last_o},
+                 "ACK event", "stall_ack");
     if (top_->ack_valid_o && top_->ack_ready_i) {
-      if (ack_exp_.empty()) return fail("ACK event for QP ", top_->ack_qp_o, " not expected");
-      const auto e = ack_exp_.front();
+      if (ack_exp_.empty())
+        return fail("ACK event of kind ", unsigned(top_->ack_kind_o), " for QP ", unsigned(top_->ack_qp_o), " not expected");
+      const AckExp e = ack_exp_.front();
       ack_exp_.pop_front();
-      if (top_->ack_kind_o != 0) return fail("ACK event of kind ", unsigned(top_->ack_kind_o), ", not a packet's");
-      if (top_->ack_qp_o != e[0] || top_->ack_aeth_o != e[1] || top_->ack_psn_o != e[2])
-        return fail("ACK event {qp ", top_->ack_qp_o, " aeth 0x", hex(top_->ack_aeth_o), " psn 0x", hex(top_->ack_psn_o),
-                    "}, model {", e[0], " 0x", hex(e[1]), " 0x", hex(e[2]), "}");
+      // (the AETH is the packet's for ACK_PKT and ACK_RR, the status for ACK_RDERR; ACK_RDDONE's is
+      // not used; FIRST/LAST only for ACK_RR)
+      const bool aeth_ok = e.kind == kAckRdDone || top_->ack_aeth_o == e.aeth;
+      const bool fl_ok = e.kind != kAckRr || (bool(top_->ack_first_o) == e.first && bool(top_->ack_last_o) == e.last);
+      if (top_->ack_kind_o != e.kind || top_->ack_qp_o != e.q || !aeth_ok || top_->ack_psn_o != e.psn || !fl_ok)
+        return fail("ACK event {kind ", unsigned(top_->ack_kind_o), " qp ", unsigned(top_->ack_qp_o), " aeth 0x", hex(top_->ack_aeth_o),
+                    " psn 0x", hex(top_->ack_psn_o), " first ", int(top_->ack_first_o), " last ", int(top_->ack_last_o),
+                    "}, model {", e.kind, " ", e.q, " 0x", hex(e.aeth), " 0x", hex(e.psn), " ", e.first, " ", e.last, "}");
+      if (e.kind == kAckRr) vr_q_.push_back({cyc_ + 1 + u(0, k.max_lat), e.ok, e.idx});
     }
-    // (no READ request is generated: tb/top/test_top_read.cpp)
-    if (top_->job_valid_o) return fail("a READ job for QP ", unsigned(top_->job_qp_o), " not expected");
+    // READ jobs: each one the model expects, in order, every field
+    check_stable(job_st_, top_->job_valid_o, top_->job_ready_i,
+                 {top_->job_qp_o, top_->job_iova_o, top_->job_len_o, top_->job_psn_o, top_->job_msn_o,
+                  top_->job_pmtu_log_o}, "READ job", "stall_job");
+    if (top_->job_valid_o && top_->job_ready_i) {
+      if (job_exp_.empty()) return fail("READ job for QP ", unsigned(top_->job_qp_o), " not expected");
+      const Job j = job_exp_.front();
+      job_exp_.pop_front();
+      if (top_->job_qp_o != j.q || top_->job_iova_o != j.iova || top_->job_len_o != j.len || top_->job_psn_o != j.psn ||
+          top_->job_msn_o != j.msn || top_->job_pmtu_log_o != j.pmtu_log)
+        return fail("READ job {qp ", unsigned(top_->job_qp_o), " iova 0x", hex(top_->job_iova_o), " len ", top_->job_len_o,
+                    " psn 0x", hex(top_->job_psn_o), " msn 0x", hex(top_->job_msn_o), " pmtu_log ",
+                    unsigned(top_->job_pmtu_log_o), "}, model {", j.q, " 0x", hex(j.iova), " ", j.len, " 0x", hex(j.psn),
+                    " 0x", hex(j.msn), " ", j.pmtu_log, "}");
+      fin_last_ = std::max(fin_last_ + 1, cyc_ + 1 + u(0, chance(rng_, 0.3) ? 600 : 60));
+      fin_q_.push_back({j.q, fin_last_});
+    }
+    rdone_q_ = done_cnt_[top_->rdone_raddr_o % kNumQp];
     // ACK/NAK events to the ACK generator
     check_stable(ev_st_, top_->ev_valid_o, top_->ev_ready_i,
                  {top_->ev_qp_o, top_->ev_syn_o, top_->ev_msn_o, top_->ev_psn_o}, "ACK/NAK event", "stall_ev");
@@ -1312,8 +1597,10 @@ class Bench {
     }
     // Engine errors (the context sets the QP to ERR for the next read)
     if (top_->err_o) {
-      if (err_exp_.empty() || err_exp_.front() != top_->err_qp_o)
-        return fail("err_o for QP ", top_->err_qp_o, ", model ", err_exp_.empty() ? std::string("none") : std::to_string(err_exp_.front()));
+      if (err_exp_.empty() || err_exp_.front().first != top_->err_qp_o)
+        return fail("err_o for QP ", unsigned(top_->err_qp_o), ", model ", err_exp_.empty() ? std::string("none") : std::to_string(err_exp_.front().first));
+      if (err_exp_.front().second >= 0 && unsigned(top_->err_kind_o) != unsigned(err_exp_.front().second))
+        return fail("err_o for QP ", unsigned(top_->err_qp_o), " of kind ", unsigned(top_->err_kind_o), ", model ", err_exp_.front().second);
       err_exp_.pop_front();
       cfg_set(qp_[top_->err_qp_o], kCfState, st(hw::QpState::ERR));
     }
@@ -1372,7 +1659,8 @@ class Bench {
       auto r = std::make_shared<WrReq>();
       r->addr = top_->wr_addr_o;
       r->len = top_->wr_len_o;
-      if (r->len == 0 || r->len > 4096) return fail("DMA write of ", r->len, " bytes");
+      // (at most a packet's payload: 4096 bytes, a UD datagram's with its GRH in front)
+      if (r->len == 0 || r->len > 4096 + hw::GRH_LEN) return fail("DMA write of ", r->len, " bytes to 0x", hex(r->addr), " (last header: QP ", last_q_, " opcode 0x", hex(last_op_), " psn 0x", hex(last_psn_), " ", last_len_, " bytes; model next byte at 0x", wr_exp_.empty() ? std::string("-") : hex(wr_exp_.front().first), ")");
       for (unsigned i = 0; i < r->len; ++i) {
         if (wr_exp_.empty() || wr_exp_.front().first != r->addr + i)
           return fail("DMA write 0x", hex(r->addr), "+", r->len, ": byte ", i, " lands at 0x", hex(r->addr + i), ", model ",
@@ -1451,17 +1739,19 @@ class Bench {
     for (uint64_t t = 0; t < 200000 && quiet < 50 && !failed(); ++t) {
       step(d, false);
       const bool exp_left = !wr_exp_.empty() || !ack_exp_.empty() || !lk_exp_.empty() || !err_exp_.empty() || !hq_.empty() ||
-                            !pay_.idle();
+                            !pay_.idle() || !job_exp_.empty() || !vr_q_.empty() || !fin_q_.empty();
       quiet = (top_->idle_o && !exp_left && pending_inits_.empty()) ? quiet + 1 : 0;
     }
     if (failed()) return;
     if (quiet < 50) return fail("no drain: idle_o ", int(top_->idle_o), ", ", hq_.size(), " headers, ", wr_exp_.size(),
-                                " bytes to write, ", ack_exp_.size(), " ACKs to pass, ", lk_exp_.size(), " lookups");
+                                " bytes to write, ", ack_exp_.size(), " ACKs to pass, ", lk_exp_.size(), " lookups, ",
+                                job_exp_.size(), " READ jobs");
     for (unsigned q = 0; q < kNumQp; ++q) {
       const Qp& Q = qp_[q];
       if (!Q.cqes.empty())
         return fail("drained, QP ", q, " still expects ", Q.cqes.size(), " completions (first: wr_id 0x",
                     hex(Q.cqes.front().wr_id), " status ", unsigned(Q.cqes.front().status), ")");
+      if (Q.rd_out != 0) return fail("drained, QP ", q, " still has ", Q.rd_out, " READ jobs out");
       if (Q.sent != Q.evs.size())
         return fail("drained, QP ", q, ": ", Q.evs.size() - Q.sent, " of its ACK/NAK events never sent (first {0x",
                     hex(Q.evs[Q.sent].syn), " ", hex(Q.evs[Q.sent].msn), " ", hex(Q.evs[Q.sent].psn), "})");
@@ -1494,8 +1784,17 @@ class Bench {
   std::unordered_map<uint64_t, std::array<uint8_t, kStride>> mem_;
   std::map<uint64_t, unsigned> rd_exp_;
   std::deque<RdRsp> rd_q_;
-  std::deque<std::array<uint64_t, 3>> ack_exp_;
-  std::deque<unsigned> err_exp_, pending_inits_;
+  std::deque<AckExp> ack_exp_;
+  std::deque<Job> job_exp_;
+  std::deque<std::pair<unsigned, uint64_t>> fin_q_;  // jobs taken: QP, when its last packet goes
+  std::array<unsigned, kNumQp> done_cnt_{};
+  std::array<uint64_t, kNumQp> qp_fin_cyc_{};
+  std::deque<Verdict> vr_q_;
+  uint64_t fin_last_ = 0;
+  unsigned rdone_q_ = 0, rd_stall_ = 0, burst_q_ = 0;
+  uint32_t mr_gen_ = 0;
+  std::deque<unsigned> pending_inits_;
+  std::deque<std::pair<unsigned, int>> err_exp_;
   std::set<unsigned> reinit_, busy_qps_;
   std::deque<Lookup> lk_exp_, lk_rsp_;
   uint64_t lk_at_ = 0;
@@ -1505,8 +1804,9 @@ class Bench {
   std::deque<uint64_t> done_at_;
   std::deque<Pkt> hq_;
   bool hdr_valid_ = false, busy_ = false, tmh_ = false;
-  uint32_t busy_q_ = 0;
-  std::vector<uint64_t> ack_st_, ev_st_, cqe_st_, rd_st_, lk_st_, wr_st_;
+  uint32_t busy_q_ = 0, last_q_ = 0, last_op_ = 0, last_psn_ = 0;
+  unsigned last_len_ = 0;
+  std::vector<uint64_t> ack_st_, ev_st_, cqe_st_, rd_st_, lk_st_, wr_st_, job_st_;
   unsigned qp_idx_q_ = 0, cqe_idx_q_ = 0, mr_idx_q_ = 0, srq_idx_q_ = 0, tb_raddr_q_ = 0;
   bool db_ready_q_ = false, idle_q_ = false, hdr_take_q_ = false;
   unsigned kick_gap_ = 0, tx_stall_ = 0, add_pend_ = 0, add_pend_h_ = 0, last_hit_ = 0;
