@@ -179,6 +179,20 @@ struct Buf {
   uint64_t addr(size_t off = 0) const { return uint64_t(uintptr_t(p + off)); }
 };
 
+// Up to three SGEs of unequal length covering bytes [off, off + n) of `b` (none for n = 0; one
+// while n < 3): a gather or scatter list that crosses SGE boundaries at odd offsets.
+inline std::vector<struct ibv_sge> sges3(const Buf& b, size_t off, uint32_t n) {
+  std::vector<struct ibv_sge> sg;
+  const uint32_t a = n / 3, c = n / 2 - n / 3;
+  if (n == 0) return sg;
+  sg.push_back({b.addr(off), a ? a : n, b.lkey()});
+  if (a) {
+    sg.push_back({b.addr(off + a), c, b.lkey()});
+    sg.push_back({b.addr(off + a + c), n - a - c, b.lkey()});
+  }
+  return sg;
+}
+
 struct Qp {
   struct ibv_qp* qp = nullptr;
   int dev = 0;  // index into SystemTest::ctx_ (0 = tmnic0, 1 = tmnic1)

@@ -54,17 +54,7 @@ TEST_P(Rdma, WriteSizesLandExactly) {
     std::memset(dst.p, 0xEE, dst.len);
     const uint32_t n = sizes[k];
     // gathered from up to three SGEs of unequal length
-    std::vector<struct ibv_sge> sg;
-    const uint32_t a = n / 3, b = n / 2 - n / 3;
-    if (n == 0) {
-      sg = {};
-    } else {
-      sg.push_back({src.addr(1), a ? a : n, src.lkey()});
-      if (a) {
-        sg.push_back({src.addr(1 + a), b, src.lkey()});
-        sg.push_back({src.addr(1 + a + b), n - a - b, src.lkey()});
-      }
-    }
+    const std::vector<struct ibv_sge> sg = sges3(src, 1, n);
     ASSERT_EQ(post_write(s, k, sg, dst.addr(32), dst.mr->rkey), 0) << n;
     auto wc = poll(s.scq, 1);
     ASSERT_EQ(wc.size(), 1u) << n;

@@ -65,15 +65,7 @@ TEST_P(Read, ReadSizesLandExactly) {
     std::memset(dst.p, 0xEE, dst.len);
     const uint32_t n = sizes[k];
     // scattered into up to three SGEs of unequal length
-    std::vector<struct ibv_sge> sg;
-    const uint32_t a = n / 3, b = n / 2 - n / 3;
-    if (n != 0) {
-      sg.push_back({dst.addr(32), a ? a : n, dst.lkey()});
-      if (a) {
-        sg.push_back({dst.addr(32 + a), b, dst.lkey()});
-        sg.push_back({dst.addr(32 + a + b), n - a - b, dst.lkey()});
-      }
-    }
+    const std::vector<struct ibv_sge> sg = sges3(dst, 32, n);
     ASSERT_EQ(post_read(s, k, sg, src.addr(1), src.mr->rkey), 0) << n;
     auto wc = poll(s.scq, 1);
     ASSERT_EQ(wc.size(), 1u) << n;

@@ -57,6 +57,14 @@ struct Watch {
   }
 };
 
+// Bytes of `dst` equal to `src` from the start, in whole 1 KiB packets (what a transfer stopped
+// mid-way placed).
+inline size_t landed_prefix(const uint8_t* dst, const uint8_t* src, size_t len) {
+  size_t n = 0;
+  while (n < len && std::memcmp(dst + n, src + n, 1024) == 0) n += 1024;
+  return n;
+}
+
 inline void fill(uint8_t* p, size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   for (size_t i = 0; i < n; i++) p[i] = uint8_t(rng());

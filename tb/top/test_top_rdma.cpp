@@ -195,8 +195,7 @@ TEST(TopRdma, InvalidatedKeyStopsAWriteInFlight) {
   EXPECT_EQ(watch.hits, at_invalidate) << "DMA into the region after its key was invalidated";
   EXPECT_EQ(b.qp_state(5), 6u);
   // What did land is the source's prefix (whole packets of 1 KiB).
-  size_t landed = 0;
-  while (landed < len && std::memcmp(b.target.p + landed, a.data.p + landed, 1024) == 0) landed += 1024;
+  const size_t landed = landed_prefix(b.target.p, a.data.p, len);
   EXPECT_GT(landed, 0u);
   EXPECT_LT(landed, size_t(len));
   for (size_t i = landed; i < len; i++) ASSERT_EQ(b.target.p[i], 0) << "byte " << i << " written after the stop";

@@ -264,8 +264,7 @@ TEST(TopRead, InvalidatedLocalKeyStopsAReadInFlight) {
   EXPECT_EQ(got[0].second.opcode, hwif::wc_op::RDMA_READ);
   EXPECT_EQ(hits, at_invalidate) << "DMA into the scatter list after its key was invalidated";
   EXPECT_EQ(a.qp_state(2), 6u);
-  size_t landed = 0;
-  while (landed < len && std::memcmp(a.data.p + landed, b.target.p + landed, 1024) == 0) landed += 1024;
+  const size_t landed = landed_prefix(a.data.p, b.target.p, len);
   EXPECT_GT(landed, 0u);
   EXPECT_LT(landed, size_t(len));
   for (size_t i = landed; i < len; i++) ASSERT_EQ(a.data.p[i], 0) << "byte " << i << " written after the stop";
