@@ -16,14 +16,16 @@ All multi-byte fields in host memory are little-endian unless marked `raw` (byte
 
 # Bumped on any incompatible change; the driver refuses a device whose major differs.
 ABI_MAJOR = 1
-ABI_MINOR = 9  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
+ABI_MINOR = 10  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
 #                1.3: RDMA WQE fields and opcodes, OPS_CAPS, SET_QP.ACCESS; 1.4: ASYNC_CQ, ASYNC_EVENT
 #                records, STAT_ASYNC_DROP; 1.5: UD QPs (SET_QP.TYPE/QKEY, UD_AV in the send WQE,
 #                DETH, the GRH in front of a UD receive, OPS_CAPS.UD, STAT_RX_DROP_QKEY/RX_UD_NO_WQE);
 #                1.6: AEV_COMM_EST and AEV_CQ_ERR records, SET_CQ.KEEP (resize); 1.7: AEV_QP_FATAL, a CQ
 #                in error takes no completion until SET_CQ; 1.8: SET_QP.TCLASS/HOP_LIMIT and UD_AV.TCLASS/
 #                HOP_LIMIT (the IPv4 TOS and TTL of the QP's packets); 1.9: SET_QP.MAX_RD_ATOMIC,
-#                MAX_RD_ATOM (RDMA READ resources), WC status BAD_RESP_ERR
+#                MAX_RD_ATOM (RDMA READ resources), WC status BAD_RESP_ERR; 1.10: atomics (WQE_OPS
+#                ATOMIC_*, the ATOMIC layout at WQE_ATOMIC_OFF, WC COMP_SWAP/FETCH_ADD, OPS_CAPS.ATOMIC,
+#                the AtomicETH opcodes and ROCE_HDR ATOM_SWAP/ATOM_CMP)
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -57,8 +59,15 @@ CONSTS = [
     ("UD_MAX_INLINE", 80, "inline payload bytes in a UD send WQE (up to the UD_AV)"),
     ("GRH_LEN", 40, "bytes in front of every UD receive: 20 zero bytes, then the packet's IPv4 header (RoCEv2)"),
     # RDMA READ resources
-    ("MAX_RD_ATOM", 4, "RDMA READs in flight per QP: as requester (SET_QP.MAX_RD_ATOMIC is clamped to it) and as "
-     "responder (READ requests being answered; one more is dropped unanswered, the requester's timer resends it)"),
+    ("MAX_RD_ATOM", 4, "RDMA READs and atomics in flight per QP: as requester (SET_QP.MAX_RD_ATOMIC is clamped "
+     "to it) and as responder (READ and atomic requests being answered; one more is dropped unanswered, the "
+     "requester's timer resends it); also the atomic results a QP's responder keeps for duplicates"),
+    # Atomics
+    ("WQE_ATOMIC_OFF", 112, "atomic send WQE: its ATOMIC operands at this byte offset, in place of SGE 5 (an "
+     "atomic WQE has exactly one SGE, of 8 bytes, that receives the original value)"),
+    ("ATOMIC_LEN", 8, "bytes an atomic operates on (8-byte aligned), big-endian in memory as on ConnectX: the "
+     "remote word is read and written as a big-endian 64-bit integer and the original value lands in the local "
+     "SGE in that byte order (mlx5 behaviour; software byte-swaps it on a little-endian host)"),
 ]
 
 # BAR0 registers: (name, offset, access, reset/description)
@@ -229,8 +238,11 @@ UD_AV = [("DEST_IP", 0, 4, "destination IPv4 address, a.b.c.d as 0xaabbccdd"),
          ("DMAC", 8, 6, "raw: destination MAC, byte 0 first on the wire"),
          ("TCLASS", 14, 1, "IPv4 TOS byte of the datagram (ibv_ah_attr.grh.traffic_class)"),
          ("HOP_LIMIT", 15, 1, "IPv4 TTL of the datagram (ibv_ah_attr.grh.hop_limit)")]
+# The operands of an atomic send WQE, at WQE_ATOMIC_OFF (host-order integers; sent big-endian in the AtomicETH).
+ATOMIC = [("SWAP_ADD", 0, 8, "CMP_AND_SWP: the value swapped in; FETCH_AND_ADD: the addend"),
+          ("COMPARE", 8, 8, "CMP_AND_SWP: the value compared with (unused by FETCH_AND_ADD)")]
 WQE_OPS = [("SEND", 0x00), ("SEND_WITH_IMM", 0x01), ("RDMA_WRITE", 0x02), ("RDMA_WRITE_WITH_IMM", 0x03),
-           ("RDMA_READ", 0x04)]
+           ("RDMA_READ", 0x04), ("ATOMIC_CMP_AND_SWP", 0x05), ("ATOMIC_FETCH_AND_ADD", 0x06)]
 WQE_FLAGS = [("SIGNALED", 0), ("SOLICITED", 1), ("INLINE", 2), ("FENCE", 3)]
 
 # Tag-list operation WQE of a TM-SRQ's op ring (SET_SRQ.OPS_*), TM_OP_STRIDE bytes. The NIC executes
@@ -297,7 +309,7 @@ CQE = [
 # Values used in CQE.OPCODE / CQE.STATUS / CQE.WC_FLAGS: those of libibverbs, repeated so that the RTL has them,
 # and ASYNC_EVENT: an asynchronous event record on the ASYNC_CQ (kind AEV_* in STATUS, the QP in QP_NUM), which
 # the driver turns into ibv_get_async_event events and never hands out as a completion.
-WC_OPCODES = [("SEND", 0), ("RDMA_WRITE", 1), ("RDMA_READ", 2), ("RECV", 128), ("RECV_RDMA_WITH_IMM", 129), ("TM_ADD", 130), ("TM_DEL", 131), ("TM_SYNC", 132),
+WC_OPCODES = [("SEND", 0), ("RDMA_WRITE", 1), ("RDMA_READ", 2), ("COMP_SWAP", 3), ("FETCH_ADD", 4), ("RECV", 128), ("RECV_RDMA_WITH_IMM", 129), ("TM_ADD", 130), ("TM_DEL", 131), ("TM_SYNC", 132),
               ("TM_RECV", 133), ("TM_NO_TAG", 134), ("ASYNC_EVENT", 255)]
 WC_STATUS = [("SUCCESS", 0), ("LOC_LEN_ERR", 1), ("LOC_QP_OP_ERR", 2), ("LOC_PROT_ERR", 4),
              ("WR_FLUSH_ERR", 5), ("BAD_RESP_ERR", 7), ("REM_INV_REQ_ERR", 9), ("REM_ACCESS_ERR", 10), ("REM_OP_ERR", 11),
@@ -320,7 +332,9 @@ REG_FIELDS = [
     ("DB", [("PI", 15, 0, "new producer index (send queue, receive queue, SRQ, list-op ring)")]),
     ("DB_CQ", [("ARM", 31, 31, "request an interrupt for the next completion"), ("CI", 15, 0, "consumer index")]),
     ("ASYNC_CQ", [("EN", 31, 31, "write event records"), ("CQ", 15, 0, "the CQ they go to")]),
-    ("OPS_CAPS", [("UD", 2, 2, "UD QPs (SET_QP.TYPE = QP_TYPE_UD): SEND and SEND_WITH_IMM datagrams"),
+    ("OPS_CAPS", [("ATOMIC", 3, 3, "CMP_AND_SWP and FETCH_AND_ADD as requester and responder (IBV_ATOMIC_HCA: "
+                   "atomic with respect to every access of this NIC)"),
+                  ("UD", 2, 2, "UD QPs (SET_QP.TYPE = QP_TYPE_UD): SEND and SEND_WITH_IMM datagrams"),
                   ("RDMA_READ", 1, 1, "RDMA READ as requester and responder"),
                   ("RDMA_WRITE", 0, 0, "RDMA WRITE and WRITE_WITH_IMM as requester and responder")]),
     ("TM_CAPS", [("SEQ_BITS", 15, 8, "sequence-number bits of the matching engine"),
@@ -346,6 +360,7 @@ WIRE_CONSTS = [
     ("IMMDT_LEN", 4, "immediate data"),
     ("ICRC_LEN", 4, "invariant CRC"),
     ("DETH_LEN", 8, "datagram extended transport header {Q_Key, reserved byte, source QP}"),
+    ("ATOMICETH_LEN", 28, "atomic extended transport header {VA, R_Key, swap/add data, compare data}"),
     ("MAX_PMTU", 4096, "largest path MTU (IBV_MTU_4096)"),
     ("CRC32_POLY_REFL", 0xEDB88320, "CRC-32 polynomial 0x04C11DB7, reflected (Ethernet/zlib), of the ICRC"),
     ("ICRC_SEED", 0xDEBB20E3, "CRC-32 register after the 8 bytes of 0xFF that stand for the masked LRH"),
@@ -359,6 +374,9 @@ BTH_OPCODES = [
     ("WRITE_ONLY_IMM", 0x0B, ("RETH", "IMMDT")), ("READ_REQ", 0x0C, ("RETH",)),
     ("READ_RESP_FIRST", 0x0D, ("AETH",)), ("READ_RESP_MIDDLE", 0x0E, ()), ("READ_RESP_LAST", 0x0F, ("AETH",)),
     ("READ_RESP_ONLY", 0x10, ("AETH",)), ("ACK", 0x11, ("AETH",)),
+    # The ATOMIC_ACKNOWLEDGE's AtomicAckETH (the 8-byte original value) is handled as its 8 payload bytes:
+    # the same bytes on the wire, placed like a one-packet READ response's.
+    ("ATOMIC_ACK", 0x12, ("AETH",)), ("CMP_SWAP", 0x13, ("ATOMICETH",)), ("FETCH_ADD", 0x14, ("ATOMICETH",)),
     # UD (IBA table 37, transport 011): one packet per message
     ("UD_SEND_ONLY", 0x64, ("DETH",)), ("UD_SEND_ONLY_IMM", 0x65, ("DETH", "IMMDT")),
 ]
@@ -388,9 +406,11 @@ ROCE_HDR = [
     ("ACK_REQ", 1, "BTH AckReq"),
     ("DEST_QP", 24, ""),
     ("PSN", 24, ""),
-    ("RETH_VA", 64, "RETH, present for RDMA WRITE FIRST/ONLY and READ REQUEST"),
-    ("RETH_RKEY", 32, ""),
-    ("RETH_LEN", 32, ""),
+    ("RETH_VA", 64, "RETH, present for RDMA WRITE FIRST/ONLY and READ REQUEST; also the AtomicETH's VA"),
+    ("RETH_RKEY", 32, "also the AtomicETH's R_Key"),
+    ("RETH_LEN", 32, "an atomic request's is ATOMIC_LEN from the parser (not on the wire)"),
+    ("ATOM_SWAP", 64, "AtomicETH swap (CMP_SWAP) or add (FETCH_ADD) data"),
+    ("ATOM_CMP", 64, "AtomicETH compare data"),
     ("IMM", 32, "ImmDt: [31:24] is the first byte on the wire"),
     ("AETH", 32, "AETH {syndrome[31:24], msn[23:0]}"),
     ("DETH_QKEY", 32, "DETH (UD): Q_Key"),

@@ -84,7 +84,8 @@ def gen_sv():
 CONST = {n: v for n, v, _ in S.CONSTS}
 # (layout name, its field list, its size in bytes or a CONSTS name); SGE first: the others embed it.
 LAYOUTS = [("SGE", S.SGE, None), ("WQE", S.WQE, "WQE_STRIDE"), ("CQE", S.CQE, "CQE_SIZE"),
-           ("TM_OP", S.TM_OP, "TM_OP_STRIDE"), ("UD_AV", S.UD_AV, 16)]
+           ("TM_OP", S.TM_OP, "TM_OP_STRIDE"), ("UD_AV", S.UD_AV, 16),
+           ("ATOMIC", S.ATOMIC, 16)]
 
 
 def cval(x):
@@ -238,11 +239,13 @@ def h_regfields():
 # ---- wire protocol ------------------------------------------------------------------------------------
 WIRE = {n: v for n, v, _ in S.WIRE_CONSTS}
 WIRE_WIDTH = {"ROCE_UDP_PORT": 16, "ICRC_SEED": 32, "CRC32_POLY_REFL": 32}  # header-field constants: their field width; others int
-EXT_LEN = {"RETH": WIRE["RETH_LEN"], "AETH": WIRE["AETH_LEN"], "IMMDT": WIRE["IMMDT_LEN"], "DETH": WIRE["DETH_LEN"]}
+EXT_LEN = {"RETH": WIRE["RETH_LEN"], "AETH": WIRE["AETH_LEN"], "IMMDT": WIRE["IMMDT_LEN"], "DETH": WIRE["DETH_LEN"],
+           "ATOMICETH": WIRE["ATOMICETH_LEN"]}
 
 
 def wire_derived():
-    ext_max = max(sum(EXT_LEN[e] for e in ext) for _, _, ext in S.BTH_OPCODES)
+    # (over the opcodes that carry a payload: an atomic request has none)
+    ext_max = max(sum(EXT_LEN[e] for e in ext) for _, _, ext in S.BTH_OPCODES if "ATOMICETH" not in ext)
     ip = WIRE["ETH_HDR_LEN"]
     udp = ip + WIRE["IP_HDR_LEN"]
     bth = udp + WIRE["UDP_HDR_LEN"]
@@ -302,7 +305,7 @@ def sv_wire():
     o += ["      default: bth_ext_len = 5'd0;", "    endcase", "  endfunction", "",
           "  function automatic logic bth_op_supported(input logic [7:0] op);",
           f"    bth_op_supported = {sv_op_ranges()};", "  endfunction"]
-    for e, fn in (("IMMDT", "imm"), ("RETH", "reth"), ("AETH", "aeth"), ("DETH", "deth")):
+    for e, fn in (("IMMDT", "imm"), ("RETH", "reth"), ("AETH", "aeth"), ("DETH", "deth"), ("ATOMICETH", "atomiceth")):
         ops = [f"(op == OP_{n})" for n, v, ext in S.BTH_OPCODES if e in ext]
         o += [f"  function automatic logic bth_has_{fn}(input logic [7:0] op);",
               f"    bth_has_{fn} = {' || '.join(ops)};", "  endfunction"]
@@ -364,7 +367,7 @@ def gen_wire_h():
             o.append(f"    case {camel_k(n)}: return {ln};")
     o += ["    default: return 0;", "  }", "}",
           f"constexpr bool bth_op_supported(uint8_t op) {{ return {cpp_op_ranges()}; }}"]
-    for e, fn in (("IMMDT", "imm"), ("RETH", "reth"), ("AETH", "aeth"), ("DETH", "deth")):
+    for e, fn in (("IMMDT", "imm"), ("RETH", "reth"), ("AETH", "aeth"), ("DETH", "deth"), ("ATOMICETH", "atomiceth")):
         ops = [f"op == {camel_k(n)}" for n, v, ext in S.BTH_OPCODES if e in ext]
         o.append(f"constexpr bool bth_has_{fn}(uint8_t op) {{ return {' || '.join(ops)}; }}")
     o += ["", "// AETH = {syndrome[31:24], MSN[23:0]}; syndrome = {0, type[6:5], value[4:0]}."]
@@ -590,7 +593,8 @@ def gen_md():
     o += [f"- {t}" for t in S.SET_CQ_NOTES]
     for title, lst in (("Work-queue entry (WQE)", S.WQE), ("Scatter/gather entry (SGE)", S.SGE),
                        ("Completion-queue entry (CQE)", S.CQE), ("Tag-list operation WQE (TM-SRQ op ring)", S.TM_OP),
-                       ("UD destination (UD_AV, at WQE_UD_AV_OFF of a UD send WQE)", S.UD_AV)):
+                       ("UD destination (UD_AV, at WQE_UD_AV_OFF of a UD send WQE)", S.UD_AV),
+                       ("Atomic operands (ATOMIC, at WQE_ATOMIC_OFF of an atomic send WQE)", S.ATOMIC)):
         o += ["", f"## {title}", ""]
         o += table([(n, off, f"{esz} x {cnt}" if cnt > 1 else esz, d + (f" ({op['of']} layout)" if "of" in op else ""))
                     for n, off, esz, cnt, tot, d, op in lfields(lst)], ["field", "offset", "bytes", "meaning"])

@@ -10,7 +10,7 @@ namespace tmnic::hwif {
 
 constexpr uint32_t DEVICE_ID = 0x544D4E43u;
 constexpr uint32_t ABI_MAJOR = 1u;
-constexpr uint32_t ABI_MINOR = 9u;
+constexpr uint32_t ABI_MINOR = 10u;
 constexpr uint32_t WQE_STRIDE = 128u;  // bytes per send/receive WQE
 constexpr uint32_t WQE_MAX_SGE = 6u;  // scatter/gather entries in one WQE
 constexpr uint32_t WQE_MAX_INLINE = 96u;  // inline payload bytes in one send WQE
@@ -32,7 +32,9 @@ constexpr uint32_t WQE_UD_AV_OFF = 112u;  // UD send WQE: its UD_AV (destination
 constexpr uint32_t UD_MAX_SGE = 5u;  // SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)
 constexpr uint32_t UD_MAX_INLINE = 80u;  // inline payload bytes in a UD send WQE (up to the UD_AV)
 constexpr uint32_t GRH_LEN = 40u;  // bytes in front of every UD receive: 20 zero bytes, then the packet's IPv4 header (RoCEv2)
-constexpr uint32_t MAX_RD_ATOM = 4u;  // RDMA READs in flight per QP: as requester (SET_QP.MAX_RD_ATOMIC is clamped to it) and as responder (READ requests being answered; one more is dropped unanswered, the requester's timer resends it)
+constexpr uint32_t MAX_RD_ATOM = 4u;  // RDMA READs and atomics in flight per QP: as requester (SET_QP.MAX_RD_ATOMIC is clamped to it) and as responder (READ and atomic requests being answered; one more is dropped unanswered, the requester's timer resends it); also the atomic results a QP's responder keeps for duplicates
+constexpr uint32_t WQE_ATOMIC_OFF = 112u;  // atomic send WQE: its ATOMIC operands at this byte offset, in place of SGE 5 (an atomic WQE has exactly one SGE, of 8 bytes, that receives the original value)
+constexpr uint32_t ATOMIC_LEN = 8u;  // bytes an atomic operates on (8-byte aligned), big-endian in memory as on ConnectX: the remote word is read and written as a big-endian 64-bit integer and the original value lands in the local SGE in that byte order (mlx5 behaviour; software byte-swaps it on a little-endian host)
 constexpr uint32_t NUM_CMD_ARGS = 32u;
 constexpr uint32_t NO_SRQ = 65535u;
 
@@ -296,6 +298,12 @@ constexpr uint32_t TCLASS_LEN = 1u;
 constexpr uint32_t HOP_LIMIT_OFF = 15u;  // 1 B: IPv4 TTL of the datagram (ibv_ah_attr.grh.hop_limit)
 constexpr uint32_t HOP_LIMIT_LEN = 1u;
 }
+namespace atomic {
+constexpr uint32_t SWAP_ADD_OFF = 0u;  // 8 B: CMP_AND_SWP: the value swapped in; FETCH_AND_ADD: the addend
+constexpr uint32_t SWAP_ADD_LEN = 8u;
+constexpr uint32_t COMPARE_OFF = 8u;  // 8 B: CMP_AND_SWP: the value compared with (unused by FETCH_AND_ADD)
+constexpr uint32_t COMPARE_LEN = 8u;
+}
 
 // SGE: 16 bytes, little-endian.
 struct Sge {
@@ -456,6 +464,17 @@ static_assert(sizeof(UdAv::tclass) == 1, "UD_AV.TCLASS size");
 static_assert(offsetof(UdAv, hop_limit) == 15, "UD_AV.HOP_LIMIT offset");
 static_assert(sizeof(UdAv::hop_limit) == 1, "UD_AV.HOP_LIMIT size");
 
+// ATOMIC: 16 bytes, little-endian.
+struct Atomic {
+  uint64_t swap_add;  // CMP_AND_SWP: the value swapped in; FETCH_AND_ADD: the addend
+  uint64_t compare;  // CMP_AND_SWP: the value compared with (unused by FETCH_AND_ADD)
+};
+static_assert(sizeof(Atomic) == 16, "ATOMIC size");
+static_assert(offsetof(Atomic, swap_add) == 0, "ATOMIC.SWAP_ADD offset");
+static_assert(sizeof(Atomic::swap_add) == 8, "ATOMIC.SWAP_ADD size");
+static_assert(offsetof(Atomic, compare) == 8, "ATOMIC.COMPARE offset");
+static_assert(sizeof(Atomic::compare) == 8, "ATOMIC.COMPARE size");
+
 // Register fields (hwif/spec.py REG_FIELDS): regf::<register>::<FIELD>.get(word) / .put(value).
 struct RegField {
   uint32_t lsb, width;
@@ -488,6 +507,7 @@ constexpr RegField EN{31, 1};  // [31:31] write event records
 constexpr RegField CQ{0, 16};  // [15:0] the CQ they go to
 }
 namespace ops_caps {
+constexpr RegField ATOMIC{3, 1};  // [3:3] CMP_AND_SWP and FETCH_AND_ADD as requester and responder (IBV_ATOMIC_HCA: atomic with respect to every access of this NIC)
 constexpr RegField UD{2, 1};  // [2:2] UD QPs (SET_QP.TYPE = QP_TYPE_UD): SEND and SEND_WITH_IMM datagrams
 constexpr RegField RDMA_READ{1, 1};  // [1:1] RDMA READ as requester and responder
 constexpr RegField RDMA_WRITE{0, 1};  // [0:0] RDMA WRITE and WRITE_WITH_IMM as requester and responder
@@ -518,6 +538,8 @@ constexpr uint8_t SEND_WITH_IMM = 0x01;
 constexpr uint8_t RDMA_WRITE = 0x02;
 constexpr uint8_t RDMA_WRITE_WITH_IMM = 0x03;
 constexpr uint8_t RDMA_READ = 0x04;
+constexpr uint8_t ATOMIC_CMP_AND_SWP = 0x05;
+constexpr uint8_t ATOMIC_FETCH_AND_ADD = 0x06;
 }
 namespace wqe_flag {
 constexpr uint8_t SIGNALED = 1u << 0;
@@ -544,6 +566,8 @@ namespace wc_op {
 constexpr uint8_t SEND = 0;
 constexpr uint8_t RDMA_WRITE = 1;
 constexpr uint8_t RDMA_READ = 2;
+constexpr uint8_t COMP_SWAP = 3;
+constexpr uint8_t FETCH_ADD = 4;
 constexpr uint8_t RECV = 128;
 constexpr uint8_t RECV_RDMA_WITH_IMM = 129;
 constexpr uint8_t TM_ADD = 130;

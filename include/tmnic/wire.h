@@ -17,6 +17,7 @@ constexpr size_t kAethLen = 4;  // ACK extended transport header
 constexpr size_t kImmdtLen = 4;  // immediate data
 constexpr size_t kIcrcLen = 4;  // invariant CRC
 constexpr size_t kDethLen = 8;  // datagram extended transport header {Q_Key, reserved byte, source QP}
+constexpr size_t kAtomicethLen = 28;  // atomic extended transport header {VA, R_Key, swap/add data, compare data}
 constexpr size_t kMaxPmtu = 4096;  // largest path MTU (IBV_MTU_4096)
 constexpr uint32_t kCrc32PolyRefl = 0xedb88320u;  // CRC-32 polynomial 0x04C11DB7, reflected (Ethernet/zlib), of the ICRC
 constexpr uint32_t kIcrcSeed = 0xdebb20e3u;  // CRC-32 register after the 8 bytes of 0xFF that stand for the masked LRH
@@ -46,6 +47,9 @@ enum Opcode : uint8_t {
   kReadRespLast = 0x0F,
   kReadRespOnly = 0x10,
   kAck = 0x11,
+  kAtomicAck = 0x12,
+  kCmpSwap = 0x13,
+  kFetchAdd = 0x14,
   kUdSendOnly = 0x64,
   kUdSendOnlyImm = 0x65,
 };
@@ -64,16 +68,20 @@ constexpr unsigned bth_ext_len(uint8_t op) {
     case kReadRespLast: return 4;
     case kReadRespOnly: return 4;
     case kAck: return 4;
+    case kAtomicAck: return 4;
+    case kCmpSwap: return 28;
+    case kFetchAdd: return 28;
     case kUdSendOnly: return 8;
     case kUdSendOnlyImm: return 12;
     default: return 0;
   }
 }
-constexpr bool bth_op_supported(uint8_t op) { return op <= 0x11 || (op >= 0x64 && op <= 0x65); }
+constexpr bool bth_op_supported(uint8_t op) { return op <= 0x14 || (op >= 0x64 && op <= 0x65); }
 constexpr bool bth_has_imm(uint8_t op) { return op == kSendLastImm || op == kSendOnlyImm || op == kWriteLastImm || op == kWriteOnlyImm || op == kUdSendOnlyImm; }
 constexpr bool bth_has_reth(uint8_t op) { return op == kWriteFirst || op == kWriteOnly || op == kWriteOnlyImm || op == kReadReq; }
-constexpr bool bth_has_aeth(uint8_t op) { return op == kReadRespFirst || op == kReadRespLast || op == kReadRespOnly || op == kAck; }
+constexpr bool bth_has_aeth(uint8_t op) { return op == kReadRespFirst || op == kReadRespLast || op == kReadRespOnly || op == kAck || op == kAtomicAck; }
 constexpr bool bth_has_deth(uint8_t op) { return op == kUdSendOnly || op == kUdSendOnlyImm; }
+constexpr bool bth_has_atomiceth(uint8_t op) { return op == kCmpSwap || op == kFetchAdd; }
 
 // AETH = {syndrome[31:24], MSN[23:0]}; syndrome = {0, type[6:5], value[4:0]}.
 constexpr uint8_t kAethTypeAck = 0;  // value: credit count
@@ -96,7 +104,7 @@ constexpr uint32_t kRnrTimerUs[32] = {
     40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-// The engines' packet header (tmnic_hwif_pkg::roce_hdr_t, 511 bits, first field in the MSBs).
+// The engines' packet header (tmnic_hwif_pkg::roce_hdr_t, 639 bits, first field in the MSBs).
 struct RoceHdr {
   uint64_t dst_mac = 0;  // 48 bits; byte 0 on the wire is bits [47:40]
   uint64_t src_mac = 0;  // 48 bits
@@ -110,20 +118,22 @@ struct RoceHdr {
   bool ack_req = false;  // 1 bits; BTH AckReq
   uint32_t dest_qp = 0;  // 24 bits
   uint32_t psn = 0;  // 24 bits
-  uint64_t reth_va = 0;  // 64 bits; RETH, present for RDMA WRITE FIRST/ONLY and READ REQUEST
-  uint32_t reth_rkey = 0;  // 32 bits
-  uint32_t reth_len = 0;  // 32 bits
+  uint64_t reth_va = 0;  // 64 bits; RETH, present for RDMA WRITE FIRST/ONLY and READ REQUEST; also the AtomicETH's VA
+  uint32_t reth_rkey = 0;  // 32 bits; also the AtomicETH's R_Key
+  uint32_t reth_len = 0;  // 32 bits; an atomic request's is ATOMIC_LEN from the parser (not on the wire)
+  uint64_t atom_swap = 0;  // 64 bits; AtomicETH swap (CMP_SWAP) or add (FETCH_ADD) data
+  uint64_t atom_cmp = 0;  // 64 bits; AtomicETH compare data
   uint32_t imm = 0;  // 32 bits; ImmDt: [31:24] is the first byte on the wire
   uint32_t aeth = 0;  // 32 bits; AETH {syndrome[31:24], msn[23:0]}
   uint32_t deth_qkey = 0;  // 32 bits; DETH (UD): Q_Key
   uint32_t deth_sqp = 0;  // 24 bits; DETH (UD): source QP
   uint16_t pay_len = 0;  // 13 bits; payload bytes, without pad (0..MAX_PMTU); from the parser, a UD packet's GRH_LEN bytes of GRH in front of its payload count too
   bool operator==(const RoceHdr& o) const {
-    return dst_mac == o.dst_mac && src_mac == o.src_mac && src_ip == o.src_ip && dst_ip == o.dst_ip && ip_tos == o.ip_tos && ip_ttl == o.ip_ttl && udp_sport == o.udp_sport && opcode == o.opcode && se == o.se && ack_req == o.ack_req && dest_qp == o.dest_qp && psn == o.psn && reth_va == o.reth_va && reth_rkey == o.reth_rkey && reth_len == o.reth_len && imm == o.imm && aeth == o.aeth && deth_qkey == o.deth_qkey && deth_sqp == o.deth_sqp && pay_len == o.pay_len;
+    return dst_mac == o.dst_mac && src_mac == o.src_mac && src_ip == o.src_ip && dst_ip == o.dst_ip && ip_tos == o.ip_tos && ip_ttl == o.ip_ttl && udp_sport == o.udp_sport && opcode == o.opcode && se == o.se && ack_req == o.ack_req && dest_qp == o.dest_qp && psn == o.psn && reth_va == o.reth_va && reth_rkey == o.reth_rkey && reth_len == o.reth_len && atom_swap == o.atom_swap && atom_cmp == o.atom_cmp && imm == o.imm && aeth == o.aeth && deth_qkey == o.deth_qkey && deth_sqp == o.deth_sqp && pay_len == o.pay_len;
   }
   bool operator!=(const RoceHdr& o) const { return !(*this == o); }
 };
-constexpr unsigned kRoceHdrBits = 511;
+constexpr unsigned kRoceHdrBits = 639;
 constexpr unsigned kRoceHdrWords = (kRoceHdrBits + 31) / 32;
 
 // Verilator's packing of roce_hdr_t: 32-bit words, word 0 = bits [31:0].
@@ -133,21 +143,23 @@ inline void pack_hdr(const RoceHdr& h, uint32_t* w) {
     for (unsigned b = 0; b < width; ++b)
       if ((v >> b) & 1) w[(lsb + b) / 32] |= 1u << ((lsb + b) % 32);
   };
-  put(463, 48, uint64_t(h.dst_mac));
-  put(415, 48, uint64_t(h.src_mac));
-  put(383, 32, uint64_t(h.src_ip));
-  put(351, 32, uint64_t(h.dst_ip));
-  put(343, 8, uint64_t(h.ip_tos));
-  put(335, 8, uint64_t(h.ip_ttl));
-  put(319, 16, uint64_t(h.udp_sport));
-  put(311, 8, uint64_t(h.opcode));
-  put(310, 1, uint64_t(h.se));
-  put(309, 1, uint64_t(h.ack_req));
-  put(285, 24, uint64_t(h.dest_qp));
-  put(261, 24, uint64_t(h.psn));
-  put(197, 64, uint64_t(h.reth_va));
-  put(165, 32, uint64_t(h.reth_rkey));
-  put(133, 32, uint64_t(h.reth_len));
+  put(591, 48, uint64_t(h.dst_mac));
+  put(543, 48, uint64_t(h.src_mac));
+  put(511, 32, uint64_t(h.src_ip));
+  put(479, 32, uint64_t(h.dst_ip));
+  put(471, 8, uint64_t(h.ip_tos));
+  put(463, 8, uint64_t(h.ip_ttl));
+  put(447, 16, uint64_t(h.udp_sport));
+  put(439, 8, uint64_t(h.opcode));
+  put(438, 1, uint64_t(h.se));
+  put(437, 1, uint64_t(h.ack_req));
+  put(413, 24, uint64_t(h.dest_qp));
+  put(389, 24, uint64_t(h.psn));
+  put(325, 64, uint64_t(h.reth_va));
+  put(293, 32, uint64_t(h.reth_rkey));
+  put(261, 32, uint64_t(h.reth_len));
+  put(197, 64, uint64_t(h.atom_swap));
+  put(133, 64, uint64_t(h.atom_cmp));
   put(101, 32, uint64_t(h.imm));
   put(69, 32, uint64_t(h.aeth));
   put(37, 32, uint64_t(h.deth_qkey));
@@ -162,21 +174,23 @@ inline RoceHdr unpack_hdr(const uint32_t* w) {
     return v;
   };
   RoceHdr h;
-  h.dst_mac = static_cast<decltype(h.dst_mac)>(get(463, 48));
-  h.src_mac = static_cast<decltype(h.src_mac)>(get(415, 48));
-  h.src_ip = static_cast<decltype(h.src_ip)>(get(383, 32));
-  h.dst_ip = static_cast<decltype(h.dst_ip)>(get(351, 32));
-  h.ip_tos = static_cast<decltype(h.ip_tos)>(get(343, 8));
-  h.ip_ttl = static_cast<decltype(h.ip_ttl)>(get(335, 8));
-  h.udp_sport = static_cast<decltype(h.udp_sport)>(get(319, 16));
-  h.opcode = static_cast<decltype(h.opcode)>(get(311, 8));
-  h.se = static_cast<decltype(h.se)>(get(310, 1));
-  h.ack_req = static_cast<decltype(h.ack_req)>(get(309, 1));
-  h.dest_qp = static_cast<decltype(h.dest_qp)>(get(285, 24));
-  h.psn = static_cast<decltype(h.psn)>(get(261, 24));
-  h.reth_va = static_cast<decltype(h.reth_va)>(get(197, 64));
-  h.reth_rkey = static_cast<decltype(h.reth_rkey)>(get(165, 32));
-  h.reth_len = static_cast<decltype(h.reth_len)>(get(133, 32));
+  h.dst_mac = static_cast<decltype(h.dst_mac)>(get(591, 48));
+  h.src_mac = static_cast<decltype(h.src_mac)>(get(543, 48));
+  h.src_ip = static_cast<decltype(h.src_ip)>(get(511, 32));
+  h.dst_ip = static_cast<decltype(h.dst_ip)>(get(479, 32));
+  h.ip_tos = static_cast<decltype(h.ip_tos)>(get(471, 8));
+  h.ip_ttl = static_cast<decltype(h.ip_ttl)>(get(463, 8));
+  h.udp_sport = static_cast<decltype(h.udp_sport)>(get(447, 16));
+  h.opcode = static_cast<decltype(h.opcode)>(get(439, 8));
+  h.se = static_cast<decltype(h.se)>(get(438, 1));
+  h.ack_req = static_cast<decltype(h.ack_req)>(get(437, 1));
+  h.dest_qp = static_cast<decltype(h.dest_qp)>(get(413, 24));
+  h.psn = static_cast<decltype(h.psn)>(get(389, 24));
+  h.reth_va = static_cast<decltype(h.reth_va)>(get(325, 64));
+  h.reth_rkey = static_cast<decltype(h.reth_rkey)>(get(293, 32));
+  h.reth_len = static_cast<decltype(h.reth_len)>(get(261, 32));
+  h.atom_swap = static_cast<decltype(h.atom_swap)>(get(197, 64));
+  h.atom_cmp = static_cast<decltype(h.atom_cmp)>(get(133, 64));
   h.imm = static_cast<decltype(h.imm)>(get(101, 32));
   h.aeth = static_cast<decltype(h.aeth)>(get(69, 32));
   h.deth_qkey = static_cast<decltype(h.deth_qkey)>(get(37, 32));

@@ -3,7 +3,7 @@
 package tmnic_hwif_pkg;
 
   localparam logic [31:0] DEVICE_ID = 32'h544D4E43;
-  localparam logic [31:0] ABI_VERSION = 32'h00010009;
+  localparam logic [31:0] ABI_VERSION = 32'h0001000A;
   localparam int unsigned WQE_STRIDE = 128;  // bytes per send/receive WQE
   localparam int unsigned WQE_MAX_SGE = 6;  // scatter/gather entries in one WQE
   localparam int unsigned WQE_MAX_INLINE = 96;  // inline payload bytes in one send WQE
@@ -25,7 +25,9 @@ package tmnic_hwif_pkg;
   localparam int unsigned UD_MAX_SGE = 5;  // SGEs in a UD send WQE (SGE 5's bytes hold the UD_AV)
   localparam int unsigned UD_MAX_INLINE = 80;  // inline payload bytes in a UD send WQE (up to the UD_AV)
   localparam int unsigned GRH_LEN = 40;  // bytes in front of every UD receive: 20 zero bytes, then the packet's IPv4 header (RoCEv2)
-  localparam int unsigned MAX_RD_ATOM = 4;  // RDMA READs in flight per QP: as requester (SET_QP.MAX_RD_ATOMIC is clamped to it) and as responder (READ requests being answered; one more is dropped unanswered, the requester's timer resends it)
+  localparam int unsigned MAX_RD_ATOM = 4;  // RDMA READs and atomics in flight per QP: as requester (SET_QP.MAX_RD_ATOMIC is clamped to it) and as responder (READ and atomic requests being answered; one more is dropped unanswered, the requester's timer resends it); also the atomic results a QP's responder keeps for duplicates
+  localparam int unsigned WQE_ATOMIC_OFF = 112;  // atomic send WQE: its ATOMIC operands at this byte offset, in place of SGE 5 (an atomic WQE has exactly one SGE, of 8 bytes, that receives the original value)
+  localparam int unsigned ATOMIC_LEN = 8;  // bytes an atomic operates on (8-byte aligned), big-endian in memory as on ConnectX: the remote word is read and written as a big-endian 64-bit integer and the original value lands in the local SGE in that byte order (mlx5 behaviour; software byte-swaps it on a little-endian host)
   localparam int unsigned NUM_CMD_ARGS = 32;
   localparam int unsigned NO_SRQ = 65535;
 
@@ -325,6 +327,12 @@ package tmnic_hwif_pkg;
     logic [31:0] dqpn;  // byte 4: destination QP number [23:0]
     logic [31:0] dest_ip;  // byte 0: destination IPv4 address, a.b.c.d as 0xaabbccdd
   } ud_av_t;
+
+  // ATOMIC: 16 bytes; byte k is bits [8k+7:8k] (cast a little-endian beat vector to it).
+  typedef struct packed {
+    logic [63:0] compare;  // byte 8: CMP_AND_SWP: the value compared with (unused by FETCH_AND_ADD)
+    logic [63:0] swap_add;  // byte 0: CMP_AND_SWP: the value swapped in; FETCH_AND_ADD: the addend
+  } atomic_t;
   localparam logic [7:0] TM_OP_ADD = 8'd0;
   localparam logic [7:0] TM_OP_DEL = 8'd1;
   localparam logic [7:0] TM_OP_SYNC = 8'd2;
@@ -339,6 +347,8 @@ package tmnic_hwif_pkg;
   localparam logic [7:0] WQE_OP_RDMA_WRITE = 8'h02;
   localparam logic [7:0] WQE_OP_RDMA_WRITE_WITH_IMM = 8'h03;
   localparam logic [7:0] WQE_OP_RDMA_READ = 8'h04;
+  localparam logic [7:0] WQE_OP_ATOMIC_CMP_AND_SWP = 8'h05;
+  localparam logic [7:0] WQE_OP_ATOMIC_FETCH_AND_ADD = 8'h06;
   localparam int unsigned WQE_FLAG_SIGNALED_BIT = 0;
   localparam int unsigned WQE_FLAG_SOLICITED_BIT = 1;
   localparam int unsigned WQE_FLAG_INLINE_BIT = 2;
@@ -346,6 +356,8 @@ package tmnic_hwif_pkg;
   localparam logic [7:0] WC_OP_SEND = 8'd0;
   localparam logic [7:0] WC_OP_RDMA_WRITE = 8'd1;
   localparam logic [7:0] WC_OP_RDMA_READ = 8'd2;
+  localparam logic [7:0] WC_OP_COMP_SWAP = 8'd3;
+  localparam logic [7:0] WC_OP_FETCH_ADD = 8'd4;
   localparam logic [7:0] WC_OP_RECV = 8'd128;
   localparam logic [7:0] WC_OP_RECV_RDMA_WITH_IMM = 8'd129;
   localparam logic [7:0] WC_OP_TM_ADD = 8'd130;
@@ -406,7 +418,8 @@ package tmnic_hwif_pkg;
     logic [15:0] cq;  // the CQ they go to
   } reg_async_cq_t;
   typedef struct packed {
-    logic [28:0] rsvd3;  // reserved
+    logic [27:0] rsvd4;  // reserved
+    logic [0:0] atomic;  // CMP_AND_SWP and FETCH_AND_ADD as requester and responder (IBV_ATOMIC_HCA: atomic with respect to every access of this NIC)
     logic [0:0] ud;  // UD QPs (SET_QP.TYPE = QP_TYPE_UD): SEND and SEND_WITH_IMM datagrams
     logic [0:0] rdma_read;  // RDMA READ as requester and responder
     logic [0:0] rdma_write;  // RDMA WRITE and WRITE_WITH_IMM as requester and responder
@@ -443,6 +456,7 @@ package tmnic_hwif_pkg;
   localparam int unsigned IMMDT_LEN = 4;  // immediate data
   localparam int unsigned ICRC_LEN = 4;  // invariant CRC
   localparam int unsigned DETH_LEN = 8;  // datagram extended transport header {Q_Key, reserved byte, source QP}
+  localparam int unsigned ATOMICETH_LEN = 28;  // atomic extended transport header {VA, R_Key, swap/add data, compare data}
   localparam int unsigned MAX_PMTU = 4096;  // largest path MTU (IBV_MTU_4096)
   localparam logic [31:0] CRC32_POLY_REFL = 32'hEDB88320;  // CRC-32 polynomial 0x04C11DB7, reflected (Ethernet/zlib), of the ICRC
   localparam logic [31:0] ICRC_SEED = 32'hDEBB20E3;  // CRC-32 register after the 8 bytes of 0xFF that stand for the masked LRH
@@ -469,6 +483,9 @@ package tmnic_hwif_pkg;
   localparam logic [7:0] OP_READ_RESP_LAST = 8'h0F;
   localparam logic [7:0] OP_READ_RESP_ONLY = 8'h10;
   localparam logic [7:0] OP_ACK = 8'h11;
+  localparam logic [7:0] OP_ATOMIC_ACK = 8'h12;
+  localparam logic [7:0] OP_CMP_SWAP = 8'h13;
+  localparam logic [7:0] OP_FETCH_ADD = 8'h14;
   localparam logic [7:0] OP_UD_SEND_ONLY = 8'h64;
   localparam logic [7:0] OP_UD_SEND_ONLY_IMM = 8'h65;
   localparam logic [1:0] AETH_TYPE_ACK = 2'd0;  // value: credit count
@@ -501,17 +518,18 @@ package tmnic_hwif_pkg;
   // (bth_op_supported tells them apart).
   function automatic logic [4:0] bth_ext_len(input logic [7:0] op);
     unique case (op)
-      OP_SEND_LAST_IMM, OP_SEND_ONLY_IMM, OP_WRITE_LAST_IMM, OP_READ_RESP_FIRST, OP_READ_RESP_LAST, OP_READ_RESP_ONLY, OP_ACK: bth_ext_len = 5'd4;
+      OP_SEND_LAST_IMM, OP_SEND_ONLY_IMM, OP_WRITE_LAST_IMM, OP_READ_RESP_FIRST, OP_READ_RESP_LAST, OP_READ_RESP_ONLY, OP_ACK, OP_ATOMIC_ACK: bth_ext_len = 5'd4;
       OP_UD_SEND_ONLY: bth_ext_len = 5'd8;
       OP_UD_SEND_ONLY_IMM: bth_ext_len = 5'd12;
       OP_WRITE_FIRST, OP_WRITE_ONLY, OP_READ_REQ: bth_ext_len = 5'd16;
       OP_WRITE_ONLY_IMM: bth_ext_len = 5'd20;
+      OP_CMP_SWAP, OP_FETCH_ADD: bth_ext_len = 5'd28;
       default: bth_ext_len = 5'd0;
     endcase
   endfunction
 
   function automatic logic bth_op_supported(input logic [7:0] op);
-    bth_op_supported = (op <= 8'h11) || (op >= 8'h64 && op <= 8'h65);
+    bth_op_supported = (op <= 8'h14) || (op >= 8'h64 && op <= 8'h65);
   endfunction
   function automatic logic bth_has_imm(input logic [7:0] op);
     bth_has_imm = (op == OP_SEND_LAST_IMM) || (op == OP_SEND_ONLY_IMM) || (op == OP_WRITE_LAST_IMM) || (op == OP_WRITE_ONLY_IMM) || (op == OP_UD_SEND_ONLY_IMM);
@@ -520,10 +538,13 @@ package tmnic_hwif_pkg;
     bth_has_reth = (op == OP_WRITE_FIRST) || (op == OP_WRITE_ONLY) || (op == OP_WRITE_ONLY_IMM) || (op == OP_READ_REQ);
   endfunction
   function automatic logic bth_has_aeth(input logic [7:0] op);
-    bth_has_aeth = (op == OP_READ_RESP_FIRST) || (op == OP_READ_RESP_LAST) || (op == OP_READ_RESP_ONLY) || (op == OP_ACK);
+    bth_has_aeth = (op == OP_READ_RESP_FIRST) || (op == OP_READ_RESP_LAST) || (op == OP_READ_RESP_ONLY) || (op == OP_ACK) || (op == OP_ATOMIC_ACK);
   endfunction
   function automatic logic bth_has_deth(input logic [7:0] op);
     bth_has_deth = (op == OP_UD_SEND_ONLY) || (op == OP_UD_SEND_ONLY_IMM);
+  endfunction
+  function automatic logic bth_has_atomiceth(input logic [7:0] op);
+    bth_has_atomiceth = (op == OP_CMP_SWAP) || (op == OP_FETCH_ADD);
   endfunction
 
   // RNR NAK timer code (IBA table 45) -> microseconds.
@@ -565,7 +586,7 @@ package tmnic_hwif_pkg;
     endcase
   endfunction
 
-  // Internal header of one RoCEv2 RC packet (hwif/spec.py ROCE_HDR), 511 bits:
+  // Internal header of one RoCEv2 RC packet (hwif/spec.py ROCE_HDR), 639 bits:
   // handed to the frame builder and produced by the parser; extension headers follow the opcode.
   typedef struct packed {
     logic [47:0] dst_mac;  // byte 0 on the wire is bits [47:40]
@@ -580,9 +601,11 @@ package tmnic_hwif_pkg;
     logic ack_req;  // BTH AckReq
     logic [23:0] dest_qp;
     logic [23:0] psn;
-    logic [63:0] reth_va;  // RETH, present for RDMA WRITE FIRST/ONLY and READ REQUEST
-    logic [31:0] reth_rkey;
-    logic [31:0] reth_len;
+    logic [63:0] reth_va;  // RETH, present for RDMA WRITE FIRST/ONLY and READ REQUEST; also the AtomicETH's VA
+    logic [31:0] reth_rkey;  // also the AtomicETH's R_Key
+    logic [31:0] reth_len;  // an atomic request's is ATOMIC_LEN from the parser (not on the wire)
+    logic [63:0] atom_swap;  // AtomicETH swap (CMP_SWAP) or add (FETCH_ADD) data
+    logic [63:0] atom_cmp;  // AtomicETH compare data
     logic [31:0] imm;  // ImmDt: [31:24] is the first byte on the wire
     logic [31:0] aeth;  // AETH {syndrome[31:24], msn[23:0]}
     logic [31:0] deth_qkey;  // DETH (UD): Q_Key

@@ -66,7 +66,7 @@ module tmnic_pkt_rx
   localparam int unsigned AW        = $clog2(DEPTH);
   localparam int unsigned MAX_BEATS = (MAX_FRAME_LEN + W - 1) / W;      // words of a longest frame
   localparam int unsigned SLACK     = 2;                                // beats in stages I and C
-  localparam int unsigned HDR_MAX   = 74;                               // 54 + RETH + ImmDt
+  localparam int unsigned HDR_MAX   = 82;                               // 54 + AtomicETH (the longest)
   localparam int unsigned HB        = (HDR_MAX + W - 1) / W;            // header window beats
   localparam int unsigned WIN_BYTES = HB * W;
   localparam int unsigned BI_W      = 8;                                // beat index, saturating
@@ -104,7 +104,7 @@ module tmnic_pkt_rx
     roce_hdr_t     hdr;
     logic [AW-1:0] start;  // first buffer word of the frame
     logic [AW:0]   fend;   // write pointer after the frame (with wrap bit): release point
-    logic [6:0]    hl;     // header length 54..74 (payload offset in the frame)
+    logic [6:0]    hl;     // header length 54..82 (payload offset in the frame)
   } desc_t;
 
   typedef struct packed {
@@ -289,6 +289,16 @@ module tmnic_pkt_rx
                        win[58], win[59], win[60], win[61]};
         h.reth_rkey = {win[62], win[63], win[64], win[65]};
         h.reth_len  = {win[66], win[67], win[68], win[69]};
+      end
+      // AtomicETH {VA, R_Key, swap/add, compare}: the VA and key in the RETH fields, the length the
+      // bytes it accesses
+      if (bth_has_atomiceth(op)) begin
+        h.reth_va   = {win[54], win[55], win[56], win[57],
+                       win[58], win[59], win[60], win[61]};
+        h.reth_rkey = {win[62], win[63], win[64], win[65]};
+        h.reth_len  = 32'(ATOMIC_LEN);
+        h.atom_swap = {win[66], win[67], win[68], win[69], win[70], win[71], win[72], win[73]};
+        h.atom_cmp  = {win[74], win[75], win[76], win[77], win[78], win[79], win[80], win[81]};
       end
       if (bth_has_imm(op)) begin
         h.imm = bth_has_reth(op) ? {win[70], win[71], win[72], win[73]} :

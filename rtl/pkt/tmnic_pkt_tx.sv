@@ -59,7 +59,7 @@ module tmnic_pkt_tx
 
   localparam int unsigned W        = DATA_W / 8;          // bytes per beat
   localparam int unsigned LW       = $clog2(W);
-  localparam int unsigned HDR_MAX  = 74;                  // 54 + RETH + ImmDt
+  localparam int unsigned HDR_MAX  = 82;                  // 54 + AtomicETH (the longest)
   localparam int unsigned HV_BEATS = HDR_MAX / W + 1;     // header beats incl. the first carry
   localparam int unsigned HV_BYTES = HV_BEATS * W;
   localparam int unsigned OFF_W    = 14;                  // frame byte offsets (< 16 KiB)
@@ -245,8 +245,8 @@ module tmnic_pkt_tx
     logic [W-1:0]          dmask;
     // header preparation
     prep_t                 pr;
-    logic [159:0]          ext;      // extension headers, first byte in [159:152]
-    logic [6:0]            hl;       // header length 54..74
+    logic [223:0]          ext;      // extension headers, first byte in [223:216]
+    logic [6:0]            hl;       // header length 54..82
     logic [1:0]            pc;       // pad count
     logic [6:0]            hlp;      // hl + pc
     logic [15:0]           ip_len, udp_len;
@@ -306,17 +306,20 @@ module tmnic_pkt_tx
 
     if (hdr_fire) begin
       // IBA order: RETH, then ImmDt (WRITE_ONLY_IMM); DETH, then ImmDt (UD SEND_ONLY_IMM); AETH and
-      // ImmDt never come together.
-      if (bth_has_deth(s_hdr_i.opcode)) begin
+      // ImmDt never come together; the AtomicETH comes alone (an ATOMIC_ACK's AtomicAckETH is its
+      // 8 payload bytes).
+      if (bth_has_atomiceth(s_hdr_i.opcode)) begin
+        ext = {s_hdr_i.reth_va, s_hdr_i.reth_rkey, s_hdr_i.atom_swap, s_hdr_i.atom_cmp};
+      end else if (bth_has_deth(s_hdr_i.opcode)) begin
         ext = {s_hdr_i.deth_qkey, 8'h00, s_hdr_i.deth_sqp,
-               bth_has_imm(s_hdr_i.opcode) ? s_hdr_i.imm : 32'h0, 64'h0};
+               bth_has_imm(s_hdr_i.opcode) ? s_hdr_i.imm : 32'h0, 128'h0};
       end else if (bth_has_reth(s_hdr_i.opcode)) begin
         ext = {s_hdr_i.reth_va, s_hdr_i.reth_rkey, s_hdr_i.reth_len,
-               bth_has_imm(s_hdr_i.opcode) ? s_hdr_i.imm : 32'h0};
+               bth_has_imm(s_hdr_i.opcode) ? s_hdr_i.imm : 32'h0, 64'h0};
       end else if (bth_has_imm(s_hdr_i.opcode)) begin
-        ext = {s_hdr_i.imm, 128'h0};
+        ext = {s_hdr_i.imm, 192'h0};
       end else if (bth_has_aeth(s_hdr_i.opcode)) begin
-        ext = {s_hdr_i.aeth, 128'h0};
+        ext = {s_hdr_i.aeth, 192'h0};
       end else begin
         ext = '0;
       end

@@ -45,10 +45,17 @@ RoceHdr canonical(const RoceHdr& h) {
   r.dest_qp &= 0xFFFFFF;
   r.psn &= 0xFFFFFF;
   r.pay_len &= 0x1FFF;
-  if (!bth_has_reth(h.opcode)) {
+  if (!bth_has_reth(h.opcode) && !bth_has_atomiceth(h.opcode)) {
     r.reth_va = 0;
     r.reth_rkey = 0;
     r.reth_len = 0;
+  }
+  // An atomic request's AtomicETH: VA and R_Key in the RETH fields, the length its ATOMIC_LEN bytes.
+  if (bth_has_atomiceth(h.opcode)) {
+    r.reth_len = tmnic::hwif::ATOMIC_LEN;
+  } else {
+    r.atom_swap = 0;
+    r.atom_cmp = 0;
   }
   if (!bth_has_imm(h.opcode)) r.imm = 0;
   if (!bth_has_aeth(h.opcode)) r.aeth = 0;
@@ -131,6 +138,13 @@ std::vector<uint8_t> build_frame(const RoceHdr& h, const uint8_t* payload) {
     put_be(x + 8, h.reth_rkey, 4);
     put_be(x + 12, h.reth_len, 4);
     x += 16;
+  }
+  if (bth_has_atomiceth(h.opcode)) {
+    put_be(x + 0, h.reth_va, 8);
+    put_be(x + 8, h.reth_rkey, 4);
+    put_be(x + 12, h.atom_swap, 8);
+    put_be(x + 20, h.atom_cmp, 8);
+    x += kAtomicethLen;
   }
   if (bth_has_imm(h.opcode)) {
     put_be(x, h.imm, 4);
@@ -259,6 +273,14 @@ bool parse_frame(const uint8_t* f, size_t len, RoceHdr* hdr, std::vector<uint8_t
       h.reth_rkey = static_cast<uint32_t>(get_be(x + 8, 4));
       h.reth_len = static_cast<uint32_t>(get_be(x + 12, 4));
       x += 16;
+    }
+    if (bth_has_atomiceth(op)) {
+      h.reth_va = get_be(x, 8);
+      h.reth_rkey = static_cast<uint32_t>(get_be(x + 8, 4));
+      h.reth_len = tmnic::hwif::ATOMIC_LEN;
+      h.atom_swap = get_be(x + 12, 8);
+      h.atom_cmp = get_be(x + 20, 8);
+      x += kAtomicethLen;
     }
     if (bth_has_imm(op)) {
       h.imm = static_cast<uint32_t>(get_be(x, 4));
