@@ -8,6 +8,9 @@
 // job's range is the message's only SGE, and one packet per go gives READ_RESP_FIRST/MIDDLE/LAST or
 // ONLY by position, AETH {ACK, MSN} on FIRST/LAST/ONLY, PSN = first PSN + packet number. Its
 // payload is gathered into this block's own TX buffer, which the TX scheduler reads.
+// An atomic's job carries the original value instead of an IOVA: its one packet is an
+// ATOMIC_ACKNOWLEDGE (AETH, then the value as its 8 payload bytes: the AtomicAckETH), written into
+// the slot through the builder's inline path, in the same order as the READ responses around it.
 //
 // A job ends when the TX scheduler takes its last packet (pkt_valid_o && pkt_ready_i in cycle h):
 // jobs_out_o counts it from cycle h+1, and the QP's done count (mod 8) is written in cycle h+1, so a
@@ -41,6 +44,8 @@ module tmnic_rd_resp import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic [23:0]            job_psn_i,      // PSN of the first response (the request's PSN)
   input  logic [23:0]            job_msn_i,      // MSN for the AETH
   input  logic [3:0]             job_pmtu_log_i, // 8..12
+  input  logic                   job_atom_i,     // an atomic's answer: job_iova_i is the original value
+                                                 //   (memory order, byte 0 in [7:0]), job_len_i ATOMIC_LEN
 
   // Jobs finished per QP, mod 8 (registered write-first read: done_rdata_o one cycle after
   // done_raddr_i, counting every job whose last packet was taken before the cycle of the read)
@@ -109,6 +114,7 @@ module tmnic_rd_resp import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     logic [23:0]     psn;
     logic [23:0]     msn;
     logic [3:0]      pmtu_log;
+    logic            atom;
   } job_t;
 
   typedef enum logic [1:0] {R_INIT, R_IDLE, R_LOAD, R_RUN} state_e;
@@ -124,6 +130,8 @@ module tmnic_rd_resp import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [31:0]     len_q;
   logic [23:0]     msn_q;
   logic [3:0]      pmtu_q;
+  logic            atom_q;
+  logic [63:0]     old_q;                                 // an atomic's original value
   logic [23:0]     psn_q, psn_d;                          // PSN of its next packet
   logic [QP_W-1:0] inc_qp_q;
 
@@ -137,7 +145,7 @@ module tmnic_rd_resp import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign job_push = job_valid_i && job_ready_o;
   tmnic_ram_sdp #(.WIDTH($bits(job_t)), .DEPTH(DEPTH), .NO_COLLISION(1'b1)) u_jobs (
     .clk_i, .we_i(job_push), .waddr_i(wr_q[AW-1:0]),
-    .wdata_i({job_qp_i, job_iova_i, job_len_i, job_psn_i, job_msn_i, job_pmtu_log_i}),
+    .wdata_i({job_qp_i, job_iova_i, job_len_i, job_psn_i, job_msn_i, job_pmtu_log_i, job_atom_i}),
     .re_i(f_re), .raddr_i(rd_q[AW-1:0]), .rdata_o(f_rdata));
 
   // ---------------------------------------------------------------- packet builder
@@ -148,11 +156,13 @@ module tmnic_rd_resp import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [BYTES-1:0] txb_be;
   tmnic_req_pkt #(.DATA_W(DATA_W), .NSLOT(NSLOT)) u_pkt (
     .clk_i, .rst_ni,
-    .msg_new_i(p_new), .msg_len_i(len_q), .inline_i(1'b0), .inl_bytes_i('0), .imm_i(1'b0),
-    .write_i(1'b0), .read_i(1'b0), .rresp_i(1'b1), .aeth_i({AETH_SYN_ACK, msn_q}),
+    .msg_new_i(p_new), .msg_len_i(len_q), .inline_i(atom_q), .inl_bytes_i((WQE_MAX_INLINE * 8)'(old_q)),
+    .imm_i(1'b0), .write_i(1'b0), .read_i(1'b0), .rresp_i(1'b1), .atom_ack_i(atom_q), .aeth_i({AETH_SYN_ACK, msn_q}),
+    .atomic_i(1'b0), .atom_cs_i(1'b0), .swap_i('0), .cmp_i('0),
     .raddr_i('0), .rkey_i('0), .imm_data_i('0), .solicited_i(1'b0), .ud_i(1'b0), .qkey_i('0), .sqp_i('0),
-    // (the job's range is the message's only SGE; it is written while the FIFO's word is on f_rdata)
-    .sg_we_i(p_sg_we), .sg_idx_i(3'd0), .sg_iova_i(f_rdata.iova), .sg_len_i(f_rdata.len),
+    // (the job's range is the message's only SGE, an atomic's none; it is written while the FIFO's
+    // word is on f_rdata)
+    .sg_we_i(p_sg_we && !f_rdata.atom), .sg_idx_i(3'd0), .sg_iova_i(f_rdata.iova), .sg_len_i(f_rdata.len),
     .path_i, .pmtu_log_i(pmtu_q), .local_mac_i, .local_ip_i,
     // (the ACK generator's source port for the QP: one flow per QP)
     .udp_sport_i(16'hC000 | 16'(qp_q)), .psn_i(psn_q),
@@ -270,6 +280,8 @@ module tmnic_rd_resp import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       len_q <= f_rdata.len;
       msn_q <= f_rdata.msn;
       pmtu_q <= f_rdata.pmtu_log;
+      atom_q <= f_rdata.atom;
+      old_q <= f_rdata.iova;
     end
     psn_q <= psn_d;
     if (inc_d) inc_qp_q <= t_qp;
@@ -286,7 +298,7 @@ module tmnic_rd_resp import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   tmnic_hold_chk #(.W($bits(job_t)), .NAME("tmnic_rd_resp: READ job")) u_job_hold (
     .clk_i, .rst_ni, .valid_i(job_valid_i), .ready_i(job_ready_o),
-    .data_i({job_qp_i, job_iova_i, job_len_i, job_psn_i, job_msn_i, job_pmtu_log_i}));
+    .data_i({job_qp_i, job_iova_i, job_len_i, job_psn_i, job_msn_i, job_pmtu_log_i, job_atom_i}));
   a_job_pmtu: assert property (@(posedge clk_i) disable iff (!chk_q)
     job_valid_i |-> job_pmtu_log_i >= 4'd8 && job_pmtu_log_i <= 4'd12)
     else $error("tmnic_rd_resp: job PMTU out of 256..4096");

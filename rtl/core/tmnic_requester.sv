@@ -319,7 +319,8 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .msg_new_i(state_q == S_CHECK), .msg_len_i(msg_len_q), .inline_i(w_inline),
     .inl_bytes_i(wqe_q[WQE_INLINE_DATA_OFF*8 +: WQE_MAX_INLINE*8]),
     .imm_i(w_op == WQE_OP_SEND_WITH_IMM || w_op == WQE_OP_RDMA_WRITE_WITH_IMM),
-    .write_i(w_write), .read_i(w_read), .rresp_i(1'b0), .aeth_i(32'd0), .raddr_i(w_raddr), .rkey_i(w_rkey),
+    .write_i(w_write), .read_i(w_read), .rresp_i(1'b0), .atom_ack_i(1'b0), .atomic_i(1'b0), .atom_cs_i(1'b0),
+    .swap_i('0), .cmp_i('0), .aeth_i(32'd0), .raddr_i(w_raddr), .rkey_i(w_rkey),
     // (SE only on a SEND or WRITE_WITH_IMM: a READ request never carries it)
     .imm_data_i(w_imm), .solicited_i(w_flags[WQE_FLAG_SOLICITED_BIT] && !w_read),
     .ud_i(cfg.ud), .qkey_i(w_qkey), .sqp_i(24'(q_q)),

@@ -45,6 +45,8 @@ module tmnic_rx_buf #(
   input  logic signed [13:0] rd_off_i,
   output logic [DATA_W-1:0]  rd_data_o,      // RD_LAT cycles after rd_en_i
   input  logic               done_i,         // a request's last beat left (in acceptance order)
+  output logic               wr_none_o,      // every accepted request is done (no write of a
+                                             // packet still on its way to memory)
 
   output logic               idle_o          // no packet stored or being stored
 );
@@ -145,6 +147,7 @@ module tmnic_rx_buf #(
   assign head_full_o = used_q[head_q] && !rel_q[head_q];
   assign head_first_o = first_q[head_q];
   assign idle_o = (beg_q == '0) && (used_q == '0);
+  assign wr_none_o = (acc_q == dn_q);
 
   // ---------------------------------------------------------------- storage
   // Pulls before the request's first byte (the first beat's negative offset) or past the packet

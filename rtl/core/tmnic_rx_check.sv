@@ -5,18 +5,23 @@
 //     else RV_DROP (silently, as mlx5 drops packets for unknown QPs);
 //   - an ACK/NAK is for the requester: RV_ACK if the QP can send (RTS, SQD, SQE), else RV_DROP; so is
 //     an RDMA READ response: RV_RRESP (its PSN is the requester's business: tmnic_completer);
-//   - a request other than SEND, RDMA WRITE or RDMA READ (not implemented here), or a QP that cannot
-//     receive (not RTR, RTS, SQD, SQE): RV_DROP;
+//   - a request other than SEND, RDMA WRITE, RDMA READ or an atomic (not implemented here), or a QP
+//     that cannot receive (not RTR, RTS, SQD, SQE): RV_DROP; an ATOMIC_ACKNOWLEDGE is a response
+//     like a READ's (RV_RRESP, FIRST and LAST: its AtomicAckETH is its 8 payload bytes);
 //   - PSN: behind the expected PSN (modulo 2^24, the half-window rule) a duplicate, RV_DUP (re-ACKed,
 //     not executed: IBA 9.7.5.1.1), except a duplicate READ request, RV_DUP_READ (executed again:
-//     IBA 9.7.5.1.1, its responses may have been lost); ahead of it, RV_GAP (a PSN sequence NAK, sent
+//     IBA 9.7.5.1.1, its responses may have been lost) and a duplicate atomic, RV_DUP_ATOMIC (answered
+//     from the saved result, never executed twice); ahead of it, RV_GAP (a PSN sequence NAK, sent
 //     once per gap);
 //   - opcode sequence: FIRST/ONLY while a message is held, MIDDLE/LAST while none is or of the other
 //     kind (a WRITE_MIDDLE in a SEND): RV_INV_REQ (NAK invalid request, the QP goes to ERR: IBA
 //     9.7.5.1.2); an RDMA WRITE to a QP that does not accept remote writes (wr_en_i low), or a READ to
-//     one without REMOTE_READ (rd_en_i low): the same (IBA 9.7.4.1.2, rxe's check_op_valid); a READ
-//     request while a message is held: the same;
-//   - else RV_READ (a READ request), RV_FIRST (FIRST/ONLY: a receive WQE is needed) or RV_NEXT.
+//     one without REMOTE_READ (rd_en_i low), or an atomic to one without REMOTE_ATOMIC (at_en_i low):
+//     the same (IBA 9.7.4.1.2, rxe's check_op_valid); a READ or atomic request while a message is
+//     held: the same; an atomic whose VA is not 8-byte aligned (at_al_i low): the same (IBA
+//     9.4.5: a misaligned atomic is an invalid request, as rxe answers it);
+//   - else RV_READ (a READ request), RV_ATOMIC, RV_FIRST (FIRST/ONLY: a receive WQE is needed) or
+//     RV_NEXT.
 // A UD QP (ud_i) takes only UD SEND_ONLY(_IMM) datagrams, from anyone (no peer, no PSN, no sequence:
 // IBA 9.7.1 does not apply to UD), while it can receive: RV_QKEY when the DETH's Q_Key differs from
 // the QP's (IBA C10-15: dropped and counted), else RV_UD. An RC QP drops UD opcodes and a UD QP
@@ -37,6 +42,8 @@ module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic         held_wr_i,    //   and it is an RDMA WRITE
   input  logic         wr_en_i,      // the QP accepts RDMA WRITEs (qp_access_flags REMOTE_WRITE)
   input  logic         rd_en_i,      // the QP accepts RDMA READs (qp_access_flags REMOTE_READ)
+  input  logic         at_en_i,      // the QP accepts atomics (qp_access_flags REMOTE_ATOMIC)
+  input  logic         at_al_i,      // the AtomicETH's VA is 8-byte aligned
   input  logic         ud_i,         // the QP is a UD QP
   input  logic         qkey_ok_i,    // the DETH's Q_Key equals the QP's (registered by the engine)
   output rx_verdict_e  verdict_o,
@@ -45,8 +52,10 @@ module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic         imm_o,        // with an immediate
   output logic         write_o,      // an RDMA WRITE
   output logic         read_o,       // an RDMA READ request
-  output logic         rresp_first_o, // an RDMA READ response: FIRST/ONLY
-  output logic         rresp_last_o   //   LAST/ONLY
+  output logic         atomic_o,     // an atomic request (CMP_SWAP, FETCH_ADD)
+  output logic         rresp_first_o, // an RDMA READ response: FIRST/ONLY (an ATOMIC_ACKNOWLEDGE too)
+  output logic         rresp_last_o,  //   LAST/ONLY (an ATOMIC_ACKNOWLEDGE too)
+  output logic         atom_ack_o     // an ATOMIC_ACKNOWLEDGE
 );
   if (NUM_QP < 4 || NUM_QP > (1 << 24) || (NUM_QP & (NUM_QP - 1)) != 0) begin : g_chk
     $fatal(1, "tmnic_rx_check: NUM_QP must be a power of two in [4, 2^24]");
@@ -57,9 +66,11 @@ module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign write_o = opcode_i >= OP_WRITE_FIRST && opcode_i <= OP_WRITE_ONLY_IMM;
   wire is_ud = bth_has_deth(opcode_i);
   assign read_o = opcode_i == OP_READ_REQ;
-  wire is_rresp = opcode_i >= OP_READ_RESP_FIRST && opcode_i <= OP_READ_RESP_ONLY;
-  assign rresp_first_o = (opcode_i == OP_READ_RESP_FIRST) || (opcode_i == OP_READ_RESP_ONLY);
-  assign rresp_last_o = (opcode_i == OP_READ_RESP_LAST) || (opcode_i == OP_READ_RESP_ONLY);
+  assign atomic_o = bth_has_atomiceth(opcode_i);
+  assign atom_ack_o = opcode_i == OP_ATOMIC_ACK;
+  wire is_rresp = (opcode_i >= OP_READ_RESP_FIRST && opcode_i <= OP_READ_RESP_ONLY) || atom_ack_o;
+  assign rresp_first_o = (opcode_i == OP_READ_RESP_FIRST) || (opcode_i == OP_READ_RESP_ONLY) || atom_ack_o;
+  assign rresp_last_o = (opcode_i == OP_READ_RESP_LAST) || (opcode_i == OP_READ_RESP_ONLY) || atom_ack_o;
   assign first_o = (opcode_i == OP_SEND_FIRST) || (opcode_i == OP_SEND_ONLY) || (opcode_i == OP_SEND_ONLY_IMM) ||
                    (opcode_i == OP_WRITE_FIRST) || (opcode_i == OP_WRITE_ONLY) || (opcode_i == OP_WRITE_ONLY_IMM) ||
                    is_ud;
@@ -80,9 +91,11 @@ module tmnic_rx_check import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end else if (!qp_ok) verdict_o = RV_DROP;
     else if (op_ack) verdict_o = sq_ready ? RV_ACK : RV_DROP;
     else if (is_rresp) verdict_o = sq_ready ? RV_RRESP : RV_DROP;
-    else if (!(is_send || write_o || read_o) || !rq_ready) verdict_o = RV_DROP;
-    else if (psn_i != epsn_i) verdict_o = psn_ge(psn_i, epsn_i) ? RV_GAP : read_o ? RV_DUP_READ : RV_DUP;
+    else if (!(is_send || write_o || read_o || atomic_o) || !rq_ready) verdict_o = RV_DROP;
+    else if (psn_i != epsn_i) verdict_o = psn_ge(psn_i, epsn_i) ? RV_GAP : read_o ? RV_DUP_READ :
+                                          atomic_o ? RV_DUP_ATOMIC : RV_DUP;
     else if (read_o) verdict_o = (held_i || !rd_en_i) ? RV_INV_REQ : RV_READ;
+    else if (atomic_o) verdict_o = (held_i || !at_en_i || !at_al_i) ? RV_INV_REQ : RV_ATOMIC;
     else if (first_o == held_i || (held_i && held_wr_i != write_o) || (write_o && !wr_en_i)) verdict_o = RV_INV_REQ;
     else verdict_o = first_o ? RV_FIRST : RV_NEXT;
   end

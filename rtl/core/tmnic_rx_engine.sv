@@ -23,7 +23,18 @@
 //     the responses. At most MAX_RD_ATOM jobs per QP are out (the engine's per-QP done count): one
 //     more READ is dropped unanswered (the requester's timer sends it again). A bad range: NAK
 //     remote access error and ERR, as a WRITE.
-//   - an RDMA READ response (this QP is the requester): the completer says whether it is the next
+//   - an atomic request (CMP_SWAP, FETCH_ADD; IBA 9.4.5) has its 8 bytes checked as a READ's range
+//     (REMOTE_ATOMIC) and is executed here, atomically with respect to every other access of the
+//     NIC to host memory: once every earlier scatter write has left (tmnic_rx_buf wr_none_o), the 8
+//     bytes are read, the new value computed (big-endian in memory, as ConnectX) and written back,
+//     and nothing else is received meanwhile (every write of packet data comes from this engine,
+//     one at a time). The original value goes to the QP's replay RAM (MAX_RD_ATOM results per QP)
+//     and, as a job, to tmnic_rd_resp, which sends it in an ATOMIC_ACKNOWLEDGE behind the READ
+//     responses before it. A duplicate atomic is answered from the replay RAM, never executed
+//     again (one no longer there is dropped). A misaligned VA or a QP without REMOTE_ATOMIC: NAK
+//     invalid request; a bad range: NAK remote access error; both move the QP to ERR, no DMA.
+//   - an RDMA READ response (this QP is the requester; an ATOMIC_ACKNOWLEDGE is placed as an 8-byte
+//     READ_RESP_ONLY into the atomic WQE's one SGE): the completer says whether it is the next
 //     one of the READ at the head of the send queue (ACK_RR event, verdict vr_*); the FIRST/ONLY
 //     response fetches that READ WQE and checks its scatter list (LOCAL_WRITE) into a second
 //     scatter context of the QP; the payload is placed as a receive's; the LAST/ONLY response's
@@ -95,6 +106,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output ack_kind_e       ack_kind_o,     // an ACK/NAK packet, or a READ response's query/end/error
   output logic            ack_first_o,    // ACK_RR: FIRST/ONLY
   output logic            ack_last_o,     // ACK_RR: LAST/ONLY
+  output logic            ack_atom_o,     // ACK_RR: the response is an ATOMIC_ACKNOWLEDGE
   // The completer's answer to an ACK_RR: the response is the next of the READ with WQE index vr_idx_i
   input  logic            vr_valid_i,
   input  logic            vr_ok_i,
@@ -110,6 +122,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic [23:0]     job_psn_o,
   output logic [23:0]     job_msn_o,
   output logic [3:0]      job_pmtu_log_o,
+  output logic            job_atom_o,     // an ATOMIC_ACKNOWLEDGE of original value job_iova_o
   output logic [QP_W-1:0] rdone_raddr_o,
   input  logic [2:0]      rdone_rdata_i,
 
@@ -121,7 +134,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic [23:0]     ev_msn_o,
   output logic [23:0]     ev_psn_o,
 
-  // DMA read client (receive WQEs)
+  // DMA read client (receive WQEs; an atomic's 8 bytes)
   output logic [63:0]        rd_addr_o,
   output logic [12:0]        rd_len_o,
   output logic               rd_valid_o,
@@ -131,7 +144,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic signed [13:0] rsp_off_i,
   input  logic               rsp_last_i,
 
-  // DMA write client (payload scatter), data pulled from the RX buffer: wr_data_o answers
+  // DMA write client (payload scatter; an atomic's result), data pulled from the RX buffer: wr_data_o answers
   // wr_data_req_i three cycles later (tmnic_dma_wr DATA_LAT = 3); wr_done_i frees buffer slots
   output logic [63:0]        wr_addr_o,
   output logic [12:0]        wr_len_o,
@@ -201,7 +214,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // ---------------------------------------------------------------- states
   typedef enum logic [4:0] {
     S_IDLE, S_LOAD, S_LOOKUP, S_VERDICT, S_WQE, S_WIMM, S_EXEC, S_STORE, S_SCATTER, S_DONE, S_OUT, S_DRAIN,
-    S_FLUSH_WAIT, S_FLUSH_CQE, S_RNR, S_INIT, S_RJOB, S_RRQ, S_RFETCH, S_REXEC, S_RSCAT, S_RDONE
+    S_FLUSH_WAIT, S_FLUSH_CQE, S_RNR, S_INIT, S_RJOB, S_RRQ, S_RFETCH, S_REXEC, S_RSCAT, S_RDONE,
+    S_AWAIT, S_ARD, S_ACALC, S_AWR, S_ADUP, S_ADUPC
   } state_e;
   // What S_WQE waits for: a receive WQE (SEND), an RDMA WRITE's range check, a WRITE_WITH_IMM's WQE.
   // (WM_RECHK: a later WRITE packet's check of the held range; WM_RKEY: a READ request's range;
@@ -239,7 +253,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [31:0]     ack_aeth_d;
   logic [23:0]     ack_psn_d;
   ack_kind_e       ack_kind_d;
-  logic            ack_first_d, ack_last_d;
+  logic            ack_first_d, ack_last_d, ack_atom_d;
   // READ: resources full (S_LOOKUP, from the QP's count and the engine's), the checked range's IOVA,
   // the READ WQE whose responses arrive
   logic            rd_full_q;
@@ -247,6 +261,13 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [63:0]     rd_iova_q;
   logic [15:0]     rd_idx_q, rd_idx_d;
   logic            rchk_q, rchk_d;           // WM_RDWQE checks the held READ's list again (MRs changed)
+  // Atomics: the 8 bytes read (memory order, byte 0 in [7:0]), the value written, the DMA requests
+  // (the engine's read and write ports serve the atomic alone while at_rd_q / at_wr_q), the replay
+  // slot being searched
+  logic [63:0]     at_old_q, at_old_d, at_new_q;
+  logic            at_rv_q, at_rv_d, at_rd_q, at_rd_d, at_wv_q, at_wv_d, at_wr_q, at_wr_d;
+  logic [$clog2(MAX_RD_ATOM)-1:0] ak_q, ak_d;
+  logic            job_atom_d;
   logic [QP_W-1:0] job_qp_d;
   logic [63:0]     job_iova_d;
   logic [31:0]     job_len_d;
@@ -291,6 +312,18 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .we_i(ram_we), .waddr_i(ram_waddr), .wdata_i(ram_wdata.epsn),
     .re_i(1'b1), .raddr_i(query_qp_i), .rdata_o(query_psn_o));
 
+  // Replay RAM: the last MAX_RD_ATOM atomic results of each QP {PSN, original value}, slot
+  // {QP, ap} (which are valid: the QP word's av). Written in S_RJOB, read in S_ADUP: never both.
+  typedef struct packed {
+    logic [23:0] psn;
+    logic [63:0] old;
+  } ares_t;
+  logic  ac_re, ac_we;
+  ares_t ac_rdata;
+  tmnic_ram_sdp #(.WIDTH($bits(ares_t)), .DEPTH(NUM_QP * MAX_RD_ATOM), .NO_COLLISION(1'b1)) u_areplay (
+    .clk_i, .we_i(ac_we), .waddr_i({q_q, cur_q.ap}), .wdata_i({h_q.psn, at_old_q}),
+    .re_i(ac_re), .raddr_i({q_q, ak_q}), .rdata_o(ac_rdata));
+
   wire db_rq_ok = db_valid_i && !db_srq_i && db_idx_i < 12'(NUM_QP);
   logic [15:0] pi_rdata;
   logic        db_hold;                       // a doorbell waiting one cycle behind an init's pi write
@@ -330,16 +363,18 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // computed in S_LOOKUP from the QP's word as it arrives and registered (verdict_q) for S_VERDICT,
   // which acts on it: the checks' compares end in a register, not in the actions they choose.
   rx_verdict_e verdict, verdict_q;
-  logic        is_last, has_imm, is_write, is_read, rr_first, rr_last;
+  logic        is_last, has_imm, is_write, is_read, is_atomic, rr_first, rr_last, rr_atom;
   /* verilator lint_off PINCONNECTEMPTY */   // (the first-packet decode is in the verdict)
   tmnic_rx_check #(.NUM_QP(NUM_QP)) u_check (
     .opcode_i(h_q.opcode), .psn_i(h_q.psn), .dest_qp_i(h_q.dest_qp), .src_ip_i(h_q.src_ip),
     .state_i(cfg.state), .peer_ip_i(cfg.dest_ip), .epsn_i(tab_rdata.epsn), .held_i(tab_rdata.held),
     .held_wr_i(tab_rdata.wr), .wr_en_i(cfg.rem_access[ACCESS_REMOTE_WRITE_BIT]),
-    .rd_en_i(cfg.rem_access[ACCESS_REMOTE_READ_BIT]),
+    .rd_en_i(cfg.rem_access[ACCESS_REMOTE_READ_BIT]), .at_en_i(cfg.rem_access[ACCESS_REMOTE_ATOMIC_BIT]),
+    .at_al_i(h_q.reth_va[2:0] == 3'd0),
     .ud_i(cfg.ud), .qkey_ok_i(h_q.deth_qkey == cfg.qkey),
     .verdict_o(verdict), .first_o(), .last_o(is_last), .imm_o(has_imm),
-    .write_o(is_write), .read_o(is_read), .rresp_first_o(rr_first), .rresp_last_o(rr_last));
+    .write_o(is_write), .read_o(is_read), .atomic_o(is_atomic), .rresp_first_o(rr_first),
+    .rresp_last_o(rr_last), .atom_ack_o(rr_atom));
   /* verilator lint_on PINCONNECTEMPTY */
 
   // RX buffer (tmnic_rx_buf, below): the current packet's payload is its head once the packets
@@ -362,7 +397,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // always: a duplicate READ may come while a message is held), or the held WRITE's from the QP
   // word (its length is the capacity)
   sge_t           key_sge;
-  assign key_sge = (cur_q.held && !is_read) ? '{lkey: cur_q.wkey, length: cur_q.cap[31:0], addr: cur_q.wva}
+  assign key_sge = (cur_q.held && !is_read && !is_atomic) ? '{lkey: cur_q.wkey, length: cur_q.cap[31:0], addr: cur_q.wva}
                                             : '{lkey: h_q.reth_rkey, length: h_q.reth_len, addr: h_q.reth_va};
   // A READ WQE's scatter list (WM_RDWQE) is fetched from the send queue like a receive WQE from
   // the receive queue (same SGE layout), never through the SRQ and never empty.
@@ -377,6 +412,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [15:0]    wq_idx;
   logic [4:0]     wq_skip;
   logic           sg_we;
+  logic [63:0]    wq_rd_addr;
+  logic [12:0]    wq_rd_len;
+  logic           wq_rd_valid;
   logic [2:0]     sg_idx;
   logic [63:0]    sg_iova;
   logic [31:0]    sg_len;
@@ -389,7 +427,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .pay_len_i(h_q.pay_len), .head_beg_i(rb_beg), .head_first_i(rb_first),
     .start_i(wq_start), .key_i(wq_key), .key_ld_i(state_q == S_VERDICT),
     .key_sge_i(key_sge),
-    .key_acc_i(is_read ? 4'(1 << ACCESS_REMOTE_READ_BIT) : 4'(1 << ACCESS_REMOTE_WRITE_BIT)), .nochk_i(wq_nochk), .idle_o(wq_idle), .rnr_now_o(wq_rnr_now), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
+    .key_acc_i(is_read ? 4'(1 << ACCESS_REMOTE_READ_BIT) : is_atomic ? 4'(1 << ACCESS_REMOTE_ATOMIC_BIT) :
+               4'(1 << ACCESS_REMOTE_WRITE_BIT)), .nochk_i(wq_nochk), .idle_o(wq_idle), .rnr_now_o(wq_rnr_now), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
     .kind_o(wq_kind), .rndv_o(wq_rndv), .tag_o(wq_tag), .ctx_o(wq_ctx), .idx_o(wq_idx), .rq_inc_o(wq_rq_inc),
     .skip_o(wq_skip), .wrid_o(wq_wrid),
     .flush_i(wq_flush), .flush_idx_i(tab_rdata.ci), .flush_last_o(wq_flush_last),
@@ -397,13 +436,15 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .lk_valid_o, .lk_ready_i, .lk_tag_o, .lk_commit_miss_o, .lk_rsp_valid_i, .lk_rsp_hit_i, .lk_rsp_handle_i,
     .lk_rsp_unexp_i, .tb_re_o, .tb_raddr_o, .tb_rdata_i, .add_pend_i, .add_pend_handle_i,
     .tm_exp_o, .tm_unexp_o, .tm_notag_o, .tm_srq_o,
-    .rd_addr_o, .rd_len_o, .rd_valid_o, .rd_ready_i, .rsp_valid_i, .rsp_data_i, .rsp_off_i, .rsp_last_i);
+    .rd_addr_o(wq_rd_addr), .rd_len_o(wq_rd_len), .rd_valid_o(wq_rd_valid), .rd_ready_i,
+    .rsp_valid_i(rsp_valid_i && !at_rd_q), .rsp_data_i, .rsp_off_i, .rsp_last_i);
   // Scatter of the packet's delivered bytes into the held WQE's checked SGEs (kept per QP, eight
   // slots: the checker writes each passing SGE there), from the QP's cursor; the DMA write requests
   // are the scatter block's registers. Contexts NUM_QP + q hold QP q's READ WQE's scatter list (a
   // QP receives a message and READ responses at the same time). A READ request's range check
   // writes nothing here (it would overwrite a held WQE's first SGE): its IOVA is kept for the job.
-  logic        sc_start, sc_idle, sc_last;
+  logic        sc_start, sc_idle, sc_last, sc_valid;
+  logic [63:0] sc_addr;
   logic [12:0] sc_off;
   logic [13:0] sc_len;                   // (a piece is at most a packet: 4096 + a UD GRH bytes)
   logic [2:0]  sc_sgi;
@@ -414,7 +455,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .start_i(sc_start), .idle_o(sc_idle), .ctx_i({rm_q, q_q}), .sgi_i(rm_q ? cur_q.r_sgi : cur_q.sgi),
     .sgo_i(rm_q ? cur_q.r_sgo : cur_q.sgo),
     .skip_i({9'd0, skip_q}), .len_i({1'b0, h_q.pay_len}), .avail_i(rb_full),
-    .wr_valid_o, .wr_ready_i, .wr_addr_o, .wr_len_o(sc_len), .wr_off_o(sc_off), .wr_last_o(sc_last),
+    .wr_valid_o(sc_valid), .wr_ready_i, .wr_addr_o(sc_addr), .wr_len_o(sc_len), .wr_off_o(sc_off), .wr_last_o(sc_last),
     .sgi_o(sc_sgi), .sgo_o(sc_sgo));
 
   // Completions: formatted by kind and registered (tmnic_rx_cqe).
@@ -428,8 +469,21 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign qp_idx_o = q_d;
   assign rdone_raddr_o = tab_raddr;
 
-  assign wr_len_o = sc_len[12:0];
   wire unused_sc_len = sc_len[13];
+  // The DMA ports: the WQE block's reads and the scatter's writes, or an atomic's 8 bytes (the
+  // others are idle then: asserted below). An atomic's result is written from every 8-byte lane
+  // group of the data (the strobes pick the right one: its address is 8-byte aligned).
+  localparam int unsigned LG_W = $clog2(BYTES / 8);
+  wire [LG_W-1:0] at_lg = rd_iova_q[3 +: LG_W];
+  assign rd_valid_o = wq_rd_valid || at_rv_q;
+  assign rd_addr_o = at_rd_q ? rd_iova_q : wq_rd_addr;
+  assign rd_len_o = at_rd_q ? 13'(ATOMIC_LEN) : wq_rd_len;
+  assign wr_valid_o = sc_valid || at_wv_q;
+  assign wr_addr_o = at_wr_q ? rd_iova_q : sc_addr;
+  assign wr_len_o = at_wr_q ? 13'(ATOMIC_LEN) : sc_len[12:0];
+  logic [DATA_W-1:0] rb_data;
+  logic              rb_wr_none;
+  assign wr_data_o = at_wr_q ? {(BYTES / 8){at_new_q}} : rb_data;
   // RX buffer: two 8 KiB packet slots (a 4 KiB payload, or a UD datagram's with its GRH), so that the next packet's payload is stored while this one
   // is scattered; the scatter's DMA write requests pull from it (three-cycle reads, the byte shift
   // in two steps: tmnic_dma_wr DATA_LAT = 3). A packet with a payload releases its slot when
@@ -441,11 +495,22 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .s_tdata_i(s_pay_tdata_i), .s_tkeep_i(s_pay_tkeep_i), .s_tlast_i(s_pay_tlast_i),
     .s_tvalid_i(s_pay_tvalid_i), .s_tready_o(s_pay_tready_o),
     .head_beg_o(rb_beg), .head_full_o(rb_full), .head_first_o(rb_first), .release_i(rb_release),
-    .acc_i(wr_valid_o && wr_ready_i), .acc_off_i(sc_off),
-    .rd_en_i(wr_data_req_i), .rd_off_i(wr_data_off_i), .rd_data_o(wr_data_o), .done_i(wr_done_i),
-    .idle_o(rb_idle));
+    .acc_i(sc_valid && wr_ready_i), .acc_off_i(sc_off),
+    .rd_en_i(wr_data_req_i), .rd_off_i(wr_data_off_i), .rd_data_o(rb_data), .done_i(wr_done_i && !at_wr_q),
+    .wr_none_o(rb_wr_none), .idle_o(rb_idle));
   // Headers wait for a pending init and for QPs to flush.
   assign s_hdr_ready_o = (state_q == S_IDLE) && !init_pend_q && !sched_valid && !own_q;
+
+  // An atomic's new value (IBA 9.4.5), the memory bytes taken as a big-endian integer as ConnectX
+  // does (ATOMIC_LEN): CMP_SWAP stores swap if the old value equals compare, FETCH_ADD old + add.
+  // Bytes in and out in memory order (byte 0 in [7:0]).
+  function automatic logic [63:0] atomic_result(input logic cswap, input logic [63:0] old_mem,
+                                                input logic [63:0] swap_add, input logic [63:0] compare);
+    logic [63:0] old_be, new_be;
+    for (int unsigned b = 0; b < 8; b++) old_be[8 * (7 - b) +: 8] = old_mem[8 * b +: 8];
+    new_be = cswap ? ((old_be == compare) ? swap_add : old_be) : old_be + swap_add;
+    for (int unsigned b = 0; b < 8; b++) atomic_result[8 * b +: 8] = new_be[8 * (7 - b) +: 8];
+  endfunction
 
   // ---------------------------------------------------------------- next state
   logic       a_go;                    // an ACK/NAK for q_q (to the ACK generator)
@@ -457,7 +522,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     ud_d = ud_q; rm_d = rm_q; rd_idx_d = rd_idx_q; rchk_d = rchk_q;
     job_valid_d = job_valid_o && !job_ready_i;
     job_qp_d = job_qp_o; job_iova_d = job_iova_o; job_len_d = job_len_o; job_psn_d = job_psn_o;
-    job_msn_d = job_msn_o; job_pmtu_log_d = job_pmtu_log_o;
+    job_msn_d = job_msn_o; job_pmtu_log_d = job_pmtu_log_o; job_atom_d = job_atom_o;
+    at_old_d = at_old_q; ak_d = ak_q; ac_re = 1'b0; ac_we = 1'b0;
+    at_rv_d = at_rv_q && !rd_ready_i; at_rd_d = at_rd_q;
+    at_wv_d = at_wv_q && !wr_ready_i; at_wr_d = at_wr_q;
     // defaults: hold
     state_d = state_q; after_d = after_q; init_pend_d = init_pend_q;
     q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q;
@@ -467,7 +535,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     pay_del_d = pay_del_q; room_d = room_q;
     ack_valid_d = ack_valid_o && !ack_ready_i;
     ack_qp_d = ack_qp_o; ack_aeth_d = ack_aeth_o; ack_psn_d = ack_psn_o;
-    ack_kind_d = ack_kind_o; ack_first_d = ack_first_o; ack_last_d = ack_last_o;
+    ack_kind_d = ack_kind_o; ack_first_d = ack_first_o; ack_last_d = ack_last_o; ack_atom_d = ack_atom_o;
     wq_start = 1'b0; wq_flush = 1'b0; wq_key = 1'b0; wq_nochk = 1'b0;
     ev_valid_d = ev_valid_o && !ev_ready_i;
     ev_qp_d = ev_qp_o; ev_syn_d = ev_syn_o; ev_msn_d = ev_msn_o; ev_psn_d = ev_psn_o;
@@ -561,7 +629,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         imm_taken_d = 1'b0;
         ud_d = 1'b0;
         rm_d = 1'b0;
-        wq_key = is_write || is_read;         // (from the opcode alone: tmnic_rx_wqe loads it while idle)
+        wq_key = is_write || is_read || is_atomic;  // (from the opcode alone: tmnic_rx_wqe loads it while idle)
         pay_del_d = h_q.pay_len;
         state_d = S_DRAIN;
         after_d = S_DRAIN;
@@ -569,7 +637,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         // (one that fails the QP says so instead). Once until the receive state is initialised again.
         if (cfg.state == QPS_RTR && !cfg.ud && !cur_q.est &&
             (verdict_q == RV_DUP || verdict_q == RV_GAP || verdict_q == RV_FIRST || verdict_q == RV_NEXT ||
-             verdict_q == RV_READ || verdict_q == RV_DUP_READ)) begin
+             verdict_q == RV_READ || verdict_q == RV_DUP_READ || verdict_q == RV_ATOMIC ||
+             verdict_q == RV_DUP_ATOMIC)) begin
           cur_d.est = 1'b1;
           note_d = 1'b1;
           err_qp_d = q_q;
@@ -594,16 +663,26 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             ack_kind_d = ACK_RR;
             ack_first_d = rr_first;
             ack_last_d = rr_last;
+            ack_atom_d = rr_atom;
             rm_d = 1'b1;
             state_d = S_RRQ;
           end
           // A READ request (or a duplicate, executed again): its range's check (none for zero
           // bytes), then a job; with MAX_RD_ATOM jobs of the QP out, dropped unanswered.
-          RV_READ, RV_DUP_READ: begin
+          RV_READ, RV_DUP_READ, RV_ATOMIC: begin
             if (!rd_full_q) begin
-              wq_start = h_q.reth_len != 32'd0;
+              wq_start = h_q.reth_len != 32'd0;   // (an atomic's is ATOMIC_LEN)
               wmode_d = WM_RKEY;
               state_d = (h_q.reth_len == 32'd0) ? S_RJOB : S_WQE;
+            end
+          end
+          // A duplicate atomic: its saved result, if still there (the requester keeps at most
+          // max_rd_atomic <= MAX_RD_ATOM atomics and READs outstanding, so it is).
+          RV_DUP_ATOMIC: begin
+            dup_d = 1'b1;
+            if (!rd_full_q) begin
+              ak_d = '0;
+              state_d = S_ADUP;
             end
           end
           RV_DUP: begin                     // re-ACK the last executed PSN, do not execute
@@ -681,7 +760,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       S_WQE: begin
         if (wmode_q == WM_RKEY) begin
           if (wq_done && wq_ok) begin
-            state_d = S_RJOB;
+            state_d = is_atomic ? S_AWAIT : S_RJOB;
           end else if (wq_done) begin
             // IBA 9.7.5.2.3: a bad range is a remote access error; the responder QP fails (class C)
             a_go = 1'b1; a_syn = AETH_SYN_NAK_REM_ACCESS_ERR; a_msn = cur_q.msn; a_psn = h_q.psn;
@@ -831,13 +910,20 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       S_RJOB: begin
         job_valid_d = 1'b1;
         job_qp_d = q_q;
-        job_iova_d = (h_q.reth_len == 32'd0) ? 64'd0 : rd_iova_q;
+        job_atom_d = is_atomic;
+        job_iova_d = is_atomic ? at_old_q : (h_q.reth_len == 32'd0) ? 64'd0 : rd_iova_q;
+        // An executed atomic's result is saved for its duplicates (the oldest slot is reused).
+        if (verdict_q == RV_ATOMIC) begin
+          ac_we = 1'b1;
+          cur_d.av[cur_q.ap] = 1'b1;
+          cur_d.ap = cur_q.ap + 1'b1;
+        end
         job_len_d = h_q.reth_len;
         job_psn_d = h_q.psn;
         job_msn_d = cur_q.msn;
         job_pmtu_log_d = cfg.pmtu_log;
         cur_d.rdi = cur_q.rdi + 3'd1;
-        if (verdict_q == RV_READ) begin
+        if (verdict_q == RV_READ || verdict_q == RV_ATOMIC) begin
           cur_d.epsn = cur_q.epsn + ((h_q.reth_len == 32'd0) ? 24'd1 : 24'(((h_q.reth_len - 32'd1) >> cfg.pmtu_log) + 32'd1));
           cur_d.msn = cur_q.msn + 24'd1;
           cur_d.nak_sent = 1'b0;
@@ -846,6 +932,45 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         tab_we = 1'b1;
         after_d = S_DRAIN;
         state_d = S_OUT;
+      end
+
+      // An atomic, executed while nothing else touches host memory: the earlier packets' writes
+      // have left (the next packet waits in the RX buffer), then read, compute, write, and the
+      // result goes out once the write has left too (S_RJOB).
+      S_AWAIT: if (rb_wr_none) begin
+        at_rv_d = 1'b1;
+        at_rd_d = 1'b1;
+        state_d = S_ARD;
+      end
+      S_ARD: if (rsp_valid_i) begin
+        at_old_d = rsp_data_i[64 * 32'(at_lg) +: 64];
+        at_rd_d = 1'b0;
+        state_d = S_ACALC;
+      end
+      S_ACALC: begin                          // (at_new_q is registered from at_old_q now)
+        at_wv_d = 1'b1;
+        at_wr_d = 1'b1;
+        state_d = S_AWR;
+      end
+      S_AWR: if (wr_done_i) begin
+        at_wr_d = 1'b0;
+        state_d = S_RJOB;
+      end
+      // A duplicate atomic: search the QP's saved results, one slot per two cycles.
+      S_ADUP: begin
+        ac_re = 1'b1;
+        state_d = S_ADUPC;
+      end
+      S_ADUPC: begin
+        if (cur_q.av[ak_q] && ac_rdata.psn == h_q.psn) begin
+          at_old_d = ac_rdata.old;
+          state_d = S_RJOB;
+        end else if (ak_q == $bits(ak_q)'(MAX_RD_ATOM - 1)) begin
+          state_d = S_DRAIN;                  // (not there: dropped; cannot happen, see above)
+        end else begin
+          ak_d = ak_q + 1'b1;
+          state_d = S_ADUP;
+        end
       end
 
       // The completer's verdict on a READ response: drop it, or place it (the first response
@@ -973,6 +1098,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ack_valid_o <= 1'b0;
       ev_valid_o <= 1'b0;
       job_valid_o <= 1'b0;
+      {at_rv_q, at_rd_q, at_wv_q, at_wr_q} <= '0;
       err_o <= 1'b0;
       note_o <= 1'b0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o, drop_qkey_o, ud_nowqe_o} <= '0;
@@ -985,6 +1111,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ack_valid_o <= ack_valid_d;
       ev_valid_o <= ev_valid_d;
       job_valid_o <= job_valid_d;
+      {at_rv_q, at_rd_q, at_wv_q, at_wr_q} <= {at_rv_d, at_rd_d, at_wv_d, at_wr_d};
       err_o <= err_d;
       note_o <= note_d;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o, drop_qkey_o, ud_nowqe_o} <=
@@ -1003,8 +1130,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     if (state_q == S_LOOKUP) rd_full_q <= (tab_rdata.rdi - rdone_rdata_i) >= 3'(MAX_RD_ATOM);
     if (sg_we && wmode_q == WM_RKEY) rd_iova_q <= sg_iova;
     job_qp_o <= job_qp_d; job_iova_o <= job_iova_d; job_len_o <= job_len_d; job_psn_o <= job_psn_d;
-    job_msn_o <= job_msn_d; job_pmtu_log_o <= job_pmtu_log_d;
-    ack_kind_o <= ack_kind_d; ack_first_o <= ack_first_d; ack_last_o <= ack_last_d;
+    job_msn_o <= job_msn_d; job_pmtu_log_o <= job_pmtu_log_d; job_atom_o <= job_atom_d;
+    ack_kind_o <= ack_kind_d; ack_first_o <= ack_first_d; ack_last_o <= ack_last_d; ack_atom_o <= ack_atom_d;
+    at_old_q <= at_old_d; ak_q <= ak_d;
+    if (state_q == S_ACALC) at_new_q <= atomic_result(h_q.opcode == OP_CMP_SWAP, at_old_q, h_q.atom_swap, h_q.atom_cmp);
     if (state_q == S_LOOKUP) verdict_q <= verdict;
     pay_del_q <= pay_del_d; room_q <= room_d;
     ack_qp_o <= ack_qp_d; ack_aeth_o <= ack_aeth_d; ack_psn_o <= ack_psn_d;
@@ -1040,11 +1169,11 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_rx_engine: scatter started while one runs");
   a_ack_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     ack_valid_o && !ack_ready_i |=> ack_valid_o && $stable(ack_qp_o) && $stable(ack_aeth_o) && $stable(ack_psn_o) &&
-      $stable(ack_kind_o) && $stable(ack_first_o) && $stable(ack_last_o))
+      $stable(ack_kind_o) && $stable(ack_first_o) && $stable(ack_last_o) && $stable(ack_atom_o))
     else $error("tmnic_rx_engine: ACK event changed before it was taken");
   a_job_stable: assert property (@(posedge clk_i) disable iff (!chk_q)
     job_valid_o && !job_ready_i |=> job_valid_o && $stable(job_qp_o) && $stable(job_iova_o) && $stable(job_len_o) &&
-      $stable(job_psn_o) && $stable(job_msn_o) && $stable(job_pmtu_log_o))
+      $stable(job_psn_o) && $stable(job_msn_o) && $stable(job_pmtu_log_o) && $stable(job_atom_o))
     else $error("tmnic_rx_engine: READ job changed before it was taken");
   a_job_over: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_RJOB |-> !job_valid_o)
     else $error("tmnic_rx_engine: READ job raised over one not yet taken");
@@ -1067,6 +1196,14 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   a_write_imm_wqe: assert property (@(posedge clk_i) disable iff (!chk_q)
     (c_go && c_flags == RXF_WRITE_IMM) |-> imm_taken_q)
     else $error("tmnic_rx_engine: a WRITE_WITH_IMM completion without its receive WQE");
+  // An atomic owns the DMA ports: the WQE block issues no read and the scatter no write meanwhile,
+  // and no earlier write is still on its way (it would be counted as the atomic's).
+  a_atom_rd: assert property (@(posedge clk_i) disable iff (!chk_q) at_rd_q |-> !wq_rd_valid && wq_idle)
+    else $error("tmnic_rx_engine: a WQE read while an atomic reads");
+  a_atom_wr: assert property (@(posedge clk_i) disable iff (!chk_q) at_wr_q |-> !sc_valid && rb_wr_none)
+    else $error("tmnic_rx_engine: a scatter write while an atomic writes");
+  a_atom_aligned: assert property (@(posedge clk_i) disable iff (!chk_q) at_rv_q |-> rd_iova_q[2:0] == 3'd0)
+    else $error("tmnic_rx_engine: an atomic's address is not 8-byte aligned");
   a_wqe_start: assert property (@(posedge clk_i) disable iff (!chk_q) (wq_start || wq_flush) |-> wq_idle)
     else $error("tmnic_rx_engine: receive WQE requested while one is taken");
 `endif

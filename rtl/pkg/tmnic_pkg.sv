@@ -184,9 +184,11 @@ package tmnic_pkg;
   // a further packet of the held message.
   // On a UD QP: a datagram to deliver (RV_UD), or one dropped for its Q_Key (RV_QKEY).
   // RDMA READ: a request at the expected PSN (RV_READ) or a duplicate one (RV_DUP_READ, executed
-  // again); a response for the requester (RV_RRESP).
+  // again); a response for the requester (RV_RRESP, also an ATOMIC_ACKNOWLEDGE).
+  // Atomics: a request at the expected PSN (RV_ATOMIC, executed) or a duplicate one (RV_DUP_ATOMIC,
+  // answered from the QP's saved results, never executed again).
   typedef enum logic [3:0] {RV_DROP, RV_ACK, RV_DUP, RV_GAP, RV_INV_REQ, RV_FIRST, RV_NEXT, RV_UD, RV_QKEY,
-                            RV_READ, RV_DUP_READ, RV_RRESP} rx_verdict_e;
+                            RV_READ, RV_DUP_READ, RV_RRESP, RV_ATOMIC, RV_DUP_ATOMIC} rx_verdict_e;
   // A received message as its completion needs it (tmnic_rx_cqe; part of the responder's QP word).
   typedef struct packed {
     logic [63:0] wrid;        // receive WQE's wr_id (0 for a matched tag's buffer)
@@ -222,6 +224,10 @@ package tmnic_pkg;
     logic [2:0]  sgi;         //   scatter cursor: SGE and offset in it of message byte off
     logic [31:0] sgo;
     logic [2:0]  rdi;         // READ jobs given to tmnic_rd_resp (mod 8; its done count says how many are out)
+    // The atomic results saved for duplicates (IBA 9.7.5.1.1): MAX_RD_ATOM slots per QP in the
+    // engine's replay RAM, these valid, the next one to write
+    logic [MAX_RD_ATOM-1:0]         av;
+    logic [$clog2(MAX_RD_ATOM)-1:0] ap;
     // The requester's RDMA READ whose responses are arriving: its scatter list is checked into
     // scatter context NUM_QP + QP on the FIRST/ONLY response; the cursor as for a receive above.
     logic        r_bad;       //   an SGE failed the protection check

@@ -279,7 +279,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // READ responses at the requester: the receive engine's events (query, placed, failed) and the
   // completer's verdicts
   ack_kind_e ack_ev_kind;
-  logic ack_ev_first, ack_ev_last;
+  logic ack_ev_first, ack_ev_last, ack_ev_atom;
   logic cmp_vr_valid, cmp_vr_ok;
   logic [15:0] cmp_vr_idx;
   assign ack_ev_ready = cmp_ack_ready;
@@ -484,6 +484,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [31:0]     job_len;
   logic [23:0]     job_psn, job_msn;
   logic [3:0]      job_pmtu_log;
+  logic            job_atom;
   logic [QP_W-1:0] rdone_raddr;
   logic [2:0]      rdone_rdata;
 
@@ -494,7 +495,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_rd_resp #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NSLOT(NSLOT)) u_rdr (
     .clk_i, .rst_ni,
     .job_valid_i(job_valid), .job_ready_o(job_ready), .job_qp_i(job_qp), .job_iova_i(job_iova), .job_len_i(job_len),
-    .job_psn_i(job_psn), .job_msn_i(job_msn), .job_pmtu_log_i(job_pmtu_log),
+    .job_psn_i(job_psn), .job_msn_i(job_msn), .job_pmtu_log_i(job_pmtu_log), .job_atom_i(job_atom),
     .done_raddr_i(rdone_raddr), .done_rdata_o(rdone_rdata),
     .jobs_in_o(rdr_jobs_in), .jobs_out_o(rdr_jobs_out),
     .path_idx_o(rdr_qp), .path_i(rdr_path), .local_mac_i(mac), .local_ip_i(ip),
@@ -509,6 +510,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else rdr_jobs_out_q <= rdr_jobs_out;
   end
   wire unused_rdr = ^{rdr_jobs_in};
+  wire unused_atom = ack_ev_atom;   // (the completer's ack_atom_i: with the requester's atomics)
 
   // The responder; its ACK/NAK events go to the ACK generator below.
   logic            ag_ev_valid, ag_ev_ready, ag_idle, rsp_idle;
@@ -530,9 +532,10 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .s_pay_tvalid_i(prx_tvalid), .s_pay_tready_o(prx_tready),
     .ack_valid_o(ack_ev_valid), .ack_ready_i(ack_ev_ready), .ack_qp_o(ack_ev_qp), .ack_aeth_o(ack_ev_aeth),
     .ack_psn_o(ack_ev_psn), .ack_kind_o(ack_ev_kind), .ack_first_o(ack_ev_first), .ack_last_o(ack_ev_last),
+    .ack_atom_o(ack_ev_atom),
     .vr_valid_i(cmp_vr_valid), .vr_ok_i(cmp_vr_ok), .vr_idx_i(cmp_vr_idx),
     .job_valid_o(job_valid), .job_ready_i(job_ready), .job_qp_o(job_qp), .job_iova_o(job_iova), .job_len_o(job_len),
-    .job_psn_o(job_psn), .job_msn_o(job_msn), .job_pmtu_log_o(job_pmtu_log),
+    .job_psn_o(job_psn), .job_msn_o(job_msn), .job_pmtu_log_o(job_pmtu_log), .job_atom_o(job_atom),
     .rdone_raddr_o(rdone_raddr), .rdone_rdata_i(rdone_rdata),
     .ev_valid_o(ag_ev_valid), .ev_ready_i(ag_ev_ready), .ev_qp_o(ag_ev_qp), .ev_syn_o(ag_ev_syn),
     .ev_msn_o(ag_ev_msn), .ev_psn_o(ag_ev_psn),

@@ -92,6 +92,7 @@ class RawHost {
     uint32_t type = hw::cmd::QP_TYPE_RC, qkey = 0;
     uint32_t tclass = 0, hop_limit = 64;   // IPv4 TOS and TTL
     uint32_t max_rd = hw::MAX_RD_ATOM;     // RDMA READs in flight
+    uint32_t timeout = 14;                 // local ACK timeout 4.096 us << timeout
   };
   uint32_t set_qp(uint32_t qpn, const QpCfg& c) {
     namespace a = hw::cmd::set_qp;
@@ -103,7 +104,7 @@ class RawHost {
                {a::DEST_IP, c.dest_ip}, {a::SQ_PSN, c.sq_psn}, {a::RQ_PSN, c.rq_psn},
                {a::DMAC_LO, uint32_t(c.dmac)}, {a::DMAC_HI, uint32_t(c.dmac >> 32)},
                {a::MIN_RNR_TIMER, c.min_rnr}, {a::RNR_RETRY, c.rnr_retry}, {a::RETRY_CNT, 7},
-               {a::TIMEOUT, 14}, {a::INIT, c.init}, {a::ACCESS, c.access}, {a::TYPE, c.type}, {a::QKEY, c.qkey},
+               {a::TIMEOUT, c.timeout}, {a::INIT, c.init}, {a::ACCESS, c.access}, {a::TYPE, c.type}, {a::QKEY, c.qkey},
                {a::TCLASS, c.tclass}, {a::HOP_LIMIT, c.hop_limit}, {a::MAX_RD_ATOMIC, c.max_rd}});
   }
 

@@ -22,6 +22,10 @@
 // the done table's read-modify-write back to back), reads their payload at random and frees slots
 // late. Jobs: lengths 0, 1, P-1, P, P+1, 2P, random up to 64 KiB; P 256..4096; PSNs near the wrap;
 // hot QPs, QP 0 and NUM_QP-1, repeats of the previous job's QP.
+// Atomic jobs (job_atom_i: the original value in job_iova_i) among them: one ATOMIC_ACKNOWLEDGE at the
+// job's PSN with the AETH and the value as its 8 payload bytes (byte 0 = the value's bits [7:0]), no
+// DMA read; the bench takes each value from 8 bytes of its host memory so that the payload check
+// is the same as for READ responses.
 // Throughput: back-to-back 4 KiB packets with a DMA of one beat per cycle and a TX scheduler of one
 // beat per cycle (the line): the cycles the scheduler waits for a packet are measured and printed,
 // and must be none once the first packet is out; also the packet rate of 256-byte and empty
@@ -93,6 +97,8 @@ struct Job {
   unsigned qp = 0, pmtu_log = 8;
   uint64_t iova = 0;
   uint32_t len = 0, psn = 0, msn = 0;
+  bool atom = false;         // an atomic's answer: iova is the original value, taken from host bytes src
+  uint64_t src = 0;
 };
 struct Pkt {                // expected packet
   wire::RoceHdr hdr;
@@ -127,7 +133,8 @@ std::vector<std::string> coverage_points() {
           "len_pmtu_plus_1", "len_over_16_packets", "pmtu_256", "pmtu_4096", "psn_wrap_in_job", "same_qp_next_job",
           "same_qp_last_taken_adjacent", "same_qp_last_taken_gap_2", "fifo_full", "job_backpressure",
           "read_backpressure", "tx_backpressure", "unaligned_read", "done_read_just_changed", "done_count_wrap",
-          "jobs_counter_wrap", "qp_0", "qp_last", "idle_between", "two_last_taken_adjacent"};
+          "jobs_counter_wrap", "qp_0", "qp_last", "idle_between", "two_last_taken_adjacent", "op_atomic_ack",
+          "atomic_after_read", "read_after_atomic"};
 }
 
 class RdRespBench {
@@ -190,7 +197,7 @@ class RdRespBench {
     while (!full_seen_ && cyc_ < guard && !failed()) {
       if (pending_.empty()) {
         Job j = random_job(k);
-        j.len = static_cast<uint32_t>(u(0, 1) ? 0 : u(1, 300));
+        if (!j.atom) j.len = static_cast<uint32_t>(u(0, 1) ? 0 : u(1, 300));
         pending_.push_back(j);
       }
       step(k);
@@ -247,7 +254,12 @@ class RdRespBench {
     last_qp_ = j.qp;
     j.pmtu_log = static_cast<unsigned>(u(8, 12));
     const uint32_t p = 1u << j.pmtu_log;
-    if (chance(rng_, k.small)) {
+    if (!line_ && chance(rng_, 0.12)) {
+      j.atom = true;
+      j.len = hw::ATOMIC_LEN;
+      j.src = rng_() >> u(0, 20);
+      for (unsigned b = 0; b < 8; ++b) j.iova |= uint64_t(host(j.src + b)) << (8 * b);
+    } else if (chance(rng_, k.small)) {
       switch (u(0, 3)) {
         case 0: j.len = 0; break;
         case 1: j.len = 1; break;
@@ -265,13 +277,15 @@ class RdRespBench {
         default: j.len = static_cast<uint32_t>(u(1, 8192)); break;
       }
     }
-    switch (u(0, 4)) {
-      case 0: j.iova = (u(0, 1ull << 40) << 12) + 4096 - u(1, 2 * kBytes); break;   // just below a page end
-      case 1: j.iova = u(0, 1ull << 48) << 6; break;                                // beat aligned (512)
-      case 2: j.iova = 0xFFFFFFFFFFFFFFFFull - j.len - u(0, 100000); break;         // the top of the space
-      default: j.iova = rng_() >> u(0, 20); break;
+    if (!j.atom) {
+      switch (u(0, 4)) {
+        case 0: j.iova = (u(0, 1ull << 40) << 12) + 4096 - u(1, 2 * kBytes); break;   // just below a page end
+        case 1: j.iova = u(0, 1ull << 48) << 6; break;                                // beat aligned (512)
+        case 2: j.iova = 0xFFFFFFFFFFFFFFFFull - j.len - u(0, 100000); break;         // the top of the space
+        default: j.iova = rng_() >> u(0, 20); break;
+      }
+      if (j.iova + j.len < j.iova) j.iova -= j.len;   // (no wrap past 2^64)
     }
-    if (j.iova + j.len < j.iova) j.iova -= j.len;   // (no wrap past 2^64)
     j.psn = chance(rng_, 0.3) ? static_cast<uint32_t>(kM24 - u(0, 40)) : static_cast<uint32_t>(rng_()) & kM24;
     j.msn = static_cast<uint32_t>(rng_()) & kM24;
     return j;
@@ -293,17 +307,18 @@ class RdRespBench {
       h.ip_tos = pa.tos;
       h.ip_ttl = pa.ttl;
       h.udp_sport = static_cast<uint16_t>(0xC000 | j.qp);
-      h.opcode = first && last ? wire::kReadRespOnly : first ? wire::kReadRespFirst : last ? wire::kReadRespLast
+      h.opcode = j.atom ? wire::kAtomicAck
+                 : first && last ? wire::kReadRespOnly : first ? wire::kReadRespFirst : last ? wire::kReadRespLast
                                                                                            : wire::kReadRespMiddle;
       h.dest_qp = pa.qpn;
       h.psn = (j.psn + i) & kM24;
       h.aeth = (static_cast<uint32_t>(kSynAck) << 24) | j.msn;
       h.pay_len = static_cast<uint16_t>(last ? j.len - i * p : p);
-      k.addr = j.iova + static_cast<uint64_t>(i) * p;
+      k.addr = j.atom ? j.src : j.iova + static_cast<uint64_t>(i) * p;
       k.last = last;
       k.qp = j.qp;
       exp_pkts_.push_back(k);
-      if (h.pay_len) exp_reads_.push_back({k.addr, h.pay_len});
+      if (h.pay_len && !j.atom) exp_reads_.push_back({k.addr, h.pay_len});
       if (h.psn == 0 && i > 0) cov_.hit("psn_wrap_in_job");
     }
     cov_.hit(j.len == 0 ? "zero_length" : j.len == 1 ? "len_1" : j.len == p - 1 ? "len_pmtu_minus_1"
@@ -312,6 +327,9 @@ class RdRespBench {
     if (p == 256) cov_.hit("pmtu_256");
     if (p == 4096) cov_.hit("pmtu_4096");
     if (in_ > 0 && j.qp == prev_job_qp_) cov_.hit("same_qp_next_job");
+    if (in_ > 0 && j.atom && !prev_atom_) cov_.hit("atomic_after_read");
+    if (in_ > 0 && !j.atom && prev_atom_) cov_.hit("read_after_atomic");
+    prev_atom_ = j.atom;
     if (j.qp == 0) cov_.hit("qp_0");
     if (j.qp == kNumQp - 1) cov_.hit("qp_last");
     prev_job_qp_ = j.qp;
@@ -331,6 +349,7 @@ class RdRespBench {
     top_->job_psn_i = job_.psn;
     top_->job_msn_i = job_.msn;
     top_->job_pmtu_log_i = job_.pmtu_log;
+    top_->job_atom_i = job_.atom;
     // done table: a random QP (often one with traffic), its count as of before this cycle's edge
     const unsigned dq = chance(rng_, 0.5) ? last_qp_ : chance(rng_, 0.5) ? hot_[u(0, hot_.size() - 1)]
                                                                          : static_cast<unsigned>(u(0, kNumQp - 1));
@@ -513,6 +532,7 @@ class RdRespBench {
       if (p.hdr.opcode == wire::kReadRespFirst) cov_.hit("op_first");
       if (p.hdr.opcode == wire::kReadRespMiddle) cov_.hit("op_middle");
       if (p.hdr.opcode == wire::kReadRespLast) cov_.hit("op_last");
+      if (p.hdr.opcode == wire::kAtomicAck) cov_.hit("op_atomic_ack");
       streams_.push_back({slot_next_, p.hdr.pay_len, 0, p.addr});
       if (p.hdr.pay_len == 0) {                       // nothing to read: freed at once (or late)
         frees_.push_back({cyc_ + 1 + u(0, k.max_free), slot_next_});
@@ -577,6 +597,7 @@ class RdRespBench {
   uint32_t lip_ = 0;
   std::deque<Job> pending_;
   Job job_;
+  bool prev_atom_ = false;
   bool job_valid_ = false, inited_ = false, full_seen_ = false, tx_stall_ = false;
   unsigned first_ready_ = 0, last_qp_ = 0, prev_job_qp_ = 0, path_idx_ = 0, slot_next_ = 0, held_ = 0;
   unsigned tx_stall_left_ = 0, tx_burst_left_ = 0;

@@ -4,7 +4,7 @@
 // message (receive WQE, checked SGE list, bytes received). At each header the bench hands the engine,
 // the model decides, in the order of tmnic_rx_check's rules written from the IBA:
 //   - unknown QP (reserved 0/1 or >= NUM_QP), wrong peer IP, QP not able to receive, not a SEND,
-//     RDMA WRITE or READ (an atomic): dropped (payload discarded); an ACK/NAK packet for a QP that can
+//     RDMA WRITE, READ or atomic (e.g. SEND_WITH_INV): dropped (payload discarded); an ACK/NAK packet for a QP that can
 //     send goes out on ack_* unchanged ({qp, AETH, PSN}), else it is dropped;
 //   - PSN behind the expected one (half-window rule): duplicate, re-ACKed with {MSN, ePSN-1}, not
 //     executed; ahead: sequence-error NAK {MSN, ePSN} once per gap;
@@ -967,8 +967,8 @@ class Bench {
       h.opcode = static_cast<uint8_t>(u(wire::kSendFirst, wire::kSendOnlyImm));
       h.psn = Q.epsn;
       rand_pay(static_cast<unsigned>(u(0, 300)));
-    } else if (r < 30) {  // an atomic request (not executed by this responder: dropped)
-      h.opcode = static_cast<uint8_t>(u(0x13, 0x14));   // CMP_SWAP, FETCH_ADD
+    } else if (r < 30) {  // an RC opcode this responder does not execute (SEND_WITH_INV etc.): dropped
+      h.opcode = static_cast<uint8_t>(u(0x15, 0x1F));
       h.psn = Q.epsn;
       rand_pay(static_cast<unsigned>(u(0, 300)));
     } else if (r < 60) {  // an ACK/NAK for the send side

@@ -308,6 +308,9 @@ class RxBufBench {
     for (size_t i = 0; i < pk_.size(); ++i)
       if (pk_[i].first_at < c && pk_[i].free_at > c) idle = false;
     expect("idle_o", top_->idle_o, idle);
+    // Every request accepted in an earlier cycle is done (the responder's atomic waits for this).
+    expect("wr_none_o", top_->wr_none_o, accepts_ == dones_.size());
+    if (accepts_ != dones_.size()) cov_.hit("writes_outstanding");
   }
   void expect(const char* what, bool got, bool exp) {
     if (got == exp || errors_) return;
@@ -359,7 +362,7 @@ class RxBufBench {
 
 TEST(RxBuf, RandomTrainsPiecesAndReleases) {
   Coverage cov({"parser_stalled", "pull_negative_offset", "accept_in_cycle_of_last_pull",
-                "accept_with_requests_outstanding", "release_in_cycle_of_acceptance",
+                "accept_with_requests_outstanding", "release_in_cycle_of_acceptance", "writes_outstanding",
                 "release_with_requests_outstanding", "release_all_done", "scattered", "dropped",
                 "packet_shorter_than_tmh", "packet_largest", "packet_in_several_pieces", "head_beg_before_full",
                 "all_slots_used", "store_while_pulling"});

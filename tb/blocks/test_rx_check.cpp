@@ -27,19 +27,20 @@ namespace {
 
 constexpr uint32_t kNumQp = 64;
 constexpr uint32_t kPsnMod = 1u << 24;
-enum Verdict : unsigned { kDrop, kAck, kDup, kGap, kInvReq, kFirst, kNext, kUd, kQkey, kRead, kDupRead, kRresp };  // tmnic_pkg::rx_verdict_e
+enum Verdict : unsigned { kDrop, kAck, kDup, kGap, kInvReq, kFirst, kNext, kUd, kQkey, kRead, kDupRead, kRresp,
+                          kAtomic, kDupAtomic };  // tmnic_pkg::rx_verdict_e
 const char* const kVerdictName[] = {"drop", "ack", "dup", "gap", "inv_req", "first", "next", "ud", "qkey", "read",
-                                    "dup_read", "rresp"};
+                                    "dup_read", "rresp", "atomic", "dup_atomic"};
 
 struct In {
   uint8_t opcode;
   uint32_t psn, dest_qp, src_ip, state, peer_ip, epsn;
-  bool held, held_wr, wr_en, rd_en;
+  bool held, held_wr, wr_en, rd_en, at_en, at_al;
   bool ud, qkey_ok;  // the QP is UD; the DETH's Q_Key is the QP's
 };
 struct Out {
   unsigned verdict;
-  bool first, last, imm, write, read, rfirst, rlast;
+  bool first, last, imm, write, read, atomic, rfirst, rlast, atom_ack;
 };
 
 Out model(const In& i) {
@@ -57,9 +58,12 @@ Out model(const In& i) {
   o.imm = op == wire::kSendLastImm || op == wire::kSendOnlyImm || op == wire::kWriteLastImm || op == wire::kWriteOnlyImm ||
           op == wire::kUdSendOnlyImm;
   o.read = op == wire::kReadReq;
-  const bool rresp = op >= wire::kReadRespFirst && op <= wire::kReadRespOnly;
-  o.rfirst = op == wire::kReadRespFirst || op == wire::kReadRespOnly;
-  o.rlast = op == wire::kReadRespLast || op == wire::kReadRespOnly;
+  o.atomic = op == wire::kCmpSwap || op == wire::kFetchAdd;
+  // An ATOMIC_ACKNOWLEDGE is a one-packet response (its AtomicAckETH is its payload)
+  o.atom_ack = op == wire::kAtomicAck;
+  const bool rresp = (op >= wire::kReadRespFirst && op <= wire::kReadRespOnly) || o.atom_ack;
+  o.rfirst = op == wire::kReadRespFirst || op == wire::kReadRespOnly || o.atom_ack;
+  o.rlast = op == wire::kReadRespLast || op == wire::kReadRespOnly || o.atom_ack;
   const bool can_send = st == S::RTS || st == S::SQD || st == S::SQE;
   const bool can_recv = can_send || st == S::RTR;
   const bool is_send = i.opcode <= wire::kSendOnlyImm;
@@ -75,16 +79,19 @@ Out model(const In& i) {
   } else if (rresp) {
     // READ responses are the requester's (its completer checks their PSN)
     o.verdict = can_send ? kRresp : kDrop;
-  } else if (!(is_send || o.write || o.read) || !can_recv) {
+  } else if (!(is_send || o.write || o.read || o.atomic) || !can_recv) {
     o.verdict = kDrop;
   } else if (i.psn != i.epsn) {
-    // Behind the expected PSN by 1 .. 2^23: a duplicate (a READ is executed again, IBA 9.7.5.1.1);
-    // otherwise ahead of it: a gap.
+    // Behind the expected PSN by 1 .. 2^23: a duplicate (a READ is executed again, an atomic answered
+    // from its saved result: IBA 9.7.5.1.1); otherwise ahead of it: a gap.
     const uint32_t behind = (i.epsn - i.psn) & (kPsnMod - 1);
-    o.verdict = (behind >= 1 && behind <= (1u << 23)) ? (o.read ? kDupRead : kDup) : kGap;
+    o.verdict = (behind >= 1 && behind <= (1u << 23)) ? (o.read ? kDupRead : o.atomic ? kDupAtomic : kDup) : kGap;
   } else if (o.read) {
     // A READ inside a message, or to a QP without REMOTE_READ (IBA 9.7.4.1.2)
     o.verdict = (i.held || !i.rd_en) ? kInvReq : kRead;
+  } else if (o.atomic) {
+    // The same for an atomic (REMOTE_ATOMIC), and a VA not 8-byte aligned (IBA 9.4.5)
+    o.verdict = (i.held || !i.at_en || !i.at_al) ? kInvReq : kAtomic;
   } else if (o.first == i.held || (i.held && i.held_wr != o.write) || (o.write && !i.wr_en)) {
     // FIRST/ONLY inside a message, MIDDLE/LAST outside one or of another kind, a WRITE to a QP
     // without REMOTE_WRITE (IBA 9.7.4.1.2)
@@ -100,7 +107,9 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
                 "drop_peer", "drop_state", "drop_opcode", "ack_not_sending", "dup_window_end", "gap_window_end",
                 "psn_wrap_dup", "psn_wrap_gap", "write_first", "write_next", "write_in_send", "send_in_write", "write_not_enabled",
                 "ud", "qkey", "ud_op_on_rc_qp", "rc_op_on_ud_qp", "ud_drop_state",
-                "read", "dup_read", "rresp", "read_in_message", "read_not_enabled", "rresp_not_sending"});
+                "read", "dup_read", "rresp", "read_in_message", "read_not_enabled", "rresp_not_sending",
+                "atomic", "dup_atomic", "atomic_in_message", "atomic_not_enabled", "atomic_misaligned",
+                "atom_ack"});
   auto ctx = std::make_unique<VerilatedContext>();
   auto top = std::make_unique<Vtmnic_rx_check>(ctx.get());
   uint64_t n = 0;
@@ -115,8 +124,9 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
                                         wire::kWriteMiddle, wire::kWriteLast, wire::kWriteLastImm, wire::kWriteOnly,
                                         wire::kWriteOnlyImm, wire::kUdSendOnly, wire::kUdSendOnlyImm,
                                         wire::kReadReq, wire::kReadRespFirst, wire::kReadRespMiddle,
-                                        wire::kReadRespLast, wire::kReadRespOnly};
-      i.opcode = chance(rng, 0.85) ? kCommon[urand(rng, 0, 19)] : static_cast<uint8_t>(urand(rng, 0, 255));
+                                        wire::kReadRespLast, wire::kReadRespOnly, wire::kCmpSwap,
+                                        wire::kFetchAdd, wire::kAtomicAck};
+      i.opcode = chance(rng, 0.85) ? kCommon[urand(rng, 0, 22)] : static_cast<uint8_t>(urand(rng, 0, 255));
       i.epsn = chance(rng, 0.2) ? static_cast<uint32_t>(urand(rng, 0, 3)) | (chance(rng, 0.5) ? kPsnMod - 4 : 0)
                                 : static_cast<uint32_t>(urand(rng, 0, kPsnMod - 1));
       const uint32_t d = chance(rng, 0.5) ? 0u
@@ -138,6 +148,8 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       i.held_wr = chance(rng, 0.5);
       i.wr_en = chance(rng, 0.8);
       i.rd_en = chance(rng, 0.8);
+      i.at_en = chance(rng, 0.8);
+      i.at_al = chance(rng, 0.8);
       i.ud = chance(rng, 0.2);
       i.qkey_ok = chance(rng, 0.8);
       top->opcode_i = i.opcode;
@@ -151,14 +163,16 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       top->held_wr_i = i.held_wr;
       top->wr_en_i = i.wr_en;
       top->rd_en_i = i.rd_en;
+      top->at_en_i = i.at_en;
+      top->at_al_i = i.at_al;
       top->ud_i = i.ud;
       top->qkey_ok_i = i.qkey_ok;
       top->eval();
       const Out m = model(i);
       const unsigned got = top->verdict_o;
       if (got != m.verdict || top->first_o != m.first || top->last_o != m.last || top->imm_o != m.imm ||
-          top->write_o != m.write || top->read_o != m.read || top->rresp_first_o != m.rfirst ||
-          top->rresp_last_o != m.rlast) {
+          top->write_o != m.write || top->read_o != m.read || top->atomic_o != m.atomic ||
+          top->rresp_first_o != m.rfirst || top->rresp_last_o != m.rlast || top->atom_ack_o != m.atom_ack) {
         ADD_FAILURE() << "opcode " << unsigned(i.opcode) << " psn " << i.psn << " epsn " << i.epsn << " qp " << i.dest_qp
                       << " state " << i.state << " peer " << (i.src_ip == i.peer_ip) << " held " << i.held << ": verdict "
                       << got << " (model " << kVerdictName[m.verdict] << "), first/last/imm " << unsigned(top->first_o)
@@ -182,6 +196,10 @@ TEST(RxCheck, RandomHeadersAgainstIbaModel) {
       }
       if (m.read && m.verdict == kInvReq && i.held) cov.hit("read_in_message");
       if (m.read && m.verdict == kInvReq && !i.held && !i.rd_en) cov.hit("read_not_enabled");
+      if (m.atomic && m.verdict == kInvReq && i.held) cov.hit("atomic_in_message");
+      if (m.atomic && m.verdict == kInvReq && !i.held && !i.at_en) cov.hit("atomic_not_enabled");
+      if (m.atomic && m.verdict == kInvReq && !i.held && i.at_en && !i.at_al) cov.hit("atomic_misaligned");
+      if (m.atom_ack && m.verdict == kRresp) cov.hit("atom_ack");
       if (i.opcode >= wire::kReadRespFirst && i.opcode <= wire::kReadRespOnly && m.verdict == kDrop &&
           qp_ok && i.src_ip == i.peer_ip && !i.ud)
         cov.hit("rresp_not_sending");
