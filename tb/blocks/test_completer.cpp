@@ -74,9 +74,9 @@ static_assert(sizeof(Vtmnic_completer::qp_rd_i) == 4 * ((2 * kCmpBits + 31) / 32
 constexpr uint32_t kRts = static_cast<uint32_t>(tmnic::hwif::QpState::RTS);
 constexpr uint32_t kErr = static_cast<uint32_t>(tmnic::hwif::QpState::ERR);
 
-// ---- sq_out_t {op 2, wrid 64, first 24, last 24, sig 1, err 8} and sq_msg_t {kind 1, qp 16, idx 16,
+// ---- sq_out_t {op 3, wrid 64, first 24, last 24, sig 1, err 8} and sq_msg_t {kind 1, qp 16, idx 16,
 // psn 24, rnr 1, rnr_due 64} (tmnic_pkg.sv), first field in the MSBs ----------------------------------
-constexpr unsigned kOutBits = 123, kMsgBits = 122;
+constexpr unsigned kOutBits = 124, kMsgBits = 122;
 static_assert(sizeof(Vtmnic_completer::o_wdata_i) == 4 * ((kOutBits + 31) / 32), "o_wdata_i is not an sq_out_t");
 static_assert(sizeof(Vtmnic_completer::msg_o) == 4 * ((kMsgBits + 31) / 32), "msg_o is not an sq_msg_t");
 // cqe_req_t (tmnic_pkg.sv): 384 bits; the fields the completer sets, by LSB.
@@ -92,7 +92,7 @@ struct Entry {
 };
 // A ring write (the requester's): {op, wrid, first, last, sig, err} at bits 121, 57, 33, 9, 8, 0.
 void pack_entry(uint32_t* ow, const Entry& e) {
-  set_bits(ow, 121, 2, e.op);
+  set_bits(ow, 121, 3, e.op);
   set_bits(ow, 57, 64, e.wrid);
   set_bits(ow, 33, 24, e.first);
   set_bits(ow, 9, 24, e.last);

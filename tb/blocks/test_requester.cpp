@@ -102,8 +102,8 @@ constexpr uint32_t kRtr = static_cast<uint32_t>(hw::QpState::RTR);
 uint8_t host(uint64_t a) { return mem_byte(kSalt, a); }
 
 // ---- packed structs of tmnic_pkg.sv, first field in the MSBs --------------------------------------
-// sq_out_t {wrid 64, first 24, last 24, sig 1, err 8}
-constexpr unsigned kOutErr = 0, kOutSig = 8, kOutLast = 9, kOutFirst = 33, kOutWrid = 57, kOutOp = 121, kOutBits = 123;
+// sq_out_t {op 3, wrid 64, first 24, last 24, sig 1, err 8}
+constexpr unsigned kOutErr = 0, kOutSig = 8, kOutLast = 9, kOutFirst = 33, kOutWrid = 57, kOutOp = 121, kOutBits = 124;
 // sq_msg_t {kind 1, qp 16, idx 16, psn 24, rnr 1, rnr_due 64}; kind SQ_MSG_REWIND = 0, SQ_MSG_FAIL = 1
 constexpr unsigned kMsgDue = 0, kMsgRnr = 64, kMsgPsn = 65, kMsgIdx = 89, kMsgQp = 105, kMsgKind = 121, kMsgBits = 122;
 static_assert(sizeof(Vtmnic_requester::o_wdata_o) == 4 * ((kOutBits + 31) / 32), "o_wdata_o is not an sq_out_t");
@@ -894,7 +894,7 @@ class ReqBench {
     const uint32_t last = static_cast<uint32_t>(get_bits(d, kOutLast, 24));
     const bool sig = get_bits(d, kOutSig, 1);
     const uint8_t err = static_cast<uint8_t>(get_bits(d, kOutErr, 8));
-    const unsigned op = static_cast<unsigned>(get_bits(d, kOutOp, 2));   // tmnic_pkg sq_op_e
+    const unsigned op = static_cast<unsigned>(get_bits(d, kOutOp, 3));   // tmnic_pkg sq_op_e
     if ((waddr & (kOuts - 1)) != p.next % kOuts)
       return fail("QP ", qi, ": ring write at entry ", waddr & (kOuts - 1), ", next WQE ", p.next);
     if (static_cast<uint16_t>(p.next - p.ci) >= kOuts)
