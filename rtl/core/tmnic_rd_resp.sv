@@ -150,6 +150,7 @@ module tmnic_rd_resp import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .rst_ni,
     .msg_new_i(p_new), .msg_len_i(len_q), .inline_i(1'b0), .inl_bytes_i('0), .imm_i(1'b0),
     .write_i(1'b0), .read_i(1'b0), .rresp_i(1'b1), .aeth_i({AETH_SYN_ACK, msn_q}),
+    .atomic_i(1'b0), .atom_cs_i(1'b0), .swap_i('0), .cmp_i('0), .atom_ack_i(1'b0),
     .raddr_i('0), .rkey_i('0), .imm_data_i('0), .solicited_i(1'b0), .ud_i(1'b0), .qkey_i('0), .sqp_i('0),
     // (the job's range is the message's only SGE; it is written while the FIFO's word is on f_rdata)
     .sg_we_i(p_sg_we), .sg_idx_i(3'd0), .sg_iova_i(f_rdata.iova), .sg_len_i(f_rdata.len),
