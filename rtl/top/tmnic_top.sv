@@ -328,6 +328,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .ack_aeth_i(ack_ev_valid ? ack_ev_aeth : {AETH_SYN_ACK, 24'd0}),
     .ack_psn_i(ack_ev_valid ? ack_ev_psn : uack_psn), .ack_local_i(!ack_ev_valid),
     .ack_kind_i(ack_ev_valid ? ack_ev_kind : ACK_PKT), .ack_first_i(ack_ev_first), .ack_last_i(ack_ev_last),
+    .ack_atom_i(1'b0),
     .vr_valid_o(cmp_vr_valid), .vr_ok_o(cmp_vr_ok), .vr_idx_o(cmp_vr_idx),
     .lerr_valid_i(lerr_valid), .lerr_ready_o(lerr_ready), .lerr_qp_i(lerr_qp),
     .o_we_i(o_we), .o_waddr_i(o_waddr), .o_wdata_i(o_wdata),
