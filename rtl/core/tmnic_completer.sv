@@ -19,6 +19,11 @@
 //     or that it failed there (ACK_RDERR). A READ is never completed by an ACK packet; an ACK that
 //     covers the oldest READ's last PSN says its responses were lost (an implicit NAK, rxe's
 //     COMPST_ERROR_RETRY): go back to it, spending a transport retry as a timeout does.
+//   - Atomics (SQO_CSWAP, SQO_FADD: one PSN, first = last) are handled as 8-byte READs (sqo_rd):
+//     their response, an ATOMIC_ACK, comes as ACK_RR with ack_atom_i (FIRST and LAST); the verdict
+//     also requires the response's kind to match the oldest entry (an ATOMIC_ACK for an atomic, a
+//     READ response for a READ), ACK_RDDONE completes them, ACK_RDERR fails them, an ACK past them
+//     is an implicit NAK.
 //   - It is the send side's only source of QP errors (err_o, at least 3 cycles apart), and marks
 //     QPs for the requester whenever a QP's window or state may have changed.
 //
@@ -82,7 +87,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  ack_kind_e       ack_kind_i,   // ACK_PKT, or a READ response event (tmnic_pkg)
   input  logic            ack_first_i,  // ACK_RR: the response is FIRST/ONLY,
   input  logic            ack_last_i,   //   LAST/ONLY
-  // ACK_RR's verdict (one pulse per event): the response is the oldest READ's next one (vr_ok_o)
+  input  logic            ack_atom_i,   // ACK_RR: the response is an ATOMIC_ACK (FIRST and LAST)
+  // ACK_RR's verdict (one pulse per event): the response is the oldest READ's (atomic's) next one (vr_ok_o)
   output logic            vr_valid_o,
   output logic            vr_ok_o,
   output logic [15:0]     vr_idx_o,     // the oldest outstanding WQE (the READ when vr_ok_o)
@@ -176,6 +182,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic            local_q, local_d;       // the event is the requester's (a UD datagram), not a packet
   ack_kind_e       kind_q, kind_d;
   logic            rf_q, rf_d, rl_q, rl_d;   // ACK_RR: FIRST/ONLY, LAST/ONLY
+  logic            at_q, at_d;               // ACK_RR: an ATOMIC_ACK
   logic [23:0]     psn_q, psn_d;             // the event's PSN
   logic            vr_valid_d, vr_ok_d;
   logic [15:0]     vr_idx_d;
@@ -263,12 +270,15 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire [4:0]  val = aeth_value(aeth_q);
   // An entry with an error status is never completed by an ACK (its WQE was never sent).
   wire        live = (ac_q.ci != nx_q) && (o_rdata.err == 8'd0);
-  wire        rd_head = live && o_rdata.op == SQO_READ;
+  wire        rd_head = live && sqo_rd(o_rdata.op);
+  // ACK_RR: the response's kind is the oldest entry's (an ATOMIC_ACK for an atomic, a READ response
+  // for a READ; implies sqo_rd: a function of the same 3 op bits and at_q, so no deeper than it).
+  wire        rr_kind = at_q ? (o_rdata.op == SQO_CSWAP || o_rdata.op == SQO_FADD) : (o_rdata.op == SQO_READ);
   wire        sending = cfg.state == QPS_RTS || cfg.state == QPS_SQD;
   wire        pkt = kind_q == ACK_PKT;
-  // S_ACK: ci completes (a READ only by ACK_RDDONE; ACK_RDERR completes nothing here).
+  // S_ACK: ci completes (a READ or atomic only by ACK_RDDONE; ACK_RDERR completes nothing here).
   wire        ack_more = !tmo_q && live && psn_ge(lim_q, o_rdata.last) && kind_q != ACK_RDERR &&
-                         (o_rdata.op != SQO_READ || kind_q == ACK_RDDONE);
+                         (!sqo_rd(o_rdata.op) || kind_q == ACK_RDDONE);
   // S_ACK, the event's end: it acknowledges new PSNs of the oldest outstanding message without
   // completing it (forward progress as well as a completion; not a repeated ACK). Not a READ's:
   // only its verified responses are (acked then holds the last one, for the next one's verdict).
@@ -278,8 +288,9 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // ACK_RR's verdict against the oldest entry: a live READ, the PSN in its range, FIRST/ONLY at its
   // first PSN (always: a READ executed again restarts from there), any other right after the last
   // verified one (acked = psn - 1 = lim; acked only counts if this READ was already the oldest),
-  // LAST/ONLY exactly at its last PSN. A QP that does not send takes no data.
-  wire        rr_ok = kind_q == ACK_RR && !tmo_q && rd_head && sending &&
+  // LAST/ONLY exactly at its last PSN, the response's kind the entry's (rr_kind). A QP that does not
+  // send takes no data.
+  wire        rr_ok = kind_q == ACK_RR && !tmo_q && live && rr_kind && sending &&
                       psn_ge(psn_q, o_rdata.first) && psn_ge(o_rdata.last, psn_q) &&
                       (rf_q ? psn_q == o_rdata.first
                             : (ac_q.acked_v && ac_q.ci == ci0_q && lim_q == ac_q.acked && psn_q != o_rdata.first)) &&
@@ -304,7 +315,13 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     cqe_o.wr_id = c_wrid_q;
     cqe_o.qp_num = 24'(q_q);
     cqe_o.wqe_idx = c_idx_q;
-    cqe_o.opcode = (c_op_q == SQO_WRITE) ? WC_OP_RDMA_WRITE : (c_op_q == SQO_READ) ? WC_OP_RDMA_READ : WC_OP_SEND;
+    unique case (c_op_q)
+      SQO_WRITE: cqe_o.opcode = WC_OP_RDMA_WRITE;
+      SQO_READ:  cqe_o.opcode = WC_OP_RDMA_READ;
+      SQO_CSWAP: cqe_o.opcode = WC_OP_COMP_SWAP;
+      SQO_FADD:  cqe_o.opcode = WC_OP_FETCH_ADD;
+      default:   cqe_o.opcode = WC_OP_SEND;
+    endcase
     cqe_o.status = c_status_q;
   end
 
@@ -317,7 +334,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     init_qp_d = init_i ? init_qp_i : init_qp_q;
     errwait_d = errwait_q;
     q_d = q_q; ac_d = ac_q; nx_d = nx_q; ci0_d = ci0_q; aeth_d = aeth_q; lim_d = lim_q; local_d = local_q;
-    kind_d = kind_q; rf_d = rf_q; rl_d = rl_q; psn_d = psn_q; vr_valid_d = 1'b0; vr_ok_d = vr_ok_o; vr_idx_d = vr_idx_o;
+    kind_d = kind_q; rf_d = rf_q; rl_d = rl_q; at_d = at_q; psn_d = psn_q; vr_valid_d = 1'b0; vr_ok_d = vr_ok_o; vr_idx_d = vr_idx_o;
     rnr_cyc_d = rnr_cyc_q; tdur_d = tdur_q;
     sw_on_d = sw_on_q; sw_vld_d = 1'b0; sw_d = sw_q; sw_min_d = sw_min_q; wake_d = wake_q; smin_src = 2'd0; wake_smin = 1'b0; nd_lt_smin = 1'b0;
     nd_v_d = 1'b0; nd_d = nd_q; tmo_d = tmo_q;
@@ -357,6 +374,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           kind_d = ack_kind_i;
           rf_d = ack_first_i;
           rl_d = ack_last_i;
+          at_d = ack_atom_i;
           psn_d = ack_psn_i;
           // An ACK covers its PSN, a NAK the PSNs before it, a READ response the PSNs before it
           // (earlier requests), a placed READ its last PSN (computed here, not in the ACK loop,
@@ -674,7 +692,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
   always_ff @(posedge clk_i) begin
     q_q <= q_d; init_qp_q <= init_qp_d; ac_q <= ac_d; nx_q <= nx_d; ci0_q <= ci0_d;
-    aeth_q <= aeth_d; lim_q <= lim_d; local_q <= local_d; kind_q <= kind_d; rf_q <= rf_d; rl_q <= rl_d; psn_q <= psn_d;
+    aeth_q <= aeth_d; lim_q <= lim_d; local_q <= local_d; kind_q <= kind_d; rf_q <= rf_d; rl_q <= rl_d; at_q <= at_d; psn_q <= psn_d;
     vr_ok_o <= vr_ok_d; vr_idx_o <= vr_idx_d; rnr_cyc_q <= rnr_cyc_d; tdur_q <= tdur_d; nd_q <= nd_d;
     sw_q <= sw_d; sw_min_q <= sw_min_d; o_arm_qp_q <= o_waddr_i[QP_W+OUT_W-1:OUT_W];
     c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d; c_op_q <= c_op_d;
@@ -733,6 +751,9 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_completer: an event taken before the last READ response's verdict");
   a_rr_no_msg: assert property (@(posedge clk_i) disable iff (!chk_q)
     state_q == S_ACK && kind_q != ACK_PKT && !tmo_q |-> !rewind) else $error("tmnic_completer: a READ event rewinds");
+  a_atom_one: assert property (@(posedge clk_i) disable iff (!chk_q)
+    ack_valid_i && ack_ready_o && ack_kind_i == ACK_RR && ack_atom_i |-> ack_first_i && ack_last_i)
+    else $error("tmnic_completer: an ATOMIC_ACK event that is not FIRST and LAST");
   a_rderr_status: assert property (@(posedge clk_i) disable iff (!chk_q)
     ack_valid_i && ack_ready_o && ack_kind_i == ACK_RDERR |-> ack_aeth_i[7:0] != 8'd0)
     else $error("tmnic_completer: ACK_RDERR with status SUCCESS");

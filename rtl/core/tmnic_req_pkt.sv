@@ -1,6 +1,11 @@
 // Packet builder of the requester: cuts the message being sent into PMTU packets and fills one
 // TX-buffer slot per packet (rxe_req.c's init_req_packet/finish_packet role).
 //
+// Atomics: a request (atomic_i) is one packet like a READ request, with the AtomicETH {raddr_i,
+// rkey_i, swap_i, cmp_i} (CMP_SWAP when atom_cs_i, else FETCH_ADD) and no payload; an ATOMIC_ACK
+// (atom_ack_i with rresp_i) is a one-packet response whose AtomicAckETH is the message's 8 payload
+// bytes, given inline (the frame builder sends the AETH, then the payload).
+//
 // The requester names the message (length, inline or not, opcode class, flags, immediate, the
 // checked SGEs written through sg_*_i as the SGE check passes them) and starts a new one with
 // msg_new_i: the message offset and the gather cursor go back to 0. Then, for each packet, go_i
@@ -34,12 +39,12 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic                        read_i,        // RDMA READ request: one packet, RETH {raddr_i, rkey_i,
                                                      //   msg_len_i}, no payload
   input  logic                        rresp_i,       // RDMA READ response: AETH aeth_i on FIRST/LAST/ONLY
-  input  logic                        atom_ack_i,    //   with rresp_i: an ATOMIC_ACKNOWLEDGE (AETH, its
-                                                     //   AtomicAckETH as the 8 inline payload bytes)
-  input  logic                        atomic_i,      // atomic request: one packet, AtomicETH {raddr_i,
-  input  logic                        atom_cs_i,     //   rkey_i, swap_i, cmp_i}, no payload; CMP_SWAP
-  input  logic [63:0]                 swap_i,        //   when atom_cs_i, else FETCH_ADD
-  input  logic [63:0]                 cmp_i,
+  input  logic                        atomic_i,      // atomic request: one packet, AtomicETH {raddr_i, rkey_i,
+  input  logic                        atom_cs_i,     //   swap_i, cmp_i}, no payload; CMP_SWAP (else FETCH_ADD)
+  input  logic [63:0]                 swap_i,        //   swap (CMP_SWAP) or add (FETCH_ADD) data
+  input  logic [63:0]                 cmp_i,         //   compare data (CMP_SWAP)
+  input  logic                        atom_ack_i,    // with rresp_i: an ATOMIC_ACK (AETH aeth_i), its original
+                                                     //   value the 8 inline bytes (msg_len_i = 8)
   input  logic [31:0]                 aeth_i,
   input  logic [63:0]                 raddr_i,
   input  logic [31:0]                 rkey_i,
@@ -151,7 +156,8 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // (from registers and stable inputs; the allocation takes it with go_i)
   wire [12:0] pmtu = 13'd1 << pmtu_log_i;
   // (a READ or atomic request is one packet without payload, whatever the length it asks for)
-  wire        last_pkt = read_i || atomic_i || (msg_len_i - off_q) <= {19'd0, pmtu};
+  wire        req_only = read_i || atomic_i;
+  wire        last_pkt = req_only || (msg_len_i - off_q) <= {19'd0, pmtu};
   wire        first_pkt = (off_q == 32'd0);
   always_comb begin
     hdr = '0;
@@ -164,16 +170,16 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     hdr.udp_sport = udp_sport_i;
     hdr.dest_qp = path_i.dest_qpn;
     hdr.psn = psn_i;
-    hdr.pay_len = (read_i || atomic_i) ? 13'd0 : last_pkt ? 13'(msg_len_i - off_q) : pmtu;
+    hdr.pay_len = req_only ? 13'd0 : last_pkt ? 13'(msg_len_i - off_q) : pmtu;
     hdr.ack_req = last_pkt;
     // (SE only where the IBA allows it: a SEND's last packet, a WRITE's with an immediate; never a
-    // READ request's, whatever the WQE's flags)
-    hdr.se = last_pkt && solicited_i && !read_i && !atomic_i && (!write_i || imm_i);
+    // READ or atomic request's, whatever the WQE's flags)
+    hdr.se = last_pkt && solicited_i && !req_only && (!write_i || imm_i);
     hdr.imm = imm_data_i;
-    hdr.reth_va = raddr_i;          // (sent only with the opcodes that carry a RETH)
+    hdr.reth_va = raddr_i;          // (sent only with the opcodes that carry a RETH or AtomicETH)
     hdr.reth_rkey = rkey_i;
-    hdr.reth_len = atomic_i ? 32'(ATOMIC_LEN) : msg_len_i;
-    hdr.atom_swap = swap_i;         // (sent only with the atomic opcodes)
+    hdr.reth_len = atomic_i ? 32'(ATOMIC_LEN) : msg_len_i;   // (an atomic's is not on the wire)
+    hdr.atom_swap = swap_i;         // (sent only with the atomic request opcodes)
     hdr.atom_cmp = cmp_i;
     hdr.deth_qkey = qkey_i;         // (sent only with the UD opcodes)
     hdr.deth_sqp = sqp_i;
@@ -185,7 +191,7 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     end else if (rresp_i) begin     // (responses ask for nothing: the requester does not ACK them)
       hdr.ack_req = 1'b0;
       hdr.se = 1'b0;
-      if (atom_ack_i) hdr.opcode = OP_ATOMIC_ACK;
+      if (atom_ack_i) hdr.opcode = OP_ATOMIC_ACK;   // (8 bytes: always one packet)
       else if (first_pkt && last_pkt) hdr.opcode = OP_READ_RESP_ONLY;
       else if (first_pkt) hdr.opcode = OP_READ_RESP_FIRST;
       else if (last_pkt) hdr.opcode = OP_READ_RESP_LAST;
@@ -281,9 +287,11 @@ module tmnic_req_pkt import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_req_pkt: the gather went on after the packet's last read");
   a_modes: assert property (@(posedge clk_i) disable iff (!chk_q)
     go_i |-> $onehot0({write_i, read_i, rresp_i, ud_i, atomic_i}) &&
-             !(inline_i && (read_i || atomic_i || (rresp_i && !atom_ack_i))) &&
-             (!atom_ack_i || (rresp_i && inline_i && msg_len_i == 32'(ATOMIC_LEN))))
-    else $error("tmnic_req_pkt: more than one message kind, inline READ data, or an ATOMIC_ACK not 8 inline bytes (w%0d r%0d rr%0d ud%0d at%0d inl%0d aa%0d len %0d)", write_i, read_i, rresp_i, ud_i, atomic_i, inline_i, atom_ack_i, msg_len_i);
+             !(inline_i && (read_i || atomic_i || (rresp_i && !atom_ack_i))))
+    else $error("tmnic_req_pkt: more than one message kind, or inline READ request or response data");
+  a_atom_ack: assert property (@(posedge clk_i) disable iff (!chk_q)
+    go_i && atom_ack_i |-> rresp_i && inline_i && msg_len_i == 32'(ATOMIC_LEN) && first_pkt)
+    else $error("tmnic_req_pkt: an ATOMIC_ACK that is not an 8-byte inline response");
   a_inline_len: assert property (@(posedge clk_i) disable iff (!chk_q) go_i && inline_i |-> last_pkt && first_pkt)
     else $error("tmnic_req_pkt: an inline message of more than one packet");
   a_rd_stable: assert property (@(posedge clk_i) disable iff (!chk_q)

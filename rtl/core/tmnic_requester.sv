@@ -25,6 +25,11 @@
 //     may be in flight (MAX_RD_ATOM slots; one is in flight while its index is in [ci, next)), so a
 //     READ over the limit, or a fenced WQE (WQE_FLAG_FENCE: IBA 10.8.3.3) while any READ is in
 //     flight, is left unsent: the completer marks the QP when ci moves, and it is looked at again.
+//   - Atomics (CMP_AND_SWP, FETCH_AND_ADD; RC, not inline) are 8-byte READs: exactly one SGE of
+//     ATOMIC_LEN bytes (else LOC_LEN_ERR, a local error as any bad WQE: the QP fails), checked for
+//     LOCAL_WRITE (the original value lands there); they count against max_rd (IBA max_rd_atomic),
+//     wait for FENCE, take one PSN, enter the ring as SQO_CSWAP / SQO_FADD and go out as one atomic
+//     request (AtomicETH: the operands of the WQE's ATOMIC layout at WQE_ATOMIC_OFF).
 // The window: at most OUTS messages between the completer's ci (read from its copy when a QP is
 // picked up; a stale value only shrinks the window, and only adds READs in flight) and next.
 //
@@ -272,8 +277,15 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire        w_inline = w_flags[WQE_FLAG_INLINE_BIT];
   wire        w_write = (w_op == WQE_OP_RDMA_WRITE) || (w_op == WQE_OP_RDMA_WRITE_WITH_IMM);
   wire        w_read = w_op == WQE_OP_RDMA_READ;
+  wire        w_cs = w_op == WQE_OP_ATOMIC_CMP_AND_SWP;
+  wire        w_atom = w_cs || (w_op == WQE_OP_ATOMIC_FETCH_AND_ADD);
+  // (a READ or an atomic: completed by its responses, counted against max_rd, placed in its SGEs)
+  wire        w_rd = w_read || w_atom;
   wire        w_fence = w_flags[WQE_FLAG_FENCE_BIT];
-  wire sq_op_e w_sqo = w_read ? SQO_READ : w_write ? SQO_WRITE : SQO_SEND;   // (the completion's opcode)
+  wire sq_op_e w_sqo = w_read ? SQO_READ : w_cs ? SQO_CSWAP : w_atom ? SQO_FADD :
+                       w_write ? SQO_WRITE : SQO_SEND;   // (the completion's opcode)
+  // Atomic operands (ATOMIC layout, little-endian u64s in the WQE, in place of SGE 5)
+  wire atomic_t w_atomic = atomic_t'(wqe_q[WQE_ATOMIC_OFF*8 +: 128]);
   wire [31:0] w_rkey = wqe_q[WQE_RKEY_OFF*8 +: 32];
   wire [63:0] w_raddr = wqe_q[WQE_RADDR_OFF*8 +: 64];
   wire [31:0] w_imm = {wqe_q[WQE_IMM_OFF*8 +: 8], wqe_q[WQE_IMM_OFF*8+8 +: 8],
@@ -295,7 +307,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // SGE/MR protection check of the gather list (shared block): every SGE passes before any payload
   // DMA; each passing SGE's IOVA and length land in the packet builder's SGE table (u_pkt). A READ's
-  // list is where its responses land: a scatter list (LOCAL_WRITE).
+  // (an atomic's) list is where its responses land: a scatter list (LOCAL_WRITE).
   logic                sge_start, chk_idle, chk_out_valid, chk_done, chk_ok;
   logic [2:0]          chk_out_idx;
   logic [63:0]         chk_out_iova;
@@ -306,7 +318,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_comb for (int k = 0; k < int'(WQE_MAX_SGE); k++) w_sges[k] = sge_t'(wqe_q[WQE_SGE_OFF*8 + 128*k +: 128]);
   tmnic_sge_chk #(.NUM_MR(NUM_MR), .NSGE(WQE_MAX_SGE)) u_sgechk (
     .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(w_nsge), .pd_i(cfg.pd),
-    .access_i(w_read ? 4'(1 << ACCESS_LOCAL_WRITE_BIT) : 4'd0),
+    .access_i(w_rd ? 4'(1 << ACCESS_LOCAL_WRITE_BIT) : 4'd0),
     .sge_i(w_sges), .mr_idx_o, .mr_rd_i,
     .out_valid_o(chk_out_valid), .out_idx_o(chk_out_idx), .out_iova_o(chk_out_iova), .out_len_o(chk_out_len),
     .done_o(chk_done), .ok_o(chk_ok), .total_o(chk_total));
@@ -319,10 +331,10 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .msg_new_i(state_q == S_CHECK), .msg_len_i(msg_len_q), .inline_i(w_inline),
     .inl_bytes_i(wqe_q[WQE_INLINE_DATA_OFF*8 +: WQE_MAX_INLINE*8]),
     .imm_i(w_op == WQE_OP_SEND_WITH_IMM || w_op == WQE_OP_RDMA_WRITE_WITH_IMM),
-    .write_i(w_write), .read_i(w_read), .rresp_i(1'b0), .atom_ack_i(1'b0), .atomic_i(1'b0), .atom_cs_i(1'b0),
-    .swap_i('0), .cmp_i('0), .aeth_i(32'd0), .raddr_i(w_raddr), .rkey_i(w_rkey),
-    // (SE only on a SEND or WRITE_WITH_IMM: a READ request never carries it)
-    .imm_data_i(w_imm), .solicited_i(w_flags[WQE_FLAG_SOLICITED_BIT] && !w_read),
+    .write_i(w_write), .read_i(w_read), .rresp_i(1'b0), .aeth_i(32'd0), .raddr_i(w_raddr), .rkey_i(w_rkey),
+    .atomic_i(w_atom), .atom_cs_i(w_cs), .swap_i(w_atomic.swap_add), .cmp_i(w_atomic.compare), .atom_ack_i(1'b0),
+    // (SE only on a SEND or WRITE_WITH_IMM: a READ or atomic request never carries it)
+    .imm_data_i(w_imm), .solicited_i(w_flags[WQE_FLAG_SOLICITED_BIT] && !w_rd),
     .ud_i(cfg.ud), .qkey_i(w_qkey), .sqp_i(24'(q_q)),
     .sg_we_i(chk_out_valid), .sg_idx_i(chk_out_idx), .sg_iova_i(chk_out_iova), .sg_len_i(chk_out_len),
     .path_i(cfg.ud ? ud_path : cfg.path), .pmtu_log_i(cfg.pmtu_log), .local_mac_i, .local_ip_i,
@@ -368,14 +380,14 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     rd_v_new = rd_inf_q;
     rd_idx_new = cur_q.rd_idx;
     for (int k = 0; k < MAX_RD_ATOM; k++) begin
-      if (w_read && rd_free == RD_W'(k)) begin
+      if (w_rd && rd_free == RD_W'(k)) begin
         rd_v_new[k] = 1'b1;
         rd_idx_new[k] = cur_q.next;
       end
     end
   end
-  // A READ over the QP's limit, or a fenced WQE after a READ still in flight, waits.
-  wire         rd_wait = (w_read && rd_cnt >= cfg.max_rd) || (w_fence && rd_inf_q != '0);
+  // A READ or atomic over the QP's limit, or a fenced WQE after one still in flight, waits.
+  wire         rd_wait = (w_rd && rd_cnt >= cfg.max_rd) || (w_fence && rd_inf_q != '0);
 
   // ---------------------------------------------------------------- next state
   logic       abort;
@@ -535,12 +547,14 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           ckick_d = 1'b1;
           set_own = 1'b1;
           state_d = S_IDLE;
-        end else if ((w_op != WQE_OP_SEND && w_op != WQE_OP_SEND_WITH_IMM && (!(w_write || w_read) || cfg.ud)) ||
-                     (w_read && w_inline) || w_nsge > 8'(cfg.ud ? UD_MAX_SGE : WQE_MAX_SGE) ||
+        end else if ((w_op != WQE_OP_SEND && w_op != WQE_OP_SEND_WITH_IMM && (!(w_write || w_rd) || cfg.ud)) ||
+                     (w_rd && w_inline) || w_nsge > 8'(cfg.ud ? UD_MAX_SGE : WQE_MAX_SGE) ||
                      (w_inline && w_inl > 32'(cfg.ud ? UD_MAX_INLINE : WQE_MAX_INLINE))) begin
           // The driver validates these; a WQE that still breaks them fails the QP (reported by the
           // flush, in order, like a protection error).
           loc_err = WC_LOC_QP_OP_ERR;
+        end else if (w_atom && (w_nsge != 8'd1 || w_sges[0].length != 32'(ATOMIC_LEN))) begin
+          loc_err = WC_LOC_LEN_ERR;   // (the original value needs exactly one 8-byte SGE; the same way)
         end else if (rd_wait) begin
           state_d = S_IDLE;           // (looked at again when the completer's ci moves: its mark)
         end else begin
@@ -595,7 +609,8 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
       // The packet builder allocates a slot, writes the inline bytes or issues the payload reads;
       // when it is done the slot is filled and the PSN moves on.
-      // (a READ request's PSN is its first response's: the PSN moves past all of them)
+      // (a READ request's PSN is its first response's: the PSN moves past all of them; an atomic's
+      // 8 bytes are one response: npk1_q is 0)
       S_SEND: if (pk_done) begin
         cur_d.psn = cur_q.psn + 24'd1 + (w_read ? npk1_q : 24'd0);
         tab_we = 1'b1;
@@ -724,11 +739,14 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   a_pkt_fetch: assert property (@(posedge clk_i) disable iff (!chk_q) pk_go |-> !f_rd_valid)
     else $error("tmnic_requester: a packet started while a WQE is fetched");
   a_max_rd: assert property (@(posedge clk_i) disable iff (!chk_q)
-    state_q == S_CHECK && w_read && !flushing_q |-> cfg.max_rd >= 3'd1 && cfg.max_rd <= 3'(MAX_RD_ATOM))
+    state_q == S_CHECK && w_rd && !flushing_q |-> cfg.max_rd >= 3'd1 && cfg.max_rd <= 3'(MAX_RD_ATOM))
     else $error("tmnic_requester: max_rd outside 1..MAX_RD_ATOM (the context clamps it)");
   a_rd_limit: assert property (@(posedge clk_i) disable iff (!chk_q)
-    state_q == S_START && w_read |-> rd_cnt < cfg.max_rd && !rd_inf_q[rd_free])
-    else $error("tmnic_requester: a READ over the limit, or no free record slot");
+    state_q == S_START && w_rd |-> rd_cnt < cfg.max_rd && !rd_inf_q[rd_free])
+    else $error("tmnic_requester: a READ or atomic over the limit, or no free record slot");
+  a_atom_len: assert property (@(posedge clk_i) disable iff (!chk_q)
+    state_q == S_START && w_atom |-> msg_len_q == 32'(ATOMIC_LEN) && npk1_q == 24'd0)
+    else $error("tmnic_requester: an atomic that is not one 8-byte response");
   a_rd_inf_fresh: assert property (@(posedge clk_i) disable iff (!chk_q)
     state_q == S_CHECK || state_q == S_START |-> rd_inf_q == rd_inf_d)
     else $error("tmnic_requester: the READ record changed between S_LOAD and the message start");

@@ -29,7 +29,7 @@ package tmnic_pkg;
     logic [31:0] qkey;        // UD: the Q_Key a datagram must carry
     logic [7:0]  tclass;      // IPv4 TOS of the QP's packets (GRH traffic class)
     logic [7:0]  hop_limit;   // IPv4 TTL of the QP's packets (GRH hop limit)
-    logic [2:0]  max_rd;      // RDMA READs the send queue keeps in flight (1..MAX_RD_ATOM)
+    logic [2:0]  max_rd;      // RDMA READs and atomics the send queue keeps in flight (1..MAX_RD_ATOM)
   } qp_cfg_t;
 
   // What each engine reads of a QP's configuration. tmnic_ctx keeps one table per read port, holding
@@ -51,7 +51,7 @@ package tmnic_pkg;
     logic [3:0]  sq_log;
     logic [3:0]  pmtu_log;
     logic        ud;          // a datagram QP: each WQE names its destination
-    logic [2:0]  max_rd;      // RDMA READs in flight at most (1..MAX_RD_ATOM)
+    logic [2:0]  max_rd;      // RDMA READs and atomics in flight at most (1..MAX_RD_ATOM)
     qp_path_t    path;
   } qp_req_cfg_t;   // requester
 
@@ -145,7 +145,11 @@ package tmnic_pkg;
   endfunction
   // Requester -> completer: one entry of a QP's outstanding-message ring (the completer's RAM).
   // The operation, for its completion's opcode.
-  typedef enum logic [1:0] {SQO_SEND, SQO_WRITE, SQO_READ} sq_op_e;
+  typedef enum logic [2:0] {SQO_SEND, SQO_WRITE, SQO_READ, SQO_CSWAP, SQO_FADD} sq_op_e;
+  // An entry completed by its responses (READ response packets, an ATOMIC_ACK), never by an ACK packet.
+  function automatic logic sqo_rd(input sq_op_e op);
+    sqo_rd = (op == SQO_READ) || (op == SQO_CSWAP) || (op == SQO_FADD);
+  endfunction
   typedef struct packed {
     sq_op_e      op;          // (first: the fields below keep their bit positions)
     logic [63:0] wrid;
@@ -156,8 +160,9 @@ package tmnic_pkg;
   } sq_out_t;
 
   // What an event on the completer's ACK port is: an ACK/NAK packet (or a UD datagram's own
-  // acknowledgement), a READ response packet to check against the oldest READ (a query: the verdict
-  // comes back), the payload of a READ placed (complete it), a READ failed at the receive engine.
+  // acknowledgement), a READ response packet or an ATOMIC_ACK to check against the oldest READ or
+  // atomic (a query: the verdict comes back), the payload of a READ or the original value of an
+  // atomic placed (complete it), a READ or atomic failed at the receive engine.
   typedef enum logic [1:0] {ACK_PKT, ACK_RR, ACK_RDDONE, ACK_RDERR} ack_kind_e;
 
   // Completer -> requester: what an ACK/NAK does to the sending side of a QP.

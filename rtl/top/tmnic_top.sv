@@ -128,7 +128,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Send-queue operations beyond SEND that the engines execute (OPS_CAPS register): a bit is set
   // only in the commit that makes the operation work end to end.
-  localparam reg_ops_caps_t OPS_CAPS = '{rdma_write: 1'b1, rdma_read: 1'b1, ud: 1'b1, default: '0};
+  localparam reg_ops_caps_t OPS_CAPS = '{rdma_write: 1'b1, rdma_read: 1'b1, ud: 1'b1, atomic: 1'b1, default: '0};
 
   tmnic_axil_regs #(.DATA_BYTES_P(BYTES), .CLK_MHZ_P(CLK_MHZ), .NUM_QP_P(NUM_QP), .NUM_CQ_P(NUM_CQ),
                     .NUM_SRQ_P(NUM_SRQ), .NUM_MR_P(NUM_MR), .TM_ENTRIES_P(TM_ENTRIES),
@@ -328,6 +328,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .ack_aeth_i(ack_ev_valid ? ack_ev_aeth : {AETH_SYN_ACK, 24'd0}),
     .ack_psn_i(ack_ev_valid ? ack_ev_psn : uack_psn), .ack_local_i(!ack_ev_valid),
     .ack_kind_i(ack_ev_valid ? ack_ev_kind : ACK_PKT), .ack_first_i(ack_ev_first), .ack_last_i(ack_ev_last),
+    .ack_atom_i(ack_ev_valid && ack_ev_atom),   // (the UD self-acknowledgements are never atomic)
     .vr_valid_o(cmp_vr_valid), .vr_ok_o(cmp_vr_ok), .vr_idx_o(cmp_vr_idx),
     .lerr_valid_i(lerr_valid), .lerr_ready_o(lerr_ready), .lerr_qp_i(lerr_qp),
     .o_we_i(o_we), .o_waddr_i(o_waddr), .o_wdata_i(o_wdata),
@@ -510,7 +511,6 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else rdr_jobs_out_q <= rdr_jobs_out;
   end
   wire unused_rdr = ^{rdr_jobs_in};
-  wire unused_atom = ack_ev_atom;   // (the completer's ack_atom_i: with the requester's atomics)
 
   // The responder; its ACK/NAK events go to the ACK generator below.
   logic            ag_ev_valid, ag_ev_ready, ag_idle, rsp_idle;

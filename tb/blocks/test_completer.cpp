@@ -23,6 +23,10 @@
 // oldest READ's last PSN rewinds to it on a transport retry, or fails it with RETRY_EXC_ERR; an
 // ACK_RDERR fails a live oldest READ of a QP in RTS with its status. Transport retries are modelled
 // (reset by progress: completions, partial ACKs of the oldest non-READ, ok verdicts).
+// Atomics (SQO_CSWAP, SQO_FADD: one PSN) are READs to all of the above, except that a response
+// event's kind must match the oldest entry (ACK_RR with ack_atom_i, an ATOMIC_ACK, FIRST and LAST,
+// for an atomic; without it, a READ response, for a READ): a mismatch's verdict is not ok. Their
+// CQEs carry WC_OP_COMP_SWAP / WC_OP_FETCH_ADD.
 // Checked: every CQE (QP, CQ, wr_id, index, status, opcode) in per-QP order, no CQE missing or
 // extra; messages (kind, QP, index, PSN, RNR wait within [take + timer, take + timer + 4]); err_o
 // pulses (QP, order); every verdict (once per ACK_RR, in order, ok and index, after the CQEs
@@ -61,9 +65,13 @@ namespace st = tmnic::hwif::wc_status;
 namespace {
 
 constexpr unsigned kNumQp = TB_NUM_QP, kOuts = TB_OUTS, kClkMhz = 250;
-// tmnic_pkg ack_kind_e and sq_op_e (the CQE opcode has the same numbers: WC_OP_SEND/RDMA_WRITE/RDMA_READ)
+// tmnic_pkg ack_kind_e and sq_op_e (the CQE opcode has the same numbers: WC_OP_SEND/RDMA_WRITE/
+// RDMA_READ/COMP_SWAP/FETCH_ADD)
 enum Kind : uint8_t { kPkt = 0, kRr = 1, kRdDone = 2, kRdErr = 3 };
-enum Op : uint8_t { kSend = 0, kWrite = 1, kRead = 2 };
+enum Op : uint8_t { kSend = 0, kWrite = 1, kRead = 2, kCswap = 3, kFadd = 4 };
+static_assert(kCswap == tmnic::hwif::wc_op::COMP_SWAP && kFadd == tmnic::hwif::wc_op::FETCH_ADD, "sq_op_e vs WC_OP");
+bool is_atom(uint8_t op) { return op == kCswap || op == kFadd; }
+bool is_rd(uint8_t op) { return op == kRead || is_atom(op); }   // tmnic_pkg sqo_rd: completed by its responses
 constexpr unsigned kQpW = 31 - static_cast<unsigned>(__builtin_clz(kNumQp));
 constexpr uint32_t kM24 = 0xFFFFFF;
 
@@ -74,9 +82,9 @@ static_assert(sizeof(Vtmnic_completer::qp_rd_i) == 4 * ((2 * kCmpBits + 31) / 32
 constexpr uint32_t kRts = static_cast<uint32_t>(tmnic::hwif::QpState::RTS);
 constexpr uint32_t kErr = static_cast<uint32_t>(tmnic::hwif::QpState::ERR);
 
-// ---- sq_out_t {op 2, wrid 64, first 24, last 24, sig 1, err 8} and sq_msg_t {kind 1, qp 16, idx 16,
+// ---- sq_out_t {op 3, wrid 64, first 24, last 24, sig 1, err 8} and sq_msg_t {kind 1, qp 16, idx 16,
 // psn 24, rnr 1, rnr_due 64} (tmnic_pkg.sv), first field in the MSBs ----------------------------------
-constexpr unsigned kOutBits = 123, kMsgBits = 122;
+constexpr unsigned kOutBits = 124, kMsgBits = 122;
 static_assert(sizeof(Vtmnic_completer::o_wdata_i) == 4 * ((kOutBits + 31) / 32), "o_wdata_i is not an sq_out_t");
 static_assert(sizeof(Vtmnic_completer::msg_o) == 4 * ((kMsgBits + 31) / 32), "msg_o is not an sq_msg_t");
 // cqe_req_t (tmnic_pkg.sv): 384 bits; the fields the completer sets, by LSB.
@@ -92,7 +100,7 @@ struct Entry {
 };
 // A ring write (the requester's): {op, wrid, first, last, sig, err} at bits 121, 57, 33, 9, 8, 0.
 void pack_entry(uint32_t* ow, const Entry& e) {
-  set_bits(ow, 121, 2, e.op);
+  set_bits(ow, 121, 3, e.op);
   set_bits(ow, 57, 64, e.wrid);
   set_bits(ow, 33, 24, e.first);
   set_bits(ow, 9, 24, e.last);
@@ -152,7 +160,10 @@ std::vector<std::string> coverage_points() {
           "rr_bad_flag", "rr_not_oldest", "rr_not_read", "rr_qp_not_rts", "rr_completes_earlier", "rr_cqe_before_verdict",
           "rddone", "rddone_completes_earlier", "rddone_unverified", "rderr_fails", "rderr_ignored",
           "ack_stops_at_read", "implicit_nak_rewind", "implicit_nak_exhausted", "implicit_nak_after_completions",
-          "nak_seq_at_read", "nak_err_at_read", "rnr_at_read", "flush_read", "read_psn_wrap", "cqe_read"};
+          "nak_seq_at_read", "nak_err_at_read", "rnr_at_read", "flush_read", "read_psn_wrap", "cqe_read",
+          // atomics
+          "rr_ok_atomic", "rr_atomic_ack_for_read", "rr_read_resp_for_atomic", "rddone_atomic", "rderr_fails_atomic",
+          "implicit_nak_atomic", "ack_stops_at_atomic", "flush_atomic", "cqe_comp_swap", "cqe_fetch_add"};
 }
 
 struct Knobs {
@@ -306,11 +317,11 @@ class CompBench {
     const Qp& p = q_[i];
     const uint16_t n = live(p);
     ack_kind_ = kPkt;
-    ack_first_ = ack_last_ = false;
+    ack_first_ = ack_last_ = ack_atom_ = false;
     ack_held_ = true;
     ack_qp_ = i;
     const Entry& h = p.ring[p.ci % kOuts];
-    const bool rd_head = n && h.err == 0 && h.op == kRead;
+    const bool rd_head = n && h.err == 0 && is_rd(h.op);
     if (rd_head && chance(rng_, 0.7)) {
       // The receive engine: the next response of the oldest READ, or something else.
       const uint32_t span = (h.last - h.first) & kM24;
@@ -339,6 +350,10 @@ class CompBench {
       ack_last_ = psn == h.last;
       if (chance(rng_, 0.06)) ack_first_ = !ack_first_;
       if (chance(rng_, 0.06)) ack_last_ = !ack_last_;
+      // An ATOMIC_ACK (FIRST and LAST) for an atomic, now and then the other kind (a READ response for
+      // an atomic, an ATOMIC_ACK for a READ).
+      ack_atom_ = is_atom(h.op) != chance(rng_, 0.1);
+      if (ack_atom_) ack_first_ = ack_last_ = true;
       ack_aeth_ = static_cast<uint32_t>(rng_());
       return;
     }
@@ -347,15 +362,16 @@ class CompBench {
       const Entry& e = p.ring[(p.ci + urand(rng_, 0, n - 1)) % kOuts];
       psn = chance(rng_, 0.6) ? e.last : chance(rng_, 0.5) ? e.first : ((e.last + 1) & kM24);
       // (ACKs of the PSNs before a READ, mostly: one past its last is an implicit NAK)
-      if (e.op == kRead && chance(rng_, 0.6)) psn = (e.first - 1) & kM24;
+      if (is_rd(e.op) && chance(rng_, 0.6)) psn = (e.first - 1) & kM24;
       const unsigned r = static_cast<unsigned>(urand(rng_, 0, 99));
-      if (e.op == kRead && r < 15) {
-        // A response of a READ that is not the oldest (earlier requests implicitly acknowledged),
-        // a placed READ's end out of order, or a READ error at an entry that is not a READ.
+      if (is_rd(e.op) && r < 15) {
+        // A response of a READ (atomic) that is not the oldest (earlier requests implicitly
+        // acknowledged), a placed READ's end out of order, or a READ error at an entry that is not a READ.
         ack_kind_ = r < 10 ? kRr : kRdDone;
         ack_psn_ = r < 10 ? e.first : e.last;
         ack_first_ = true;
         ack_last_ = e.first == e.last;
+        ack_atom_ = ack_kind_ == kRr && is_atom(e.op);
         ack_aeth_ = static_cast<uint32_t>(rng_());
         return;
       }
@@ -364,6 +380,8 @@ class CompBench {
         ack_psn_ = e.first;
         ack_first_ = chance(rng_, 0.5);
         ack_last_ = chance(rng_, 0.5);
+        ack_atom_ = ack_kind_ == kRr && chance(rng_, 0.2);
+        if (ack_atom_) ack_first_ = ack_last_ = true;
         ack_aeth_ = (static_cast<uint32_t>(rng_()) & ~0xFFu) | st::LOC_PROT_ERR;
         return;
       }
@@ -393,13 +411,15 @@ class CompBench {
     unsigned done = 0;
     bool before_read = false;
     while (ack_kind_ != kRdErr && p.ci != p.next && p.ring[p.ci % kOuts].err == 0 &&
-           psn_ge(lim, p.ring[p.ci % kOuts].last) && (p.ring[p.ci % kOuts].op != kRead || ack_kind_ == kRdDone)) {
+           psn_ge(lim, p.ring[p.ci % kOuts].last) && (!is_rd(p.ring[p.ci % kOuts].op) || ack_kind_ == kRdDone)) {
       const Entry& e = p.ring[p.ci % kOuts];
       if (e.sig) p.exp.push_back({e.wrid, p.ci, st::SUCCESS, e.op});
       cov_.hit(e.sig ? "ack_signaled" : "ack_unsignaled");
       if (p.ci % kOuts == kOuts - 1) cov_.hit("ring_wrap");
       if (e.first > e.last) cov_.hit("psn_wrap");
-      if (e.op == kRead) {
+      if (is_atom(e.op)) {
+        cov_.hit("rddone_atomic");
+      } else if (e.op == kRead) {
         cov_.hit("rddone");
         if (!(p.acked_v && p.acked == e.last && p.ci == ci0)) cov_.hit("rddone_unverified");
       } else if (ack_kind_ == kRr) {
@@ -417,7 +437,8 @@ class CompBench {
     if (done > 1) cov_.hit("ack_several");
     const bool is_live = p.ci != p.next && p.ring[p.ci % kOuts].err == 0;
     const Entry& h = p.ring[p.ci % kOuts];
-    const bool rd_head = is_live && h.op == kRead, sending = p.state() == kRts;
+    const bool rd_head = is_live && is_rd(h.op), sending = p.state() == kRts;
+    const bool kind_ok = ack_atom_ ? is_atom(h.op) : h.op == kRead;   // the response's kind is the entry's
     if (pkt && !is_live) cov_.hit(p.ci != p.next ? "ack_stops_at_err_entry" : "ack_nothing_live");
     if (pkt && rd_head && done) before_read = true;
     const uint32_t d = (lim - p.acked) & kM24;
@@ -425,7 +446,7 @@ class CompBench {
                       (!p.acked_v || (d != 0 && (d >> 23) == 0));
     bool rr_ok = false;
     if (ack_kind_ == kRr) {
-      rr_ok = rd_head && sending && psn_ge(ack_psn_, h.first) && psn_ge(h.last, ack_psn_) &&
+      rr_ok = rd_head && kind_ok && sending && psn_ge(ack_psn_, h.first) && psn_ge(h.last, ack_psn_) &&
               (ack_first_ ? ack_psn_ == h.first
                           : (p.acked_v && p.ci == ci0 && lim == p.acked && ack_psn_ != h.first)) &&
               (ack_last_ == (ack_psn_ == h.last));
@@ -433,6 +454,8 @@ class CompBench {
       if (rr_ok && h.first > h.last) cov_.hit("read_psn_wrap");   // (the range compares across the wrap)
       if (!rd_head) cov_.hit(is_live ? "rr_not_read" : "rr_not_oldest");
       else if (!sending) cov_.hit("rr_qp_not_rts");
+      else if (!kind_ok) cov_.hit(ack_atom_ ? "rr_atomic_ack_for_read" : "rr_read_resp_for_atomic");
+      else if (rr_ok && ack_atom_) cov_.hit("rr_ok_atomic");
       else if (rr_ok) cov_.hit(ack_first_ && ack_last_ ? "rr_ok_only" : ack_first_ ? (p.acked_v && p.ci == ci0 && psn_ge(p.acked, h.first) ? "rr_first_restart" : "rr_ok_first")
                                : ack_last_ ? "rr_ok_last" : "rr_ok_middle");
       else if (ack_first_ != (ack_psn_ == h.first) || ack_last_ != (ack_psn_ == h.last)) cov_.hit("rr_bad_flag");
@@ -457,18 +480,19 @@ class CompBench {
         cov_.hit("implicit_nak_rewind");
       }
       if (done) cov_.hit("implicit_nak_after_completions");
+      if (is_atom(h.op)) cov_.hit("implicit_nak_atomic");
     } else if (ack_kind_ == kRdErr) {
       if (rd_head && sending) {
         fail = true;
         status = static_cast<uint8_t>(ack_aeth_ & 0xFF);
-        cov_.hit("rderr_fails");
+        cov_.hit(is_atom(h.op) ? "rderr_fails_atomic" : "rderr_fails");
       } else {
         cov_.hit("rderr_ignored");
       }
     } else if (!pkt) {
     } else if (typ == wire::kAethTypeAck) {
       ++m_ack_;
-      if (before_read) cov_.hit("ack_stops_at_read");
+      if (before_read) cov_.hit(is_atom(h.op) ? "ack_stops_at_atomic" : "ack_stops_at_read");
     } else if (typ == wire::kAethTypeRnrNak) {
       ++m_rnr_;
       if (is_live && p.rnr_left == 0) {
@@ -547,6 +571,7 @@ class CompBench {
       e = {h.wrid, p.ci, h.err ? h.err : st::WR_FLUSH_ERR, h.op};
       cov_.hit(h.err == st::WR_FLUSH_ERR ? "flush_flushed_entry" : h.err ? "flush_err_entry" : "flush_outstanding_entry");
       if (!h.err && h.op == kRead) cov_.hit("flush_read");
+      if (!h.err && is_atom(h.op)) cov_.hit("flush_atomic");
       ++p.ci;
     }
     const unsigned op = static_cast<unsigned>(get_bits(w, kCqeOp, 8));
@@ -556,6 +581,8 @@ class CompBench {
            std::to_string(e.wrid) + " idx " + std::to_string(e.idx) + " status " + std::to_string(e.status) +
            " opcode " + std::to_string(e.op));
     if (op == tmnic::hwif::wc_op::RDMA_READ && status == st::SUCCESS) cov_.hit("cqe_read");
+    if (op == tmnic::hwif::wc_op::COMP_SWAP && status == st::SUCCESS) cov_.hit("cqe_comp_swap");
+    if (op == tmnic::hwif::wc_op::FETCH_ADD && status == st::SUCCESS) cov_.hit("cqe_fetch_add");
     ++cqes_;
   }
 
@@ -602,10 +629,10 @@ class CompBench {
         Entry e;
         e.wrid = rng_();
         e.err = wr_kind_;
-        const unsigned o = static_cast<unsigned>(urand(rng_, 0, 9));
-        e.op = o < 3 ? kRead : o < 5 ? kWrite : kSend;
+        const unsigned o = static_cast<unsigned>(urand(rng_, 0, 11));
+        e.op = o < 3 ? kRead : o == 3 ? kCswap : o == 4 ? kFadd : o < 7 ? kWrite : kSend;
         if (wr_kind_ == 0) {
-          const uint32_t n = static_cast<uint32_t>(urand(rng_, 1, 4));
+          const uint32_t n = is_atom(e.op) ? 1 : static_cast<uint32_t>(urand(rng_, 1, 4));   // (an atomic: one PSN)
           e.first = p.psn;
           e.last = (p.psn + n - 1) & kM24;
           e.sig = chance(rng_, 0.7);
@@ -673,6 +700,7 @@ class CompBench {
     top_->ack_kind_i = ack_kind_;
     top_->ack_first_i = ack_first_;
     top_->ack_last_i = ack_last_;
+    top_->ack_atom_i = ack_atom_;
     top_->lerr_valid_i = lerr_held_;
     top_->lerr_qp_i = lerr_qp_;
     // Context: a command moves a QP to ERR, with its kick.
@@ -810,7 +838,7 @@ class CompBench {
   unsigned ack_qp_ = 0, lerr_qp_ = 0;
   uint32_t ack_aeth_ = 0, ack_psn_ = 0;
   uint8_t ack_kind_ = kPkt;
-  bool ack_first_ = false, ack_last_ = false;
+  bool ack_first_ = false, ack_last_ = false, ack_atom_ = false;
   std::deque<Verdict> vr_exp_;
   Msg msg_{};
   int wr_q_ = -1, wr_applied_ = -1, err_apply_ = -1, ci_chk_prev_ = -1;
@@ -910,12 +938,14 @@ class TimerBench {
     ++p.next;
   }
   void ack(unsigned i, uint8_t syn, uint32_t psn) {
-    acks_.push_back({i, (uint32_t(syn) << 24) | 5, psn, kPkt, false, false});
+    acks_.push_back({i, (uint32_t(syn) << 24) | 5, psn, kPkt, false, false, false});
   }
   // A READ event: a response (ACK_RR with its FIRST/LAST flags), a placed READ, a READ error.
-  void rr(unsigned i, uint32_t psn, bool first, bool last) { acks_.push_back({i, 0, psn, kRr, first, last}); }
-  void rddone(unsigned i, uint32_t psn) { acks_.push_back({i, 0, psn, kRdDone, false, false}); }
-  void rderr(unsigned i, uint8_t status) { acks_.push_back({i, status, 0, kRdErr, false, false}); }
+  void rr(unsigned i, uint32_t psn, bool first, bool last) { acks_.push_back({i, 0, psn, kRr, first, last, false}); }
+  // An ATOMIC_ACK: ACK_RR with ack_atom_i, FIRST and LAST.
+  void atom_ack(unsigned i, uint32_t psn) { acks_.push_back({i, 0, psn, kRr, true, true, true}); }
+  void rddone(unsigned i, uint32_t psn) { acks_.push_back({i, 0, psn, kRdDone, false, false, false}); }
+  void rderr(unsigned i, uint8_t status) { acks_.push_back({i, status, 0, kRdErr, false, false, false}); }
   std::deque<Verdict> vrs;
   size_t vr_cqes = 0;          // CQEs seen when the last verdict came
   uint64_t vr_now = 0;         // and when it came
@@ -948,7 +978,7 @@ class TimerBench {
     unsigned qp;
     uint32_t aeth, psn;
     uint8_t kind;
-    bool first, last;
+    bool first, last, atom;
   };
   void tick() { clock(*top_, *ctx_, rd_qp_); }
   void step() {
@@ -975,6 +1005,7 @@ class TimerBench {
       top_->ack_kind_i = acks_.front().kind;
       top_->ack_first_i = acks_.front().first;
       top_->ack_last_i = acks_.front().last;
+      top_->ack_atom_i = acks_.front().atom;
     }
     top_->ack_local_i = 0;
     top_->lerr_valid_i = 0;
@@ -1402,6 +1433,159 @@ TEST(Completer, ReadEvents) {
   if (!b.failed()) cov.hit("rd_tmo_exhausted");
   EXPECT_TRUE(b.vrs.empty());
   cov.report("completer_read");
+}
+
+// ---- Atomics: directed sequences (an atomic is an 8-byte READ whose response is an ATOMIC_ACK) -----
+std::vector<std::string> atomic_coverage_points() {
+  return {"at_kind_mismatch_read_resp", "at_verified_not_completed", "at_done_comp_swap", "at_gap_refused",
+          "at_implicit_nak", "at_rderr", "at_kind_mismatch_atomic_ack", "at_implicit_nak_after_read",
+          "at_done_fetch_add"};
+}
+
+TEST(Completer, AtomicEvents) {
+  Coverage cov(atomic_coverage_points());
+  const unsigned X = 1, Y = 2, Z = 3;   // (distinct at 8 QPs)
+  const uint8_t kAck = wire::aeth_syndrome(wire::kAethTypeAck, 0);
+  TimerBench b;
+  b.cfg(X, 0, 1, 7);
+  b.cfg(Y, 0, 7, 7);
+  b.cfg(Z, 0, 7, 7);
+  for (unsigned i : {X, Y, Z}) b.init(i);
+  ASSERT_FALSE(b.failed());
+  TimerBench::Ev ev{};
+  auto verdict = [&](bool ok, uint16_t idx, const char* what) {
+    b.run(24);
+    ASSERT_EQ(b.vrs.size(), 1u) << what;
+    EXPECT_EQ(b.vrs[0].ok, ok) << what;
+    EXPECT_EQ(b.vrs[0].idx, idx) << what;
+    b.vrs.clear();
+  };
+
+  // ---- X (retry_cnt 1): SEND (2 PSNs), CMP_SWAP, FETCH_ADD, SEND.
+  b.post(X, 2);
+  b.post(X, 1, true, kCswap);
+  b.post(X, 1, true, kFadd);
+  b.post(X, 1);
+  b.run(4);
+  const Entry cs = b.qp(X).ring[1], fa = b.qp(X).ring[2];
+  ASSERT_EQ(cs.first, cs.last);
+  // A READ response (ONLY) at the CMP_SWAP's PSN: it acknowledges the SEND before it (its CQE), but is
+  // not the atomic's response kind: refused.
+  b.rr(X, cs.first, true, true);
+  verdict(false, 1, "a READ response for an atomic");
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].op, tmnic::hwif::wc_op::SEND);
+  EXPECT_EQ(b.cqes[0].idx, 0u);
+  if (!b.failed()) cov.hit("at_kind_mismatch_read_resp");
+  b.cqes.clear();
+  // Its ATOMIC_ACK passes; neither it nor an ACK of the PSNs before it completes the atomic.
+  b.atom_ack(X, cs.first);
+  verdict(true, 1, "the CMP_SWAP's ATOMIC_ACK");
+  b.ack(X, kAck, (cs.first - 1) & kM24);
+  b.run(20);
+  EXPECT_TRUE(b.cqes.empty()) << "an atomic completed before its result was placed";
+  EXPECT_TRUE(b.msgs.empty());
+  if (!b.failed()) cov.hit("at_verified_not_completed");
+  // The original value placed (ACK_RDDONE): COMP_SWAP completion.
+  b.rddone(X, cs.first);
+  b.run(20);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].op, tmnic::hwif::wc_op::COMP_SWAP);
+  EXPECT_EQ(b.cqes[0].status, st::SUCCESS);
+  EXPECT_EQ(b.cqes[0].wrid, cs.wrid);
+  EXPECT_EQ(b.cqes[0].idx, 1u);
+  if (!b.failed()) cov.hit("at_done_comp_swap");
+  b.cqes.clear();
+  // An ATOMIC_ACK at the wrong PSN (the next SEND's) is refused and completes nothing.
+  b.atom_ack(X, (fa.first + 1) & kM24);
+  verdict(false, 2, "an ATOMIC_ACK past the FETCH_ADD");
+  EXPECT_TRUE(b.cqes.empty());
+  if (!b.failed()) cov.hit("at_gap_refused");
+  // An ACK of the last SEND without the FETCH_ADD's response: implicit NAK, back to the FETCH_ADD.
+  b.ack(X, kAck, b.qp(X).ring[3].last);
+  ASSERT_TRUE(b.wait_msg(40, ev));
+  EXPECT_FALSE(ev.fail);
+  EXPECT_FALSE(ev.rnr);
+  EXPECT_EQ(ev.idx, 2u);
+  EXPECT_EQ(ev.psn, fa.first);
+  EXPECT_TRUE(b.cqes.empty()) << "an ACK completed an atomic";
+  if (!b.failed()) cov.hit("at_implicit_nak");
+  b.run(8);
+  // Its ATOMIC_ACK passes, then the receive engine fails it: FETCH_ADD completion with the status,
+  // err_o, FAIL; the SEND after it flushed.
+  b.atom_ack(X, fa.first);
+  verdict(true, 2, "the FETCH_ADD's ATOMIC_ACK");
+  b.rderr(X, st::LOC_PROT_ERR);
+  ASSERT_TRUE(b.wait_msg(40, ev));
+  EXPECT_TRUE(ev.fail);
+  b.run(kNumQp + 60);
+  ASSERT_EQ(b.cqes.size(), 2u);
+  EXPECT_EQ(b.cqes[0].op, tmnic::hwif::wc_op::FETCH_ADD);
+  EXPECT_EQ(b.cqes[0].status, st::LOC_PROT_ERR);
+  EXPECT_EQ(b.cqes[0].wrid, fa.wrid);
+  EXPECT_EQ(b.cqes[1].status, st::WR_FLUSH_ERR);
+  EXPECT_EQ(b.cqes[1].op, tmnic::hwif::wc_op::SEND);
+  ASSERT_EQ(b.errs.size(), 1u);
+  EXPECT_EQ(b.errs[0], X);
+  if (!b.failed()) cov.hit("at_rderr");
+  b.cqes.clear();
+  b.errs.clear();
+  b.msgs.clear();
+
+  // ---- Y: READ (1 PSN), CMP_SWAP. An ATOMIC_ACK for the READ is refused, its READ_RESP_ONLY passes;
+  // then an ACK covering the CMP_SWAP is an implicit NAK; its ATOMIC_ACK and RDDONE complete it.
+  b.post(Y, 1, true, kRead);
+  b.post(Y, 1, true, kCswap);
+  b.run(4);
+  const Entry rd = b.qp(Y).ring[0], cs2 = b.qp(Y).ring[1];
+  b.atom_ack(Y, rd.first);
+  verdict(false, 0, "an ATOMIC_ACK for a READ");
+  if (!b.failed()) cov.hit("at_kind_mismatch_atomic_ack");
+  b.rr(Y, rd.first, true, true);
+  verdict(true, 0, "the READ's ONLY response");
+  b.rddone(Y, rd.first);
+  b.run(20);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].op, tmnic::hwif::wc_op::RDMA_READ);
+  b.cqes.clear();
+  b.ack(Y, kAck, cs2.first);
+  ASSERT_TRUE(b.wait_msg(40, ev));
+  EXPECT_FALSE(ev.fail);
+  EXPECT_EQ(ev.idx, 1u);
+  EXPECT_EQ(ev.psn, cs2.first);
+  EXPECT_TRUE(b.cqes.empty());
+  b.run(8);
+  b.atom_ack(Y, cs2.first);
+  verdict(true, 1, "the CMP_SWAP's ATOMIC_ACK after the rewind");
+  b.rddone(Y, cs2.first);
+  b.run(20);
+  ASSERT_EQ(b.cqes.size(), 1u);
+  EXPECT_EQ(b.cqes[0].op, tmnic::hwif::wc_op::COMP_SWAP);
+  EXPECT_EQ(b.cqes[0].status, st::SUCCESS);
+  EXPECT_EQ(b.cqes[0].wrid, cs2.wrid);
+  if (!b.failed()) cov.hit("at_implicit_nak_after_read");
+  b.cqes.clear();
+  b.msgs.clear();
+
+  // ---- Z: FETCH_ADD, SEND: RDDONE completes the FETCH_ADD (FETCH_ADD completion), then the SEND's ACK.
+  b.post(Z, 1, true, kFadd);
+  b.post(Z, 1);
+  b.run(4);
+  const Entry fa2 = b.qp(Z).ring[0];
+  b.atom_ack(Z, fa2.first);
+  verdict(true, 0, "Z's ATOMIC_ACK");
+  b.rddone(Z, fa2.first);
+  b.ack(Z, kAck, b.qp(Z).ring[1].last);
+  b.run(30);
+  ASSERT_EQ(b.cqes.size(), 2u);
+  EXPECT_EQ(b.cqes[0].op, tmnic::hwif::wc_op::FETCH_ADD);
+  EXPECT_EQ(b.cqes[0].status, st::SUCCESS);
+  EXPECT_EQ(b.cqes[0].wrid, fa2.wrid);
+  EXPECT_EQ(b.cqes[1].op, tmnic::hwif::wc_op::SEND);
+  EXPECT_TRUE(b.msgs.empty());
+  if (!b.failed()) cov.hit("at_done_fetch_add");
+  EXPECT_TRUE(b.idle());
+  cov.report("completer_atomic");
 }
 
 TEST(Completer, RandomTrafficAgainstModel) {

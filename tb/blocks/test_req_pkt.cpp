@@ -4,7 +4,11 @@
 // READ request (one READ_REQ packet with the RETH {remote address, rkey, length}, AckReq, no payload
 // and no payload read whatever the length, SE never) and of the responder's READ responses (9.7.5.1.3:
 // READ_RESP_FIRST/MIDDLE/LAST or ONLY by position, AETH aeth_i, AckReq and SE never, payload gathered
-// like a SEND's):
+// like a SEND's), of an atomic request (IBA 9.4.5: one CmpSwap or FetchAdd packet with the AtomicETH
+// {remote address, rkey, swap/add data, compare data}, the header's length field ATOMIC_LEN whatever
+// the message length, AckReq, no payload and no payload read even with an SGE, SE never) and of an
+// ATOMIC_ACK (AETH aeth_i, its AtomicAckETH the 8 inline bytes: the packet's 8 payload bytes in the
+// slot, AckReq and SE never):
 //   - for each packet: the header handed to the TX scheduler (opcode, payload length, PSN, AckReq,
 //     SE, immediate, addresses), in allocation order;
 //   - its payload reads: the packet's byte range walked over the message's SGE list from a cursor
@@ -16,9 +20,11 @@
 // The DMA answers reads in order with random latency and gaps, unaligned first beats with partial
 // byte enables (tmnic_dma_rd's response format); the TX scheduler takes packets with random
 // back-pressure and frees slots after a random delay; the requester starts packets at random times
-// and new messages (SEND, WRITE, READ request or READ response; random lengths 0..16 KiB, 0..6 SGEs
-// with empty ones, inline up to 96 bytes for SEND/WRITE, a READ request's length up to 2^31 with no
-// SGEs; PMTU 256..4096) as soon as the previous message's last packet is done.
+// and new messages (SEND, WRITE, READ request or READ response, atomic request or ATOMIC_ACK; random
+// lengths 0..16 KiB, 0..6 SGEs with empty ones, inline up to 96 bytes for SEND/WRITE, a READ
+// request's length up to 2^31 with no SGEs, an atomic request's 8 with its one SGE or any without;
+// random swap/compare operands with every message (sent only by the atomic requests); PMTU
+// 256..4096) as soon as the previous message's last packet is done.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -107,12 +113,19 @@ class PktBench {
 
   // A new message: its SGEs (written one per cycle from the next cycle on) or inline bytes.
   void new_message() {
-    // the kind: SEND, RDMA WRITE (RETH on the first packet), READ request, READ response
-    const unsigned kind = static_cast<unsigned>(u(0, 19));
+    // the kind: SEND, RDMA WRITE (RETH on the first packet), READ request, READ response, atomic
+    // request (CMP_SWAP or FETCH_ADD), ATOMIC_ACK (a response: rresp_i with atom_ack_i)
+    const unsigned kind = static_cast<unsigned>(u(0, 23));
     write_ = kind >= 8 && kind < 13;
     read_ = kind >= 13 && kind < 16;
-    rresp_ = kind >= 16;
-    inline_ = !read_ && !rresp_ && chance(rng_, 0.3);
+    rresp_ = kind >= 16 && kind < 20;
+    atomic_ = kind >= 20 && kind < 22;
+    atom_ack_ = kind >= 22;
+    if (atom_ack_) rresp_ = true;
+    atom_cs_ = chance(rng_, 0.5);
+    swap_ = rng_();
+    cmp_ = rng_();
+    inline_ = atom_ack_ || (!read_ && !rresp_ && !atomic_ && chance(rng_, 0.3));
     pmtu_log_ = static_cast<unsigned>(u(8, 12));
     imm_ = chance(rng_, 0.3);          // (ignored by READ requests and responses)
     aeth_ = static_cast<uint32_t>(rng_());
@@ -129,6 +142,19 @@ class PktBench {
         case 1: msg_len_ = static_cast<uint32_t>(u(1, 1u << pmtu_log_)); break;
         default: msg_len_ = static_cast<uint32_t>(u((1u << pmtu_log_) + 1, 1u << 31)); cov_.hit("read_req_over_pmtu"); break;
       }
+    } else if (atomic_) {
+      // the requester's: one 8-byte SGE (where the original value lands: never read here); or any
+      // length and no SGE (the header's length is ATOMIC_LEN all the same)
+      if (chance(rng_, 0.5)) {
+        msg_len_ = hw::ATOMIC_LEN;
+        sges_.push_back({(u(0, 1ull << 40) << 3), hw::ATOMIC_LEN});
+        cov_.hit("atomic_with_sge");
+      } else {
+        msg_len_ = static_cast<uint32_t>(u(0, 1u << 31));
+      }
+    } else if (atom_ack_) {
+      msg_len_ = hw::ATOMIC_LEN;   // the original value, big-endian bytes as read from memory
+      for (auto& b : inl_) b = static_cast<uint8_t>(rng_());
     } else if (inline_) {
       msg_len_ = static_cast<uint32_t>(chance(rng_, 0.1) ? 0 : u(1, kInline));
       for (auto& b : inl_) b = static_cast<uint8_t>(rng_());
@@ -160,8 +186,9 @@ class PktBench {
   Pkt make_packet() {
     Pkt p;
     const uint32_t pmtu = 1u << pmtu_log_;
-    const bool first = off_ == 0, last = read_ || msg_len_ - off_ <= pmtu;
-    const unsigned len = read_ ? 0 : last ? msg_len_ - off_ : pmtu;
+    const bool req_only = read_ || atomic_;   // one request packet, no payload
+    const bool first = off_ == 0, last = req_only || msg_len_ - off_ <= pmtu;
+    const unsigned len = req_only ? 0 : last ? msg_len_ - off_ : pmtu;
     wire::RoceHdr& h = p.hdr;
     h.dst_mac = path_dmac_;
     h.src_mac = lmac_;
@@ -174,17 +201,27 @@ class PktBench {
     h.psn = psn_ & 0xFFFFFF;
     h.pay_len = static_cast<uint16_t>(len);
     h.ack_req = last && !rresp_;   // (a READ response asks for nothing)
-    // IBA: SE on a SEND's last packet, a WRITE's with ImmDt; never on a READ request or response
-    h.se = last && solicited_ && !read_ && !rresp_ && (!write_ || imm_);
+    // IBA: SE on a SEND's last packet, a WRITE's with ImmDt; never on a READ or atomic request or a response
+    h.se = last && solicited_ && !req_only && !rresp_ && (!write_ || imm_);
     h.imm = imm_data_;
     h.aeth = aeth_;              // (on the wire with FIRST/LAST/ONLY responses only; the field is aeth_i)
     h.reth_va = raddr_;          // (compared only where the opcode carries a RETH)
     h.reth_rkey = rkey_;
     h.reth_len = msg_len_;
+    h.atom_swap = swap_;         // (compared only where the opcode carries an AtomicETH)
+    h.atom_cmp = cmp_;
     if (solicited_ && last && (read_ || rresp_)) cov_.hit("solicited_ignored_by_read");
+    if (solicited_ && atomic_) cov_.hit("solicited_ignored_by_atomic");
     if (read_) {
       h.opcode = wire::kReadReq;
       cov_.hit("read_req");
+    } else if (atomic_) {
+      h.opcode = atom_cs_ ? wire::kCmpSwap : wire::kFetchAdd;
+      h.reth_len = hw::ATOMIC_LEN;   // (the parser's value: not on the wire)
+      cov_.hit(atom_cs_ ? "atomic_cs" : "atomic_fa");
+    } else if (atom_ack_) {
+      h.opcode = wire::kAtomicAck;
+      cov_.hit("atomic_ack");
     } else if (rresp_) {
       h.opcode = first && last ? wire::kReadRespOnly : first ? wire::kReadRespFirst
                  : last        ? wire::kReadRespLast : wire::kReadRespMiddle;
@@ -242,6 +279,11 @@ class PktBench {
     top_->write_i = write_;
     top_->read_i = read_;
     top_->rresp_i = rresp_;
+    top_->atomic_i = atomic_;
+    top_->atom_cs_i = atom_cs_;
+    top_->swap_i = swap_;
+    top_->cmp_i = cmp_;
+    top_->atom_ack_i = atom_ack_;
     top_->aeth_i = aeth_;
     top_->raddr_i = raddr_;
     top_->rkey_i = rkey_;
@@ -348,17 +390,24 @@ class PktBench {
       uint32_t hw[wire::kRoceHdrWords];
       for (unsigned i = 0; i < wire::kRoceHdrWords; ++i) hw[i] = top_->pkt_hdr_o[i];
       wire::RoceHdr h = wire::unpack_hdr(hw);
-      // The RETH fields matter only where the opcode carries a RETH (the frame builder sends them then).
-      if (!wire::bth_has_reth(h.opcode)) {
+      // The RETH fields matter only where the opcode carries a RETH or an AtomicETH (its VA and rkey;
+      // its length the parser's ATOMIC_LEN), the operands only with an AtomicETH (the frame builder
+      // sends them then).
+      if (!wire::bth_has_reth(h.opcode) && !wire::bth_has_atomiceth(h.opcode)) {
         h.reth_va = p.hdr.reth_va;
         h.reth_rkey = p.hdr.reth_rkey;
         h.reth_len = p.hdr.reth_len;
       }
+      if (!wire::bth_has_atomiceth(h.opcode)) {
+        h.atom_swap = p.hdr.atom_swap;
+        h.atom_cmp = p.hdr.atom_cmp;
+      }
       if (h != p.hdr)
         return fail("header {op ", int(h.opcode), " len ", h.pay_len, " psn ", h.psn, " ack ", h.ack_req, " se ", h.se,
-                    " imm ", h.imm, " aeth ", h.aeth, " reth_len ", h.reth_len, "}, model {", int(p.hdr.opcode), " ",
-                    p.hdr.pay_len, " ", p.hdr.psn, " ", p.hdr.ack_req, " ", p.hdr.se, " ", p.hdr.imm, " ", p.hdr.aeth,
-                    " ", p.hdr.reth_len, "}");
+                    " imm ", h.imm, " aeth ", h.aeth, " reth_len ", h.reth_len, " va ", h.reth_va, " rkey ", h.reth_rkey,
+                    " swap ", h.atom_swap, " cmp ", h.atom_cmp, "}, model {", int(p.hdr.opcode), " ", p.hdr.pay_len, " ",
+                    p.hdr.psn, " ", p.hdr.ack_req, " ", p.hdr.se, " ", p.hdr.imm, " ", p.hdr.aeth, " ", p.hdr.reth_len, " ",
+                    p.hdr.reth_va, " ", p.hdr.reth_rkey, " ", p.hdr.atom_swap, " ", p.hdr.atom_cmp, "}");
       if (top_->pkt_slot_o != p.slot) return fail("slot ", int(top_->pkt_slot_o), ", model ", p.slot);
       if (pkt_ready) {
         for (unsigned i = 0; i < p.pay.size(); ++i)
@@ -399,7 +448,8 @@ class PktBench {
   uint16_t sport_ = 0xC000;
   unsigned pmtu_log_ = 10, sgi_ = 0, sgo_ = 0, sg_wr_ = 0, slot_next_ = 0;
   bool inline_ = false, imm_ = false, solicited_ = false, in_msg_ = false, building_ = false, exp_last_ = false;
-  bool write_ = false, read_ = false, rresp_ = false;
+  bool write_ = false, read_ = false, rresp_ = false, atomic_ = false, atom_cs_ = false, atom_ack_ = false;
+  uint64_t swap_ = 0, cmp_ = 0;
   uint32_t aeth_ = 0;
   uint64_t raddr_ = 0;
   uint32_t rkey_ = 0;
@@ -415,7 +465,8 @@ class PktBench {
 std::vector<std::string> coverage_points() {
   return {"read_req", "read_req_zero", "read_req_over_pmtu", "rresp_only", "rresp_first", "rresp_middle", "rresp_last",
           "rresp_empty", "solicited_ignored_by_read", "write_only", "write_first", "write_middle", "write_last", "inline", "inline_one_word", "inline_two_words", "empty_sge", "empty_message", "empty_packet", "packet",
-          "packet_spans_sges", "multi_packet", "unaligned_read", "read_backpressure", "tx_backpressure"};
+          "packet_spans_sges", "multi_packet", "unaligned_read", "read_backpressure", "tx_backpressure",
+          "atomic_cs", "atomic_fa", "atomic_with_sge", "atomic_ack", "solicited_ignored_by_atomic"};
 }
 
 TEST(ReqPkt, RandomMessagesAgainstModel) {

@@ -42,6 +42,12 @@
 // model's ci and next; the requester reads an older ci, so it can only count more), and at a fenced
 // WQE's: none. The completer mock completes a READ after its request went out and a round trip, so
 // QPs sit at their limit; READs go out again after go-backs.
+// Atomics (CMP_AND_SWP, FETCH_AND_ADD; RC): 8-byte READs. Exactly one SGE of ATOMIC_LEN bytes, else
+// LOC_LEN_ERR (after the opcode checks, before the protection check, without waiting for READs in
+// flight); that SGE needs LOCAL_WRITE; inline or on UD: LOC_QP_OP_ERR. Ring entry SQO_CSWAP / SQO_FADD
+// with first = last = its one PSN; its packet a CmpSwap / FetchAdd request (AtomicETH {raddr, rkey,
+// swap/add, compare} from the WQE's ATOMIC layout, reth_len ATOMIC_LEN, no payload, AckReq, no SE, no
+// payload reads). READs and atomics share the max_rd limit and the FENCE wait.
 // TMNIC_TRACE=1 prints ring writes, DMA reads, completer messages taken, inits and drains, one line
 // each with its cycle.
 #include <gtest/gtest.h>
@@ -102,8 +108,8 @@ constexpr uint32_t kRtr = static_cast<uint32_t>(hw::QpState::RTR);
 uint8_t host(uint64_t a) { return mem_byte(kSalt, a); }
 
 // ---- packed structs of tmnic_pkg.sv, first field in the MSBs --------------------------------------
-// sq_out_t {wrid 64, first 24, last 24, sig 1, err 8}
-constexpr unsigned kOutErr = 0, kOutSig = 8, kOutLast = 9, kOutFirst = 33, kOutWrid = 57, kOutOp = 121, kOutBits = 123;
+// sq_out_t {op 3, wrid 64, first 24, last 24, sig 1, err 8}
+constexpr unsigned kOutErr = 0, kOutSig = 8, kOutLast = 9, kOutFirst = 33, kOutWrid = 57, kOutOp = 121, kOutBits = 124;
 // sq_msg_t {kind 1, qp 16, idx 16, psn 24, rnr 1, rnr_due 64}; kind SQ_MSG_REWIND = 0, SQ_MSG_FAIL = 1
 constexpr unsigned kMsgDue = 0, kMsgRnr = 64, kMsgPsn = 65, kMsgIdx = 89, kMsgQp = 105, kMsgKind = 121, kMsgBits = 122;
 static_assert(sizeof(Vtmnic_requester::o_wdata_o) == 4 * ((kOutBits + 31) / 32), "o_wdata_o is not an sq_out_t");
@@ -125,6 +131,9 @@ struct Posted {
   bool inl = false, imm = false, se = false, sig = false;
   bool write = false;       // RDMA WRITE: RETH {raddr, rkey, len} on the first packet
   bool read = false;        // RDMA READ: one READ request (RETH), npk PSNs for its responses
+  bool atom = false, cs = false;   // an atomic (CMP_AND_SWP when cs): one request, one PSN
+  uint64_t swap = 0, cmp = 0;      //   its operands (the WQE's ATOMIC layout)
+  bool rd() const { return read || atom; }   // completed by its responses, counted against max_rd
   bool fence = false;       // waits until no READ of the QP is in flight
   uint64_t raddr = 0;
   uint32_t rkey = 0;
@@ -162,7 +171,8 @@ struct Entry {
   uint64_t serial = 0;
   uint32_t first = 0, last = 0;
   uint8_t err = 0;
-  bool read = false;
+  bool read = false;        // a READ or an atomic (counted against max_rd)
+  bool atom = false;
   bool done = false;        // its last packet went out
   uint64_t ack_at = 0;      // and its ACK is back (the round trip)
 };
@@ -178,6 +188,7 @@ struct Qp {
   unsigned max_rd = 1;      // READs in flight at most (the context's clamped SET_QP.MAX_RD_ATOMIC)
   double rd_share = 0.2;    // of its WQEs that are READs
   bool rd_blocked = false, fence_blocked = false;   // its next WQE was seen held back (coverage)
+  bool fence_atom = false;  // a fenced one, by an atomic in flight
   uint16_t resend_end = 0;  // a go-back: WQEs before this one are sent again
   unsigned last_read_npk = 0;   // the last READ request seen (coverage of the PSN jump)
   uint32_t last_read_psn = 0;
@@ -234,7 +245,10 @@ std::vector<std::string> coverage_points() {
           "ud_datagram", "ud_datagram_imm", "ud_uack", "ud_uack_backpressure", "ud_write_refused", "ud_len_err",
           "read_msg", "read_req", "read_multi_response", "read_zero_len", "read_psn_jump", "read_at_limit",
           "read_limit_1", "read_limit_4", "read_waited", "fence_msg", "fence_waited", "read_resent", "prot_local_write",
-          "read_prot_err", "read_ud_refused", "read_inline_refused", "read_flushed", "read_sge_6"};
+          "read_prot_err", "read_ud_refused", "read_inline_refused", "read_flushed", "read_sge_6",
+          "atomic_cs_msg", "atomic_fa_msg", "atomic_cs_req", "atomic_fa_req", "atomic_at_limit", "atomic_waited",
+          "rd_limit_shared", "fence_after_atomic", "atomic_resent", "atomic_prot_local_write", "atomic_prot_err",
+          "atomic_len_err_nsge", "atomic_len_err_len", "atomic_ud_refused", "atomic_inline_refused", "atomic_flushed"};
 }
 
 struct Knobs {
@@ -473,13 +487,17 @@ class ReqBench {
     uint8_t op = kOps[u(0, 3)];
     if (p.ud && chance(rng_, 0.97)) op = kOps[u(0, 1)];   // (a UD QP mostly SENDs: a WRITE fails it)
     if (!p.ud ? chance(rng_, p.rd_share) : chance(rng_, 0.01)) op = hw::wqe_op::RDMA_READ;   // (UD: refused)
-    if (bad_op) op = static_cast<uint8_t>(u(hw::wqe_op::RDMA_READ + 1, 255));
+    if (op == hw::wqe_op::RDMA_READ && chance(rng_, 0.35))   // (atomics share the READs' limit)
+      op = chance(rng_, 0.5) ? hw::wqe_op::ATOMIC_CMP_AND_SWP : hw::wqe_op::ATOMIC_FETCH_AND_ADD;
+    if (bad_op) op = static_cast<uint8_t>(u(hw::wqe_op::ATOMIC_FETCH_AND_ADD + 1, 255));
     b[hw::wqe::OPCODE_OFF] = op;
     uint8_t flags = static_cast<uint8_t>(rng_()) & ~(hw::wqe_flag::SIGNALED | hw::wqe_flag::SOLICITED | hw::wqe_flag::INLINE);
     w->sig = chance(rng_, 0.7);
     w->se = chance(rng_, 0.3);
     w->read = op == hw::wqe_op::RDMA_READ;
-    w->inl = chance(rng_, w->read ? 0.02 : 0.2);
+    w->cs = op == hw::wqe_op::ATOMIC_CMP_AND_SWP;
+    w->atom = w->cs || op == hw::wqe_op::ATOMIC_FETCH_AND_ADD;
+    w->inl = chance(rng_, w->rd() ? 0.02 : 0.2);
     w->fence = chance(rng_, 0.1);
     w->imm = op == hw::wqe_op::SEND_WITH_IMM || op == hw::wqe_op::RDMA_WRITE_WITH_IMM;
     w->write = op == hw::wqe_op::RDMA_WRITE || op == hw::wqe_op::RDMA_WRITE_WITH_IMM;
@@ -499,13 +517,13 @@ class ReqBench {
       w->err = st::LOC_QP_OP_ERR;
       cov_.hit("ud_write_refused");
     }
-    if (p.ud && w->read && !w->err) {
+    if (p.ud && w->rd() && !w->err) {
       w->err = st::LOC_QP_OP_ERR;
-      cov_.hit("read_ud_refused");
+      cov_.hit(w->atom ? "atomic_ud_refused" : "read_ud_refused");
     }
-    if (w->read && w->inl && !w->err) {   // (a READ's data comes back: nothing to inline)
+    if (w->rd() && w->inl && !w->err) {   // (a READ's data comes back: nothing to inline)
       w->err = st::LOC_QP_OP_ERR;
-      cov_.hit("read_inline_refused");
+      cov_.hit(w->atom ? "atomic_inline_refused" : "read_inline_refused");
     }
     if (p.ud) {
       w->dip = static_cast<uint32_t>(rng_());
@@ -542,6 +560,7 @@ class ReqBench {
       if (!w->err) w->pay.assign(b.begin() + hw::wqe::INLINE_DATA_OFF, b.begin() + hw::wqe::INLINE_DATA_OFF + n);
     } else {
       unsigned nsge = static_cast<unsigned>(u(0, p.ud && chance(rng_, 0.97) ? hw::UD_MAX_SGE : kNsge));
+      if (w->atom) nsge = chance(rng_, 0.99) ? 1 : static_cast<unsigned>(u(0, kNsge));   // (mostly right)
       const bool bad_n = chance(rng_, 0.001);
       if (bad_n) nsge = static_cast<unsigned>(u(kNsge + 1, 255));
       b[hw::wqe::NUM_SGE_OFF] = static_cast<uint8_t>(nsge);
@@ -558,7 +577,7 @@ class ReqBench {
       const unsigned max_sge = p.ud ? (chance(rng_, 0.05) ? pmtu : pmtu / 5)
                                     : chance(rng_, k.msg_big) ? 3 * pmtu : pmtu / 2 + 64;
       for (unsigned i = 0; i < n; ++i) {
-        const unsigned mi = over ? p.pd - 1 : mr_of(p.pd, w->read);
+        const unsigned mi = over ? p.pd - 1 : mr_of(p.pd, w->rd());
         const Mr& m = mr_[mi];
         s[i].key = m.key;
         const uint64_t room = std::min<uint64_t>(m.len, 1u << 20);
@@ -573,7 +592,7 @@ class ReqBench {
         if (over) s[i].addr = m.va + (static_cast<uint64_t>(i) << 32);
       }
       int why = -1;  // 0 key, 1 PD, 2 bounds, 3 invalid MR
-      if (w->read && n && bad < 0 && !over && chance(rng_, 0.03)) {
+      if (w->rd() && n && bad < 0 && !over && chance(rng_, 0.03)) {
         // A READ's SGE in an MR of the QP's PD without LOCAL_WRITE (a scatter list needs it).
         for (unsigned t = 3; t < kNumMr; ++t)
           if (mr_[t].valid && mr_[t].pd == p.pd && !(mr_[t].access & 1)) {
@@ -619,6 +638,16 @@ class ReqBench {
             break;
         }
       }
+      // An atomic's SGEs hold ATOMIC_LEN bytes (an SGE made bad above keeps its key and address),
+      // now and then SGE 0 another length: LOC_LEN_ERR, as a count other than 1.
+      if (w->atom) {
+        for (unsigned i = 0; i < n; ++i) s[i].len = hw::ATOMIC_LEN;
+        if (n && chance(rng_, 0.01)) s[0].len = static_cast<uint32_t>(chance(rng_, 0.5) ? u(0, 7) : u(9, 1u << 20));
+        if (!w->err && (nsge != 1 || s[0].len != hw::ATOMIC_LEN)) {
+          w->err = st::LOC_LEN_ERR;
+          cov_.hit(nsge != 1 ? "atomic_len_err_nsge" : "atomic_len_err_len");
+        }
+      }
       for (unsigned i = 0; i < kNsge; ++i) {
         uint8_t* d = &b[hw::wqe::SGE_OFF + hw::wqe::SGE_LEN * i];
         if (i >= n || (p.ud && i >= hw::UD_MAX_SGE)) continue;  // unused SGEs keep random bytes (UD: the AV)
@@ -634,7 +663,7 @@ class ReqBench {
       for (unsigned i = 0; i < n && ok; ++i) {
         const Mr& m = mr_[(s[i].key >> hw::MR_KEY_SHIFT) % kNumMr];
         ok = mr_ok(m, s[i].addr, s[i].len, s[i].key, p.pd);
-        if (ok && w->read && !(m.access & 1)) {
+        if (ok && w->rd() && !(m.access & 1)) {
           ok = false;
           lw_missing = true;
         }
@@ -644,9 +673,10 @@ class ReqBench {
       if (!w->err && !ok) {
         w->err = st::LOC_PROT_ERR;
         static const char* const names[] = {"prot_key", "prot_pd", "prot_bounds", "prot_invalid_mr"};
-        if (lw_missing && why < 0) cov_.hit("prot_local_write");
+        if (lw_missing && why < 0) cov_.hit(w->atom ? "atomic_prot_local_write" : "prot_local_write");
         else if (why >= 0) cov_.hit(names[why]);
         if (w->read) cov_.hit("read_prot_err");
+        if (w->atom) cov_.hit("atomic_prot_err");
       } else if (!w->err && total > 0xFFFFFFFFull) {
         w->err = st::LOC_PROT_ERR;
         cov_.hit("prot_over_4g");
@@ -655,7 +685,7 @@ class ReqBench {
         w->err = st::LOC_LEN_ERR;
         cov_.hit("ud_len_err");
       }
-      if (!w->err && w->read) {   // (no payload: the responses bring it)
+      if (!w->err && w->rd()) {   // (no payload: the responses bring it)
         w->len = static_cast<uint32_t>(total);
         if (n == kNsge) cov_.hit("read_sge_6");
       } else if (!w->err) {
@@ -690,7 +720,13 @@ class ReqBench {
     }
     if (w->err == st::LOC_QP_OP_ERR) cov_.hit("loc_qp_op_err");
     w->npk = w->len == 0 ? 1 : (w->len + pmtu - 1) / pmtu;
-    w->pkts = w->read ? 1 : w->npk;
+    w->pkts = w->rd() ? 1 : w->npk;
+    if (w->atom) {   // (little-endian u64s at WQE_ATOMIC_OFF; SGE 5's bytes, random unless a bad SGE count wrote them)
+      for (unsigned i = 0; i < 8; ++i) {
+        w->swap |= uint64_t(b[hw::WQE_ATOMIC_OFF + hw::atomic::SWAP_ADD_OFF + i]) << (8 * i);
+        w->cmp |= uint64_t(b[hw::WQE_ATOMIC_OFF + hw::atomic::COMPARE_OFF + i]) << (8 * i);
+      }
+    }
     return w;
   }
 
@@ -723,6 +759,15 @@ class ReqBench {
       h.ip_ttl = w.ttl;
       h.deth_qkey = w.qkey;
       h.deth_sqp = qi;
+    } else if (w.atom) {   // one request, the AtomicETH: no payload, no SE
+      h.opcode = w.cs ? wire::kCmpSwap : wire::kFetchAdd;
+      h.pay_len = 0;
+      h.se = false;
+      h.reth_va = w.raddr;
+      h.reth_rkey = w.rkey;
+      h.reth_len = hw::ATOMIC_LEN;
+      h.atom_swap = w.swap;
+      h.atom_cmp = w.cmp;
     } else if (w.read) {   // one request for all of it: no payload, no SE
       h.opcode = wire::kReadReq;
       h.pay_len = 0;
@@ -752,10 +797,16 @@ class ReqBench {
     const Qp& p = q_[qi];
     const wire::RoceHdr exp = expect_hdr(qi, m, m.pk);
     wire::RoceHdr cmp = got;
-    if (!wire::bth_has_reth(exp.opcode)) {  // (the RETH goes out only with a WRITE's first packet)
+    // (the RETH goes out only with a WRITE's first packet or a READ request; an atomic request's
+    // AtomicETH carries the VA and rkey, its length field is ATOMIC_LEN, and the operands)
+    if (!wire::bth_has_reth(exp.opcode) && !wire::bth_has_atomiceth(exp.opcode)) {
       cmp.reth_va = exp.reth_va;
       cmp.reth_rkey = exp.reth_rkey;
       cmp.reth_len = exp.reth_len;
+    }
+    if (!wire::bth_has_atomiceth(exp.opcode)) {
+      cmp.atom_swap = exp.atom_swap;
+      cmp.atom_cmp = exp.atom_cmp;
     }
     cmp.aeth = exp.aeth;
     if (!wire::bth_has_deth(exp.opcode)) {  // (the DETH goes out only with the UD opcodes)
@@ -771,6 +822,10 @@ class ReqBench {
         << hex(got.dst_ip) << " sip " << hex(got.src_ip) << "}, model {" << int(exp.opcode) << " " << exp.pay_len << " "
         << exp.psn << " " << exp.ack_req << " " << exp.se << " " << hex(exp.imm) << " " << hex(exp.udp_sport) << " "
         << hex(exp.dst_mac) << " " << hex(exp.src_mac) << " " << hex(exp.dst_ip) << " " << hex(exp.src_ip) << "}";
+      if (wire::bth_has_atomiceth(exp.opcode) || wire::bth_has_atomiceth(got.opcode))
+        o << "; AtomicETH {va " << hex(got.reth_va) << " rkey " << hex(got.reth_rkey) << " len " << got.reth_len
+          << " swap " << hex(got.atom_swap) << " cmp " << hex(got.atom_cmp) << "}, model {" << hex(exp.reth_va) << " "
+          << hex(exp.reth_rkey) << " " << exp.reth_len << " " << hex(exp.atom_swap) << " " << hex(exp.atom_cmp) << "}";
       return o.str();
     }
     const uint32_t off = m.pk << p.pmtu_log;
@@ -858,6 +913,8 @@ class ReqBench {
         cov_.hit("pkt_only");
         break;
       case wire::kSendFirst: case wire::kWriteFirst: cov_.hit("pkt_first"); break;
+      case wire::kCmpSwap: cov_.hit("atomic_cs_req"); break;
+      case wire::kFetchAdd: cov_.hit("atomic_fa_req"); break;
       case wire::kReadReq:
         cov_.hit("read_req");
         if (m.w->npk > 1) cov_.hit("read_multi_response");
@@ -894,7 +951,7 @@ class ReqBench {
     const uint32_t last = static_cast<uint32_t>(get_bits(d, kOutLast, 24));
     const bool sig = get_bits(d, kOutSig, 1);
     const uint8_t err = static_cast<uint8_t>(get_bits(d, kOutErr, 8));
-    const unsigned op = static_cast<unsigned>(get_bits(d, kOutOp, 2));   // tmnic_pkg sq_op_e
+    const unsigned op = static_cast<unsigned>(get_bits(d, kOutOp, 3));   // tmnic_pkg sq_op_e
     if ((waddr & (kOuts - 1)) != p.next % kOuts)
       return fail("QP ", qi, ": ring write at entry ", waddr & (kOuts - 1), ", next WQE ", p.next);
     if (static_cast<uint16_t>(p.next - p.ci) >= kOuts)
@@ -903,33 +960,48 @@ class ReqBench {
     const auto& w = p.ring[p.next % p.size()];
     if (wrid != w->wrid) return fail("QP ", qi, " WQE ", p.next, ": wr_id ", hex(wrid), ", model ", hex(w->wrid));
     // The operation, for the completion's opcode (also of a failed or flushed WQE; SEND for a bad opcode).
-    const unsigned op_exp = w->read ? 2u : w->write ? 1u : 0u;
+    const unsigned op_exp = w->read ? 2u : w->atom ? (w->cs ? 3u : 4u) : w->write ? 1u : 0u;
     if (op != op_exp)
       return fail("QP ", qi, " WQE ", p.next, ": ring entry op ", op, ", model ", op_exp);
-    if (err == 0) cov_.hit(w->read ? "read_msg" : w->write ? "write_msg" : "send_msg");
+    if (err == 0) cov_.hit(w->read ? "read_msg" : w->atom ? (w->cs ? "atomic_cs_msg" : "atomic_fa_msg")
+                           : w->write ? "write_msg" : "send_msg");
     if (w->read && err == st::WR_FLUSH_ERR) cov_.hit("read_flushed");
-    // READs in flight (ring entries between the model's ci and next): fewer than max_rd when a READ
-    // enters, none when a fenced WQE does (one that fails its opcode checks does not wait).
-    if (err != st::WR_FLUSH_ERR && err != st::LOC_QP_OP_ERR && (w->read || w->fence)) {
-      unsigned n = 0;
-      for (uint16_t i = p.ci; i != p.next; ++i) n += p.out[i % kOuts].read && !p.out[i % kOuts].err;
-      if (w->read && n >= p.max_rd)
-        return fail("QP ", qi, " WQE ", p.next, ": a READ with ", n, " in flight (max_rd ", p.max_rd, ")");
+    if (w->atom && err == st::WR_FLUSH_ERR) cov_.hit("atomic_flushed");
+    // READs and atomics in flight (ring entries between the model's ci and next): fewer than max_rd
+    // when one enters, none when a fenced WQE does (one that fails its opcode checks, or an atomic
+    // its SGE count or length, does not wait).
+    const bool no_wait = err == st::LOC_QP_OP_ERR || (w->atom && err == st::LOC_LEN_ERR);
+    if (err != st::WR_FLUSH_ERR && !no_wait && (w->rd() || w->fence)) {
+      unsigned n = 0, n_other = 0;   // in flight; of them the other kind (READ vs atomic)
+      for (uint16_t i = p.ci; i != p.next; ++i) {
+        const Entry& f = p.out[i % kOuts];
+        if (!f.read || f.err) continue;
+        ++n;
+        n_other += f.atom != w->atom;
+      }
+      if (w->rd() && n >= p.max_rd)
+        return fail("QP ", qi, " WQE ", p.next, ": ", w->atom ? "an atomic" : "a READ", " with ", n,
+                    " READs and atomics in flight (max_rd ", p.max_rd, ")");
       if (w->fence && n)
-        return fail("QP ", qi, " WQE ", p.next, ": a fenced WQE with ", n, " READs in flight");
-      if (w->read && n + 1 == p.max_rd) {
-        cov_.hit("read_at_limit");
+        return fail("QP ", qi, " WQE ", p.next, ": a fenced WQE with ", n, " READs and atomics in flight");
+      if (w->read && n + 1 == p.max_rd) cov_.hit("read_at_limit");
+      if (w->rd() && n + 1 == p.max_rd) {   // (the limit's extremes, reached by READs and atomics)
         if (p.max_rd == 1) cov_.hit("read_limit_1");
         if (p.max_rd == 4) cov_.hit("read_limit_4");
       }
+      if (w->atom && n + 1 == p.max_rd) cov_.hit("atomic_at_limit");
+      if (w->rd() && n + 1 == p.max_rd && n_other) cov_.hit("rd_limit_shared");
       if (w->read && p.rd_blocked) cov_.hit("read_waited");
+      if (w->atom && p.rd_blocked) cov_.hit("atomic_waited");
       if (w->fence && err == 0) cov_.hit("fence_msg");
       if (w->fence && p.fence_blocked) cov_.hit("fence_waited");
+      if (w->fence && p.fence_blocked && p.fence_atom) cov_.hit("fence_after_atomic");
       if (w->read && err == 0 && static_cast<uint16_t>(p.resend_end - p.next - 1) < kOuts) cov_.hit("read_resent");
+      if (w->atom && err == 0 && static_cast<uint16_t>(p.resend_end - p.next - 1) < kOuts) cov_.hit("atomic_resent");
     }
-    p.rd_blocked = p.fence_blocked = false;
+    p.rd_blocked = p.fence_blocked = p.fence_atom = false;
     Entry& e = p.out[p.next % kOuts];
-    e = Entry{++serial_, 0, 0, err, w->read && err == 0};
+    e = Entry{++serial_, 0, 0, err, w->rd() && err == 0, w->atom && err == 0};
     if (p.next >= p.size() && p.next % p.size() == 0) cov_.hit("ring_wrap");
     if (err == st::WR_FLUSH_ERR) {
       if (p.state != kErr) return fail("QP ", qi, " WQE ", p.next, ": flushed while the QP is not in ERR");
@@ -967,7 +1039,7 @@ class ReqBench {
         if (s.trunc) p.psn_known = false;
         for (auto& h : p.hyps) h.msgs.push_back(s);
         p.psn = (p.psn + w->npk) & kM24;
-        reads_ = (w->inl || w->read) ? nullptr : w;
+        reads_ = (w->inl || w->rd()) ? nullptr : w;
         nread_ = 0;
       }
       if (p.state == kErr) p.pushed_in_err = true;
@@ -1024,10 +1096,14 @@ class ReqBench {
       if (!p.held && !stall && p.state == kRts && p.next != p.pi && p.ring[p.next % p.size()]) {
         // (coverage: is the next WQE held back by the READ limit or a fence now?)
         const Posted& nw = *p.ring[p.next % p.size()];
-        unsigned n = 0;
-        for (uint16_t i = p.ci; i != p.next; ++i) n += p.out[i % kOuts].read;
-        if (nw.read && !nw.err && n >= p.max_rd) p.rd_blocked = true;
+        unsigned n = 0, na = 0;
+        for (uint16_t i = p.ci; i != p.next; ++i) {
+          n += p.out[i % kOuts].read;
+          na += p.out[i % kOuts].atom;
+        }
+        if (nw.rd() && !nw.err && n >= p.max_rd) p.rd_blocked = true;
         if (nw.fence && !nw.err && n) p.fence_blocked = true;
+        if (nw.fence && !nw.err && na) p.fence_atom = true;
       }
       if (!p.held && !stall) {
         if (p.state == kErr) {
@@ -1327,8 +1403,9 @@ class ReqBench {
         const Posted& nw = *p.ring[slot];
         unsigned n = 0;
         for (uint16_t i = p.ci; i != p.next; ++i) n += p.out[i % kOuts].read;
-        const bool waits = (nw.read && n >= p.max_rd) || (nw.fence && n);
-        if (nw.err && p.state == kRts && (nw.err == st::LOC_QP_OP_ERR || !waits)) last_dead_ = static_cast<int>(qi);
+        const bool waits = (nw.rd() && n >= p.max_rd) || (nw.fence && n);
+        const bool no_wait = nw.err == st::LOC_QP_OP_ERR || (nw.atom && nw.err == st::LOC_LEN_ERR);
+        if (nw.err && p.state == kRts && (no_wait || !waits)) last_dead_ = static_cast<int>(qi);
       } else {
         if (!reads_ || nread_ >= reads_->reads.size())
           return fail("payload read ", hex(a), "+", len, " with none expected");
