@@ -319,7 +319,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign mr_we = cmd_valid_i && cmd_op_i == CMD_SET_MR && set_mr_ok;
   assign mr_wdata = '{
           valid: cmd_args_i[ARG_SET_MR_VALID] != 0, key: cmd_args_i[ARG_SET_MR_KEY], pd: cmd_args_i[ARG_SET_MR_PD][15:0],
-          access: cmd_args_i[ARG_SET_MR_ACCESS][2:0],
+          access: cmd_args_i[ARG_SET_MR_ACCESS][3:0],
           va: {cmd_args_i[ARG_SET_MR_VA_HI], cmd_args_i[ARG_SET_MR_VA_LO]},
           len: {cmd_args_i[ARG_SET_MR_LEN_HI], cmd_args_i[ARG_SET_MR_LEN_LO]},
           iova: {cmd_args_i[ARG_SET_MR_IOVA_HI], cmd_args_i[ARG_SET_MR_IOVA_LO]}};
@@ -348,7 +348,7 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           dmac: {cmd_args_i[ARG_SET_QP_DMAC_HI][15:0], cmd_args_i[ARG_SET_QP_DMAC_LO]},
           min_rnr_timer: cmd_args_i[ARG_SET_QP_MIN_RNR_TIMER][4:0], rnr_retry: cmd_args_i[ARG_SET_QP_RNR_RETRY][2:0],
           retry_cnt: cmd_args_i[ARG_SET_QP_RETRY_CNT][2:0], timeout: cmd_args_i[ARG_SET_QP_TIMEOUT][4:0],
-          rem_access: cmd_args_i[ARG_SET_QP_ACCESS][2:0],
+          rem_access: cmd_args_i[ARG_SET_QP_ACCESS][3:0],
           ud: cmd_args_i[ARG_SET_QP_TYPE] == 32'(QP_TYPE_UD), qkey: cmd_args_i[ARG_SET_QP_QKEY],
           tclass: cmd_args_i[ARG_SET_QP_TCLASS][7:0], hop_limit: cmd_args_i[ARG_SET_QP_HOP_LIMIT][7:0],
           max_rd: rd_clamp(cmd_args_i[ARG_SET_QP_MAX_RD_ATOMIC])};

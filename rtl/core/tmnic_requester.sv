@@ -306,7 +306,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_comb for (int k = 0; k < int'(WQE_MAX_SGE); k++) w_sges[k] = sge_t'(wqe_q[WQE_SGE_OFF*8 + 128*k +: 128]);
   tmnic_sge_chk #(.NUM_MR(NUM_MR), .NSGE(WQE_MAX_SGE)) u_sgechk (
     .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(w_nsge), .pd_i(cfg.pd),
-    .access_i(w_read ? 3'(1 << ACCESS_LOCAL_WRITE_BIT) : 3'd0),
+    .access_i(w_read ? 4'(1 << ACCESS_LOCAL_WRITE_BIT) : 4'd0),
     .sge_i(w_sges), .mr_idx_o, .mr_rd_i,
     .out_valid_o(chk_out_valid), .out_idx_o(chk_out_idx), .out_iova_o(chk_out_iova), .out_len_o(chk_out_len),
     .done_o(chk_done), .ok_o(chk_ok), .total_o(chk_total));

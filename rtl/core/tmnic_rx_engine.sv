@@ -389,7 +389,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .pay_len_i(h_q.pay_len), .head_beg_i(rb_beg), .head_first_i(rb_first),
     .start_i(wq_start), .key_i(wq_key), .key_ld_i(state_q == S_VERDICT),
     .key_sge_i(key_sge),
-    .key_acc_i(is_read ? 3'(1 << ACCESS_REMOTE_READ_BIT) : 3'(1 << ACCESS_REMOTE_WRITE_BIT)), .nochk_i(wq_nochk), .idle_o(wq_idle), .rnr_now_o(wq_rnr_now), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
+    .key_acc_i(is_read ? 4'(1 << ACCESS_REMOTE_READ_BIT) : 4'(1 << ACCESS_REMOTE_WRITE_BIT)), .nochk_i(wq_nochk), .idle_o(wq_idle), .rnr_now_o(wq_rnr_now), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
     .kind_o(wq_kind), .rndv_o(wq_rndv), .tag_o(wq_tag), .ctx_o(wq_ctx), .idx_o(wq_idx), .rq_inc_o(wq_rq_inc),
     .skip_o(wq_skip), .wrid_o(wq_wrid),
     .flush_i(wq_flush), .flush_idx_i(tab_rdata.ci), .flush_last_o(wq_flush_last),

@@ -69,7 +69,7 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic             key_ld_i,      // key_sge_i/key_acc_i may start now: load them (a state
                                           // decode of the caller, not its start decision)
   input  sge_t             key_sge_i,
-  input  logic [2:0]       key_acc_i,
+  input  logic [3:0]       key_acc_i,
   input  logic             nochk_i,
   output logic             idle_o,
   output logic             rnr_now_o,     // with start_i: no buffer, decided now
@@ -148,7 +148,7 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [15:0] idx_q, idx_d;
   logic        key_q, key_d, nochk_q, nochk_d;   // the request: a remote key check, an unchecked take
   sge_t        ksge_q;                           // the key's range (loaded with the request)
-  logic [2:0]  kacc_q;
+  logic [3:0]  kacc_q;
 
   // ---------------------------------------------------------------- sub-blocks
   logic        src_avail, f_req, f_srq, f_last, tb_ld;
@@ -193,7 +193,7 @@ module tmnic_rx_wqe import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign c_nsge = key_q ? 8'd1 : w_nsge;
   tmnic_sge_chk #(.NUM_MR(NUM_MR), .NSGE(NSGE)) u_sgechk (
     .clk_i, .rst_ni, .start_i(sge_start), .idle_o(chk_idle), .nsge_i(c_nsge), .pd_i(fl_srq_q ? scfg_i.pd : pd_i),
-    .access_i(key_q ? kacc_q : 3'(1 << ACCESS_LOCAL_WRITE_BIT)), .sge_i(c_sges), .mr_idx_o, .mr_rd_i,
+    .access_i(key_q ? kacc_q : 4'(1 << ACCESS_LOCAL_WRITE_BIT)), .sge_i(c_sges), .mr_idx_o, .mr_rd_i,
     .out_valid_o(sg_we_o), .out_idx_o(sg_idx_o), .out_iova_o(sg_iova_o), .out_len_o(sg_len_o),
     .done_o(chk_done), .ok_o, .total_o(cap_o));
 

@@ -31,7 +31,7 @@ module tmnic_sge_chk
   output logic                  idle_o,
   input  logic [7:0]            nsge_i,
   input  logic [15:0]           pd_i,
-  input  logic [2:0]            access_i,  // access rights every SGE's MR must grant (ACCESS_*_BIT)
+  input  logic [3:0]            access_i,  // access rights every SGE's MR must grant (ACCESS_*_BIT)
   input  sge_t [NSGE-1:0]       sge_i,
 
   output logic [MR_W-1:0]       mr_idx_o,

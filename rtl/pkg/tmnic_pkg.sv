@@ -24,7 +24,7 @@ package tmnic_pkg;
     logic [2:0]  rnr_retry;   // 7 = retry forever
     logic [2:0]  retry_cnt;
     logic [4:0]  timeout;
-    logic [2:0]  rem_access;  // remote operations the QP accepts (ACCESS_REMOTE_*; LOCAL_WRITE unused)
+    logic [3:0]  rem_access;  // remote operations the QP accepts (ACCESS_REMOTE_*; LOCAL_WRITE unused)
     logic        ud;          // SET_QP.TYPE = QP_TYPE_UD: a datagram QP (the path fields are unused)
     logic [31:0] qkey;        // UD: the Q_Key a datagram must carry
     logic [7:0]  tclass;      // IPv4 TOS of the QP's packets (GRH traffic class)
@@ -72,7 +72,7 @@ package tmnic_pkg;
     logic [3:0]  rq_log;
     logic [31:0] dest_ip;       // a packet must come from the peer (RC)
     logic [4:0]  min_rnr_timer;
-    logic [2:0]  rem_access;
+    logic [3:0]  rem_access;
     logic        ud;            // a datagram QP: any sender with the right Q_Key
     logic [31:0] qkey;
     logic [3:0]  pmtu_log;      // READ requests: the response packets' length
@@ -85,7 +85,7 @@ package tmnic_pkg;
     logic        valid;
     logic [31:0] key;
     logic [15:0] pd;
-    logic [2:0]  access;      // tmnic_hwif_pkg::ACCESS_*_BIT
+    logic [3:0]  access;      // tmnic_hwif_pkg::ACCESS_*_BIT
     logic [63:0] va;
     logic [63:0] len;
     logic [63:0] iova;

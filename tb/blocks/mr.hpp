@@ -19,16 +19,16 @@ struct Sge {
   uint32_t len = 0, key = 0;
 };
 
-// mr_t {valid 1, key 32, pd 16, access 3, va 64, len 64, iova 64}, first field in the MSBs.
-constexpr unsigned kMrIova = 0, kMrLen = 64, kMrVa = 128, kMrAccess = 192, kMrPd = 195, kMrKey = 211,
-                   kMrValid = 243, kMrBits = 244;
+// mr_t {valid 1, key 32, pd 16, access 4, va 64, len 64, iova 64}, first field in the MSBs.
+constexpr unsigned kMrIova = 0, kMrLen = 64, kMrVa = 128, kMrAccess = 192, kMrPd = 196, kMrKey = 212,
+                   kMrValid = 244, kMrBits = 245;
 
 // Writes m onto an mr_t port (a Verilated VlWide's words); the port's bits above kMrBits are untouched.
 inline void pack_mr(const Mr& m, uint32_t* w) {
   set_bits(w, kMrIova, 64, m.iova);
   set_bits(w, kMrLen, 64, m.len);
   set_bits(w, kMrVa, 64, m.va);
-  set_bits(w, kMrAccess, 3, m.access);
+  set_bits(w, kMrAccess, 4, m.access);
   set_bits(w, kMrPd, 16, m.pd);
   set_bits(w, kMrKey, 32, m.key);
   set_bits(w, kMrValid, 1, m.valid);

@@ -16,7 +16,7 @@ enum CfgField {
   kCfDestQpn, kCfDestIp, kCfDmac, kCfMinRnr, kCfRnrRetry, kCfRetryCnt, kCfTimeout, kCfRemAccess, kCfUd, kCfQkey,
   kCfTclass, kCfHopLimit, kCfMaxRd, kNumCfgFields
 };
-constexpr unsigned kCfgWidth[kNumCfgFields] = {3, 16, 16, 16, 16, 64, 4, 64, 4, 4, 24, 32, 48, 5, 3, 3, 5, 3, 1, 32, 8, 8, 3};
+constexpr unsigned kCfgWidth[kNumCfgFields] = {3, 16, 16, 16, 16, 64, 4, 64, 4, 4, 24, 32, 48, 5, 3, 3, 5, 4, 1, 32, 8, 8, 3};
 // Bit position of a field's LSB in the packed qp_cfg_t.
 constexpr unsigned cfg_lsb(unsigned f) {
   unsigned l = 0;
@@ -24,7 +24,7 @@ constexpr unsigned cfg_lsb(unsigned f) {
   return l;
 }
 constexpr unsigned kQpCfgBits = cfg_lsb(0) + kCfgWidth[0];
-static_assert(kQpCfgBits == 382, "qp_cfg_t is 382 bits (tmnic_pkg.sv)");
+static_assert(kQpCfgBits == 383, "qp_cfg_t is 383 bits (tmnic_pkg.sv)");
 constexpr unsigned kQpCfgWords = (kQpCfgBits + 31) / 32;
 
 // The views: which qp_cfg_t fields each read port of tmnic_ctx carries, most significant first.
@@ -44,7 +44,7 @@ constexpr unsigned view_bits(const CfgField (&v)[N]) {
   return b;
 }
 static_assert(view_bits(kPathView) == 120 && view_bits(kReqView) == 215 && view_bits(kCmpView) == 30 &&
-              view_bits(kRspView) == 264, "a view's width differs from tmnic_pkg.sv");
+              view_bits(kRspView) == 265, "a view's width differs from tmnic_pkg.sv");
 
 // Packs the view of fields v[0..n) (most significant first) of the qp_cfg_t in `cfg` (kQpCfgWords
 // words) into `dst` at bit `base`.

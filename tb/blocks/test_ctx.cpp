@@ -28,7 +28,7 @@ namespace hw = tmnic::hwif;
 namespace {
 
 constexpr unsigned kNumQp = 64, kNumCq = 64, kNumSrq = 16, kNumMr = 64;
-constexpr unsigned kQpBits = kQpCfgBits, kMrBits = 244, kCqBits = 69, kSrqBits = 202;
+constexpr unsigned kQpBits = kQpCfgBits, kMrBits = 245, kCqBits = 69, kSrqBits = 202;
 constexpr unsigned kTmEntries = 1024;
 constexpr unsigned kNmrRd = 2;
 
@@ -89,7 +89,7 @@ struct QpCfg {
     p.put(state, 3); p.put(pd, 16); p.put(send_cq, 16); p.put(recv_cq, 16); p.put(srq, 16);
     p.put(sq_base, 64); p.put(sq_log, 4); p.put(rq_base, 64); p.put(rq_log, 4); p.put(pmtu_log, 4);
     p.put(dest_qpn, 24); p.put(dest_ip, 32); p.put(dmac, 48); p.put(min_rnr, 5); p.put(rnr_retry, 3);
-    p.put(retry_cnt, 3); p.put(timeout, 5); p.put(rem_access, 3); p.put(ud, 1); p.put(qkey, 32);
+    p.put(retry_cnt, 3); p.put(timeout, 5); p.put(rem_access, 4); p.put(ud, 1); p.put(qkey, 32);
     p.put(tclass, 8); p.put(hop_limit, 8); p.put(max_rd, 3);
   }
 };
@@ -99,7 +99,7 @@ struct Mr {
   uint64_t va = 0, len = 0, iova = 0;
   void pack(uint32_t* w, unsigned base) const {
     Packer p{w, base + kMrBits};
-    p.put(valid, 1); p.put(key, 32); p.put(pd, 16); p.put(access, 3); p.put(va, 64); p.put(len, 64); p.put(iova, 64);
+    p.put(valid, 1); p.put(key, 32); p.put(pd, 16); p.put(access, 4); p.put(va, 64); p.put(len, 64); p.put(iova, 64);
   }
 };
 struct CqCfg {
@@ -376,7 +376,7 @@ class CtxBench {
           m.valid = a[set_mr::VALID] != 0;
           m.key = a[set_mr::KEY];
           m.pd = a[set_mr::PD] & 0xFFFF;
-          m.access = a[set_mr::ACCESS] & 7;
+          m.access = a[set_mr::ACCESS] & 15;
           m.va = (uint64_t(a[set_mr::VA_HI]) << 32) | a[set_mr::VA_LO];
           m.len = (uint64_t(a[set_mr::LEN_HI]) << 32) | a[set_mr::LEN_LO];
           m.iova = (uint64_t(a[set_mr::IOVA_HI]) << 32) | a[set_mr::IOVA_LO];
@@ -458,7 +458,7 @@ class CtxBench {
           q.rnr_retry = a[set_qp::RNR_RETRY] & 7;
           q.retry_cnt = a[set_qp::RETRY_CNT] & 7;
           q.timeout = a[set_qp::TIMEOUT] & 31;
-          q.rem_access = a[set_qp::ACCESS] & 7;
+          q.rem_access = a[set_qp::ACCESS] & 15;
           q.tclass = a[set_qp::TCLASS] & 0xFF;
           q.hop_limit = a[set_qp::HOP_LIMIT] & 0xFF;
           // MAX_RD_ATOMIC clamped to 1..MAX_RD_ATOM
