@@ -113,7 +113,8 @@ class Device {
   // 65536: CQEs name a tag by a 16-bit handle) and TM_CAPS (bit 0: rendezvous offload).
   uint32_t tm_engine_tags = 0, tm_max_tags = 0, tm_caps = 0;
   // OPS_CAPS: the send-queue operations beyond SEND the NIC executes (bit 0 RDMA WRITE incl.
-  // WRITE_WITH_IMM, bit 1 RDMA READ, bit 2 UD QPs). The driver accepts and reports only those.
+  // WRITE_WITH_IMM, bit 1 RDMA READ, bit 2 UD QPs, bit 3 atomics). The driver accepts and reports
+  // only those.
   uint32_t ops_caps = 0;
   // UD queue pairs (and so address handles): OPS_CAPS.UD on a device of ABI 1.5 or later (the
   // SET_QP TYPE/QKEY words and the UD send WQE are 1.5's).
@@ -123,6 +124,9 @@ class Device {
   // RDMA READ: OPS_CAPS.RDMA_READ (first set by a device of ABI 1.9, which has
   // SET_QP.MAX_RD_ATOMIC and the MAX_RD_ATOM resources).
   bool read_supported() const { return hwif::regf::ops_caps::RDMA_READ.get(ops_caps) != 0; }
+  // Atomics (CMP_AND_SWP, FETCH_AND_ADD on RC, as requester and responder, IBV_ATOMIC_HCA):
+  // OPS_CAPS.ATOMIC (first set by a device of ABI 1.10, whose WQE carries the ATOMIC operands).
+  bool atomic_supported() const { return hwif::regf::ops_caps::ATOMIC.get(ops_caps) != 0; }
   // Address handles are software objects (the WQE carries the resolved destination); the
   // driver hands out at most kMaxAh per device (ibv_query_device max_ah).
   std::atomic<uint32_t> num_ah{0};

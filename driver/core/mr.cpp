@@ -10,19 +10,20 @@
 namespace tmnic {
 
 namespace {
-// Access bits the MR table understands (identical to enum ibv_access_flags, see hwif ACCESS).
-constexpr unsigned kHwAccess =
-    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+// Access bits the MR table understands (identical to enum ibv_access_flags, see hwif ACCESS);
+// REMOTE_ATOMIC only on a device that executes atomics (OPS_CAPS.ATOMIC).
+constexpr unsigned kHwAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 static_assert(IBV_ACCESS_LOCAL_WRITE == hwif::access::LOCAL_WRITE &&
                   IBV_ACCESS_REMOTE_WRITE == hwif::access::REMOTE_WRITE &&
-                  IBV_ACCESS_REMOTE_READ == hwif::access::REMOTE_READ,
+                  IBV_ACCESS_REMOTE_READ == hwif::access::REMOTE_READ &&
+                  IBV_ACCESS_REMOTE_ATOMIC == hwif::access::REMOTE_ATOMIC,
               "hwif access bits must be the verbs ones");
 // A hint that needs no hardware support. (The IBV_ACCESS_OPTIONAL_RANGE bits, e.g. relaxed
 // ordering, may by definition be ignored by a provider and are dropped first.)
 constexpr unsigned kIgnored = IBV_ACCESS_HUGETLB;
 // Real features the NIC does not have.
-constexpr unsigned kUnsupported =
-    IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND;
+constexpr unsigned kUnsupported = IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND;
 
 int set_mr(Device& d, uint32_t index, uint64_t va, uint64_t len, uint64_t dma, uint32_t key,
            uint32_t pdn, uint32_t access, uint32_t valid) {
@@ -42,13 +43,17 @@ int set_mr(Device& d, uint32_t index, uint64_t va, uint64_t len, uint64_t dma, u
 }
 
 // Validates verbs access flags and reduces them to what the table entry holds; 0 or an errno.
-int check_access(unsigned access, uint32_t* hw) {
+int check_access(const Device& d, unsigned access, uint32_t* hw) {
   access &= ~unsigned(IBV_ACCESS_OPTIONAL_RANGE);
-  if (access & kUnsupported) return EOPNOTSUPP;
-  // The IB spec requires local write for remote write; unknown bits are a caller error.
-  if ((access & ~(kHwAccess | kIgnored)) ||
-      ((access & IBV_ACCESS_REMOTE_WRITE) && !(access & IBV_ACCESS_LOCAL_WRITE)))
+  // ibv_reg_mr(3) and the IB spec require local write for remote write and remote atomic (the
+  // kernel's ib_check_mr_access checks it first, whatever the device supports).
+  if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+      !(access & IBV_ACCESS_LOCAL_WRITE))
     return EINVAL;
+  if ((access & kUnsupported) || ((access & IBV_ACCESS_REMOTE_ATOMIC) && !d.atomic_supported()))
+    return EOPNOTSUPP;
+  // Unknown bits are a caller error.
+  if (access & ~(kHwAccess | kIgnored)) return EINVAL;
   *hw = access & kHwAccess;
   return 0;
 }
@@ -61,7 +66,7 @@ bool bad_range(const void* addr, size_t length) {
 struct ibv_mr* reg_mr(struct ibv_pd* ibpd, void* addr, size_t length, uint64_t iova,
                       unsigned access) {
   uint32_t hw_access = 0;
-  int bad = check_access(access, &hw_access);
+  int bad = check_access(to_dev(ibpd->context), access, &hw_access);
   if (!bad && bad_range(addr, length)) bad = EINVAL;
   if (bad) {
     errno = bad;
@@ -133,7 +138,7 @@ int rereg_mr(struct ibv_mr* ibmr, int flags, struct ibv_pd* ibpd, void* addr, si
 
   uint32_t hw_access = mr->access;
   if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
-    int err = check_access(access, &hw_access);
+    int err = check_access(d, access, &hw_access);
     if (err) return err;
   }
   if (trans && bad_range(addr, length)) return EINVAL;

@@ -80,8 +80,8 @@ void cq_clean_qp(tmnic_qp* qp);
 // A WQE is built in a local hwif::Wqe in two steps, header then data, and only a complete one is
 // copied into the ring, so both interfaces write identical bytes for the same request.
 
-// Whether the NIC executes `op`: SEND and SEND_WITH_IMM always, RDMA WRITE (+IMM) and RDMA READ
-// only when the device's OPS_CAPS register has their bit.
+// Whether the NIC executes `op`: SEND and SEND_WITH_IMM always, RDMA WRITE (+IMM), RDMA READ and
+// the atomics (CMP_AND_SWP, FETCH_AND_ADD) only when the device's OPS_CAPS register has their bit.
 bool send_op_supported(const Device& d, enum ibv_wr_opcode op);
 // ... on this QP: a UD QP sends datagrams only (SEND, SEND_WITH_IMM).
 bool qp_send_op_supported(const tmnic_qp* qp, enum ibv_wr_opcode op);
@@ -89,13 +89,17 @@ bool qp_send_op_supported(const tmnic_qp* qp, enum ibv_wr_opcode op);
 uint64_t supported_send_ops(const Device& d, enum ibv_qp_type type);
 // Header of a new WQE in `w` (zeroed first): wr_id, opcode, SIGNALED (from IBV_SEND_SIGNALED or
 // sq_sig_all) / SOLICITED / FENCE from `send_flags`, `imm` (raw) for the *_WITH_IMM opcodes,
-// rkey/raddr for RDMA. EINVAL for an opcode the device does not execute on this QP.
+// rkey/raddr for RDMA and atomics. EINVAL for an opcode the device does not execute on this QP.
 int wqe_begin(const tmnic_qp* qp, enum ibv_wr_opcode op, uint64_t wr_id, unsigned send_flags,
               __be32 imm, uint32_t rkey, uint64_t raddr, hwif::Wqe* w);
-// Data as SGEs: ENOMEM if n exceeds the QP's max_send_sge (mlx5's code for it).
+// The ATOMIC operands of an atomic WQE (host order) at WQE_ATOMIC_OFF: CMP_AND_SWP swaps in
+// `swap_add` when the remote value equals `compare`; FETCH_AND_ADD adds `swap_add`.
+void wqe_set_atomic(hwif::Wqe* w, uint64_t swap_add, uint64_t compare);
+// Data as SGEs: ENOMEM if n exceeds the QP's max_send_sge (mlx5's code for it); EINVAL for an
+// atomic unless it is exactly one SGE of ATOMIC_LEN (8) bytes (its result buffer).
 int wqe_set_sges(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_sge* sg);
-// Data copied inline: EINVAL for RDMA READ (its data goes the other way); ENOMEM if the total
-// exceeds max_inline_data (mlx5's code for it).
+// Data copied inline: EINVAL for RDMA READ and atomics (their data goes the other way); ENOMEM if
+// the total exceeds max_inline_data (mlx5's code for it).
 int wqe_set_inline(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_data_buf* bufs);
 // The destination of a UD send: UD_QKEY (the QP's own Q_Key when bit 31 of `remote_qkey` is set,
 // IBA 10.2.4 / ibv_post_send(3)) and the UD_AV at WQE_UD_AV_OFF from the AH. EINVAL for an AH that

@@ -4,7 +4,7 @@
 //
 // * wr_start takes the SQ lock, which wr_complete or wr_abort releases (so a batch is never
 //   interleaved with ibv_post_send or another thread's batch).
-// * A builder (wr_send, wr_send_imm, wr_rdma_*) reads ibv_qp_ex.wr_id and wr_flags at that call
+// * A builder (wr_send, wr_send_imm, wr_rdma_*, wr_atomic_cmp_swp, wr_atomic_fetch_add) reads ibv_qp_ex.wr_id and wr_flags at that call
 //   and starts a WQE; its data setter (wr_set_sge, wr_set_sge_list, wr_set_inline_data(_list))
 //   completes it. WQEs are built with the builder ibv_post_send uses (qp_post.cpp), so both
 //   interfaces write identical bytes.
@@ -16,8 +16,8 @@
 //   the whole batch (none for an empty one).
 // * mlx5 installs every builder of the QP type whatever send_ops_flags asked for; here every
 //   builder of an operation the NIC executes on the QP type works the same way. Builders and
-//   setters of what it does not execute (atomics, memory windows, invalidation, TSO, XRC
-//   addressing, RDMA WRITE/READ while OPS_CAPS lacks their bit or on a UD QP, and
+//   setters of what it does not execute (atomic write, memory windows, invalidation, TSO, XRC
+//   addressing, RDMA WRITE/READ and the atomics while OPS_CAPS lacks their bit or on a UD QP, and
 //   wr_set_ud_addr on an RC QP) latch EINVAL, the code ibv_post_send returns for those opcodes
 //   (mlx5 leaves the slots of another QP type's operations NULL; a call through one would crash,
 //   so they are never NULL here).
@@ -25,7 +25,8 @@
 //   either order (mlx5 counts its setters the same way); the WQE enters the ring after the second.
 // * Where mlx5 has no defined behaviour, this driver latches EINVAL: a builder not followed by
 //   its data setter (before the next builder or wr_complete), a setter with no builder before
-//   it, inline data for RDMA READ.
+//   it, inline data for RDMA READ or an atomic, an atomic's result buffer that is not one SGE of
+//   8 bytes.
 #include <cerrno>
 
 #include "qp.hpp"
@@ -109,6 +110,17 @@ void wr_rdma_write_imm(struct ibv_qp_ex* q, uint32_t rkey, uint64_t raddr, __be3
 void wr_rdma_read(struct ibv_qp_ex* q, uint32_t rkey, uint64_t raddr) {
   begin(q, IBV_WR_RDMA_READ, 0, rkey, raddr);
 }
+// Atomics: the operands go into the WQE with the builder; the data setter then names the 8-byte
+// result buffer (wr_set_sge, or a list of exactly one such SGE; anything else or inline: EINVAL).
+void wr_atomic_cmp_swp(struct ibv_qp_ex* q, uint32_t rkey, uint64_t raddr, uint64_t compare,
+                       uint64_t swap) {
+  begin(q, IBV_WR_ATOMIC_CMP_AND_SWP, 0, rkey, raddr);
+  if (to_q(q)->batch.pending) wqe_set_atomic(&to_q(q)->batch.wqe, swap, compare);
+}
+void wr_atomic_fetch_add(struct ibv_qp_ex* q, uint32_t rkey, uint64_t raddr, uint64_t add) {
+  begin(q, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, rkey, raddr);
+  if (to_q(q)->batch.pending) wqe_set_atomic(&to_q(q)->batch.wqe, add, 0);
+}
 
 void wr_set_sge(struct ibv_qp_ex* q, uint32_t lkey, uint64_t addr, uint32_t length) {
   tmnic_qp* qp = to_q(q);
@@ -158,10 +170,6 @@ void unsupported(struct ibv_qp_ex* q) {
   qp->batch.pending = false;
   latch(qp, EINVAL);
 }
-void wr_atomic_cmp_swp(struct ibv_qp_ex* q, uint32_t, uint64_t, uint64_t, uint64_t) {
-  unsupported(q);
-}
-void wr_atomic_fetch_add(struct ibv_qp_ex* q, uint32_t, uint64_t, uint64_t) { unsupported(q); }
 void wr_bind_mw(struct ibv_qp_ex* q, struct ibv_mw*, uint32_t, const struct ibv_mw_bind_info*) {
   unsupported(q);
 }

@@ -19,8 +19,11 @@ bool send_op_supported(const Device& d, enum ibv_wr_opcode op) {
       return hwif::regf::ops_caps::RDMA_WRITE.get(d.ops_caps) != 0;
     case IBV_WR_RDMA_READ:
       return d.read_supported();
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+      return d.atomic_supported();
     default:
-      return false;  // no atomics, memory windows, invalidation, TSO
+      return false;  // no memory windows, invalidation, TSO, atomic write
   }
 }
 
@@ -35,6 +38,8 @@ uint64_t supported_send_ops(const Device& d, enum ibv_qp_type type) {
   if (send_op_supported(d, IBV_WR_RDMA_WRITE))
     ops |= IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
   if (send_op_supported(d, IBV_WR_RDMA_READ)) ops |= IBV_QP_EX_WITH_RDMA_READ;
+  if (d.atomic_supported())
+    ops |= IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
   return ops;
 }
 
@@ -63,6 +68,14 @@ int wqe_begin(const tmnic_qp* qp, enum ibv_wr_opcode op, uint64_t wr_id, unsigne
       hw_op = hwif::wqe_op::RDMA_READ;
       rdma = true;
       break;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+      hw_op = hwif::wqe_op::ATOMIC_CMP_AND_SWP;
+      rdma = true;  // RKEY/RADDR name the remote 8 bytes, as for RDMA
+      break;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+      hw_op = hwif::wqe_op::ATOMIC_FETCH_AND_ADD;
+      rdma = true;
+      break;
     default:
       return EINVAL;
   }
@@ -88,6 +101,13 @@ size_t wqe_sge_room(const tmnic_qp* qp) { return qp->ud ? hwif::UD_MAX_SGE : hwi
 size_t wqe_inline_room(const tmnic_qp* qp) {
   return qp->ud ? hwif::UD_MAX_INLINE : hwif::WQE_MAX_INLINE;
 }
+bool is_atomic(const hwif::Wqe* w) {
+  return w->opcode == hwif::wqe_op::ATOMIC_CMP_AND_SWP ||
+         w->opcode == hwif::wqe_op::ATOMIC_FETCH_AND_ADD;
+}
+static_assert(hwif::WQE_ATOMIC_OFF == hwif::wqe::SGE_OFF + 5 * hwif::wqe::SGE_LEN &&
+                  hwif::WQE_ATOMIC_OFF + sizeof(hwif::Atomic) == hwif::WQE_STRIDE,
+              "the ATOMIC operands take the place of SGE 5; SGE 0 (the result) is free");
 static_assert(hwif::WQE_UD_AV_OFF == hwif::wqe::SGE_OFF + hwif::UD_MAX_SGE * hwif::wqe::SGE_LEN &&
                   hwif::WQE_UD_AV_OFF == hwif::wqe::INLINE_DATA_OFF + hwif::UD_MAX_INLINE &&
                   hwif::WQE_UD_AV_OFF + sizeof(hwif::UdAv) == hwif::WQE_STRIDE &&
@@ -95,16 +115,28 @@ static_assert(hwif::WQE_UD_AV_OFF == hwif::wqe::SGE_OFF + hwif::UD_MAX_SGE * hwi
               "the UD_AV follows the last UD SGE / inline byte and ends the WQE");
 }  // namespace
 
+void wqe_set_atomic(hwif::Wqe* w, uint64_t swap_add, uint64_t compare) {
+  hwif::Atomic a{};
+  a.swap_add = swap_add;  // host order: the NIC puts them big-endian into the AtomicETH
+  a.compare = compare;
+  std::memcpy(reinterpret_cast<uint8_t*>(w) + hwif::WQE_ATOMIC_OFF, &a, sizeof(a));
+}
+
 int wqe_set_sges(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_sge* sg) {
   if (n > qp->sq.max_sge || n > wqe_sge_room(qp)) return ENOMEM;
+  // An atomic's original value lands in exactly one SGE of ATOMIC_LEN bytes (the WQE has room for
+  // no other: its operands are where SGE 5 would be). mlx5 takes any SGE list and writes 8 bytes
+  // to each SGE of nonzero length; rxe, like this driver, refuses a length other than 8.
+  if (is_atomic(w) && (n != 1 || sg[0].length != hwif::ATOMIC_LEN)) return EINVAL;
   w->num_sge = uint8_t(n);
   for (size_t i = 0; i < n; i++) w->sge[i] = to_hw_sge(sg[i]);
   return 0;
 }
 
 int wqe_set_inline(const tmnic_qp* qp, hwif::Wqe* w, size_t n, const struct ibv_data_buf* bufs) {
-  // Inline data is payload the requester sends; a READ's data comes back into SGEs.
-  if (w->opcode == hwif::wqe_op::RDMA_READ) return EINVAL;
+  // Inline data is payload the requester sends; a READ's data and an atomic's original value come
+  // back into SGEs.
+  if (w->opcode == hwif::wqe_op::RDMA_READ || is_atomic(w)) return EINVAL;
   // Inline: the payload is copied now, so the buffers need no MR and may be reused at once.
   uint64_t total = 0;
   for (size_t i = 0; i < n; i++) total += bufs[i].length;
@@ -149,11 +181,25 @@ namespace {
 int build_send_wqe(const tmnic_qp* qp, const struct ibv_send_wr* wr, uint8_t* slot) {
   if (wr->num_sge < 0 || uint32_t(wr->num_sge) > qp->sq.max_sge) return EINVAL;
   hwif::Wqe w;
-  // (wr.rdma and wr.ud share their bytes: RDMA fields are read only for an RC QP, whose wqe_begin
-  // uses them only for the RDMA opcodes.)
-  if (int err = wqe_begin(qp, wr->opcode, wr->wr_id, wr->send_flags, wr->imm_data,
-                          qp->ud ? 0 : wr->wr.rdma.rkey, qp->ud ? 0 : wr->wr.rdma.remote_addr, &w))
+  // (wr.rdma, wr.atomic and wr.ud share their bytes: the remote fields are read only for an RC QP,
+  // whose wqe_begin uses them only for the RDMA and atomic opcodes.)
+  const bool atomic =
+      wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+  uint32_t rkey = 0;
+  uint64_t raddr = 0;
+  if (!qp->ud) {
+    rkey = atomic ? wr->wr.atomic.rkey : wr->wr.rdma.rkey;
+    raddr = atomic ? wr->wr.atomic.remote_addr : wr->wr.rdma.remote_addr;
+  }
+  if (int err = wqe_begin(qp, wr->opcode, wr->wr_id, wr->send_flags, wr->imm_data, rkey, raddr, &w))
     return err;
+  // ibv_post_send(3): compare_add is the compare value of CMP_AND_SWP and the addend of
+  // FETCH_AND_ADD; swap is CMP_AND_SWP's new value. (An unaligned remote_addr is not checked
+  // here: the responder NAKs it, as on mlx5.)
+  if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP)
+    wqe_set_atomic(&w, wr->wr.atomic.swap, wr->wr.atomic.compare_add);
+  else if (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+    wqe_set_atomic(&w, wr->wr.atomic.compare_add, 0);
   int err;
   if (wr->send_flags & IBV_SEND_INLINE) {
     struct ibv_data_buf bufs[hwif::WQE_MAX_SGE];

@@ -63,18 +63,21 @@ int query_device(struct ibv_context* ctx, struct ibv_device_attr* a) {
   // The responder generates RNR NAKs; nothing else of the optional IB capabilities exists.
   a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
   a->max_sge = int(d.max_sge);
-  // RDMA READ: a READ WQE scatters into as many SGEs as any WQE; MAX_RD_ATOM READs in flight per QP
-  // as requester and as responder (every QP has its own responder resources).
+  // RDMA READ: a READ WQE scatters into as many SGEs as any WQE; MAX_RD_ATOM READs and atomics in
+  // flight per QP as requester and as responder (every QP has its own responder resources).
   const bool rd = d.read_supported();
+  const bool rd_atom = rd || d.atomic_supported();
   a->max_sge_rd = rd ? int(d.max_sge) : 0;
   a->max_cq = int(d.num_cq) - (d.async_cqn() != Device::kNoAsyncCq ? 1 : 0);  // one is the event queue
   a->max_cqe = int((1u << d.max_log_queue) - 1);
   a->max_mr = int(d.num_mr);
   a->max_pd = int(Device::kMaxPd - 1);
-  a->max_qp_rd_atom = rd ? int(hwif::MAX_RD_ATOM) : 0;
-  a->max_res_rd_atom = rd ? int(hwif::MAX_RD_ATOM * (d.num_qp - hwif::QPN_FIRST)) : 0;
-  a->max_qp_init_rd_atom = rd ? int(hwif::MAX_RD_ATOM) : 0;
-  a->atomic_cap = IBV_ATOMIC_NONE;
+  a->max_qp_rd_atom = rd_atom ? int(hwif::MAX_RD_ATOM) : 0;
+  a->max_res_rd_atom = rd_atom ? int(hwif::MAX_RD_ATOM * (d.num_qp - hwif::QPN_FIRST)) : 0;
+  a->max_qp_init_rd_atom = rd_atom ? int(hwif::MAX_RD_ATOM) : 0;
+  // OPS_CAPS.ATOMIC: CMP_AND_SWP and FETCH_AND_ADD, atomic with respect to every access of this
+  // NIC (not to the host CPU's: IBV_ATOMIC_HCA, as ConnectX).
+  a->atomic_cap = d.atomic_supported() ? IBV_ATOMIC_HCA : IBV_ATOMIC_NONE;
   a->max_srq = int(d.num_srq);
   a->max_srq_wr = int((1u << d.max_log_queue) - 1);
   a->max_srq_sge = int(d.max_sge);

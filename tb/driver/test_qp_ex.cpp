@@ -289,7 +289,8 @@ TEST_F(QpExTest, PostSendRdmaNeedsOpsCaps) {
         EXPECT_EQ(bad, &wr);
       }
     }
-    // READ is never inline (its data comes back); atomics never exist.
+    // READ is never inline (its data comes back); no atomics without OPS_CAPS.ATOMIC
+    // (test_atomic.cpp has the device that executes them).
     struct ibv_send_wr wr = {};
     wr.opcode = IBV_WR_RDMA_READ;
     wr.sg_list = &s;

@@ -13,11 +13,12 @@ namespace {
 namespace q = hwif::cmd::set_qp;
 namespace w = hwif::wqe;
 
-// A NIC of ABI 1.5 with the UD bit (and RDMA WRITE, to show UD refuses it anyway).
+// A NIC of ABI 1.5 with the UD bit (and RDMA WRITE and atomics, to show UD refuses them anyway).
 fake::Config ud_config() {
   fake::Config c;
   c.abi = hwif::ABI_MAJOR << 16 | 5;
-  c.ops_caps = hwif::regf::ops_caps::UD.put(1) | hwif::regf::ops_caps::RDMA_WRITE.put(1);
+  c.ops_caps = hwif::regf::ops_caps::UD.put(1) | hwif::regf::ops_caps::RDMA_WRITE.put(1) |
+               hwif::regf::ops_caps::ATOMIC.put(1);
   c.tm_max_tags = 64;  // for the TM-SRQ refusal
   return c;
 }
@@ -175,13 +176,16 @@ TEST_F(UdTest, CreateRejectsUdLimitsAndTmSrq) {
   errno = 0;
   EXPECT_EQ(tmnic::create_qp_ex(ctx, &a), nullptr);
   EXPECT_EQ(errno, EINVAL);
-  // send_ops_flags: datagrams only, even though this NIC executes RDMA WRITE on RC.
+  // send_ops_flags: datagrams only, even though this NIC executes RDMA WRITE and atomics on RC.
   a = ud_attr();
   a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-  a.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE;
-  errno = 0;
-  EXPECT_EQ(tmnic::create_qp_ex(ctx, &a), nullptr);
-  EXPECT_EQ(errno, EOPNOTSUPP);
+  for (uint64_t f : {uint64_t(IBV_QP_EX_WITH_RDMA_WRITE), uint64_t(IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP),
+                     uint64_t(IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)}) {
+    a.send_ops_flags = IBV_QP_EX_WITH_SEND | f;
+    errno = 0;
+    EXPECT_EQ(tmnic::create_qp_ex(ctx, &a), nullptr) << f;
+    EXPECT_EQ(errno, EOPNOTSUPP) << f;
+  }
   a.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
   struct ibv_qp* ok = tmnic::create_qp_ex(ctx, &a);
   ASSERT_NE(ok, nullptr);
@@ -500,6 +504,12 @@ TEST_F(UdTest, PostSendBadWrs) {
   b.opcode = IBV_WR_RDMA_READ;
   bads.push_back(b);
   b = send(2);
+  b.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;  // the NIC executes atomics on RC only (as mlx5's UD QPs)
+  bads.push_back(b);
+  b = send(2);
+  b.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+  bads.push_back(b);
+  b = send(2);
   b.wr.ud.remote_qpn = 0x1000000;  // above 24 bits
   bads.push_back(b);
   b = send(2);
@@ -610,6 +620,18 @@ TEST_F(UdTest, QpExUdErrors) {
       {"RDMA WRITE on UD",
        [](struct ibv_qp_ex* x, struct ibv_ah* ah) {
          x->wr_rdma_write(x, 1, 0x1000);
+         x->wr_set_ud_addr(x, ah, 1, 1);
+         x->wr_set_sge(x, 1, 0x1000, 8);
+       }},
+      {"CMP_AND_SWP on UD",
+       [](struct ibv_qp_ex* x, struct ibv_ah* ah) {
+         x->wr_atomic_cmp_swp(x, 1, 0x1000, 2, 3);
+         x->wr_set_ud_addr(x, ah, 1, 1);
+         x->wr_set_sge(x, 1, 0x1000, 8);
+       }},
+      {"FETCH_AND_ADD on UD",
+       [](struct ibv_qp_ex* x, struct ibv_ah* ah) {
+         x->wr_atomic_fetch_add(x, 1, 0x1000, 2);
          x->wr_set_ud_addr(x, ah, 1, 1);
          x->wr_set_sge(x, 1, 0x1000, 8);
        }},

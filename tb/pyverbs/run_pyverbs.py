@@ -17,8 +17,13 @@ suite's own message. A failure, an error, an expected failure or an unexpected s
 the run, and FILE gets a Markdown report: counts per file, then every test with its outcome and
 reason. The report holds no time or date, so it changes only when an outcome does.
 
+With --require-atomics the tests run only if the device reports atomics (pyverbs'
+query_device().atomic_caps is not IBV_ATOMIC_NONE); otherwise nothing runs and the exit code is 77
+(ctest's SKIP_RETURN_CODE), with the reason printed.
+
 Usage: run_pyverbs.py --libdir DIR --workdir DIR [--dev tmnic0] [--env NAME=VALUE]...
-                      [--timeout SECONDS] [--tests-src DIR] [--conformance FILE] TEST_ID...
+                      [--timeout SECONDS] [--tests-src DIR] [--conformance FILE]
+                      [--require-atomics] TEST_ID...
 TEST_ID as printed by `run_tests.py --list-tests`, e.g. tests.test_pd.PDTest.test_alloc_pd.
 """
 import argparse
@@ -32,6 +37,16 @@ import time
 
 PYTHON = "/usr/bin/python3"  # Debian's interpreter: the one python3-pyverbs is built for
 PACKAGE = "python3-pyverbs"
+SKIP = 77  # exit code of a run skipped for a missing device capability (ctest SKIP_RETURN_CODE)
+
+# Prints the device's atomic_caps as pyverbs sees it through the drop-in library.
+ATOMIC_QUERY = """
+import sys
+import pyverbs.device as d
+ctx = d.Context(name=sys.argv[1])
+print("atomic_caps=%d" % ctx.query_device().atomic_caps)
+ctx.close()
+"""
 
 
 def find_tests_src():
@@ -141,6 +156,8 @@ def main():
     ap.add_argument("--tests-src", help="test directory (default: from dpkg -L %s)" % PACKAGE)
     ap.add_argument("--conformance", metavar="FILE",
                     help="allow the suite's skips and write a Markdown report to FILE")
+    ap.add_argument("--require-atomics", action="store_true",
+                    help="skip (exit %d) unless the device reports atomics" % SKIP)
     ap.add_argument("tests", nargs="+", metavar="TEST_ID")
     a = ap.parse_args()
 
@@ -167,6 +184,21 @@ def main():
         if not sep:
             ap.error("--env wants NAME=VALUE, got %r" % kv)
         env[name] = value
+
+    if a.require_atomics:
+        q = subprocess.run([PYTHON, "-c", ATOMIC_QUERY, a.dev], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, errors="replace",
+                           timeout=a.timeout)
+        m = re.search(r"^atomic_caps=(\d+)$", q.stdout, re.M)
+        if not m:
+            print(q.stdout)
+            print("run_pyverbs: FAIL: could not query %s's atomic_caps" % a.dev)
+            return 1
+        if int(m.group(1)) == 0:  # IBV_ATOMIC_NONE
+            print("run_pyverbs: SKIP: %s reports no atomics (atomic_caps IBV_ATOMIC_NONE: the NIC's "
+                  "OPS_CAPS.ATOMIC is 0); not running %s" % (a.dev, " ".join(a.tests)))
+            return SKIP
+        print("run_pyverbs: %s reports atomic_caps %s" % (a.dev, m.group(1)))
 
     cmd = [PYTHON, "run_tests.py", "--dev", a.dev, "-v"] + a.tests
     shown_env = " ".join(["LD_LIBRARY_PATH=" + os.path.abspath(a.libdir)] + a.env)

@@ -235,15 +235,20 @@ TEST(Fabric, RcPingpong) {
 // iterations, with `extra` options; the client's result line has the size and iteration count.
 // `datagrams` (UD): no datagram was lost on the way (expect_no_datagram_lost), which perftest cannot
 // recover from (its UD server would wait forever, as on any lossy network).
+// `size_opt` false: the tool has no -s (ib_atomic_bw: 8 bytes), `sizes` names the result row only.
 void perftest_runs(const std::vector<const char*>& tools, std::vector<const char*> sizes = {"64", "4097"},
-                   const std::vector<std::string>& extra = {}, bool datagrams = false) {
+                   const std::vector<std::string>& extra = {}, bool datagrams = false, bool size_opt = true) {
   for (const char* tool : tools) {
     const std::string path = std::string(TMNIC_PERFTEST_DIR) + "/" + tool;
     if (!have(path.c_str())) GTEST_SKIP() << path << " not installed (perftest)";
     Tmp tmp("tmnic_fabric_");
     for (const char* size : sizes) {
       SCOPED_TRACE(std::string(tool) + " size " + size);
-      std::vector<std::string> args = {"-n", "50", "-s", size};
+      std::vector<std::string> args = {"-n", "50"};
+      if (size_opt) {
+        args.push_back("-s");
+        args.push_back(size);
+      }
       args.insert(args.end(), extra.begin(), extra.end());
       PingpongResult r = pingpong(tmp, path, args, {}, "-x");
       EXPECT_EQ(r.server, 0) << r.log();
@@ -280,6 +285,36 @@ TEST(Fabric, PerftestWriteLatAndBw) { perftest_runs({"ib_write_lat", "ib_write_b
 // max_rd_atomic = the device's max_qp_rd_atom, MAX_RD_ATOM READs in flight); the server's NIC answers
 // alone while its process waits on the TCP socket.
 TEST(Fabric, PerftestReadLatAndBw) { perftest_runs({"ib_read_lat", "ib_read_bw"}); }
+
+// What Debian's `ibv_devinfo -v -d tmnic0` on the fabric says the device's atomic_cap is.
+std::string fabric_atomic_cap() {
+  Tmp tmp("tmnic_fabric_");
+  Proc p({"/usr/bin/ibv_devinfo", "-v", "-d", "tmnic0"}, kFabricEnv, tmp.path("devinfo.out"), tmp.path("devinfo.err"));
+  if (p.wait() != 0) return "";
+  for (auto& l : lines(p.out())) {
+    std::istringstream in(l);
+    std::string k, v;
+    if (in >> k >> v && k == "atomic_cap:") return v;
+  }
+  return "";
+}
+
+// RC atomics bandwidth: ib_atomic_bw's client posts FETCH_AND_ADD resp. CMP_AND_SWAP on the
+// server's 8-byte buffer (max_rd_atomic = the device's max_qp_rd_atom), the server's NIC answers
+// alone. Skipped while the device reports no atomics (perftest refuses to run then).
+TEST(Fabric, PerftestAtomicBw) {
+  if (!have("/usr/bin/ibv_devinfo")) GTEST_SKIP() << "/usr/bin/ibv_devinfo not installed (ibverbs-utils)";
+  const std::string cap = fabric_atomic_cap();
+  ASSERT_NE(cap, "") << "ibv_devinfo -v did not report atomic_cap";
+  if (cap == "ATOMIC_NONE")
+    GTEST_SKIP() << "the device reports no atomics (atomic_cap ATOMIC_NONE: OPS_CAPS.ATOMIC is 0 until the RTL "
+                    "executes them)";
+  EXPECT_EQ(cap, "ATOMIC_HCA");
+  for (const char* type : {"FETCH_AND_ADD", "CMP_AND_SWAP"}) {
+    SCOPED_TRACE(type);
+    perftest_runs({"ib_atomic_bw"}, {"8"}, {"-A", type}, false, false);
+  }
+}
 
 // Event mode: completion channels (driver/verbs/events.cpp) signalled by the NIC's interrupts; the
 // pingpong blocks in ibv_get_cq_event while the progress thread runs the NIC.

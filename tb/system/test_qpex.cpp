@@ -215,8 +215,8 @@ TEST_P(QpEx, FailedAndAbortedBatchesSendNothing) {
   EXPECT_TRUE(drain(s.scq).empty());  // the failed batch's WQEs never complete later
 }
 
-// send_ops_flags: SEND and SEND_WITH_IMM always; RDMA WRITE/READ exactly when the NIC's OPS_CAPS
-// register has their bit; atomics never. The query reports no atomics either way.
+// send_ops_flags: SEND and SEND_WITH_IMM always; RDMA WRITE/READ and the atomics exactly when the
+// NIC's OPS_CAPS register has their bit, and so does the query's atomic_cap.
 TEST_F(QpExCaps, SendOpsFlagsFollowOpsCaps) {
   namespace oc = tmnic::hwif::regf::ops_caps;
   const uint32_t caps = tmnic_sim_read_reg(0, tmnic::hwif::reg::OPS_CAPS);
@@ -229,8 +229,9 @@ TEST_F(QpExCaps, SendOpsFlagsFollowOpsCaps) {
       {IBV_QP_EX_WITH_RDMA_WRITE, oc::RDMA_WRITE.get(caps) != 0},
       {IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, oc::RDMA_WRITE.get(caps) != 0},
       {IBV_QP_EX_WITH_RDMA_READ, oc::RDMA_READ.get(caps) != 0},
-      {IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, false},
-      {IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, false},
+      {IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, oc::ATOMIC.get(caps) != 0},
+      {IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, oc::ATOMIC.get(caps) != 0},
+      {IBV_QP_EX_WITH_ATOMIC_WRITE, false},
       {IBV_QP_EX_WITH_BIND_MW, false},
   };
   for (const Case& c : cases) {
@@ -243,8 +244,8 @@ TEST_F(QpExCaps, SendOpsFlagsFollowOpsCaps) {
   }
   struct ibv_device_attr a;
   ASSERT_EQ(ibv_query_device(ctx_[0], &a), 0);
-  EXPECT_EQ(a.atomic_cap, IBV_ATOMIC_NONE);
-  if (!oc::RDMA_READ.get(caps)) {
+  EXPECT_EQ(a.atomic_cap, oc::ATOMIC.get(caps) ? IBV_ATOMIC_HCA : IBV_ATOMIC_NONE);
+  if (!oc::RDMA_READ.get(caps) && !oc::ATOMIC.get(caps)) {
     EXPECT_EQ(a.max_qp_rd_atom, 0);
     EXPECT_EQ(a.max_qp_init_rd_atom, 0);
   }

@@ -225,8 +225,10 @@ TEST_P(Rereg, ErrorCodes) {
       {0, nullptr, nullptr, 0, 0, IBV_REREG_MR_ERR_CMD, EINVAL},
       {IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0, IBV_ACCESS_REMOTE_WRITE,
        IBV_REREG_MR_ERR_CMD, EINVAL},
+      {IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0, IBV_ACCESS_REMOTE_ATOMIC,
+       IBV_REREG_MR_ERR_CMD, EINVAL},  // needs LOCAL_WRITE, with or without atomics
       {IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
-       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, IBV_REREG_MR_ERR_CMD, EOPNOTSUPP},
+       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND, IBV_REREG_MR_ERR_CMD, EOPNOTSUPP},  // no MWs
       {IBV_REREG_MR_CHANGE_PD, nullptr, nullptr, 0, 0, IBV_REREG_MR_ERR_CMD, EINVAL},
       {IBV_REREG_MR_CHANGE_PD, pd_[1 - rdev()], nullptr, 0, 0, IBV_REREG_MR_ERR_CMD,
        EINVAL},  // a PD of the other NIC's context
