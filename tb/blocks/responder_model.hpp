@@ -168,7 +168,7 @@ struct Qp {
   // the peer's next packet an atomic at (aw_va, aw_key) (right after a WRITE to that word)
   std::array<AtomRes, kMaxRd> ares{};
   unsigned ap = 0;
-  std::deque<uint32_t> aexec;
+  std::deque<uint32_t> aexec, aprev;  // (aprev: the last executed before the init)
   std::deque<AtomSent> ahist;
   bool aw_pend = false;
   unsigned astreak = 0;  // good atomics the peer sends next
@@ -278,7 +278,7 @@ inline std::vector<std::string> coverage_points() {
           "atom_last_word_of_mr", "atom_no_remote_atomic", "atom_misaligned", "atom_inv_req_held", "atom_acc_key",
           "atom_acc_pd", "atom_acc_bounds", "atom_acc_straddle", "atom_acc_mr_right", "atom_acc_mr_invalid",
           "atom_full_drop", "atom_qp_at_limit", "atom_gap", "atom_drop_not_ready", "atom_dup_replayed",
-          "atom_dup_while_held", "atom_dup_evicted", "atom_dup_unknown", "atom_dup_full_drop", "atom_after_atom_word",
+          "atom_dup_while_held", "atom_dup_evicted", "atom_dup_unknown", "atom_dup_before_init", "atom_dup_full_drop", "atom_after_atom_word",
           "atom_wait_writes", "atom_word_write_pending", "atom_word_written_before", "atom_job_stalled", "atom_psn_wrap",
           "atom_read_waited", "atom_then_write_word",
           // Atomics, requester (ATOMIC_ACKNOWLEDGE)

@@ -1012,7 +1012,8 @@ class Bench {
       if (a.valid && a.psn == h.psn) hit = &a;
     if (!hit) {
       const bool seen = std::find(Q.aexec.begin(), Q.aexec.end(), h.psn) != Q.aexec.end();
-      cov_.hit(seen ? "atom_dup_evicted" : "atom_dup_unknown");
+      const bool before = std::find(Q.aprev.begin(), Q.aprev.end(), h.psn) != Q.aprev.end();
+      cov_.hit(seen ? "atom_dup_evicted" : before ? "atom_dup_before_init" : "atom_dup_unknown");
       return;
     }
     cov_.hit("atom_dup_replayed");
@@ -1406,6 +1407,13 @@ class Bench {
     Q.adup = false;
     if (r < 25 || (Q.rd_out >= kMaxRd && chance(rng_, 0.3)) || adup) {  // a duplicate: any SEND behind, a READ or atomic
       h.psn = (Q.ppsn - static_cast<uint32_t>(u(1, 4))) & kM24;
+      if (!Q.aprev.empty() && Q.ahist.empty() && chance(rng_, 0.3)) {
+        // An atomic at the PSN of one the QP executed before its init (the init forgot it)
+        h.psn = Q.aprev[u(0, Q.aprev.size() - 1)];
+        atomic_req(Q, h);
+        Q.ahist.pop_back();
+        return;
+      }
       if (!Q.ahist.empty() && (adup || chance(rng_, 0.5))) {
         // An atomic sent before, again (its ATOMIC_ACKNOWLEDGE was lost): mostly one of the last
         // few, sometimes an old one (no longer in the responder's table); or an atomic at a PSN
@@ -1709,7 +1717,14 @@ class Bench {
       cfg_set(Q, kCfState, Q.lstate);
       cov_.hit("qp_reinit");
     }
-    const uint32_t psn = static_cast<uint32_t>(chance(rng_, 0.3) ? u(kM24 - 8, kM24) : (rng_() & kM24));
+    uint32_t psn = static_cast<uint32_t>(chance(rng_, 0.3) ? u(kM24 - 8, kM24) : (rng_() & kM24));
+    // (now and then right after where the QP was, so that the atomics it executed before are behind
+    // the new expected PSN: their duplicates must not find the results the init cleared)
+    Q.aprev.clear();
+    if (!Q.aexec.empty() && chance(rng_, 0.5)) {
+      psn = (Q.epsn + static_cast<uint32_t>(u(0, 2))) & kM24;
+      Q.aprev.assign(Q.aexec.end() - std::min<size_t>(Q.aexec.size(), kMaxRd), Q.aexec.end());
+    }
     Q.inited = true;
     Q.epsn = Q.ppsn = psn;
     Q.msn = 0;
