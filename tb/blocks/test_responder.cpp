@@ -2062,6 +2062,11 @@ class Bench {
       const Pull& pl = pulls_.front();
       for (unsigned i = 0; i < kBytes; ++i) {
         const int o = pl.off + static_cast<int>(i);
+        // (an atomic's value is in every 8-byte lane group: the engine's documented data, whatever
+        // the strobes take)
+        if (pl.r->atom && byte_of(top_->wr_data_o.data(), i) != pl.r->data[i % kAtomLen])
+          return fail("atomic write to 0x", hex(pl.r->addr), ": data lane ", i, " is 0x", hex(byte_of(top_->wr_data_o.data(), i)),
+                      ", model (the value in every lane group) 0x", hex(pl.r->data[i % kAtomLen]));
         if (o < 0 || o >= static_cast<int>(pl.r->len)) continue;
         const uint8_t b = byte_of(top_->wr_data_o.data(), i);
         if (b != pl.r->data[o])
