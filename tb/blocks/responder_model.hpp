@@ -1,6 +1,7 @@
 // The model side of test_responder.cpp (tmnic_rx_engine's block bench): its constants, the per-QP
-// and per-message state of the IBA receive model, the RDMA READ requester state this bench keeps as
-// the completer, the expected events and jobs, and the coverage points. The rules themselves are
+// and per-message state of the IBA receive model (with the atomic results a QP keeps), the RDMA READ
+// and atomic requester state this bench keeps as the completer, the expected events, jobs and atomic
+// DMA, the watched words of host memory, and the coverage points. The rules themselves are
 // the Bench's (test_responder.cpp); TB_DATA_W and TB_NUM_QP come from the build (defaults below).
 #pragma once
 
