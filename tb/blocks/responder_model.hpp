@@ -1,6 +1,7 @@
 // The model side of test_responder.cpp (tmnic_rx_engine's block bench): its constants, the per-QP
-// and per-message state of the IBA receive model, the RDMA READ requester state this bench keeps as
-// the completer, the expected events and jobs, and the coverage points. The rules themselves are
+// and per-message state of the IBA receive model (with the atomic results a QP keeps), the RDMA READ
+// and atomic requester state this bench keeps as the completer, the expected events, jobs and atomic
+// DMA, the watched words of host memory, and the coverage points. The rules themselves are
 // the Bench's (test_responder.cpp); TB_DATA_W and TB_NUM_QP come from the build (defaults below).
 #pragma once
 
@@ -40,7 +41,8 @@ enum Kind : unsigned { kPlain = 0, kMatched = 1, kUnexp = 2, kNotag = 3 };  // t
 enum Flags : unsigned { kEnd = 0, kEndImm = 1, kMatch = 2, kWriteImm = 3 };  // rx_cqe_flags_e
 constexpr unsigned st(hw::QpState s) { return static_cast<unsigned>(s); }
 enum AckKind : unsigned { kAckPkt = 0, kAckRr = 1, kAckRdDone = 2, kAckRdErr = 3 };  // tmnic_pkg ack_kind_e
-constexpr unsigned kMaxRd = 4;  // tmnic_pkg MAX_RD_ATOM: READ jobs a QP may have out
+constexpr unsigned kMaxRd = 4;  // tmnic_pkg MAX_RD_ATOM: READ and atomic jobs a QP may have out, atomic results kept
+constexpr unsigned kAtomLen = hw::ATOMIC_LEN;  // bytes an atomic reads and writes (8, aligned)
 
 constexpr uint8_t kSynAck = wire::aeth_syndrome(wire::kAethTypeAck, wire::kAethCreditInvalid);
 constexpr uint8_t kSynSeq = wire::aeth_syndrome(wire::kAethTypeNak, wire::kNakPsnSeqErr);
@@ -78,12 +80,14 @@ struct Ev {
   bool operator==(const Ev& o) const { return syn == o.syn && msn == o.msn && psn == o.psn; }
 };
 // A READ WQE in a QP's send queue, as this bench's completer keeps it: its ring index, its scatter
-// list, the PSNs of its responses (first .. first + npk - 1) and its length (the list's total).
+// list, the PSNs of its responses (first .. first + npk - 1) and its length (the list's total). An
+// atomic WQE (atom) has one 8-byte SGE and one response, an ATOMIC_ACKNOWLEDGE.
 struct RdWqe {
   uint16_t idx = 0;
   Wqe w;
   uint32_t first = 0, npk = 1;
   uint64_t len = 0;
+  bool atom = false;
   uint32_t last() const { return (first + npk - 1) & kM24; }
 };
 // An event on ack_*: an ACK/NAK packet's {qp, AETH, PSN}, a READ response's query (ACK_RR, with the
@@ -92,14 +96,46 @@ struct RdWqe {
 struct AckExp {
   unsigned kind = kAckPkt, q = 0;
   uint32_t aeth = 0, psn = 0;
-  bool first = false, last = false, ok = false;
+  bool first = false, last = false, ok = false, atom = false;  // (atom: ACK_RR of an ATOMIC_ACKNOWLEDGE)
   uint16_t idx = 0;
 };
-// A READ job for the read-response engine.
+// A READ job for the read-response engine; an atomic's (atom) carries the original value in iova
+// (memory order: the word's byte 0 in bits [7:0]); exec: an executed atomic's (its write must be
+// done before the job is offered), not a duplicate's answer from the saved results.
 struct Job {
   unsigned q = 0, pmtu_log = 0;
   uint64_t iova = 0;
   uint32_t len = 0, psn = 0, msn = 0;
+  bool atom = false, exec = false;
+};
+// One of the last kMaxRd atomics a QP executed (its responder's replay table): PSN, original value.
+struct AtomRes {
+  bool valid = false;
+  uint32_t psn = 0;
+  uint64_t old = 0;
+};
+// An atomic request as the peer sent it (for its duplicates).
+struct AtomSent {
+  uint32_t psn = 0, rkey = 0;
+  uint8_t op = 0;
+  uint64_t va = 0, swap = 0, cmp = 0;
+};
+// An executed atomic's DMA, as the model expects it: read 8 bytes at iova once every earlier write
+// is done and every byte before wpos (the position of its 8 bytes in the write stream) requested,
+// then write them (one request of 8 bytes at iova), then its write's done.
+struct AtomDma {
+  enum Stage : unsigned { kRead = 0, kWrite = 1, kDone = 2 };
+  unsigned q = 0, stage = kRead;
+  uint32_t psn = 0;
+  uint64_t iova = 0, wpos = 0;
+  bool waited = false;  // earlier writes were not done when it arrived
+};
+// A watched 8-byte word of host memory (an atomic target): its bytes, the write-stream position
+// just past the last byte written to it, whether an atomic changed it.
+struct MemWord {
+  std::array<uint8_t, 8> b{};
+  uint64_t last_w = 0;
+  bool atom = false;
 };
 struct Qp {
   std::array<uint32_t, kQpCfgWords> cfg{};  // the context's qp_cfg_t (all bits random)
@@ -128,6 +164,18 @@ struct Qp {
   // kMaxRd); the peer's READ bursts
   unsigned rd_out = 0, rburst = 0;
   bool rd_full = false;  // its last READ was dropped for want of resources
+  // Atomics, responder: the replay table (its next slot ap), the PSNs executed since the init (the
+  // last few: a duplicate of one evicted from the table), the peer's atomics sent (for duplicates),
+  // the peer's next packet an atomic at (aw_va, aw_key) (right after a WRITE to that word)
+  std::array<AtomRes, kMaxRd> ares{};
+  unsigned ap = 0;
+  std::deque<uint32_t> aexec, aprev;  // (aprev: the last executed before the init)
+  std::deque<AtomSent> ahist;
+  bool aw_pend = false;
+  unsigned astreak = 0;  // good atomics the peer sends next
+  bool adup = false;     // then an old one again
+  uint64_t aw_va = 0;
+  uint32_t aw_key = 0;
   // RDMA READ, requester (the bench plays the completer): the READ WQEs outstanding, oldest first;
   // the send queue's next index and PSN; the head READ's last accepted response (acc), its checked
   // scatter list with the bytes placed (rm) and the MR generation of that check
@@ -151,6 +199,7 @@ struct WrReq {
   unsigned len = 0;
   std::vector<uint8_t> data;
   int next_off = 0;  // next pull
+  bool atom = false;  // an atomic's write
 };
 struct Pull {
   uint64_t due = 0;
@@ -160,6 +209,7 @@ struct Pull {
 struct RdRsp {
   uint64_t addr = 0, at = 0;
   unsigned k = 0;
+  bool atom = false;  // an atomic's 8-byte read (one beat), else a WQE's
 };
 struct Verdict {
   uint64_t at = 0;
@@ -223,7 +273,18 @@ inline std::vector<std::string> coverage_points() {
           "rresp_first_ok", "rresp_only_ok", "rresp_middle_ok", "rresp_last_ok", "rresp_first_again", "rresp_not_ok",
           "rresp_dup_not_ok", "rresp_gap_not_ok", "rresp_flag_not_ok", "rresp_sqe_not_ok", "rresp_no_read",
           "rresp_drop_not_rts", "rresp_bad_len", "rresp_bad_sge", "rresp_too_many_sge", "rresp_mr_changed_recheck",
-          "rresp_mr_invalidated", "rresp_rddone", "rresp_zero_len", "rresp_multi_sge", "mr_changed"};
+          "rresp_mr_invalidated", "rresp_rddone", "rresp_zero_len", "rresp_multi_sge", "mr_changed",
+          // Atomics, responder
+          "atom_cswap_swapped", "atom_cswap_unchanged", "atom_fadd", "atom_fadd_wrap", "atom_first_word_of_mr",
+          "atom_last_word_of_mr", "atom_no_remote_atomic", "atom_misaligned", "atom_inv_req_held", "atom_acc_key",
+          "atom_acc_pd", "atom_acc_bounds", "atom_acc_straddle", "atom_acc_mr_right", "atom_acc_mr_invalid",
+          "atom_full_drop", "atom_qp_at_limit", "atom_gap", "atom_drop_not_ready", "atom_dup_replayed",
+          "atom_dup_while_held", "atom_dup_evicted", "atom_dup_unknown", "atom_dup_before_init", "atom_dup_full_drop", "atom_after_atom_word",
+          "atom_wait_writes", "atom_word_write_pending", "atom_word_written_before", "atom_job_stalled", "atom_psn_wrap",
+          "atom_read_waited", "atom_then_write_word",
+          // Atomics, requester (ATOMIC_ACKNOWLEDGE)
+          "atom_ack_placed", "atom_ack_bad_sge", "atom_ack_to_read", "rresp_to_atomic", "atom_ack_no_entry",
+          "atom_ack_wrong_psn", "atom_ack_drop_not_rts"};
 }
 
 }  // namespace tmnic::tb::rsp_model

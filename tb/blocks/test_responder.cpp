@@ -45,17 +45,44 @@
 //     mr_gen_i moved since; a bad list: ACK_RDERR LOC_PROT_ERR; a payload other than PMTU
 //     (FIRST/MIDDLE) or the rest (LAST/ONLY): ACK_RDERR BAD_RESP_ERR; no DMA either way; else its
 //     bytes are scattered (checked as a receive's) and LAST/ONLY reports ACK_RDDONE with its PSN.
+//   - atomic request (CMP_SWAP, FETCH_ADD; IBA 9.4.5, 9.7.5.1; the AtomicETH's VA and R_Key in the
+//     RETH fields, reth_len 8 as the parser sets it, no payload): at the expected PSN inside a
+//     message, to a QP without REMOTE_ATOMIC or at a VA not 8-byte aligned: NAK invalid request, QP
+//     to ERR (AEV_QP_REQ_ERR); else with MAX_RD_ATOM jobs of the QP out (READs and atomics alike):
+//     dropped, nothing changes; else the 8 bytes checked as a READ's range with REMOTE_ATOMIC: bad ->
+//     NAK remote access error, QP to ERR (AEV_QP_ACCESS_ERR), no DMA at all; good -> executed: an
+//     8-byte DMA read at the IOVA, issued only once every earlier write request of the engine is
+//     done, the new value from the big-endian word m0<<56|..|m7 (CMP_SWAP: swap if equal to compare;
+//     FETCH_ADD: + add, mod 2^64), an 8-byte DMA write of it at the same IOVA, then one job {original
+//     value (memory order) as IOVA, 8, PSN, MSN after it, atom}; PSN and MSN + 1, no ACK/NAK. The
+//     result is kept (the QP's last MAX_RD_ATOM, cleared by an init). A duplicate atomic (behind the
+//     expected PSN) is counted; with fewer than MAX_RD_ATOM jobs out, if its PSN is kept, a job with
+//     the kept value and the current MSN, no DMA; else dropped.
+//   - ATOMIC_ACKNOWLEDGE (this NIC the requester): a one-packet READ response (ACK_RR FIRST and LAST,
+//     ack_atom) whose 8 payload bytes go to the atomic WQE's one SGE as a READ_RESP_ONLY's; the
+//     completer's verdict also wants the response's kind to match the head WQE's.
+// Host memory, for the atomics: a few watched 8-byte words per MR (the atomic targets) are kept
+// twice, as the model's accepted packets leave them (an atomic's original value) and as the done
+// DMA writes left them (what the bench's DMA read returns); every write request's bytes are applied
+// to both.
 // Checked: every DMA write request and every pulled byte against the expected (IOVA, byte) stream of
 // the scatter (byte for byte, in order); every WQE read address; every lookup (tag, commit_miss,
 // SRQ); every completion (per QP in order, all cqe_req_t fields); every forwarded ACK (in order);
-// every error pulse (its kind for READ errors); every READ job (all fields, none unexpected); every
-// ack_* event (kind, QP, AETH or status, PSN, FIRST/LAST); every ACK/NAK event to the ACK generator ({QP, syndrome, MSN, PSN}, per QP in
+// every error pulse (its kind for READ and atomic errors); every READ job (all fields incl. job_atom,
+// none unexpected; an executed atomic's not before its write is done); every atomic DMA read (its
+// IOVA and length, none but an executed atomic's, not before every earlier write is done) and write
+// (one request of its 8 bytes at its IOVA, after its read); every ack_* event (kind, QP, AETH or
+// status, PSN, FIRST/LAST, ack_atom); every ACK/NAK event to the ACK generator ({QP, syndrome, MSN, PSN}, per QP in
 // order, all sent by the end; the generator's merging and headers are test_ack_gen's); statistics pulses counted; QUERY_QP's PSN when idle; stability of every
 // offered output while stalled; nothing left over after a drain.
 // Stimulus: a peer per QP sending SENDs and WRITEs of 0..several PMTU with random PMTU (RETHs mostly
 // valid, some a byte long or short, out of bounds, foreign keys, MRs without REMOTE_WRITE), READ
 // requests (bursts that fill the QP's jobs, zero and long lengths, bad ranges, duplicates, inside a
-// message), READ responses (in order, again, ahead, of the wrong kind or length, of no READ) against
+// message), atomics (to QPs with and without REMOTE_ATOMIC; watched words, misaligned, out of
+// bounds, straddling an MR's end, foreign keys, other PDs' MRs, MRs without REMOTE_ATOMIC or
+// invalid; inside a message; in READ bursts and streaks; right after a WRITE over their word, whose
+// completion may be slow; duplicates of recent atomics, of ones no longer kept and at PSNs that were
+// none), ATOMIC_ACKNOWLEDGEs (for atomic WQEs, for READs, for none), READ responses (in order, again, ahead, of the wrong kind or length, of no READ) against
 // READ WQEs with good and bad scatter lists, MRs invalidated and made valid between packets (mr_gen_i), interleaved across
 // QPs (hot QPs incl. QPN_FIRST and NUM_QP-1), duplicates, gaps (the peer goes back after the NAK),
 // bad opcode sequences, ACK packets, foreign and unknown QPs; receive-queue and SRQ doorbells; QPs set
@@ -72,6 +99,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -112,7 +140,7 @@ struct Knobs {
 class Bench {
  public:
   Bench(uint64_t seed, Coverage& cov)
-      : ctx_(std::make_unique<VerilatedContext>()), rng_(seed), cov_(cov), pay_(kBytes, &rng_) {
+      : ctx_(std::make_unique<VerilatedContext>()), rng_(seed), arng_(seed ^ 0xA70Bull), cov_(cov), pay_(kBytes, &rng_) {
     ctx_->randReset(2);
     ctx_->randSeed(static_cast<int>(seed & 0x7fffffff));
     top_ = std::make_unique<Vtmnic_rx_engine>(ctx_.get());
@@ -162,10 +190,26 @@ class Bench {
       m.valid = chance(rng_, 0.95);
       m.key = (i << hw::MR_KEY_SHIFT) | static_cast<uint32_t>(u(0, 255));
       m.pd = static_cast<uint32_t>(u(1, 3));
-      m.access = static_cast<uint32_t>(u(0, 7)) | (chance(rng_, 0.85) ? hw::access::LOCAL_WRITE : 0u);
+      m.access = static_cast<uint32_t>(u(0, 7)) | (chance(rng_, 0.85) ? hw::access::LOCAL_WRITE : 0u) |
+                 (chance(arng_, 0.6) ? hw::access::REMOTE_ATOMIC : 0u);
       m.len = u(1ull << 16, 1ull << 22);
       m.va = u(0, 1ull << 40) << 12;
       m.iova = rng_() & ~0xFFFull;
+      // Its atomic targets (watched: the model and the host memory keep their bytes): the first and
+      // the last aligned word inside it, and a few more, some of them neighbours.
+      std::vector<uint64_t>& pw = pool_[i];
+      pw = {m.va, ((m.va + m.len) & ~7ull) - 8};
+      for (unsigned w = 0; w < 6; ++w) {
+        const uint64_t a = (m.va + urand(arng_, 0, m.len - 8)) & ~7ull;
+        pw.push_back(a);
+        if (w < 2) pw.push_back(a + 8 <= m.va + m.len - 8 ? a + 8 : a - 8);
+      }
+      for (uint64_t a : pw) {
+        MemWord mw;
+        for (auto& b : mw.b) b = static_cast<uint8_t>(arng_());
+        mmem_[a - m.va + m.iova] = mw;
+        hmem_[a - m.va + m.iova] = mw.b;
+      }
     }
     for (unsigned s = 0; s < kSrq; ++s) {
       Srq& c = srq_[s];
@@ -204,10 +248,11 @@ class Bench {
     cfg_set(Q, kCfRqBase, u(0, 1ull << 36) << 12);
     cfg_set(Q, kCfRqLog, u(1, 5));
     cfg_set(Q, kCfMinRnr, u(0, 31));
-    // (qp_access_flags: mostly with REMOTE_WRITE and REMOTE_READ; without one a WRITE or READ is an
-    // invalid request)
+    // (qp_access_flags: mostly with REMOTE_WRITE, REMOTE_READ and REMOTE_ATOMIC; without one a WRITE,
+    // READ or atomic is an invalid request)
     cfg_set(Q, kCfRemAccess, u(0, 7) | (chance(rng_, 0.85) ? hw::access::REMOTE_WRITE : 0u) |
-                                 (chance(rng_, 0.85) ? hw::access::REMOTE_READ : 0u));
+                                 (chance(rng_, 0.85) ? hw::access::REMOTE_READ : 0u) |
+                                 (chance(arng_, 0.94) ? hw::access::REMOTE_ATOMIC : 0u));
     Q.ring.assign(1u << cfg_get(Q, kCfRqLog), Wqe{});
     static constexpr unsigned kPmtu[] = {256, 512, 1024, 2048, 4096};
     const unsigned pl = static_cast<unsigned>(u(0, 4));
@@ -440,21 +485,42 @@ class Bench {
     return true;
   }
 
-  // Scatter: message byte m.off + i lands at its SGE's IOVA.
+  // Scatter: message byte m.off + i lands at its SGE's IOVA (and in the model's memory).
   void scatter(const Msg& m, const Pkt& p, unsigned skip, unsigned del) {
     if (del == 0) return;
     uint64_t o = m.off;
     size_t k = 0;
     while (k < m.sg.size() && o >= m.sg[k].second) o -= m.sg[k++].second;
     if (k > 0 || del > m.sg[0].second - o) cov_.hit("msg_multi_sge");
-    for (unsigned i = 0; i < del; ++i) {
+    for (unsigned i = 0; i < del;) {
       while (o >= m.sg[k].second) {
         o = 0;
         ++k;
       }
-      wr_exp_.push_back({m.sg[k].first + o, p.pay[skip + i]});
-      ++o;
+      const unsigned n = static_cast<unsigned>(std::min<uint64_t>(del - i, m.sg[k].second - o));
+      expect_write(m.sg[k].first + o, &p.pay[skip + i], n);
+      i += n;
+      o += n;
     }
+  }
+  // n bytes the engine must write at IOVA a, next in its write stream; the model's memory has them
+  // from now on (the watched words among them: mem_apply).
+  void expect_write(uint64_t a, const uint8_t* d, unsigned n, bool atomic = false) {
+    for (unsigned i = 0; i < n; ++i) wr_exp_.push_back({a + i, d[i]});
+    wr_push_ += n;
+    for (auto it = mmem_.lower_bound(a & ~7ull); it != mmem_.end() && it->first < a + n; ++it)
+      for (unsigned j = 0; j < 8; ++j)
+        if (it->first + j >= a && it->first + j < a + n) {
+          it->second.b[j] = d[it->first + j - a];
+          it->second.last_w = wr_push_;
+          if (it->second.atom && !atomic) cov_.hit("atom_then_write_word");
+        }
+  }
+  // A write done in host memory: its watched words change.
+  void host_write(const WrReq& r) {
+    for (auto it = hmem_.lower_bound(r.addr & ~7ull); it != hmem_.end() && it->first < r.addr + r.len; ++it)
+      for (unsigned j = 0; j < 8; ++j)
+        if (it->first + j >= r.addr && it->first + j < r.addr + r.len) it->second[j] = r.data[it->first + j - r.addr];
   }
 
   // A packet for a UD QP, or a UD opcode (docs/architecture.md, UD): datagrams only, to UD QPs
@@ -542,13 +608,15 @@ class Bench {
       }
       return;
     }
-    if (op >= wire::kReadRespFirst && op <= wire::kReadRespOnly) return accept_rresp(p, q);
+    if ((op >= wire::kReadRespFirst && op <= wire::kReadRespOnly) || op == wire::kAtomicAck) return accept_rresp(p, q);
     const bool write = op >= wire::kWriteFirst && op <= wire::kWriteOnlyImm;
     const bool read = op == wire::kReadReq;
-    if ((op > wire::kSendOnlyImm && !write && !read) || !can_recv(Q.lstate)) {
+    const bool atomic = op == wire::kCmpSwap || op == wire::kFetchAdd;
+    if ((op > wire::kSendOnlyImm && !write && !read && !atomic) || !can_recv(Q.lstate)) {
       ++n_drop_;
-      cov_.hit(op > wire::kSendOnlyImm && !write && !read ? "drop_not_send"
+      cov_.hit(op > wire::kSendOnlyImm && !write && !read && !atomic ? "drop_not_send"
                : Q.lstate == st(hw::QpState::ERR) ? "drop_err_qp" : "drop_not_ready");
+      if (atomic) cov_.hit("atom_drop_not_ready");
       return;
     }
     if (h.psn != Q.epsn) {
@@ -563,9 +631,12 @@ class Bench {
           cov_.hit("gap_nak_once");
         }
         if (read) cov_.hit("read_gap");
+        if (atomic) cov_.hit("atom_gap");
         Q.resync = true;
       } else if (read) {
         read_request(p, q, true);  // a duplicate READ is executed again (IBA 9.7.5.1.1)
+      } else if (atomic) {
+        atomic_dup(p, q);          // a duplicate atomic is answered from the saved result, never executed
       } else {
         ++n_dup_;
         ++n_ack_;
@@ -593,6 +664,19 @@ class Bench {
         return;
       }
       return read_request(p, q, false);
+    }
+    if (atomic) {
+      // IBA 9.4.5 / 9.7.4.1.2: an atomic inside a SEND/WRITE message, to a QP without REMOTE_ATOMIC,
+      // or at a VA not 8-byte aligned is an invalid request.
+      const bool at_en = cfg_get(Q, kCfRemAccess) & hw::access::REMOTE_ATOMIC;
+      if (Q.held || !at_en || (h.reth_va & 7) != 0) {
+        event(q, kSynInv, Q.msn, h.psn);
+        ++n_nak_;
+        cov_.hit(Q.held ? "atom_inv_req_held" : !at_en ? "atom_no_remote_atomic" : "atom_misaligned");
+        to_err(q, true, static_cast<int>(hw::AEV_QP_REQ_ERR));
+        return;
+      }
+      return atomic_exec(p, q);
     }
     const bool wr_en = cfg_get(Q, kCfRemAccess) & hw::access::REMOTE_WRITE;
     if (first == Q.held || (Q.held && Q.wr != write) || (write && !wr_en)) {
@@ -829,11 +913,129 @@ class Bench {
     if (++Q.rd_out == kMaxRd) cov_.hit("read_qp_at_limit");
   }
 
+  // An atomic request at the expected PSN, valid (IBA 9.4.5, 9.7.5.1): with kMaxRd jobs of the QP out
+  // dropped unanswered; its 8 bytes checked as a READ's range with REMOTE_ATOMIC: bad -> NAK remote
+  // access error, QP to ERR (class C), no DMA at all; else executed: the word read (memory order
+  // m0..m7, the big-endian integer m0<<56|..|m7) once every earlier write is done, the new value
+  // (CMP_SWAP: swap if old == compare, else old; FETCH_ADD: old + add mod 2^64) written back, its
+  // result saved for duplicates (the oldest of kMaxRd slots replaced) and a job {original value,
+  // 8, PSN, MSN after it}; the expected PSN and the MSN move by one, no ACK/NAK.
+  void atomic_exec(const Pkt& p, unsigned q) {
+    const wire::RoceHdr& h = p.h;
+    Qp& Q = qp_[q];
+    if (Q.rd_out >= kMaxRd) {
+      cov_.hit("atom_full_drop");
+      Q.rd_full = true;
+      return;
+    }
+    Q.rd_full = false;
+    uint64_t iova = 0;
+    const uint32_t pd = static_cast<uint32_t>(cfg_get(Q, kCfPd));
+    if (!rkey_ok(h.reth_va, kAtomLen, h.reth_rkey, pd, hw::access::REMOTE_ATOMIC, &iova)) {
+      const Mr& r = mr_[(h.reth_rkey >> hw::MR_KEY_SHIFT) % kNumMr];
+      const uint64_t end = r.va + r.len;
+      cov_.hit(!r.valid ? "atom_acc_mr_invalid" : r.key != h.reth_rkey ? "atom_acc_key" : r.pd != pd ? "atom_acc_pd"
+               : (h.reth_va < end && h.reth_va + kAtomLen > end) ? "atom_acc_straddle"
+               : (h.reth_va < r.va || h.reth_va + kAtomLen > end) ? "atom_acc_bounds" : "atom_acc_mr_right");
+      event(q, kSynRemAcc, Q.msn, h.psn);
+      ++n_nak_;
+      to_err(q, true, static_cast<int>(hw::AEV_QP_ACCESS_ERR));
+      return;
+    }
+    auto it = mmem_.find(iova);
+    if (it == mmem_.end()) return fail("bench: an atomic to VA 0x", hex(h.reth_va), " (IOVA 0x", hex(iova), "), not a watched word");
+    const Mr& r = mr_[(h.reth_rkey >> hw::MR_KEY_SHIFT) % kNumMr];
+    if (h.reth_va == r.va) cov_.hit("atom_first_word_of_mr");
+    if (h.reth_va == ((r.va + r.len) & ~7ull) - 8) cov_.hit("atom_last_word_of_mr");
+    MemWord& w = it->second;
+    if (w.atom) cov_.hit("atom_after_atom_word");
+    if (w.last_w > 0) cov_.hit("atom_word_written_before");
+    if (w.last_w > wr_done_pos_) cov_.hit("atom_word_write_pending");
+    if (wr_push_ != wr_done_pos_) cov_.hit("atom_wait_writes");
+    uint64_t old_le = 0, old_be = 0;
+    for (unsigned i = 0; i < 8; ++i) {
+      old_le |= uint64_t(w.b[i]) << (8 * i);
+      old_be = (old_be << 8) | w.b[i];
+    }
+    uint64_t new_be = 0;
+    if (h.opcode == wire::kCmpSwap) {
+      new_be = old_be == h.atom_cmp ? h.atom_swap : old_be;
+      cov_.hit(old_be == h.atom_cmp ? "atom_cswap_swapped" : "atom_cswap_unchanged");
+    } else {
+      new_be = old_be + h.atom_swap;
+      cov_.hit(new_be < old_be ? "atom_fadd_wrap" : "atom_fadd");
+    }
+    std::array<uint8_t, 8> nb{};
+    for (unsigned i = 0; i < 8; ++i) nb[i] = static_cast<uint8_t>(new_be >> (8 * (7 - i)));
+    AtomDma d;
+    d.q = q;
+    d.psn = h.psn;
+    d.iova = iova;
+    d.wpos = wr_push_;
+    d.waited = wr_push_ != wr_done_pos_;
+    at_exp_.push_back(d);
+    expect_write(iova, nb.data(), kAtomLen, true);
+    w.atom = true;
+    Q.ares[Q.ap] = {true, h.psn, old_le};
+    Q.ap = (Q.ap + 1) % kMaxRd;
+    Q.aexec.push_back(h.psn);
+    if (Q.aexec.size() > 32) Q.aexec.pop_front();
+    cov_.max("atom_exec_per_qp_max", Q.aexec.size());
+    if (Q.epsn == kM24) cov_.hit("atom_psn_wrap");
+    Q.epsn = (Q.epsn + 1) & kM24;
+    Q.msn = (Q.msn + 1) & kM24;
+    Q.nak_sent = false;
+    Job j;
+    j.q = q;
+    j.pmtu_log = 31 - static_cast<unsigned>(__builtin_clz(Q.pmtu));
+    j.iova = old_le;
+    j.len = kAtomLen;
+    j.psn = h.psn;
+    j.msn = Q.msn;
+    j.atom = j.exec = true;
+    job_exp_.push_back(j);
+    if (++Q.rd_out == kMaxRd) cov_.hit("atom_qp_at_limit");
+  }
+  // A duplicate atomic (behind the expected PSN): counted; with kMaxRd jobs of the QP out dropped;
+  // else answered from the QP's saved results if its PSN is there (a job {saved original value, 8,
+  // PSN, the current MSN}: no DMA, the expected PSN and the MSN stay), else dropped.
+  void atomic_dup(const Pkt& p, unsigned q) {
+    const wire::RoceHdr& h = p.h;
+    Qp& Q = qp_[q];
+    ++n_dup_;
+    if (Q.rd_out >= kMaxRd) {
+      cov_.hit("atom_dup_full_drop");
+      return;
+    }
+    const AtomRes* hit = nullptr;
+    for (const AtomRes& a : Q.ares)
+      if (a.valid && a.psn == h.psn) hit = &a;
+    if (!hit) {
+      const bool seen = std::find(Q.aexec.begin(), Q.aexec.end(), h.psn) != Q.aexec.end();
+      const bool before = std::find(Q.aprev.begin(), Q.aprev.end(), h.psn) != Q.aprev.end();
+      cov_.hit(seen ? "atom_dup_evicted" : before ? "atom_dup_before_init" : "atom_dup_unknown");
+      return;
+    }
+    cov_.hit("atom_dup_replayed");
+    if (Q.held) cov_.hit("atom_dup_while_held");
+    Job j;
+    j.q = q;
+    j.pmtu_log = 31 - static_cast<unsigned>(__builtin_clz(Q.pmtu));
+    j.iova = hit->old;
+    j.len = kAtomLen;
+    j.psn = h.psn;
+    j.msn = Q.msn;
+    j.atom = true;
+    job_exp_.push_back(j);
+    if (++Q.rd_out == kMaxRd) cov_.hit("atom_qp_at_limit");
+  }
+
   // An RDMA READ response for QP q (the requester of the READ): dropped unless the QP can send;
   // else a query to the completer (ACK_RR), whose verdict this bench gives by the completer's rule
   // (docs/architecture.md, tmnic_completer): the head READ of the send queue, the QP sending (RTS,
   // SQD), FIRST/ONLY at its first PSN (a FIRST again restarts it), MIDDLE/LAST right after the last
-  // accepted one, LAST/ONLY exactly at its last PSN. Not ok: dropped. Ok: a FIRST/ONLY fetches the
+  // accepted one, LAST/ONLY exactly at its last PSN, and of the head's kind (an ATOMIC_ACKNOWLEDGE,
+  // a one-packet response of 8 bytes, for an atomic WQE; READ responses for a READ). Not ok: dropped. Ok: a FIRST/ONLY fetches the
   // READ WQE from the send queue and checks its scatter list (LOCAL_WRITE, the QP's PD), a
   // MIDDLE/LAST does so again when the MR generation changed since; a bad list fails the READ with
   // LOC_PROT_ERR (ACK_RDERR), a payload other than PMTU (FIRST/MIDDLE) or the rest (LAST/ONLY) with
@@ -843,13 +1045,14 @@ class Bench {
     const wire::RoceHdr& h = p.h;
     Qp& Q = qp_[q];
     const unsigned op = h.opcode;
+    const bool aack = op == wire::kAtomicAck;
     if (!can_send(Q.lstate)) {
       ++n_drop_;
-      cov_.hit("rresp_drop_not_rts");
+      cov_.hit(aack ? "atom_ack_drop_not_rts" : "rresp_drop_not_rts");
       return;
     }
-    const bool first = op == wire::kReadRespFirst || op == wire::kReadRespOnly;
-    const bool last = op == wire::kReadRespLast || op == wire::kReadRespOnly;
+    const bool first = op == wire::kReadRespFirst || op == wire::kReadRespOnly || aack;
+    const bool last = op == wire::kReadRespLast || op == wire::kReadRespOnly || aack;
     AckExp e;
     e.kind = kAckRr;
     e.q = q;
@@ -857,16 +1060,20 @@ class Bench {
     e.psn = h.psn;
     e.first = first;
     e.last = last;
+    e.atom = aack;
     const RdWqe* hd = Q.rds.empty() ? nullptr : &Q.rds.front();
     const bool sending = Q.lstate == st(hw::QpState::RTS) || Q.lstate == st(hw::QpState::SQD);
     e.ok = hd && sending && psn_ge(h.psn, hd->first) && psn_ge(hd->last(), h.psn) &&
            (first ? h.psn == hd->first : (Q.acc_v && h.psn == ((Q.acc + 1) & kM24) && h.psn != hd->first)) &&
-           (last == (h.psn == hd->last()));
+           (last == (h.psn == hd->last())) && hd->atom == aack;
     e.idx = hd ? hd->idx : static_cast<uint16_t>(rng_());
     ack_exp_.push_back(e);
     if (!e.ok) {
       const uint32_t next = !hd ? 0 : Q.acc_v ? ((Q.acc + 1) & kM24) : hd->first;  // the response it waits for
       cov_.hit("rresp_not_ok");
+      if (hd && sending && hd->atom != aack && h.psn == hd->first) cov_.hit(aack ? "atom_ack_to_read" : "rresp_to_atomic");
+      if (aack && !hd) cov_.hit("atom_ack_no_entry");
+      if (aack && hd && h.psn != hd->first) cov_.hit("atom_ack_wrong_psn");
       if (!hd) cov_.hit("rresp_no_read");
       else if (!sending) cov_.hit("rresp_sqe_not_ok");
       else if (Q.acc_v && psn_ge(Q.acc, h.psn) && psn_ge(h.psn, hd->first)) cov_.hit("rresp_dup_not_ok");
@@ -905,7 +1112,7 @@ class Bench {
     const uint64_t rest = Q.rm.cap - Q.rm.off;
     if (Q.rm.bad) {
       ++n_prot_;
-      cov_.hit(w.w.nsge > kNsge ? "rresp_too_many_sge" : "rresp_bad_sge");
+      cov_.hit(w.atom ? "atom_ack_bad_sge" : w.w.nsge > kNsge ? "rresp_too_many_sge" : "rresp_bad_sge");
       return fail_read(hw::wc_status::LOC_PROT_ERR);
     }
     if (n > rest || (!last && n != Q.pmtu) || (last && n != rest)) {
@@ -914,8 +1121,9 @@ class Bench {
     }
     scatter(Q.rm, p, 0, n);
     Q.rm.off += n;
-    cov_.hit(op == wire::kReadRespFirst ? "rresp_first_ok" : op == wire::kReadRespOnly ? "rresp_only_ok"
-             : op == wire::kReadRespMiddle ? "rresp_middle_ok" : "rresp_last_ok");
+    cov_.hit(aack ? "atom_ack_placed" : op == wire::kReadRespFirst ? "rresp_first_ok"
+             : op == wire::kReadRespOnly ? "rresp_only_ok" : op == wire::kReadRespMiddle ? "rresp_middle_ok"
+                                         : "rresp_last_ok");
     if (last) {
       AckExp d;
       d.kind = kAckRdDone;
@@ -950,10 +1158,14 @@ class Bench {
     h.imm = static_cast<uint32_t>(rng_());
     unsigned q = pick_qp(k);
     if (qp_[burst_q_].rburst > 0 && chance(rng_, 0.5)) q = burst_q_;  // (a READ burst: its jobs pile up)
+    // (the atomic that follows a WRITE over its word comes right after it, mostly)
+    const bool aw = aw_q_ >= 0 && chance(rng_, 0.8);
+    if (aw) q = static_cast<unsigned>(aw_q_);
+    aw_q_ = -1;
     Qp& Q = qp_[q];
     h.dest_qp = q;
     h.src_ip = static_cast<uint32_t>(cfg_get(Q, kCfDestIp));
-    const unsigned r = static_cast<unsigned>(u(0, 999));
+    const unsigned r = aw ? 999 : static_cast<unsigned>(u(0, 999));
     auto rand_pay = [&](unsigned n) {
       p.pay.resize(n);
       for (auto& b : p.pay) b = static_cast<uint8_t>(rng_());
@@ -1004,16 +1216,27 @@ class Bench {
     hq_.push_back(std::move(p));
   }
   // A READ WQE posted on QP q's send queue (at most four outstanding; indices 1..2 apart, other WQEs
-  // between them, as are PSNs: the ring always has room for the outstanding ones and a few more).
+  // between them, as are PSNs: the ring always has room for the outstanding ones and a few more); now
+  // and then an atomic WQE (one SGE of 8 bytes, sometimes a bad one; one response).
   void post_read(unsigned q) {
     Qp& Q = qp_[q];
     RdWqe r;
     r.idx = Q.sq_next;
-    r.w = make_read_wqe(static_cast<uint32_t>(cfg_get(Q, kCfPd)), Q.pmtu);
+    const uint32_t pd = static_cast<uint32_t>(cfg_get(Q, kCfPd));
+    r.atom = chance(rng_, 0.3);
+    if (r.atom) {
+      r.w = make_read_wqe(pd, Q.pmtu);  // (SGEs 2.. are noise: the operands are there)
+      r.w.nsge = 1;
+      r.w.sge[0] = make_sge(pd, kAtomLen, 0.06);
+    } else {
+      r.w = make_read_wqe(pd, Q.pmtu);
+    }
     for (unsigned i = 0; i < std::min(r.w.nsge, kNsge); ++i) r.len += r.w.sge[i].len;
     r.npk = r.len == 0 ? 1 : static_cast<uint32_t>((r.len + Q.pmtu - 1) / Q.pmtu);
     r.first = Q.spsn;
-    store_wqe(sq_addr(Q, r.idx), r.w, hw::wqe_op::RDMA_READ);
+    store_wqe(sq_addr(Q, r.idx), r.w,
+              !r.atom ? hw::wqe_op::RDMA_READ
+              : chance(rng_, 0.5) ? hw::wqe_op::ATOMIC_CMP_AND_SWP : hw::wqe_op::ATOMIC_FETCH_AND_ADD);
     Q.sq_next = static_cast<uint16_t>(Q.sq_next + u(1, 2));
     Q.spsn = (Q.spsn + r.npk + static_cast<uint32_t>(u(0, 2))) & kM24;
     Q.rds.push_back(r);
@@ -1032,7 +1255,8 @@ class Bench {
     Qp& Q = qp_[q];
     h.aeth = static_cast<uint32_t>(rng_());
     h.ack_req = chance(rng_, 0.1);
-    if (q >= hw::QPN_FIRST && Q.inited && Q.rds.size() < 4 && (Q.rds.empty() || chance(rng_, 0.08))) post_read(q);
+    // (now and then a response when none is outstanding)
+    if (q >= hw::QPN_FIRST && Q.inited && Q.rds.size() < 4 && chance(rng_, Q.rds.empty() ? 0.95 : 0.08)) post_read(q);
     auto set_op = [&](bool first, bool last) {
       h.opcode = first ? (last ? wire::kReadRespOnly : wire::kReadRespFirst)
                        : (last ? wire::kReadRespLast : wire::kReadRespMiddle);
@@ -1040,8 +1264,9 @@ class Bench {
     unsigned n = 0;
     if (Q.rds.empty() || chance(rng_, 0.03)) {
       h.psn = chance(rng_, 0.5) ? Q.spsn : static_cast<uint32_t>(rng_() & kM24);
-      h.opcode = static_cast<uint8_t>(u(wire::kReadRespFirst, wire::kReadRespOnly));
-      n = static_cast<unsigned>(u(0, Q.pmtu));
+      h.opcode = static_cast<uint8_t>(u(wire::kReadRespFirst, wire::kReadRespOnly + 2));  // (+2: ATOMIC_ACK)
+      if (h.opcode == wire::kAck) h.opcode = wire::kAtomicAck;
+      n = h.opcode == wire::kAtomicAck ? kAtomLen : static_cast<unsigned>(u(0, Q.pmtu));
     } else {
       const RdWqe& hd = (Q.rds.size() > 1 && chance(rng_, 0.03)) ? Q.rds[1] : Q.rds.front();
       const bool head = &hd == &Q.rds.front();
@@ -1061,10 +1286,91 @@ class Bench {
         const unsigned r2 = static_cast<unsigned>(u(0, 3));
         n = r2 == 0 ? n + 1 : (r2 == 1 && n > 0) ? n - 1 : r2 == 2 ? 0 : static_cast<unsigned>(u(0, 4096));
       }
+      // An atomic's response is an ATOMIC_ACKNOWLEDGE (its 8 payload bytes the original value: the
+      // parser's), now and then a READ response instead; a READ's now and then an ATOMIC_ACKNOWLEDGE.
+      if (hd.atom ? chance(rng_, 0.93) : chance(rng_, 0.02)) {
+        h.opcode = wire::kAtomicAck;
+        n = kAtomLen;
+      }
     }
     n = std::min(n, 4096u);
     p.pay.resize(n);
     for (auto& b : p.pay) b = static_cast<uint8_t>(rng_());
+  }
+
+  // An MR of the PD (pd_eq) or of another one, with all of `rights` and none of `lacks`, valid or
+  // not, from a random start; -1 none.
+  int find_mr(uint32_t pd, bool pd_eq, uint32_t rights, uint32_t lacks = 0, bool valid = true) {
+    const unsigned i0 = static_cast<unsigned>(u(0, kNumMr - 1));
+    for (unsigned t = 0; t < kNumMr; ++t) {
+      const unsigned i = (i0 + t) % kNumMr;
+      const Mr& g = mr_[i];
+      if (g.valid == valid && (g.pd == pd) == pd_eq && (g.access & rights) == rights && (g.access & lacks) == 0)
+        return static_cast<int>(i);
+    }
+    return -1;
+  }
+  // An atomic's target {VA, rkey} for a QP of PD pd: mostly a watched word of an MR of the PD with
+  // REMOTE_ATOMIC (now and then the QP's last one again); else misaligned, out of bounds (below,
+  // straddling the end, past it), a foreign key, an MR of another PD, one without REMOTE_ATOMIC, an
+  // invalid one.
+  std::pair<uint64_t, uint32_t> atomic_target(Qp& Q, uint32_t pd, bool good) {
+    const unsigned r = static_cast<unsigned>(u(0, good ? 84 : 99));
+    if (r < 25 && !Q.ahist.empty()) {
+      const AtomSent& a = Q.ahist.back();
+      const Mr& m = mr_[(a.rkey >> hw::MR_KEY_SHIFT) % kNumMr];
+      if (m.key == a.rkey && (a.va & 7) == 0 && a.va >= m.va && a.va + kAtomLen <= m.va + m.len) return {a.va, a.rkey};
+    }
+    int i = find_mr(pd, true, hw::access::REMOTE_ATOMIC);
+    if (r >= 94) {
+      const int j = r < 96 ? find_mr(pd, false, hw::access::REMOTE_ATOMIC)            // another PD's
+                    : r < 98 ? find_mr(pd, true, 0, hw::access::REMOTE_ATOMIC)         // without the right
+                             : find_mr(pd, true, 0, 0, false);                          // an invalid MR
+      if (j >= 0) i = j;
+    }
+    if (i < 0) return {rng_() & ~7ull, static_cast<uint32_t>(rng_())};
+    const Mr& m = mr_[i];
+    uint64_t va = pool_[i][u(0, pool_[i].size() - 1)];
+    uint32_t key = m.key;
+    if (r >= 85 && r < 88) va += u(1, 7);                                     // misaligned
+    else if (r >= 88 && r < 92) {                                             // out of bounds
+      const uint64_t end = m.va + m.len;
+      const unsigned b = static_cast<unsigned>(u(0, 2));
+      va = b == 0 ? m.va - 8 : (b == 1 && (end & 7) != 0) ? (end & ~7ull) : ((end + 7) & ~7ull);
+      if ((end & 7) != 0 && chance(rng_, 0.3)) va = end & ~7ull;  // (straddling the end, more often)
+    } else if (r >= 92 && r < 94) key ^= static_cast<uint32_t>(u(1, 255));    // foreign key
+    return {va, key};
+  }
+  // QP q's peer sends an atomic request (its header fields; the PSN is the caller's), to (va, key)
+  // when given (a word just written), else to atomic_target's.
+  void atomic_req(Qp& Q, wire::RoceHdr& h, bool at_word = false, bool good = false) {
+    h.opcode = chance(rng_, 0.5) ? wire::kCmpSwap : wire::kFetchAdd;
+    std::tie(h.reth_va, h.reth_rkey) = at_word ? std::make_pair(Q.aw_va, Q.aw_key)
+                                               : atomic_target(Q, static_cast<uint32_t>(cfg_get(Q, kCfPd)), good);
+    h.reth_len = kAtomLen;  // (the parser's: ATOMIC_LEN)
+    h.ack_req = chance(rng_, 0.3);
+    h.atom_swap = rng_();
+    h.atom_cmp = rng_();
+    const unsigned r = static_cast<unsigned>(u(0, 9));
+    if (h.opcode == wire::kFetchAdd && r < 3) h.atom_swap = u(0, 300);          // small adds (carries)
+    if (h.opcode == wire::kFetchAdd && r == 3) h.atom_swap = ~u(0, 300);        // wraps
+    // a compare that matches (the word as the model has it now: the packets queued before may change it)
+    const Mr& m = mr_[(h.reth_rkey >> hw::MR_KEY_SHIFT) % kNumMr];
+    auto it = mmem_.find(h.reth_va - m.va + m.iova);
+    if (h.opcode == wire::kCmpSwap && it != mmem_.end() && r < 6) {
+      uint64_t be = 0;
+      for (uint8_t b : it->second.b) be = (be << 8) | b;
+      h.atom_cmp = be;
+    }
+    AtomSent a;
+    a.psn = h.psn;
+    a.op = h.opcode;
+    a.va = h.reth_va;
+    a.rkey = h.reth_rkey;
+    a.swap = h.atom_swap;
+    a.cmp = h.atom_cmp;
+    Q.ahist.push_back(a);
+    if (Q.ahist.size() > 12) Q.ahist.pop_front();
   }
 
   // The next packet of QP q's peer: a SEND in sequence, or a duplicate, a gap, a bad sequence.
@@ -1099,8 +1405,39 @@ class Bench {
       return len == 0 ? 1u : static_cast<uint32_t>(((uint64_t(len) - 1) / Q.pmtu + 1) & kM24);
     };
     // (a requester whose READs are slow to come back sends one again: its timer)
-    if (r < 25 || (Q.rd_out >= kMaxRd && chance(rng_, 0.3))) {  // a duplicate: any SEND behind, or a READ request
+    const bool adup = Q.adup;  // (after a streak of atomics: one of its first ones again)
+    Q.adup = false;
+    if (r < 25 || (Q.rd_out >= kMaxRd && chance(rng_, 0.3)) || adup) {  // a duplicate: any SEND behind, a READ or atomic
       h.psn = (Q.ppsn - static_cast<uint32_t>(u(1, 4))) & kM24;
+      if (!Q.aprev.empty() && Q.ahist.empty() && chance(rng_, 0.3)) {
+        // An atomic at the PSN of one the QP executed before its init (the init forgot it)
+        h.psn = Q.aprev[u(0, Q.aprev.size() - 1)];
+        atomic_req(Q, h);
+        Q.ahist.pop_back();
+        return;
+      }
+      if (!Q.ahist.empty() && (adup || chance(rng_, 0.5))) {
+        // An atomic sent before, again (its ATOMIC_ACKNOWLEDGE was lost): mostly one of the last
+        // few, sometimes an old one (no longer in the responder's table); or an atomic at a PSN
+        // that was none.
+        const size_t n = Q.ahist.size();
+        const AtomSent a = Q.ahist[chance(rng_, 0.7) ? n - 1 - u(0, std::min<size_t>(n, 4) - 1) : u(0, n - 1)];
+        h.psn = a.psn;
+        atomic_req(Q, h);
+        if (chance(rng_, 0.9)) {
+          h.opcode = a.op;
+          h.reth_va = a.va;
+          h.reth_rkey = a.rkey;
+          h.atom_swap = a.swap;
+          h.atom_cmp = a.cmp;
+        }
+        Q.ahist.pop_back();  // (atomic_req recorded it: a duplicate is not a new atomic)
+        if (Q.aexec.size() > kMaxRd && (adup || chance(rng_, 0.5)))  // a very old one (its result no longer kept)
+          h.psn = Q.aexec[u(0, Q.aexec.size() - 1 - kMaxRd)];
+        else if (chance(rng_, 0.1))  // at a PSN that was no atomic, mostly
+          h.psn = (Q.ppsn - static_cast<uint32_t>(u(1, 6))) & kM24;
+        return;
+      }
       if (r >= 25 || chance(rng_, 0.35)) {
         read_req(0.1);
         return;
@@ -1115,15 +1452,27 @@ class Bench {
     h.psn = Q.ppsn;
     unsigned n = 0;
     if (r >= 45 && r < 55) {  // a bad opcode sequence
-      const unsigned b = static_cast<unsigned>(u(0, 5));
-      if (Q.pin) h.opcode = b == 0 ? wire::kSendOnly : b == 1 ? wire::kWriteOnly : b < 4 ? wire::kReadReq : Q.pwr ? wire::kSendMiddle : wire::kWriteMiddle;
+      const unsigned b = static_cast<unsigned>(u(0, 7));
+      if (Q.pin) h.opcode = b == 0 ? wire::kSendOnly : b == 1 ? wire::kWriteOnly : b < 4 ? wire::kReadReq : b >= 6 ? wire::kCmpSwap : Q.pwr ? wire::kSendMiddle : wire::kWriteMiddle;
       else h.opcode = b < 2 ? wire::kSendMiddle : wire::kWriteMiddle;
       n = static_cast<unsigned>(u(0, 64));
       if (h.opcode == wire::kReadReq) {
         read_req(0.04);
         n = 0;
+      } else if (h.opcode == wire::kCmpSwap) {  // an atomic inside a message
+        atomic_req(Q, h);
+        n = 0;
       }
       advance = false;
+    } else if (!Q.pin && (Q.aw_pend || Q.astreak > 0 || (Q.rburst == 0 && chance(rng_, 0.06)))) {
+      // An atomic request (right after a WRITE that covered its word, if there was one); now and
+      // then a streak of good ones (a QP that executes many: its old results leave the table).
+      if (Q.astreak > 0) {
+        if (--Q.astreak == 0) Q.adup = chance(rng_, 0.5);
+      } else if (!Q.aw_pend && chance(rng_, 0.1)) Q.astreak = static_cast<unsigned>(u(4, 10));
+      atomic_req(Q, h, Q.aw_pend, Q.astreak > 0);
+      if (Q.aw_pend) cov_.hit("atom_after_write_sent");
+      Q.aw_pend = false;
     } else if (!Q.pin && (Q.rburst > 0 || chance(rng_, 0.1))) {
       // An RDMA READ request (now and then a burst of them on this QP: its jobs pile up).
       if (Q.rburst > 0) --Q.rburst;
@@ -1131,7 +1480,8 @@ class Bench {
         Q.rburst = static_cast<unsigned>(u(3, 8));
         burst_q_ = q;
       }
-      adv = read_req(0.04);
+      if (chance(rng_, 0.15)) atomic_req(Q, h);  // (atomics and READs share the QP's jobs)
+      else adv = read_req(0.04);
     } else if (!Q.pin) {
       // A new message: its length in packets and bytes.
       unsigned np = chance(rng_, 0.55) ? 1 : static_cast<unsigned>(u(2, k.max_msg_pkts));
@@ -1156,11 +1506,29 @@ class Bench {
         const Sge rs = make_rsge(static_cast<uint32_t>(cfg_get(Q, kCfPd)), h.reth_len, 0.1);
         h.reth_va = rs.addr;
         h.reth_rkey = rs.key;
+        // Now and then over an atomic target, which the next packet is an atomic to (its read must
+        // wait for these bytes to be written).
+        const int i = chance(rng_, 0.2) ? find_mr(static_cast<uint32_t>(cfg_get(Q, kCfPd)), true,
+                                                  hw::access::REMOTE_WRITE | hw::access::REMOTE_ATOMIC)
+                                        : -1;
+        if (i >= 0 && h.reth_len < mr_[i].len) {
+          const Mr& m = mr_[i];
+          const uint64_t word = pool_[i][u(0, pool_[i].size() - 1)];
+          const uint64_t len = h.reth_len;
+          uint64_t va = len >= 8 ? word - u(0, len - 8) : word + u(0, 8 - len);
+          va = std::clamp(va, m.va, m.va + m.len - len);
+          h.reth_va = va;
+          h.reth_rkey = m.key;
+          Q.aw_pend = true;
+          Q.aw_va = word;
+          Q.aw_key = m.key;
+        }
       }
       if (np == 1) {
         h.opcode = Q.pwr ? (chance(rng_, 0.3) ? wire::kWriteOnlyImm : wire::kWriteOnly)
                          : (chance(rng_, 0.3) ? wire::kSendOnlyImm : wire::kSendOnly);
         n = lastb;
+        if (Q.aw_pend) aw_q_ = static_cast<int>(q);
       } else {
         h.opcode = Q.pwr ? wire::kWriteFirst : wire::kSendFirst;
         n = Q.pmtu;
@@ -1177,6 +1545,7 @@ class Bench {
       n = Q.plast;
       Q.pin = false;
       Q.prem = 0;
+      if (Q.aw_pend) aw_q_ = static_cast<int>(q);
     } else {
       h.opcode = Q.pwr ? wire::kWriteMiddle : wire::kSendMiddle;
       n = Q.pmtu;
@@ -1346,11 +1715,21 @@ class Bench {
     if (reinit_.count(q)) {
       reinit_.erase(q);
       configure(Q);
-      Q.lstate = chance(rng_, 0.8) ? st(hw::QpState::RTS) : st(hw::QpState::RTR);
+      // (now and then SQE or SQD, as at the start: errors, atomic ones too, take those QPs to ERR)
+      const unsigned r = static_cast<unsigned>(u(0, 99));
+      Q.lstate = r < 72 ? st(hw::QpState::RTS) : r < 92 ? st(hw::QpState::RTR)
+                 : r < 96 ? st(hw::QpState::SQE) : st(hw::QpState::SQD);
       cfg_set(Q, kCfState, Q.lstate);
       cov_.hit("qp_reinit");
     }
-    const uint32_t psn = static_cast<uint32_t>(chance(rng_, 0.3) ? u(kM24 - 8, kM24) : (rng_() & kM24));
+    uint32_t psn = static_cast<uint32_t>(chance(rng_, 0.3) ? u(kM24 - 8, kM24) : (rng_() & kM24));
+    // (now and then right after where the QP was, so that the atomics it executed before are behind
+    // the new expected PSN: their duplicates must not find the results the init cleared)
+    Q.aprev.clear();
+    if (!Q.aexec.empty() && chance(rng_, 0.5)) {
+      psn = (Q.epsn + static_cast<uint32_t>(u(0, 2))) & kM24;
+      Q.aprev.assign(Q.aexec.end() - std::min<size_t>(Q.aexec.size(), kMaxRd), Q.aexec.end());
+    }
     Q.inited = true;
     Q.epsn = Q.ppsn = psn;
     Q.msn = 0;
@@ -1359,6 +1738,13 @@ class Bench {
     Q.acc_v = false;
     Q.rgen = 0;
     Q.rburst = 0;
+    Q.ares = {};  // (an init clears the saved atomic results)
+    Q.ap = 0;
+    Q.aexec.clear();
+    Q.ahist.clear();
+    Q.aw_pend = false;
+    Q.astreak = 0;
+    Q.adup = false;
     if (Q.rd_out != 0) fail("QP ", q, " initialised with READ jobs out");
     Q.guard = cyc_ + 4;
     init_cyc_ = cyc_;
@@ -1435,7 +1821,20 @@ class Bench {
     top_->query_qp_i = query_chk_ ? query_qp_ : static_cast<unsigned>(u(0, kNumQp - 1));
     // DMA read responses (in order)
     bool beat = false;
-    if (!rd_q_.empty() && cyc_ >= rd_q_.front().at && !chance_nz(rng_, k.pay_gap)) {
+    const bool rd_beat = !rd_q_.empty() && cyc_ >= rd_q_.front().at && !chance_nz(rng_, k.pay_gap);
+    if (rd_beat && rd_q_.front().atom) {
+      // An atomic's 8 bytes: one beat, its lanes bus-aligned (tmnic_dma_rd: lane i is byte
+      // rsp_off + i of the request), the word as host memory has it now; the other lanes noise.
+      const RdRsp& r = rd_q_.front();
+      const uint64_t base = r.addr & ~uint64_t(kBytes - 1);
+      const auto& w = hmem_.at(r.addr);
+      beat = true;
+      for (unsigned i = 0; i < kBytes; ++i)
+        set_byte(top_->rsp_data_i.data(), i,
+                 base + i >= r.addr && base + i < r.addr + kAtomLen ? w[base + i - r.addr] : static_cast<uint8_t>(rng_()));
+      top_->rsp_off_i = static_cast<int16_t>(static_cast<int64_t>(base - r.addr)) & 0x3FFF;
+      top_->rsp_last_i = 1;
+    } else if (rd_beat) {
       RdRsp& r = rd_q_.front();
       const auto& b = mem_.at(r.addr);
       beat = true;
@@ -1536,7 +1935,8 @@ class Bench {
     pay_.handshake(top_->s_pay_tready_o);
     // ACKs passed to the send side
     check_stable(ack_st_, top_->ack_valid_o, top_->ack_ready_i,
-                 {top_->ack_qp_o, top_->ack_aeth_o, top_->ack_psn_o, top_->ack_kind_o, top_->ack_first_o, top_->ack_last_o},
+                 {top_->ack_qp_o, top_->ack_aeth_o, top_->ack_psn_o, top_->ack_kind_o, top_->ack_first_o, top_->ack_last_o,
+                  top_->ack_atom_o},
                  "ACK event", "stall_ack");
     if (top_->ack_valid_o && top_->ack_ready_i) {
       if (ack_exp_.empty())
@@ -1546,27 +1946,34 @@ class Bench {
       // (the AETH is the packet's for ACK_PKT and ACK_RR, the status for ACK_RDERR; ACK_RDDONE's is
       // not used; FIRST/LAST only for ACK_RR)
       const bool aeth_ok = e.kind == kAckRdDone || top_->ack_aeth_o == e.aeth;
-      const bool fl_ok = e.kind != kAckRr || (bool(top_->ack_first_o) == e.first && bool(top_->ack_last_o) == e.last);
+      const bool fl_ok = e.kind != kAckRr || (bool(top_->ack_first_o) == e.first && bool(top_->ack_last_o) == e.last &&
+                                              bool(top_->ack_atom_o) == e.atom);
       if (top_->ack_kind_o != e.kind || top_->ack_qp_o != e.q || !aeth_ok || top_->ack_psn_o != e.psn || !fl_ok)
         return fail("ACK event {kind ", unsigned(top_->ack_kind_o), " qp ", unsigned(top_->ack_qp_o), " aeth 0x", hex(top_->ack_aeth_o),
                     " psn 0x", hex(top_->ack_psn_o), " first ", int(top_->ack_first_o), " last ", int(top_->ack_last_o),
-                    "}, model {", e.kind, " ", e.q, " 0x", hex(e.aeth), " 0x", hex(e.psn), " ", e.first, " ", e.last, "}");
+                    " atom ", int(top_->ack_atom_o), "}, model {", e.kind, " ", e.q, " 0x", hex(e.aeth), " 0x", hex(e.psn),
+                    " ", e.first, " ", e.last, " ", e.atom, "}");
       if (e.kind == kAckRr) vr_q_.push_back({cyc_ + 1 + u(0, k.max_lat), e.ok, e.idx});
     }
     // READ jobs: each one the model expects, in order, every field
     check_stable(job_st_, top_->job_valid_o, top_->job_ready_i,
                  {top_->job_qp_o, top_->job_iova_o, top_->job_len_o, top_->job_psn_o, top_->job_msn_o,
-                  top_->job_pmtu_log_o}, "READ job", "stall_job");
+                  top_->job_pmtu_log_o, top_->job_atom_o}, "READ job", "stall_job");
+    if (top_->job_valid_o && !top_->job_ready_i && top_->job_atom_o) cov_.hit("atom_job_stalled");
+    // (an executed atomic's result goes out once its write is done)
+    if (top_->job_valid_o && top_->job_atom_o && !job_exp_.empty() && job_exp_.front().exec && !at_exp_.empty())
+      return fail("atomic job of QP ", unsigned(top_->job_qp_o), " psn 0x", hex(top_->job_psn_o),
+                  " offered before its write is done");
     if (top_->job_valid_o && top_->job_ready_i) {
       if (job_exp_.empty()) return fail("READ job for QP ", unsigned(top_->job_qp_o), " not expected");
       const Job j = job_exp_.front();
       job_exp_.pop_front();
       if (top_->job_qp_o != j.q || top_->job_iova_o != j.iova || top_->job_len_o != j.len || top_->job_psn_o != j.psn ||
-          top_->job_msn_o != j.msn || top_->job_pmtu_log_o != j.pmtu_log)
+          top_->job_msn_o != j.msn || top_->job_pmtu_log_o != j.pmtu_log || bool(top_->job_atom_o) != j.atom)
         return fail("READ job {qp ", unsigned(top_->job_qp_o), " iova 0x", hex(top_->job_iova_o), " len ", top_->job_len_o,
                     " psn 0x", hex(top_->job_psn_o), " msn 0x", hex(top_->job_msn_o), " pmtu_log ",
-                    unsigned(top_->job_pmtu_log_o), "}, model {", j.q, " 0x", hex(j.iova), " ", j.len, " 0x", hex(j.psn),
-                    " 0x", hex(j.msn), " ", j.pmtu_log, "}");
+                    unsigned(top_->job_pmtu_log_o), " atom ", int(top_->job_atom_o), "}, model {", j.q, " 0x", hex(j.iova),
+                    " ", j.len, " 0x", hex(j.psn), " 0x", hex(j.msn), " ", j.pmtu_log, " ", j.atom, "}");
       fin_last_ = std::max(fin_last_ + 1, cyc_ + 1 + u(0, chance(rng_, 0.3) ? 600 : 60));
       fin_q_.push_back({j.q, fin_last_});
     }
@@ -1607,9 +2014,31 @@ class Bench {
     // Receive WQE reads
     check_stable(rd_st_, top_->rd_valid_o, top_->rd_ready_i, {top_->rd_addr_o, top_->rd_len_o}, "WQE read", "stall_rd");
     if (beat) {
-      if (++rd_q_.front().k == kStride / kBytes) rd_q_.pop_front();
+      if (rd_q_.front().atom || ++rd_q_.front().k == kStride / kBytes) rd_q_.pop_front();
     }
-    if (top_->rd_valid_o && top_->rd_ready_i) {
+    // An atomic's read (8 bytes): the next executed atomic's, at its IOVA, only once every byte the
+    // engine wrote before it is requested and every write request is done (wr_done_i; a done in
+    // this very cycle is too late).
+    if (top_->rd_valid_o && top_->rd_len_o == kAtomLen) {
+      AtomDma* a = at_exp_.empty() ? nullptr : &at_exp_.front();
+      if (!a || a->stage != AtomDma::kRead || top_->rd_addr_o != a->iova)
+        return fail("DMA read of 0x", hex(top_->rd_addr_o), "+", top_->rd_len_o, " not expected (model: ",
+                    !a ? std::string("no atomic") : "atomic of QP " + std::to_string(a->q) + " psn 0x" + hex(a->psn) +
+                    " at 0x" + hex(a->iova) + (a->stage != AtomDma::kRead ? " already read" : ""), ")");
+      if (wr_pop_ != a->wpos || n_wr_req_ != n_wr_done_)
+        return fail("atomic read of QP ", a->q, " psn 0x", hex(a->psn), " at 0x", hex(a->iova), " issued with ",
+                    a->wpos - std::min(a->wpos, wr_pop_), " earlier bytes not requested and ", n_wr_req_ - n_wr_done_,
+                    " earlier write requests not done");
+      if (top_->rd_ready_i) {
+        a->stage = AtomDma::kWrite;
+        if (a->waited) cov_.hit("atom_read_waited");
+        RdRsp rr;
+        rr.addr = a->iova;
+        rr.at = cyc_ + 1 + u(0, k.max_lat);
+        rr.atom = true;
+        rd_q_.push_back(rr);
+      }
+    } else if (top_->rd_valid_o && top_->rd_ready_i) {
       auto it = rd_exp_.find(top_->rd_addr_o);
       if (it == rd_exp_.end() || it->second == 0 || top_->rd_len_o != kStride)
         return fail("WQE read of 0x", hex(top_->rd_addr_o), "+", top_->rd_len_o, " not expected");
@@ -1638,6 +2067,11 @@ class Bench {
       const Pull& pl = pulls_.front();
       for (unsigned i = 0; i < kBytes; ++i) {
         const int o = pl.off + static_cast<int>(i);
+        // (an atomic's value is in every 8-byte lane group: the engine's documented data, whatever
+        // the strobes take)
+        if (pl.r->atom && byte_of(top_->wr_data_o.data(), i) != pl.r->data[i % kAtomLen])
+          return fail("atomic write to 0x", hex(pl.r->addr), ": data lane ", i, " is 0x", hex(byte_of(top_->wr_data_o.data(), i)),
+                      ", model (the value in every lane group) 0x", hex(pl.r->data[i % kAtomLen]));
         if (o < 0 || o >= static_cast<int>(pl.r->len)) continue;
         const uint8_t b = byte_of(top_->wr_data_o.data(), i);
         if (b != pl.r->data[o])
@@ -1650,15 +2084,42 @@ class Bench {
       pulls_.push_back({cyc_ + kLat, wr_cur_, pull_off});
       wr_cur_->next_off += static_cast<int>(kBytes);
       if (wr_cur_->next_off >= static_cast<int>(wr_cur_->len)) {
-        done_last_ = std::max(done_last_ + 1, cyc_ + kLat + 1 + u(0, 6));
+        // (now and then a write whose completion is slow: what follows it waits, an atomic's read)
+        done_last_ = std::max(done_last_ + 1, cyc_ + kLat + 1 + (chance(rng_, 0.02) ? u(30, 250) : u(0, 6)));
         done_at_.push_back(done_last_);
+        done_req_.push_back(wr_cur_);
       }
     }
-    if (done) done_at_.pop_front();
+    if (done) {
+      // The write is in host memory now; an atomic's write done: the atomic is over.
+      const std::shared_ptr<WrReq> r = done_req_.front();
+      done_at_.pop_front();
+      done_req_.pop_front();
+      host_write(*r);
+      ++n_wr_done_;
+      wr_done_pos_ += r->len;
+      if (r->atom) {
+        if (at_exp_.empty() || at_exp_.front().stage != AtomDma::kDone) return fail("atomic write done, none expected");
+        at_exp_.pop_front();
+      }
+    }
     if (top_->wr_valid_o && top_->wr_ready_i) {
       auto r = std::make_shared<WrReq>();
       r->addr = top_->wr_addr_o;
       r->len = top_->wr_len_o;
+      // An executed atomic's bytes in the stream: exactly its 8 bytes at its IOVA in one request,
+      // after its read.
+      for (AtomDma& a : at_exp_)
+        if (a.wpos >= wr_pop_ && a.wpos < wr_pop_ + r->len) {
+          if (a.stage != AtomDma::kWrite || a.wpos != wr_pop_ || r->addr != a.iova || r->len != kAtomLen || rd_q_.size())
+            return fail("DMA write 0x", hex(r->addr), "+", r->len, ": the atomic of QP ", a.q, " psn 0x", hex(a.psn),
+                        " at 0x", hex(a.iova), a.stage == AtomDma::kRead ? " not read yet" : !rd_q_.empty() ? " still being read" : "",
+                        " (model: one request of 8 bytes at its IOVA, stream byte ", a.wpos, ", this request starts at ",
+                        wr_pop_, ")");
+          a.stage = AtomDma::kDone;
+          r->atom = true;
+        }
+      ++n_wr_req_;
       // (at most a packet's payload: 4096 bytes, a UD datagram's with its GRH in front)
       if (r->len == 0 || r->len > 4096 + hw::GRH_LEN) return fail("DMA write of ", r->len, " bytes to 0x", hex(r->addr), " (last header: QP ", last_q_, " opcode 0x", hex(last_op_), " psn 0x", hex(last_psn_), " ", last_len_, " bytes; model next byte at 0x", wr_exp_.empty() ? std::string("-") : hex(wr_exp_.front().first), ")");
       for (unsigned i = 0; i < r->len; ++i) {
@@ -1667,6 +2128,7 @@ class Bench {
                       wr_exp_.empty() ? std::string("no more bytes") : "0x" + hex(wr_exp_.front().first));
         r->data.push_back(wr_exp_.front().second);
         wr_exp_.pop_front();
+        ++wr_pop_;
       }
       r->next_off = -static_cast<int>(r->addr % kBytes);
       wr_cur_ = r;
@@ -1739,7 +2201,7 @@ class Bench {
     for (uint64_t t = 0; t < 200000 && quiet < 50 && !failed(); ++t) {
       step(d, false);
       const bool exp_left = !wr_exp_.empty() || !ack_exp_.empty() || !lk_exp_.empty() || !err_exp_.empty() || !hq_.empty() ||
-                            !pay_.idle() || !job_exp_.empty() || !vr_q_.empty() || !fin_q_.empty();
+                            !pay_.idle() || !job_exp_.empty() || !vr_q_.empty() || !fin_q_.empty() || !at_exp_.empty();
       quiet = (top_->idle_o && !exp_left && pending_inits_.empty()) ? quiet + 1 : 0;
     }
     if (failed()) return;
@@ -1771,6 +2233,7 @@ class Bench {
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<Vtmnic_rx_engine> top_;
   std::mt19937_64 rng_;
+  std::mt19937_64 arng_;  // the atomics' part of the tables (the rest of a seed's tables as before atomics)
   Coverage& cov_;
   StreamSource pay_;
   uint64_t cyc_ = 0, msgs_ = 0, local_mac_ = 0;
@@ -1799,6 +2262,16 @@ class Bench {
   std::deque<Lookup> lk_exp_, lk_rsp_;
   uint64_t lk_at_ = 0;
   std::deque<std::pair<uint64_t, uint8_t>> wr_exp_;
+  // Atomics: each MR's watched words (VA), the model's memory (as the accepted packets leave it) and
+  // the host's (as the done writes left it) at those words' IOVAs, the executed atomics' DMA; the
+  // write stream's bytes pushed (model), requested (engine) and done, write requests and dones
+  std::array<std::vector<uint64_t>, kNumMr> pool_{};
+  std::map<uint64_t, MemWord> mmem_;
+  std::map<uint64_t, std::array<uint8_t, 8>> hmem_;
+  std::deque<AtomDma> at_exp_;
+  std::deque<std::shared_ptr<WrReq>> done_req_;
+  uint64_t wr_push_ = 0, wr_pop_ = 0, wr_done_pos_ = 0, n_wr_req_ = 0, n_wr_done_ = 0;
+  int aw_q_ = -1;  // the QP whose WRITE over an atomic target just ended
   std::shared_ptr<WrReq> wr_cur_;
   std::deque<Pull> pulls_;
   std::deque<uint64_t> done_at_;
@@ -1823,7 +2296,7 @@ TEST(Responder, RandomTrafficAgainstModel) {
   Coverage total(coverage_points());
   Stopwatch sw;
   uint64_t cycles = 0, msgs = 0;
-  const uint64_t n = 150000 * test_scale();
+  const uint64_t n = 180000 * test_scale();  // (150000 before atomics took their share)
   for (uint64_t seed : seeds({1, 2, 3})) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     Coverage cov(coverage_points());
