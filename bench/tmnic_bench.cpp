@@ -38,19 +38,22 @@ struct Pair {
 
 // Streams `msgs` messages of `len` bytes from a to b (SEND into SRQ buffers, or RDMA WRITE into b's
 // region), or from b to a (RDMA READ of b's region into a's buffer, at most MAX_RD_ATOM READs in
-// flight), at most `window` outstanding, path MTU 4096; returns the simulated cycles from the first
+// flight; FETCH_AND_ADD of 1 to the first word of b's region, len 8), at most `window` outstanding, path MTU 4096; returns the simulated cycles from the first
 // doorbell to the last completion (the receive CQE for SEND, the send CQE for WRITE and READ).
 double stream(const sim::SimConfig& cfg, uint8_t op, uint32_t len, int msgs, int window) {
   sim::World w(cfg);
   Node a(w, 0), b(w, 1);
   RawHost::QpCfg qa = a.qp(2, 1), qb = b.qp(2, 0);
   qa.mtu = qb.mtu = 5;   // IBV_MTU_4096
+  qb.access |= hwif::access::REMOTE_ATOMIC;
   a.h.set_qp(2, qa);
   b.h.set_qp(2, qb);
-  // b's region also takes remote writes and reads (MR 1, same key)
+  // b's region also takes remote writes, reads and atomics (MR 1, same key)
   b.h.set_mr(1, Node::kKey, 1, b.va(0), b.data.len, b.data.iova,
-             hwif::access::LOCAL_WRITE | hwif::access::REMOTE_WRITE | hwif::access::REMOTE_READ);
-  const bool write = op == hwif::wqe_op::RDMA_WRITE || op == hwif::wqe_op::RDMA_READ;
+             hwif::access::LOCAL_WRITE | hwif::access::REMOTE_WRITE | hwif::access::REMOTE_READ |
+             hwif::access::REMOTE_ATOMIC);
+  const bool atomic = op == hwif::wqe_op::ATOMIC_FETCH_AND_ADD;
+  const bool write = op == hwif::wqe_op::RDMA_WRITE || op == hwif::wqe_op::RDMA_READ || atomic;
   if (!write) for (int i = 0; i < msgs; i++) b.post_srq(i, {{b.va(0), len, Node::kKey}});
   while (w.progress(1000)) {}
   const uint64_t t0 = w.now();
@@ -63,6 +66,10 @@ double stream(const sim::SimConfig& cfg, uint8_t op, uint32_t len, int msgs, int
       const uint64_t raddr = b.va(0);
       std::memcpy(slot + hwif::wqe::RADDR_OFF, &raddr, 8);
       std::memcpy(slot + hwif::wqe::RKEY_OFF, &Node::kKey, 4);
+      if (atomic) {
+        const uint64_t add = 1;
+        std::memcpy(slot + hwif::WQE_ATOMIC_OFF + hwif::atomic::SWAP_ADD_OFF, &add, 8);
+      }
       a.sq_pi++;
       a.h.wr(hwif::reg::DB_SQ0 + 4 * 2, a.sq_pi & 0xFFFF);
       posted++;
@@ -272,6 +279,14 @@ int main(int argc, char** argv) {
     const double r8 = stream(cfg, hwif::wqe_op::RDMA_READ, 8, n, 1) / n;
     add("  \"rdma_8b_round_trip\": {\"messages\": %d, \"write_cycles\": %.0f, \"write_ns\": %.1f, "
         "\"read_cycles\": %.0f, \"read_ns\": %.1f},\n", n, w8, w8 * ns_per_cycle, r8, r8 * ns_per_cycle);
+    // FETCH_AND_ADD: one at a time (doorbell to its completion), and streamed with max_rd_atomic
+    // (MAX_RD_ATOM) in flight: the rate the responder's read-modify-write allows
+    const int m = quick ? 64 : 1024;
+    const double f8 = stream(cfg, hwif::wqe_op::ATOMIC_FETCH_AND_ADD, 8, n, 1) / n;
+    const double fc = stream(cfg, hwif::wqe_op::ATOMIC_FETCH_AND_ADD, 8, m, int(hwif::MAX_RD_ATOM));
+    add("  \"atomic_fetch_add\": {\"round_trip_cycles\": %.0f, \"round_trip_ns\": %.1f, \"streamed\": %d, "
+        "\"window\": %u, \"cycles_per_atomic\": %.1f, \"mops\": %.2f},\n", f8, f8 * ns_per_cycle, m, hwif::MAX_RD_ATOM,
+        fc / m, fc > 0 ? 1e3 * m / (fc * ns_per_cycle) : 0.0);
   }
 
   // ---- UD: one-way latency of an 8-byte datagram, and 4096-byte datagrams streamed (window 8)
