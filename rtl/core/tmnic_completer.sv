@@ -152,7 +152,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   } cp_qp_t;
 
   typedef enum logic [3:0] {
-    S_IDLE, S_ACK_RD, S_ACK_W, S_ACK, S_LOAD, S_FLUSH, S_FLUSH_W, S_FLUSH_CQE, S_CQE, S_ERRWAIT,
+    S_IDLE, S_ACK_RD, S_ACK_W, S_ACK_E, S_ACK, S_LOAD, S_FLUSH, S_FLUSH_W, S_FLUSH_CQE, S_CQE, S_ERRWAIT,
     S_SWEEP, S_TMO_RD, S_ARM
   } state_e;
 
@@ -197,6 +197,23 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [15:0]     c_idx_q, c_idx_d;
   logic [7:0]      c_status_q, c_status_d;
   sq_msg_t         msg_d;
+  // The ACK loop's entry: S_ACK examines a registered copy of the oldest entry (e_q) and the
+  // compares its decision needs (ef_q), made a cycle earlier from the ring's read data (o_f; the
+  // ring's block RAM output through 24-bit PSN compares into the table's write data was the placed
+  // block's slowest path). ne_q: ci != next (the entry is outstanding, if without error). pa_q, rs_q:
+  // compares of the event against the QP word's acked (unchanged during the event's loop).
+  typedef struct packed {
+    logic ok;         // no error status
+    logic rd;         // a READ or an atomic (sqo_rd)
+    logic rr_kind;    // ACK_RR: the response's kind is the entry's
+    logic lim_last;   // psn_ge(lim, last): the event covers the entry's last PSN
+    logic lim_first;  // psn_ge(lim, first)
+    logic rr_psn;     // ACK_RR: first <= psn <= last, LAST/ONLY exactly at last
+    logic psn_first;  // ACK_RR: psn == first
+  } ent_f_t;
+  sq_out_t         e_q, e_d;
+  ent_f_t          ef_q, ef_d;
+  logic            ne_q, ne_d, pa_q, pa_d, rs_q, rs_d;
 
   // ---------------------------------------------------------------- tables
   // Table writes are registered (wr_*_q) and land one cycle after the FSM decides them: the ACK
@@ -225,7 +242,9 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // its next (never a full window ahead), so a read that collides with a write is never used.
   // Ring reads are requested one cycle ahead and reach the RAM from registers (o_re_q, o_raddr_q):
   // at 1024 QPs the ring is 121 block RAMs spread over the die, and its address must not come
-  // through the FSM's decision logic. The ACK loop therefore requests the entry after the next one.
+  // through the FSM's decision logic. The ACK loop examines a registered copy of the ring's word
+  // (e_q, with its compares: see "decisions"), so it requests the entry three after the one it
+  // examines: the next is on the RAM's output, the one after it in flight.
   logic o_re, o_re_q;
   logic [QP_W+OUT_W-1:0] o_raddr, o_raddr_q;
   sq_out_t o_rdata;
@@ -268,35 +287,43 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   assign qp_idx_o = {init_qp_d, q_d};
   wire [1:0]  typ = aeth_type(aeth_q);       // AETH syndrome (tmnic_hwif_pkg)
   wire [4:0]  val = aeth_value(aeth_q);
+  // The loop's entry (e_q) and its compares (ef_q, ne_q, pa_q, rs_q: registered from o_f and the QP
+  // word in S_ACK_E and, for the entry after it, in S_ACK), so S_ACK's decision only combines bits.
+  // The compares use the event (lim_q, psn_q, at_q, rl_q), fixed from S_ACK_RD on; after a timer
+  // expiry (tmo_q) they are stale and unused.
   // An entry with an error status is never completed by an ACK (its WQE was never sent).
-  wire        live = (ac_q.ci != nx_q) && (o_rdata.err == 8'd0);
-  wire        rd_head = live && sqo_rd(o_rdata.op);
-  // ACK_RR: the response's kind is the oldest entry's (an ATOMIC_ACK for an atomic, a READ response
-  // for a READ; implies sqo_rd: a function of the same 3 op bits and at_q, so no deeper than it).
-  wire        rr_kind = at_q ? (o_rdata.op == SQO_CSWAP || o_rdata.op == SQO_FADD) : (o_rdata.op == SQO_READ);
+  wire        live = ne_q && ef_q.ok;
+  wire        rd_head = live && ef_q.rd;
+  // ACK_RR: the response's kind is the entry's (an ATOMIC_ACK for an atomic, a READ response for a
+  // READ; implies sqo_rd).
+  wire ent_f_t o_f = '{
+    ok:        o_rdata.err == 8'd0,
+    rd:        sqo_rd(o_rdata.op),
+    rr_kind:   at_q ? (o_rdata.op == SQO_CSWAP || o_rdata.op == SQO_FADD) : (o_rdata.op == SQO_READ),
+    lim_last:  psn_ge(lim_q, o_rdata.last),
+    lim_first: psn_ge(lim_q, o_rdata.first),
+    rr_psn:    psn_ge(psn_q, o_rdata.first) && psn_ge(o_rdata.last, psn_q) && (rl_q == (psn_q == o_rdata.last)),
+    psn_first: psn_q == o_rdata.first};
   wire        sending = cfg.state == QPS_RTS || cfg.state == QPS_SQD;
   wire        pkt = kind_q == ACK_PKT;
   // S_ACK: ci completes (a READ or atomic only by ACK_RDDONE; ACK_RDERR completes nothing here).
-  wire        ack_more = !tmo_q && live && psn_ge(lim_q, o_rdata.last) && kind_q != ACK_RDERR &&
-                         (!sqo_rd(o_rdata.op) || kind_q == ACK_RDDONE);
+  wire        ack_more = !tmo_q && live && ef_q.lim_last && kind_q != ACK_RDERR &&
+                         (!ef_q.rd || kind_q == ACK_RDDONE);
   // S_ACK, the event's end: it acknowledges new PSNs of the oldest outstanding message without
-  // completing it (forward progress as well as a completion; not a repeated ACK). Not a READ's:
-  // only its verified responses are (acked then holds the last one, for the next one's verdict).
+  // completing it (forward progress as well as a completion; not a repeated ACK): psn_ge(lim, first)
+  // and lim past acked (pa_q). Not a READ's: only its verified responses are (acked then holds the
+  // last one, for the next one's verdict).
   wire [23:0] lim_new = lim_q - ac_q.acked;
-  wire        ack_part = live && !rd_head && kind_q != ACK_RDERR && psn_ge(lim_q, o_rdata.first) &&
-                         (!ac_q.acked_v || (!lim_new[23] && lim_new != 24'd0));
+  wire        ack_part = live && !rd_head && kind_q != ACK_RDERR && ef_q.lim_first && pa_q;
   // ACK_RR's verdict against the oldest entry: a live READ, the PSN in its range, FIRST/ONLY at its
   // first PSN (always: a READ executed again restarts from there), any other right after the last
-  // verified one (acked = psn - 1 = lim; acked only counts if this READ was already the oldest),
-  // LAST/ONLY exactly at its last PSN, the response's kind the entry's (rr_kind). A QP that does not
-  // send takes no data.
-  wire        rr_ok = kind_q == ACK_RR && !tmo_q && live && rr_kind && sending &&
-                      psn_ge(psn_q, o_rdata.first) && psn_ge(o_rdata.last, psn_q) &&
-                      (rf_q ? psn_q == o_rdata.first
-                            : (ac_q.acked_v && ac_q.ci == ci0_q && lim_q == ac_q.acked && psn_q != o_rdata.first)) &&
-                      (rl_q == (psn_q == o_rdata.last));
+  // verified one (acked = psn - 1 = lim, rs_q; acked only counts if this READ was already the
+  // oldest), LAST/ONLY exactly at its last PSN (ef_q.rr_psn), the response's kind the entry's
+  // (rr_kind). A QP that does not send takes no data.
+  wire        rr_ok = kind_q == ACK_RR && !tmo_q && live && ef_q.rr_kind && sending && ef_q.rr_psn &&
+                      (rf_q ? ef_q.psn_first : (rs_q && ac_q.ci == ci0_q && !ef_q.psn_first));
   // An ACK packet past the oldest READ's last PSN: its responses were lost (implicit NAK).
-  wire        rd_lost = pkt && !tmo_q && typ == AETH_TYPE_ACK && rd_head && psn_ge(lim_q, o_rdata.last);
+  wire        rd_lost = pkt && !tmo_q && typ == AETH_TYPE_ACK && rd_head && ef_q.lim_last;
   // Forward progress of this event (not a timer expiry): transport retries back to retry_cnt.
   wire        prog = !tmo_q && (ac_q.ci != ci0_q || ack_part || rr_ok);
   wire [2:0]  retry_left = prog ? cfg.retry_cnt : ac_q.retry_left;
@@ -336,6 +363,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     q_d = q_q; ac_d = ac_q; nx_d = nx_q; ci0_d = ci0_q; aeth_d = aeth_q; lim_d = lim_q; local_d = local_q;
     kind_d = kind_q; rf_d = rf_q; rl_d = rl_q; at_d = at_q; psn_d = psn_q; vr_valid_d = 1'b0; vr_ok_d = vr_ok_o; vr_idx_d = vr_idx_o;
     rnr_cyc_d = rnr_cyc_q; tdur_d = tdur_q;
+    e_d = e_q; ef_d = ef_q; ne_d = ne_q; pa_d = pa_q; rs_d = rs_q;
     sw_on_d = sw_on_q; sw_vld_d = 1'b0; sw_d = sw_q; sw_min_d = sw_min_q; wake_d = wake_q; smin_src = 2'd0; wake_smin = 1'b0; nd_lt_smin = 1'b0;
     nd_v_d = 1'b0; nd_d = nd_q; tmo_d = tmo_q;
     c_wrid_d = c_wrid_q; c_idx_d = c_idx_q; c_status_d = c_status_q; c_op_d = c_op_q;
@@ -417,20 +445,38 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         tdur_d = TMO_CYC[cfg.timeout] + ((!tmo_q && pkt && typ == AETH_TYPE_RNR_NAK) ? rnr_cyc_q : 64'd0);
         o_re = 1'b1;
         o_raddr = {q_q, ac_q.ci[OUT_W-1:0] + 1'b1};
+        state_d = S_ACK_E;
+      end
+      // The oldest entry is on the ring's output: register it with its compares (and the event's
+      // against acked) for S_ACK; the entry after it is in flight, request the one after that.
+      S_ACK_E: begin
+        e_d = o_rdata;
+        ef_d = o_f;
+        ne_d = ac_q.ci != nx_q;
+        pa_d = !ac_q.acked_v || (!lim_new[23] && lim_new != 24'd0);
+        rs_d = ac_q.acked_v && lim_q == ac_q.acked;
+        o_re = 1'b1;
+        o_raddr = {q_q, ac_q.ci[OUT_W-1:0] + OUT_W'(2)};
         state_d = S_ACK;
       end
 
       // One ACK/NAK event: complete covered messages one per cycle, then act on the syndrome. The
-      // entry after ci arrives now if this one completes (requested last cycle); the one after it
-      // is requested below, except when a CQE goes out first (the RAM then holds its word).
+      // entry at ci is in e_q (its compares in ef_q), the one after it on the ring's output: taken
+      // with its compares if this one completes. The entry after that is in flight (requested last
+      // cycle); the next one is requested below, except when a CQE goes out first (the RAM then
+      // holds the one in flight). One cycle more per event than with the compares made here
+      // (S_ACK_E), none per completion.
       S_ACK: begin
         if (ack_more) begin
           ac_d.ci = ac_q.ci + 16'd1;
           ac_d.rnr_left = cfg.rnr_retry;
           ac_d.retry_left = cfg.retry_cnt;
           tab_we = 1'b1;
-          if (o_rdata.sig) begin
-            c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_op_d = o_rdata.op; c_status_d = WC_SUCCESS; c_op_d = o_rdata.op;
+          e_d = o_rdata;
+          ef_d = o_f;
+          ne_d = ac_q.ci + 16'd1 != nx_q;
+          if (e_q.sig) begin
+            c_wrid_d = e_q.wrid; c_idx_d = ac_q.ci; c_op_d = e_q.op; c_status_d = WC_SUCCESS;
             cqe_valid_d = 1'b1;
             after_d = S_ACK;
             state_d = S_CQE;
@@ -506,7 +552,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             nd_v_d = 1'b1;
             nd_d = ac_d.due;
           end
-          msg_d = '{kind: fail ? SQ_MSG_FAIL : SQ_MSG_REWIND, qp: 16'(q_q), idx: ac_q.ci, psn: o_rdata.first,
+          msg_d = '{kind: fail ? SQ_MSG_FAIL : SQ_MSG_REWIND, qp: 16'(q_q), idx: ac_q.ci, psn: e_q.first,
                     rnr: !tmo_q && pkt && typ == AETH_TYPE_RNR_NAK, rnr_due: now_i + rnr_cyc_q};
           msg_valid_d = rewind || fail;
           retransmit_d = rewind;
@@ -514,7 +560,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
             ac_d.ci = ac_q.ci + 16'd1;
             err_d = 1'b1;
             err_qp_d = q_q;
-            c_wrid_d = o_rdata.wrid; c_idx_d = ac_q.ci; c_op_d = o_rdata.op; c_status_d = st; c_op_d = o_rdata.op;
+            c_wrid_d = e_q.wrid; c_idx_d = ac_q.ci; c_op_d = e_q.op; c_status_d = st;
             cqe_valid_d = 1'b1;
             after_d = S_ERRWAIT;
             state_d = S_CQE;
@@ -526,8 +572,8 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           end
           tab_we = 1'b1;
         end
-        o_re = !(state_d == S_CQE && after_d == S_ACK);
-        o_raddr = {q_q, ac_d.ci[OUT_W-1:0] + 1'b1};
+        o_re = ack_more && !e_q.sig;
+        o_raddr = {q_q, ac_q.ci[OUT_W-1:0] + OUT_W'(3)};
       end
 
       // A marked QP: flush it if it is in ERR and has entries.
@@ -612,11 +658,12 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         state_d = S_CQE;
       end
 
-      // Back to the ACK loop: its word is held in the RAM; request the one after it.
+      // Back to the ACK loop: its entry is in e_q, the one after it held on the RAM's output;
+      // request the one after that.
       S_CQE: if (!cqe_valid_o || cqe_ready_i) begin
         state_d = after_q;
         o_re = after_q == S_ACK;
-        o_raddr = {q_q, ac_q.ci[OUT_W-1:0] + 1'b1};
+        o_raddr = {q_q, ac_q.ci[OUT_W-1:0] + OUT_W'(2)};
       end
 
       // The context takes two cycles to show ERR: then flush the QP and have the requester look.
@@ -697,6 +744,7 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     sw_q <= sw_d; sw_min_q <= sw_min_d; o_arm_qp_q <= o_waddr_i[QP_W+OUT_W-1:OUT_W];
     c_wrid_q <= c_wrid_d; c_idx_q <= c_idx_d; c_status_q <= c_status_d; c_op_q <= c_op_d;
     msg_o <= msg_d; err_qp_o <= err_qp_d; mark_qp_o <= mark_qp_d;
+    e_q <= e_d; ef_q <= ef_d; ne_q <= ne_d; pa_q <= pa_d; rs_q <= rs_d;
     o_raddr_q <= o_raddr; wr_a_q <= tab_waddr; wr_d_q <= tab_wdata;
   end
 
