@@ -262,10 +262,12 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [15:0]     rd_idx_q, rd_idx_d;
   logic            rchk_q, rchk_d;           // WM_RDWQE checks the held READ's list again (MRs changed)
   // Atomics: the 8 bytes read (memory order, byte 0 in [7:0]), the value written, the DMA requests
-  // (the engine's read and write ports serve the atomic alone while at_rd_q / at_wr_q), the replay
-  // slot being searched
+  // (the engine's read and write ports serve the atomic alone in S_ARD / S_AWR: at_rd, at_wr), the
+  // replay slot being searched
   logic [63:0]     at_old_q, at_old_d, at_new_q;
-  logic            at_rv_q, at_rv_d, at_rd_q, at_rd_d, at_wv_q, at_wv_d, at_wr_q, at_wr_d;
+  logic            at_rv_q, at_rv_d, at_wv_q, at_wv_d;
+  wire             at_rd = state_q == S_ARD;   // from its read request to its data
+  wire             at_wr = state_q == S_AWR;   // from its write request to its done
   logic [$clog2(MAX_RD_ATOM)-1:0] ak_q, ak_d;
   logic            job_atom_d;
   logic [QP_W-1:0] job_qp_d;
@@ -437,7 +439,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .lk_rsp_unexp_i, .tb_re_o, .tb_raddr_o, .tb_rdata_i, .add_pend_i, .add_pend_handle_i,
     .tm_exp_o, .tm_unexp_o, .tm_notag_o, .tm_srq_o,
     .rd_addr_o(wq_rd_addr), .rd_len_o(wq_rd_len), .rd_valid_o(wq_rd_valid), .rd_ready_i,
-    .rsp_valid_i(rsp_valid_i && !at_rd_q), .rsp_data_i, .rsp_off_i, .rsp_last_i);
+    .rsp_valid_i(rsp_valid_i && !at_rd), .rsp_data_i, .rsp_off_i, .rsp_last_i);
   // Scatter of the packet's delivered bytes into the held WQE's checked SGEs (kept per QP, eight
   // slots: the checker writes each passing SGE there), from the QP's cursor; the DMA write requests
   // are the scatter block's registers. Contexts NUM_QP + q hold QP q's READ WQE's scatter list (a
@@ -476,14 +478,14 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   localparam int unsigned LG_W = $clog2(BYTES / 8);
   wire [LG_W-1:0] at_lg = rd_iova_q[3 +: LG_W];
   assign rd_valid_o = wq_rd_valid || at_rv_q;
-  assign rd_addr_o = at_rd_q ? rd_iova_q : wq_rd_addr;
-  assign rd_len_o = at_rd_q ? 13'(ATOMIC_LEN) : wq_rd_len;
+  assign rd_addr_o = at_rd ? rd_iova_q : wq_rd_addr;
+  assign rd_len_o = at_rd ? 13'(ATOMIC_LEN) : wq_rd_len;
   assign wr_valid_o = sc_valid || at_wv_q;
-  assign wr_addr_o = at_wr_q ? rd_iova_q : sc_addr;
-  assign wr_len_o = at_wr_q ? 13'(ATOMIC_LEN) : sc_len[12:0];
+  assign wr_addr_o = at_wr ? rd_iova_q : sc_addr;
+  assign wr_len_o = at_wr ? 13'(ATOMIC_LEN) : sc_len[12:0];
   logic [DATA_W-1:0] rb_data;
   logic              rb_wr_none;
-  assign wr_data_o = at_wr_q ? {(BYTES / 8){at_new_q}} : rb_data;
+  assign wr_data_o = at_wr ? {(BYTES / 8){at_new_q}} : rb_data;
   // RX buffer: two 8 KiB packet slots (a 4 KiB payload, or a UD datagram's with its GRH), so that the next packet's payload is stored while this one
   // is scattered; the scatter's DMA write requests pull from it (three-cycle reads, the byte shift
   // in two steps: tmnic_dma_wr DATA_LAT = 3). A packet with a payload releases its slot when
@@ -496,7 +498,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .s_tvalid_i(s_pay_tvalid_i), .s_tready_o(s_pay_tready_o),
     .head_beg_o(rb_beg), .head_full_o(rb_full), .head_first_o(rb_first), .release_i(rb_release),
     .acc_i(sc_valid && wr_ready_i), .acc_off_i(sc_off),
-    .rd_en_i(wr_data_req_i), .rd_off_i(wr_data_off_i), .rd_data_o(rb_data), .done_i(wr_done_i && !at_wr_q),
+    .rd_en_i(wr_data_req_i), .rd_off_i(wr_data_off_i), .rd_data_o(rb_data), .done_i(wr_done_i && !at_wr),
     .wr_none_o(rb_wr_none), .idle_o(rb_idle));
   // Headers wait for a pending init and for QPs to flush.
   assign s_hdr_ready_o = (state_q == S_IDLE) && !init_pend_q && !sched_valid && !own_q;
@@ -524,8 +526,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     job_qp_d = job_qp_o; job_iova_d = job_iova_o; job_len_d = job_len_o; job_psn_d = job_psn_o;
     job_msn_d = job_msn_o; job_pmtu_log_d = job_pmtu_log_o; job_atom_d = job_atom_o;
     at_old_d = at_old_q; ak_d = ak_q; ac_re = 1'b0; ac_we = 1'b0;
-    at_rv_d = at_rv_q && !rd_ready_i; at_rd_d = at_rd_q;
-    at_wv_d = at_wv_q && !wr_ready_i; at_wr_d = at_wr_q;
+    at_rv_d = at_rv_q && !rd_ready_i;
+    at_wv_d = at_wv_q && !wr_ready_i;
     // defaults: hold
     state_d = state_q; after_d = after_q; init_pend_d = init_pend_q;
     q_d = q_q; init_qp_d = init_qp_q; init_psn_d = init_psn_q;
@@ -939,23 +941,17 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       // result goes out once the write has left too (S_RJOB).
       S_AWAIT: if (rb_wr_none) begin
         at_rv_d = 1'b1;
-        at_rd_d = 1'b1;
         state_d = S_ARD;
       end
       S_ARD: if (rsp_valid_i) begin
         at_old_d = rsp_data_i[64 * 32'(at_lg) +: 64];
-        at_rd_d = 1'b0;
         state_d = S_ACALC;
       end
       S_ACALC: begin                          // (at_new_q is registered from at_old_q now)
         at_wv_d = 1'b1;
-        at_wr_d = 1'b1;
         state_d = S_AWR;
       end
-      S_AWR: if (wr_done_i) begin
-        at_wr_d = 1'b0;
-        state_d = S_RJOB;
-      end
+      S_AWR: if (wr_done_i) state_d = S_RJOB;
       // A duplicate atomic: search the QP's saved results, one slot per two cycles.
       S_ADUP: begin
         ac_re = 1'b1;
@@ -1098,7 +1094,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ack_valid_o <= 1'b0;
       ev_valid_o <= 1'b0;
       job_valid_o <= 1'b0;
-      {at_rv_q, at_rd_q, at_wv_q, at_wr_q} <= '0;
+      {at_rv_q, at_wv_q} <= '0;
       err_o <= 1'b0;
       note_o <= 1'b0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o, drop_qkey_o, ud_nowqe_o} <= '0;
@@ -1111,7 +1107,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ack_valid_o <= ack_valid_d;
       ev_valid_o <= ev_valid_d;
       job_valid_o <= job_valid_d;
-      {at_rv_q, at_rd_q, at_wv_q, at_wr_q} <= {at_rv_d, at_rd_d, at_wv_d, at_wr_d};
+      {at_rv_q, at_wv_q} <= {at_rv_d, at_wv_d};
       err_o <= err_d;
       note_o <= note_d;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o, drop_qkey_o, ud_nowqe_o} <=
@@ -1198,9 +1194,9 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     else $error("tmnic_rx_engine: a WRITE_WITH_IMM completion without its receive WQE");
   // An atomic owns the DMA ports: the WQE block issues no read and the scatter no write meanwhile,
   // and no earlier write is still on its way (it would be counted as the atomic's).
-  a_atom_rd: assert property (@(posedge clk_i) disable iff (!chk_q) at_rd_q |-> !wq_rd_valid && wq_idle)
+  a_atom_rd: assert property (@(posedge clk_i) disable iff (!chk_q) at_rd |-> !wq_rd_valid && wq_idle)
     else $error("tmnic_rx_engine: a WQE read while an atomic reads");
-  a_atom_wr: assert property (@(posedge clk_i) disable iff (!chk_q) at_wr_q |-> !sc_valid && rb_wr_none)
+  a_atom_wr: assert property (@(posedge clk_i) disable iff (!chk_q) at_wr |-> !sc_valid && rb_wr_none)
     else $error("tmnic_rx_engine: a scatter write while an atomic writes");
   a_atom_aligned: assert property (@(posedge clk_i) disable iff (!chk_q) at_rv_q |-> rd_iova_q[2:0] == 3'd0)
     else $error("tmnic_rx_engine: an atomic's address is not 8-byte aligned");
