@@ -16,7 +16,7 @@ All multi-byte fields in host memory are little-endian unless marked `raw` (byte
 
 # Bumped on any incompatible change; the driver refuses a device whose major differs.
 ABI_MAJOR = 1
-ABI_MINOR = 10  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
+ABI_MINOR = 11  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM registers); 1.2: TM_GEOM;
 #                1.3: RDMA WQE fields and opcodes, OPS_CAPS, SET_QP.ACCESS; 1.4: ASYNC_CQ, ASYNC_EVENT
 #                records, STAT_ASYNC_DROP; 1.5: UD QPs (SET_QP.TYPE/QKEY, UD_AV in the send WQE,
 #                DETH, the GRH in front of a UD receive, OPS_CAPS.UD, STAT_RX_DROP_QKEY/RX_UD_NO_WQE);
@@ -25,7 +25,8 @@ ABI_MINOR = 10  # 1.1: tag matching (TM-SRQ list-op rings, TM CQE fields, TM reg
 #                HOP_LIMIT (the IPv4 TOS and TTL of the QP's packets); 1.9: SET_QP.MAX_RD_ATOMIC,
 #                MAX_RD_ATOM (RDMA READ resources), WC status BAD_RESP_ERR; 1.10: atomics (WQE_OPS
 #                ATOMIC_*, the ATOMIC layout at WQE_ATOMIC_OFF, WC COMP_SWAP/FETCH_ADD, OPS_CAPS.ATOMIC,
-#                the AtomicETH opcodes and ROCE_HDR ATOM_SWAP/ATOM_CMP)
+#                the AtomicETH opcodes and ROCE_HDR ATOM_SWAP/ATOM_CMP); 1.11: rendezvous offload (NIC_SPACE_BIT,
+#                RNDV_*, RVH_SIZE, the internal send queue of a rendezvous QP, TM_CAPS.RC set)
 DEVICE_ID = 0x544D4E43  # "TMNC"
 
 # Hardware limits that software must respect (also reported through read-only registers).
@@ -68,6 +69,27 @@ CONSTS = [
     ("ATOMIC_LEN", 8, "bytes an atomic operates on (8-byte aligned), big-endian in memory as on ConnectX: the "
      "remote word is read and written as a big-endian 64-bit integer and the original value lands in the local "
      "SGE in that byte order (mlx5 behaviour; software byte-swaps it on a little-endian host)"),
+    # Rendezvous offload (docs/tag-matching.md "Rendezvous"): an RC QP on a TM-SRQ with no send queue of its
+    # own (mlx5: offload_type RNDV only for a QP without an SQ) gets an internal one, in the NIC's memory.
+    ("NIC_SPACE_BIT", 63, "a DMA address with this bit set is the NIC's own memory, never the host's: only a "
+     "rendezvous QP's send queue lives there; SET_MR IOVAs and every other ring base must have it clear (else the "
+     "command is refused)"),
+    ("RNDV_SQ_LOG", 2, "a rendezvous QP's send queue: SET_QP.SQ_LOG_SIZE = RNDV_SQ_LOG and SQ_BASE = "
+     "(1 << NIC_SPACE_BIT) + (QP number << RNDV_QP_SHIFT); the NIC writes its WQEs itself, two per offloaded "
+     "rendezvous (the RDMA READ into the tagged buffer, then the FIN), unsignaled"),
+    ("RNDV_QP_SHIFT", 9, "= log2(WQE_STRIDE) + RNDV_SQ_LOG: the stride of the rendezvous send queues"),
+    ("RNDV_SLOTS", 2, "offloaded rendezvous transfers in flight per QP (2^RNDV_SQ_LOG / 2); a rendezvous-QP "
+     "message that arrives while all are busy is RNR-NAKed"),
+    ("RVH_SIZE", 16, "bytes of the rendezvous header after the TMH: VA (BE64), RKEY (BE32), LEN (BE32)"),
+    ("RNDV_FIN_LEN", 32, "bytes of the FIN the NIC sends when a rendezvous READ has landed: the request's TMH "
+     "with opcode FIN, and its RVH"),
+    ("MAX_RNDV_HDR", 64, "tm_caps.max_rndv_hdr_size: a rendezvous request (TMH, RVH, metadata) of one packet is "
+     "offloaded; the metadata after the RVH is not delivered"),
+    ("RNDV_WRID_MARK", 0x52, "wr_id[63:56] of a rendezvous QP's internal WQEs ('R'); wr_id[RNDV_WRID_FIN_BIT] "
+     "is set on the FIN, wr_id[15:0] is the tag handle (SRQ-relative). They complete silently; an error "
+     "completion of one (on the QP's SEND_CQ, which the driver sets to the TM-SRQ's CQ) is the driver's to turn "
+     "into the tag's completion"),
+    ("RNDV_WRID_FIN_BIT", 16, "see RNDV_WRID_MARK"),
 ]
 
 # BAR0 registers: (name, offset, access, reset/description)

@@ -10,7 +10,7 @@ namespace tmnic::hwif {
 
 constexpr uint32_t DEVICE_ID = 0x544D4E43u;
 constexpr uint32_t ABI_MAJOR = 1u;
-constexpr uint32_t ABI_MINOR = 10u;
+constexpr uint32_t ABI_MINOR = 11u;
 constexpr uint32_t WQE_STRIDE = 128u;  // bytes per send/receive WQE
 constexpr uint32_t WQE_MAX_SGE = 6u;  // scatter/gather entries in one WQE
 constexpr uint32_t WQE_MAX_INLINE = 96u;  // inline payload bytes in one send WQE
@@ -35,6 +35,15 @@ constexpr uint32_t GRH_LEN = 40u;  // bytes in front of every UD receive: 20 zer
 constexpr uint32_t MAX_RD_ATOM = 4u;  // RDMA READs and atomics in flight per QP: as requester (SET_QP.MAX_RD_ATOMIC is clamped to it) and as responder (READ and atomic requests being answered; one more is dropped unanswered, the requester's timer resends it); also the atomic results a QP's responder keeps for duplicates
 constexpr uint32_t WQE_ATOMIC_OFF = 112u;  // atomic send WQE: its ATOMIC operands at this byte offset, in place of SGE 5 (an atomic WQE has exactly one SGE, of 8 bytes, that receives the original value)
 constexpr uint32_t ATOMIC_LEN = 8u;  // bytes an atomic operates on (8-byte aligned), big-endian in memory as on ConnectX: the remote word is read and written as a big-endian 64-bit integer and the original value lands in the local SGE in that byte order (mlx5 behaviour; software byte-swaps it on a little-endian host)
+constexpr uint32_t NIC_SPACE_BIT = 63u;  // a DMA address with this bit set is the NIC's own memory, never the host's: only a rendezvous QP's send queue lives there; SET_MR IOVAs and every other ring base must have it clear (else the command is refused)
+constexpr uint32_t RNDV_SQ_LOG = 2u;  // a rendezvous QP's send queue: SET_QP.SQ_LOG_SIZE = RNDV_SQ_LOG and SQ_BASE = (1 << NIC_SPACE_BIT) + (QP number << RNDV_QP_SHIFT); the NIC writes its WQEs itself, two per offloaded rendezvous (the RDMA READ into the tagged buffer, then the FIN), unsignaled
+constexpr uint32_t RNDV_QP_SHIFT = 9u;  // = log2(WQE_STRIDE) + RNDV_SQ_LOG: the stride of the rendezvous send queues
+constexpr uint32_t RNDV_SLOTS = 2u;  // offloaded rendezvous transfers in flight per QP (2^RNDV_SQ_LOG / 2); a rendezvous-QP message that arrives while all are busy is RNR-NAKed
+constexpr uint32_t RVH_SIZE = 16u;  // bytes of the rendezvous header after the TMH: VA (BE64), RKEY (BE32), LEN (BE32)
+constexpr uint32_t RNDV_FIN_LEN = 32u;  // bytes of the FIN the NIC sends when a rendezvous READ has landed: the request's TMH with opcode FIN, and its RVH
+constexpr uint32_t MAX_RNDV_HDR = 64u;  // tm_caps.max_rndv_hdr_size: a rendezvous request (TMH, RVH, metadata) of one packet is offloaded; the metadata after the RVH is not delivered
+constexpr uint32_t RNDV_WRID_MARK = 82u;  // wr_id[63:56] of a rendezvous QP's internal WQEs ('R'); wr_id[RNDV_WRID_FIN_BIT] is set on the FIN, wr_id[15:0] is the tag handle (SRQ-relative). They complete silently; an error completion of one (on the QP's SEND_CQ, which the driver sets to the TM-SRQ's CQ) is the driver's to turn into the tag's completion
+constexpr uint32_t RNDV_WRID_FIN_BIT = 16u;  // see RNDV_WRID_MARK
 constexpr uint32_t NUM_CMD_ARGS = 32u;
 constexpr uint32_t NO_SRQ = 65535u;
 

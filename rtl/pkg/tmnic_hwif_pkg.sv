@@ -3,7 +3,7 @@
 package tmnic_hwif_pkg;
 
   localparam logic [31:0] DEVICE_ID = 32'h544D4E43;
-  localparam logic [31:0] ABI_VERSION = 32'h0001000A;
+  localparam logic [31:0] ABI_VERSION = 32'h0001000B;
   localparam int unsigned WQE_STRIDE = 128;  // bytes per send/receive WQE
   localparam int unsigned WQE_MAX_SGE = 6;  // scatter/gather entries in one WQE
   localparam int unsigned WQE_MAX_INLINE = 96;  // inline payload bytes in one send WQE
@@ -28,6 +28,15 @@ package tmnic_hwif_pkg;
   localparam int unsigned MAX_RD_ATOM = 4;  // RDMA READs and atomics in flight per QP: as requester (SET_QP.MAX_RD_ATOMIC is clamped to it) and as responder (READ and atomic requests being answered; one more is dropped unanswered, the requester's timer resends it); also the atomic results a QP's responder keeps for duplicates
   localparam int unsigned WQE_ATOMIC_OFF = 112;  // atomic send WQE: its ATOMIC operands at this byte offset, in place of SGE 5 (an atomic WQE has exactly one SGE, of 8 bytes, that receives the original value)
   localparam int unsigned ATOMIC_LEN = 8;  // bytes an atomic operates on (8-byte aligned), big-endian in memory as on ConnectX: the remote word is read and written as a big-endian 64-bit integer and the original value lands in the local SGE in that byte order (mlx5 behaviour; software byte-swaps it on a little-endian host)
+  localparam int unsigned NIC_SPACE_BIT = 63;  // a DMA address with this bit set is the NIC's own memory, never the host's: only a rendezvous QP's send queue lives there; SET_MR IOVAs and every other ring base must have it clear (else the command is refused)
+  localparam int unsigned RNDV_SQ_LOG = 2;  // a rendezvous QP's send queue: SET_QP.SQ_LOG_SIZE = RNDV_SQ_LOG and SQ_BASE = (1 << NIC_SPACE_BIT) + (QP number << RNDV_QP_SHIFT); the NIC writes its WQEs itself, two per offloaded rendezvous (the RDMA READ into the tagged buffer, then the FIN), unsignaled
+  localparam int unsigned RNDV_QP_SHIFT = 9;  // = log2(WQE_STRIDE) + RNDV_SQ_LOG: the stride of the rendezvous send queues
+  localparam int unsigned RNDV_SLOTS = 2;  // offloaded rendezvous transfers in flight per QP (2^RNDV_SQ_LOG / 2); a rendezvous-QP message that arrives while all are busy is RNR-NAKed
+  localparam int unsigned RVH_SIZE = 16;  // bytes of the rendezvous header after the TMH: VA (BE64), RKEY (BE32), LEN (BE32)
+  localparam int unsigned RNDV_FIN_LEN = 32;  // bytes of the FIN the NIC sends when a rendezvous READ has landed: the request's TMH with opcode FIN, and its RVH
+  localparam int unsigned MAX_RNDV_HDR = 64;  // tm_caps.max_rndv_hdr_size: a rendezvous request (TMH, RVH, metadata) of one packet is offloaded; the metadata after the RVH is not delivered
+  localparam int unsigned RNDV_WRID_MARK = 82;  // wr_id[63:56] of a rendezvous QP's internal WQEs ('R'); wr_id[RNDV_WRID_FIN_BIT] is set on the FIN, wr_id[15:0] is the tag handle (SRQ-relative). They complete silently; an error completion of one (on the QP's SEND_CQ, which the driver sets to the TM-SRQ's CQ) is the driver's to turn into the tag's completion
+  localparam int unsigned RNDV_WRID_FIN_BIT = 16;  // see RNDV_WRID_MARK
   localparam int unsigned NUM_CMD_ARGS = 32;
   localparam int unsigned NO_SRQ = 65535;
 

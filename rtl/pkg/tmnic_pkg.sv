@@ -204,6 +204,19 @@ package tmnic_pkg;
     logic [63:0] tag;         // RXK_MATCHED: the message's tag and application context
     logic [31:0] ctx;
   } rx_msg_t;
+  // An offloaded rendezvous (docs/tag-matching.md "Rendezvous"): what its two internal send WQEs
+  // (the RDMA READ into the tagged buffer, then the FIN) are made of. Written by the receive engine
+  // at the match into slot (QP, n mod RNDV_SLOTS) of tmnic_rndv_sq's table, which serves the WQEs.
+  typedef struct packed {
+    logic [31:0] lkey;        // the tagged buffer: its lkey and address (the READ's one SGE)
+    logic [63:0] addr;
+    logic [63:0] va;          // the RVH: the sender's buffer, its rkey, the length (the SGE's too)
+    logic [31:0] rkey;
+    logic [31:0] len;
+    logic [63:0] tag;         // the TMH's tag and application context (the FIN repeats them)
+    logic [31:0] ctx;
+    logic [15:0] handle;      // the tag handle, SRQ-relative (in the WQEs' wr_id)
+  } rndv_desc_t;
   // Which flags a receive completion carries: the end of the message (DATA_VALID, and MATCH unless
   // sent already, on a matched message), the same with WITH_IMM, or MATCH alone (the first packet
   // of a multi-packet matched message: the data follows), or the receive WQE of an RDMA
