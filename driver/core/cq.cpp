@@ -55,7 +55,7 @@ void fill_wc(const uint8_t* c, const Completion& cp, struct ibv_wc* wc) {
   namespace f = hwif::cqe;
   wc->wr_id = cp.wr_id;
   wc->status = cp.status;
-  wc->opcode = static_cast<enum ibv_wc_opcode>(c[f::OPCODE_OFF]);
+  wc->opcode = cp.opcode;
   wc->vendor_err = ld32(c + f::VENDOR_ERR_OFF);
   wc->byte_len = ld32(c + f::BYTE_LEN_OFF);
   std::memcpy(&wc->imm_data, c + f::IMM_OFF, 4);  // raw: network order as received
@@ -159,13 +159,27 @@ unsigned cqe_wc_flags(const Device& d, const uint8_t* cqe) {
 }
 
 void cq_parse(tmnic_cq* cq, const uint8_t* cqe, Completion* out) {
+  const uint8_t opcode = cqe[hwif::cqe::OPCODE_OFF];
   out->wr_id = ld64(cqe + hwif::cqe::WR_ID_OFF);
   out->status = static_cast<enum ibv_wc_status>(cqe[hwif::cqe::STATUS_OFF]);
+  out->opcode = static_cast<enum ibv_wc_opcode>(opcode);
   out->wc_flags = cqe_wc_flags(*cq->dev, cqe);
   out->tm_info = false;
+  out->tm_tag = 0;
+  out->tm_priv = 0;
+  out->skip = false;
   // Tag-matching CQEs only arrive on a TM-SRQ's CQ; one without its SRQ (a stray entry) is passed
   // on as written.
-  if (is_tm_opcode(cqe[hwif::cqe::OPCODE_OFF]) && cq->tm_srq) tm_parse_cqe(cq->tm_srq, cqe, out);
+  if (!cq->tm_srq) return;
+  if (is_tm_opcode(opcode)) {
+    tm_parse_cqe(cq->tm_srq, cqe, out);
+  } else if (!(opcode & IBV_WC_RECV)) {
+    // A send-side CQE on a TM-SRQ's CQ: a rendezvous QP's internal WQE when the QP is one of
+    // this SRQ's rendezvous QPs (their SEND_CQ is the SRQ's CQ; they have no send queue of the
+    // application's).
+    const tmnic_qp* qp = cq->dev->qp(ld32(cqe + hwif::cqe::QP_NUM_OFF));
+    if (qp && qp_rndv_srq(qp) == cq->tm_srq) tm_parse_rndv_cqe(cq->tm_srq, cqe, out);
+  }
 }
 
 const uint8_t* cq_peek(tmnic_cq* cq) { return cqe_if_new(cq->ring.data(), cq->ci, cq->log_size); }
@@ -208,15 +222,18 @@ void cq_remove_if(tmnic_cq* cq, Pred drop) {
 }
 }  // namespace
 
-void cq_clean(tmnic_cq* cq, uint32_t qpn, tmnic_srq* srq) {
+void cq_clean(tmnic_cq* cq, uint32_t qpn, tmnic_srq* srq, tmnic_srq* rndv_srq) {
   // As mlx5's __mlx5_cq_clean: drop the unpolled CQEs of a QP that is being reset or destroyed,
   // so the application never sees completions of a QP that no longer exists. Tag-matching CQEs
   // are the TM-SRQ's (tags, unexpected-message counts) and stay.
   cq_remove_if(cq, [&](const uint8_t* c) {
     if (ld32(c + hwif::cqe::QP_NUM_OFF) != qpn || is_tm_opcode(c[hwif::cqe::OPCODE_OFF]))
       return false;
+    const bool recv = c[hwif::cqe::OPCODE_OFF] & IBV_WC_RECV;
     // A receive WQE of an SRQ was used up: give its slot back.
-    if (srq && (c[hwif::cqe::OPCODE_OFF] & IBV_WC_RECV)) srq_complete(srq);
+    if (srq && recv) srq_complete(srq);
+    // A rendezvous QP's internal WQE (its send side has no other): a READ's tag is released.
+    if (rndv_srq && !recv) tm_drop_rndv_cqe(rndv_srq, c);
     return true;
   });
 }
@@ -349,15 +366,17 @@ int poll_cq(struct ibv_cq* ibcq, int num_entries, struct ibv_wc* wc) {
   tmnic_cq* cq = to_tcq(ibcq);
   if (!cq->single_threaded) cq->lock.lock();
   int n = 0;
-  for (; n < num_entries; n++) {
+  bool consumed = false;
+  while (n < num_entries) {
     const uint8_t* c = cq_peek(cq);
     if (!c) break;
     Completion cp;
     cq_parse(cq, c, &cp);
-    fill_wc(c, cp, &wc[n]);
+    if (!cp.skip) fill_wc(c, cp, &wc[n++]);
     cq_consume(cq, c);
+    consumed = true;
   }
-  if (n > 0) cq_doorbell(cq, false);  // once per call, not per CQE
+  if (consumed) cq_doorbell(cq, false);  // once per call, not per CQE
   if (!cq->single_threaded) cq->lock.unlock();
   // Nothing new: give a simulated device time to produce completions (no-op on hardware).
   if (n == 0 && num_entries > 0) cq->dev->progress();

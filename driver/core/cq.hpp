@@ -38,7 +38,10 @@ struct tmnic_cq {
   // driver made of it (wr_id/status are in `ibv`).
   const uint8_t* cur = nullptr;
   unsigned cur_wc_flags = 0;
+  enum ibv_wc_opcode cur_opcode = IBV_WC_SEND;
   bool cur_tm_info = false;
+  uint64_t cur_tm_tag = 0;
+  uint32_t cur_tm_priv = 0;
   bool consumed = false;  // a CQE was consumed since start_poll: end_poll rings the doorbell
 };
 
@@ -51,11 +54,19 @@ namespace tmnic {
 struct Completion {
   uint64_t wr_id = 0;
   enum ibv_wc_status status = IBV_WC_SUCCESS;
+  enum ibv_wc_opcode opcode = IBV_WC_SEND;  // the CQE's, unless the driver translates it
   unsigned wc_flags = 0;  // enum ibv_wc_flags
-  bool tm_info = false;   // a matched tag completion: ibv_wc_read_tm_info reports TM_TAG/APP_CTX
+  // A tag completion: ibv_wc_read_tm_info reports tm_tag/tm_priv (else zero). Matched CQEs: the
+  // CQE's TM_TAG/APP_CTX; a rendezvous READ's error: the tag recorded at ADD, app_ctx 0.
+  bool tm_info = false;
+  uint64_t tm_tag = 0;
+  uint32_t tm_priv = 0;
+  // An internal completion the application never sees (a rendezvous FIN's error or flush): the
+  // pollers consume it and go on to the next CQE.
+  bool skip = false;
 };
-// Interprets the CQE at the consumer index; called exactly once per CQE handed to the application
-// (tag-matching bookkeeping happens here), before cq_consume.
+// Interprets the CQE at the consumer index; called exactly once per CQE (tag-matching and
+// rendezvous bookkeeping happen here), before cq_consume; a `skip` one is consumed unseen.
 void cq_parse(tmnic_cq* cq, const uint8_t* cqe, Completion* out);
 // The CQE at the consumer index if the NIC has written it (acquire: its fields are then valid),
 // else nullptr.
@@ -73,13 +84,18 @@ inline const uint8_t* cqe_if_new(const uint8_t* ring, uint32_t idx, uint32_t log
 unsigned cqe_wc_flags(const Device& d, const uint8_t* cqe);
 // Whether `qp` is a UD QP (qp.cpp; the CQ code does not see struct tmnic_qp).
 bool qp_is_ud(const tmnic_qp* qp);
+// The TM-SRQ of a rendezvous QP (RC, on a TM-SRQ, no send queue, on a device with TM_CAPS.RC);
+// null for every other QP (qp.cpp).
+tmnic_srq* qp_rndv_srq(const tmnic_qp* qp);
 // Consumes the CQE at the consumer index: frees the work-queue slots it completes.
 void cq_consume(tmnic_cq* cq, const uint8_t* cqe);
 // Tells the NIC how far the ring has been consumed (DB_CQ; `arm` requests an event).
 void cq_doorbell(tmnic_cq* cq, bool arm);
 // Removes the unpolled CQEs of QP `qpn` (being reset or destroyed); SRQ receive entries among
 // them return their SRQ slot. Tag-matching CQEs stay: they belong to the TM-SRQ.
-void cq_clean(tmnic_cq* cq, uint32_t qpn, tmnic_srq* srq);
+// `rndv_srq`: the QP is a rendezvous QP of that TM-SRQ and `cq` is the SRQ's CQ; its internal
+// send-side CQEs are dropped too, a READ's releasing its tag.
+void cq_clean(tmnic_cq* cq, uint32_t qpn, tmnic_srq* srq, tmnic_srq* rndv_srq = nullptr);
 // Removes the unpolled tag-matching CQEs (the TM-SRQ of the CQ is being destroyed).
 void cq_clean_tm(tmnic_cq* cq);
 // Installs the ibv_cq_ex start_poll/next_poll/end_poll/read_* callbacks (cq_ex.cpp).

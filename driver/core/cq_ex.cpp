@@ -12,29 +12,43 @@ namespace f = hwif::cqe;
 
 const uint8_t* cur(struct ibv_cq_ex* c) { return to_tcq(c)->cur; }
 
-// Makes `cqe` the current completion: wr_id and status are plain fields of ibv_cq_ex.
-void load(tmnic_cq* cq, const uint8_t* cqe) {
-  Completion cp;
-  cq_parse(cq, cqe, &cp);
-  cq->cur = cqe;
-  cq->ibv.wr_id = cp.wr_id;
-  cq->ibv.status = cp.status;
-  cq->cur_wc_flags = cp.wc_flags;
-  cq->cur_tm_info = cp.tm_info;
+// Makes the next CQE the application may see the current completion (wr_id and status are plain
+// fields of ibv_cq_ex); internal ones (Completion::skip) are consumed on the way. Null when the
+// ring holds no such CQE.
+const uint8_t* load_next(tmnic_cq* cq) {
+  for (;;) {
+    const uint8_t* cqe = cq_peek(cq);
+    if (!cqe) return nullptr;
+    Completion cp;
+    cq_parse(cq, cqe, &cp);
+    if (cp.skip) {
+      cq_consume(cq, cqe);
+      cq->consumed = true;
+      continue;
+    }
+    cq->cur = cqe;
+    cq->ibv.wr_id = cp.wr_id;
+    cq->ibv.status = cp.status;
+    cq->cur_opcode = cp.opcode;
+    cq->cur_wc_flags = cp.wc_flags;
+    cq->cur_tm_info = cp.tm_info;
+    cq->cur_tm_tag = cp.tm_tag;
+    cq->cur_tm_priv = cp.tm_priv;
+    return cqe;
+  }
 }
 
 int start_poll(struct ibv_cq_ex* c, struct ibv_poll_cq_attr* attr) {
   tmnic_cq* cq = to_tcq(c);
   if (attr->comp_mask) return EINVAL;
   if (!cq->single_threaded) cq->lock.lock();
-  const uint8_t* cqe = cq_peek(cq);
-  if (!cqe) {
+  cq->consumed = false;
+  if (!load_next(cq)) {
+    if (cq->consumed) cq_doorbell(cq, false);  // internal CQEs were consumed
     if (!cq->single_threaded) cq->lock.unlock();
     cq->dev->progress();
     return ENOENT;
   }
-  cq->consumed = false;
-  load(cq, cqe);
   return 0;
 }
 
@@ -42,12 +56,10 @@ int next_poll(struct ibv_cq_ex* c) {
   tmnic_cq* cq = to_tcq(c);
   cq_consume(cq, cq->cur);
   cq->consumed = true;
-  const uint8_t* cqe = cq_peek(cq);
-  if (!cqe) {
+  if (!load_next(cq)) {
     cq->cur = nullptr;
     return ENOENT;
   }
-  load(cq, cqe);
   return 0;
 }
 
@@ -62,9 +74,7 @@ void end_poll(struct ibv_cq_ex* c) {
   if (!cq->single_threaded) cq->lock.unlock();
 }
 
-enum ibv_wc_opcode read_opcode(struct ibv_cq_ex* c) {
-  return static_cast<enum ibv_wc_opcode>(cur(c)[f::OPCODE_OFF]);
-}
+enum ibv_wc_opcode read_opcode(struct ibv_cq_ex* c) { return to_tcq(c)->cur_opcode; }
 uint32_t read_vendor_err(struct ibv_cq_ex* c) { return ld32(cur(c) + f::VENDOR_ERR_OFF); }
 uint32_t read_byte_len(struct ibv_cq_ex* c) { return ld32(cur(c) + f::BYTE_LEN_OFF); }
 __be32 read_imm_data(struct ibv_cq_ex* c) {
@@ -83,12 +93,13 @@ uint64_t read_completion_ts(struct ibv_cq_ex*) { return 0; }
 uint64_t read_completion_wallclock_ns(struct ibv_cq_ex*) { return 0; }
 uint16_t read_cvlan(struct ibv_cq_ex*) { return 0; }
 uint32_t read_flow_tag(struct ibv_cq_ex*) { return 0; }
-// The TMH's tag and app_ctx of a matched tag completion; zero for everything else (list ops,
-// unexpected and NO_TAG receives), as mlx5 reports them.
+// The TMH's tag and app_ctx of a matched tag completion (a rendezvous READ's error: the tag
+// recorded at ADD, app_ctx 0); zero for everything else (list ops, unexpected and NO_TAG
+// receives), as mlx5 reports them.
 void read_tm_info(struct ibv_cq_ex* c, struct ibv_wc_tm_info* tm) {
   tmnic_cq* cq = to_tcq(c);
-  tm->tag = cq->cur_tm_info ? ld64(cur(c) + f::TM_TAG_OFF) : 0;
-  tm->priv = cq->cur_tm_info ? ld32(cur(c) + f::TM_APP_CTX_OFF) : 0;
+  tm->tag = cq->cur_tm_info ? cq->cur_tm_tag : 0;
+  tm->priv = cq->cur_tm_info ? cq->cur_tm_priv : 0;
 }
 
 }  // namespace

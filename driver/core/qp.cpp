@@ -20,9 +20,16 @@ int send_set_qp(tmnic_qp* qp, const uint32_t* cfg, uint32_t init_bits) {
 
 bool qp_is_ud(const tmnic_qp* qp) { return qp->ud; }
 
+tmnic_srq* qp_rndv_srq(const tmnic_qp* qp) { return qp->rndv ? qp->srq : nullptr; }
+
 void cq_clean_qp(tmnic_qp* qp) {
-  cq_clean(qp->recv_cq, qp->ibv.qp_base.qp_num, qp->srq);
-  if (qp->send_cq != qp->recv_cq) cq_clean(qp->send_cq, qp->ibv.qp_base.qp_num, nullptr);
+  const uint32_t qpn = qp->ibv.qp_base.qp_num;
+  // A rendezvous QP's internal completions go to its TM-SRQ's CQ, whichever CQs it was given.
+  tmnic_srq* rs = qp_rndv_srq(qp);
+  tmnic_cq* tcq = rs ? rs->tm->cq : nullptr;
+  cq_clean(qp->recv_cq, qpn, qp->srq, qp->recv_cq == tcq ? rs : nullptr);
+  if (qp->send_cq != qp->recv_cq) cq_clean(qp->send_cq, qpn, nullptr, qp->send_cq == tcq ? rs : nullptr);
+  if (tcq && tcq != qp->recv_cq && tcq != qp->send_cq) cq_clean(tcq, qpn, nullptr, rs);
 }
 
 namespace {
@@ -100,6 +107,11 @@ struct ibv_qp* create_qp_ex(struct ibv_context* ctx, struct ibv_qp_init_attr_ex*
   qp->srq = attr->srq ? to_tsrq(attr->srq) : nullptr;
   qp->sq_sig_all = attr->sq_sig_all;
   qp->ud = ud;
+  // mlx5's kernel gives a QP the rendezvous offload only when it has no send queue and its SRQ is
+  // a TM-SRQ (pyverbs' test_tm_rndv creates it with max_send_wr 0); here also only when the NIC
+  // offloads rendezvous (TM_CAPS.RC). Such a QP's send queue belongs to the NIC.
+  qp->rndv = !ud && qp->srq && qp->srq->tm && attr->cap.max_send_wr == 0 &&
+             hwif::regf::tm_caps::RC.get(d.tm_caps) != 0;
   if (ex) {
     qp->has_qp_ex = true;
     qp_ex_init_ops(qp);
@@ -109,7 +121,7 @@ struct ibv_qp* create_qp_ex(struct ibv_context* ctx, struct ibv_qp_init_attr_ex*
   qp->max_inline = ud ? hwif::UD_MAX_INLINE : Device::kMaxInline;
   // At least one SGE per WQE, as every provider grants (a zero request still allows 1).
   qp->sq.max_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
-  int err = qp->sq.alloc(d.be(), attr->cap.max_send_wr);
+  int err = qp->rndv ? 0 : qp->sq.alloc(d.be(), attr->cap.max_send_wr);
   if (!err && !qp->srq) {
     qp->rq.max_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
     err = qp->rq.alloc(d.be(), attr->cap.max_recv_wr);
@@ -126,6 +138,16 @@ struct ibv_qp* create_qp_ex(struct ibv_context* ctx, struct ibv_qp_init_attr_ex*
     c[q::SQ_BASE_LO] = uint32_t(qp->sq.buf.iova());
     c[q::SQ_BASE_HI] = uint32_t(qp->sq.buf.iova() >> 32);
     c[q::SQ_LOG_SIZE] = qp->sq.log_size;
+    if (qp->rndv) {
+      // The NIC's internal send queue of the QP (hwif RNDV_SQ_LOG): the RDMA READ into the tagged
+      // buffer and the FIN of each offloaded rendezvous; their error completions go to the
+      // TM-SRQ's CQ, where the driver turns them into the tag's completion.
+      const uint64_t base = (uint64_t(1) << hwif::NIC_SPACE_BIT) + (uint64_t(qpn) << hwif::RNDV_QP_SHIFT);
+      c[q::SQ_BASE_LO] = uint32_t(base);
+      c[q::SQ_BASE_HI] = uint32_t(base >> 32);
+      c[q::SQ_LOG_SIZE] = hwif::RNDV_SQ_LOG;
+      c[q::SEND_CQ] = qp->srq->tm->cq->cqn;
+    }
     if (!qp->srq) {
       c[q::RQ_BASE_LO] = uint32_t(qp->rq.buf.iova());
       c[q::RQ_BASE_HI] = uint32_t(qp->rq.buf.iova() >> 32);
@@ -268,7 +290,7 @@ void reclaim_wqes(Device& dev, const uint8_t* cqe) {
       srq_complete(qp->srq);
     else
       qp->rq.complete_upto(idx);
-  } else {
+  } else if (!qp->rndv) {  // a rendezvous QP's send queue is the NIC's: nothing to free
     qp->sq.complete_upto(idx);
   }
 }

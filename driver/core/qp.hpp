@@ -29,6 +29,11 @@ struct tmnic_qp {
   bool sq_sig_all = false;
   // IBV_QPT_UD: send WQEs carry a UD_AV and Q_Key, at most UD_MAX_SGE SGEs / UD_MAX_INLINE bytes.
   bool ud = false;
+  // A rendezvous QP (docs/tag-matching.md, "Rendezvous"): RC on a TM-SRQ, created with
+  // max_send_wr 0 on a device with TM_CAPS.RC. Its send queue is the NIC's own (SQ_BASE in NIC
+  // space, RNDV_SQ_LOG, SEND_CQ = the TM-SRQ's CQ); `sq` has no ring and capacity 0, so posting
+  // sends fails as on any QP without a send queue.
+  bool rndv = false;
   // The QP's Q_Key (IBV_QP_QKEY), sent instead of wr.ud.remote_qkey when that has bit 31 set.
   // Written by modify_qp after its SET_QP, read by the post paths.
   std::atomic<uint32_t> qkey{0};

@@ -1,7 +1,6 @@
 // Device, port, GID and P_Key queries: the true hardware limits read from BAR0 at open.
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include "device.hpp"
@@ -20,19 +19,17 @@ constexpr uint32_t kMaxMsgSize = 1u << 31;  // RoCE's 2 GiB message limit
 constexpr uint8_t kWidth4X = 2;
 constexpr uint8_t kSpeedEDR = 32;  // 25.78125 Gb/s per lane: 4 lanes = the 100G-class port
 constexpr uint8_t kPhysStateLinkUp = 5;
-constexpr uint32_t kMaxRndvHdrSize = 64;  // mlx5's MLX5_TM_MAX_RNDV_MSG_SIZE
 
-// Tag-matching capabilities, as the kernel's mlx5 driver fills them. TMNIC_TM_CAP_RC=1 claims
-// IBV_TM_CAP_RC although the NIC does not offload rendezvous (driver/README.md says why).
+// Tag-matching capabilities, as the kernel's mlx5 driver fills them: IBV_TM_CAP_RC and
+// max_rndv_hdr_size only when the NIC offloads rendezvous (TM_CAPS.RC; mlx5: rndv_offload_rc).
 void tm_caps(const Device& d, struct ibv_tm_caps* c) {
   if (!d.tm_max_tags) return;  // no tag matching: all zero
   c->max_num_tags = d.tm_max_tags;
   c->max_ops = 1u << d.max_log_queue;
   c->max_sge = 1;
-  const char* env = std::getenv("TMNIC_TM_CAP_RC");
-  if ((d.tm_caps & 1) || (env && std::strcmp(env, "1") == 0)) {
+  if (hwif::regf::tm_caps::RC.get(d.tm_caps)) {
     c->flags = IBV_TM_CAP_RC;
-    c->max_rndv_hdr_size = kMaxRndvHdrSize;
+    c->max_rndv_hdr_size = hwif::MAX_RNDV_HDR;
   }
 }
 }  // namespace

@@ -160,6 +160,7 @@ int post_srq_ops(struct ibv_srq* ibsrq, struct ibv_ops_wr* op, struct ibv_ops_wr
       if (tm->free_head == kNoTag) tm->free_tail = kNoTag;
       t.next = kNoTag;
       t.wr_id = op->tm.add.recv_wr_id;
+      t.tag = op->tm.add.tag;
       t.phase_cnt = tm->unexp_out;
       t.del_posted = false;
       t.expect_cqe = 1;  // its consumption (or a successful DEL)
@@ -239,13 +240,17 @@ void tm_parse_cqe(tmnic_srq* srq, const uint8_t* c, Completion* out) {
     out->wc_flags |= tmf;
     if (tmf) {  // matched: the tagged buffer of handle TM_HANDLE
       out->tm_info = true;
+      out->tm_tag = ld64(c + f::TM_TAG_OFF);
+      out->tm_priv = ld32(c + f::TM_APP_CTX_OFF);
       const uint32_t h = ld16(c + f::TM_HANDLE_OFF);
       tm->lock.lock();
       if (h >= tm->max_num_tags || tm->tags[h].expect_cqe <= 0) {
         out->status = IBV_WC_GENERAL_ERR;  // mlx5: "got idx %d which wasn't added"
       } else {
         out->wr_id = tm->tags[h].wr_id;
-        // The CQE with the data ends the tag's consumption; a MATCH-only one announces it.
+        // The CQE with the data ends the tag's consumption; a MATCH-only one announces it (an
+        // offloaded rendezvous: MATCH when the request matched, DATA_VALID when the READ landed;
+        // a multi-packet eager message the same), so each consumption releases the tag once.
         if (tmf & hwif::wc_flag::TM_DATA_VALID) tm->release(h);
       }
       tm->lock.unlock();
@@ -260,6 +265,47 @@ void tm_parse_cqe(tmnic_srq* srq, const uint8_t* c, Completion* out) {
     return;
   }
   if (opcode == hwif::wc_op::TM_NO_TAG) srq_complete(srq);  // an SRQ buffer; no phase effect
+}
+
+void tm_parse_rndv_cqe(tmnic_srq* srq, const uint8_t* c, Completion* out) {
+  TmSrq* tm = srq->tm.get();
+  const uint64_t wr_id = ld64(c + hwif::cqe::WR_ID_OFF);
+  if (!tm || !is_rndv_wr_id(wr_id)) return;  // not the NIC's: passed on as written
+  if (is_rndv_fin(wr_id)) {
+    // The FIN's error or flush: the data had landed and DATA_VALID released the tag already; the
+    // QP is in ERR and its async event says so. Nothing for the application here.
+    out->skip = true;
+    return;
+  }
+  // The READ failed (remote access error, retries exhausted, local protection of the tagged
+  // buffer) or was flushed: this is the consumption completion of the tag (mlx5 has no such
+  // CQE; UCX-style software sees a tag completion with an error status, as for an eager error).
+  const uint32_t h = uint32_t(wr_id & 0xFFFF);
+  out->opcode = IBV_WC_TM_RECV;
+  out->wc_flags = IBV_WC_TM_DATA_VALID;
+  out->tm_info = true;
+  out->tm_priv = 0;  // the request's app_ctx is not in this CQE
+  tm->lock.lock();
+  if (h >= tm->max_num_tags || tm->tags[h].expect_cqe <= 0) {
+    out->status = IBV_WC_GENERAL_ERR;  // as a matched CQE of a tag that wasn't added
+    out->wr_id = 0;
+    out->tm_tag = 0;
+  } else {
+    out->wr_id = tm->tags[h].wr_id;
+    out->tm_tag = tm->tags[h].tag;  // the posted tag (the TMH's matched it under the tag's mask)
+    tm->release(h);
+  }
+  tm->lock.unlock();
+}
+
+void tm_drop_rndv_cqe(tmnic_srq* srq, const uint8_t* c) {
+  TmSrq* tm = srq->tm.get();
+  const uint64_t wr_id = ld64(c + hwif::cqe::WR_ID_OFF);
+  if (!tm || !is_rndv_wr_id(wr_id) || is_rndv_fin(wr_id)) return;
+  const uint32_t h = uint32_t(wr_id & 0xFFFF);
+  tm->lock.lock();
+  if (h < tm->max_num_tags && tm->tags[h].expect_cqe > 0) tm->release(h);
+  tm->lock.unlock();
 }
 
 }  // namespace tmnic

@@ -27,6 +27,7 @@ constexpr int32_t kTmMaxSyncDiff = 0x3fff;
 struct TagEntry {
   uint32_t next = kNoTag;  // free FIFO link
   uint64_t wr_id = 0;      // recv_wr_id of the ADD, reported in matched completions
+  uint64_t tag = 0;        // the ADD's tag: reported by a rendezvous READ's error completion
   uint32_t phase_cnt = 0;  // unexp_out when the tag was added
   // CQEs still to be polled before the handle may be handed out again: the consumption (ADD),
   // and the CQE of each signaled ADD/DEL. 0 = free.
@@ -87,5 +88,18 @@ void tm_srq_destroy(Device& d, tmnic_srq* srq);
 // Tag-matching bookkeeping of a TM CQE (list op, matched, unexpected, NO_TAG) polled from the
 // SRQ's CQ: fills in the wr_id, status and wc_flags the application sees.
 void tm_parse_cqe(tmnic_srq* srq, const uint8_t* cqe, Completion* out);
+
+// Rendezvous offload (docs/tag-matching.md, "Rendezvous"): the NIC's internal WQEs of a
+// rendezvous QP carry wr_id = (RNDV_WRID_MARK << 56) | [FIN bit] | handle, and complete only on
+// error or flush, on the TM-SRQ's CQ.
+inline bool is_rndv_wr_id(uint64_t wr_id) { return (wr_id >> 56) == hwif::RNDV_WRID_MARK; }
+inline bool is_rndv_fin(uint64_t wr_id) { return (wr_id >> hwif::RNDV_WRID_FIN_BIT) & 1; }
+// A send-side CQE of one of `srq`'s rendezvous QPs: a FIN's is consumed silently (out->skip), a
+// READ's becomes the tag's completion (TM_RECV, DATA_VALID, the CQE's status, the tag's recv_wr_id
+// and the tag recorded at ADD) and releases the tag. A CQE without the mark is passed on as written.
+void tm_parse_rndv_cqe(tmnic_srq* srq, const uint8_t* cqe, Completion* out);
+// The same CQE is being dropped unpolled (its QP is reset or destroyed): a READ's tag is released,
+// since its completion will never be seen.
+void tm_drop_rndv_cqe(tmnic_srq* srq, const uint8_t* cqe);
 
 }  // namespace tmnic

@@ -29,6 +29,7 @@ class TmTest : public DriverTest {
   void SetUp() override {
     fake::Config cfg;
     cfg.tm_max_tags = kEngineTags;
+    cfg.tm_caps = tm_caps_reg;
     open(cfg);
     pd = make_pd();
     cq = make_cq_ex();
@@ -218,6 +219,7 @@ class TmTest : public DriverTest {
   struct ibv_cq_ex* cq = nullptr;
   struct ibv_srq* srq = nullptr;
   uint32_t produced = 0;
+  uint32_t tm_caps_reg = 0;  // TM_CAPS of the fake NIC (TmRndvTest: RC)
 };
 
 // ---- creation -------------------------------------------------------------------------------
@@ -765,54 +767,268 @@ TEST_F(TmTest, DestroyDropsUnpolledTmCqesAndQpDestroyKeepsThem) {
   EXPECT_TRUE(cq_empty());
 }
 
+// ---- rendezvous offload (TM_CAPS.RC) --------------------------------------------------------
+
+class TmRndvTest : public TmTest {
+ protected:
+  TmRndvTest() { tm_caps_reg = 1; }
+  // An RC QP on the fixture's TM-SRQ; max_send_wr 0 makes it a rendezvous QP.
+  struct ibv_qp* tm_qp(uint32_t send_wr, struct ibv_cq* scq = nullptr) {
+    struct ibv_qp_init_attr a = {};
+    a.send_cq = scq ? scq : ibv_cq_ex_to_cq(cq);
+    a.recv_cq = ibv_cq_ex_to_cq(cq);
+    a.srq = srq;
+    a.qp_type = IBV_QPT_RC;
+    a.cap.max_send_wr = send_wr;
+    a.cap.max_send_sge = 1;
+    struct ibv_qp* q = tmnic::create_qp(pd, &a);
+    EXPECT_NE(q, nullptr);
+    if (q) {
+      EXPECT_TRUE(send_wr ? a.cap.max_send_wr >= send_wr : a.cap.max_send_wr == 0) << a.cap.max_send_wr;
+    }
+    return q;
+  }
+  Command last_set_qp(struct ibv_qp* q) {
+    Command last;
+    for (const auto& c : be->commands_with(hwif::cmd::SET_QP))
+      if (c.index == q->qp_num) last = c;
+    return last;
+  }
+  // The NIC's internal send-side CQE of rendezvous QP `q` for tag handle h.
+  void nic_internal(struct ibv_qp* q, uint16_t h, bool fin, uint8_t status, uint8_t opcode = hwif::wc_op::RDMA_READ) {
+    CqeFields f;
+    f.opcode = opcode;
+    f.status = status;
+    f.wr_id = uint64_t(hwif::RNDV_WRID_MARK) << 56 | (fin ? 1ull << hwif::RNDV_WRID_FIN_BIT : 0) | h;
+    f.qp_num = q->qp_num;
+    f.wqe_idx = fin ? 1 : 0;
+    nic(f);
+  }
+  int expect_cqe(uint32_t h) const { return to_tsrq(srq)->tm->tags[h].expect_cqe; }
+};
+
+TEST_F(TmRndvTest, RendezvousQpHasTheNicsSendQueueAndNoHostRing) {
+  struct ibv_cq* user_scq = make_cq(15);
+  struct ibv_qp* q = tm_qp(0, user_scq);
+  ASSERT_NE(q, nullptr);
+  namespace qa = hwif::cmd::set_qp;
+  Command c = last_set_qp(q);
+  const uint64_t base = uint64_t(c.args[qa::SQ_BASE_HI]) << 32 | c.args[qa::SQ_BASE_LO];
+  EXPECT_EQ(base, (1ull << hwif::NIC_SPACE_BIT) + (uint64_t(q->qp_num) << hwif::RNDV_QP_SHIFT));
+  EXPECT_EQ(c.args[qa::SQ_LOG_SIZE], hwif::RNDV_SQ_LOG);
+  EXPECT_EQ(c.args[qa::SEND_CQ], to_tcq(cq)->cqn);  // the TM-SRQ's CQ, not the one given
+  EXPECT_EQ(c.args[qa::RECV_CQ], to_tcq(cq)->cqn);
+  EXPECT_EQ(c.args[qa::SRQ], to_tsrq(srq)->srqn);
+  EXPECT_EQ(be->mappings.count(base), 0u);
+  EXPECT_EQ(to_tqp(q)->sq.buf.data(), nullptr);
+  // The context keeps these through every transition.
+  to_rts(q);
+  c = last_set_qp(q);
+  EXPECT_EQ(uint64_t(c.args[qa::SQ_BASE_HI]) << 32 | c.args[qa::SQ_BASE_LO], base);
+  EXPECT_EQ(c.args[qa::SQ_LOG_SIZE], hwif::RNDV_SQ_LOG);
+  EXPECT_EQ(c.args[qa::SEND_CQ], to_tcq(cq)->cqn);
+  struct ibv_qp_attr qa2;
+  struct ibv_qp_init_attr qi;
+  ASSERT_EQ(tmnic::query_qp(q, &qa2, IBV_QP_CAP, &qi), 0);
+  EXPECT_EQ(qa2.cap.max_send_wr, 0u);
+  // No send queue: posting fails as on any QP without one, and rings no doorbell.
+  size_t writes = be->doorbells.size();
+  struct ibv_send_wr wr = {};
+  wr.opcode = IBV_WR_SEND;
+  struct ibv_send_wr* bad = nullptr;
+  EXPECT_EQ(tmnic::post_send(q, &wr, &bad), ENOMEM);
+  EXPECT_EQ(bad, &wr);
+  EXPECT_EQ(be->doorbells.size(), writes);
+  // RESET and back keeps the NIC's queue.
+  struct ibv_qp_attr r = {};
+  r.qp_state = IBV_QPS_RESET;
+  ASSERT_EQ(tmnic::modify_qp(q, &r, IBV_QP_STATE), 0);
+  c = last_set_qp(q);
+  EXPECT_EQ(uint64_t(c.args[qa::SQ_BASE_HI]) << 32 | c.args[qa::SQ_BASE_LO], base);
+  EXPECT_EQ(tmnic::destroy_qp(q), 0);
+
+  // With a send queue of its own, a QP on the TM-SRQ is an ordinary one (RNDV not offloaded).
+  struct ibv_qp* o = tm_qp(4, user_scq);
+  ASSERT_NE(o, nullptr);
+  c = last_set_qp(o);
+  EXPECT_EQ(uint64_t(c.args[qa::SQ_BASE_HI]) << 32 | c.args[qa::SQ_BASE_LO], to_tqp(o)->sq.buf.iova());
+  EXPECT_EQ(c.args[qa::SEND_CQ], to_tcq(user_scq)->cqn);
+  EXPECT_FALSE(to_tqp(o)->rndv);
+  EXPECT_EQ(tmnic::destroy_qp(o), 0);
+  EXPECT_EQ(tmnic::destroy_cq(user_scq), 0);
+}
+
+TEST_F(TmTest, NoRendezvousQpWithoutTmCapsRc) {
+  struct ibv_qp_init_attr a = {};
+  a.send_cq = a.recv_cq = ibv_cq_ex_to_cq(cq);
+  a.srq = srq;
+  a.qp_type = IBV_QPT_RC;
+  struct ibv_qp* q = tmnic::create_qp(pd, &a);
+  ASSERT_NE(q, nullptr);
+  EXPECT_FALSE(to_tqp(q)->rndv);
+  Command last;
+  for (const auto& c : be->commands_with(hwif::cmd::SET_QP))
+    if (c.index == q->qp_num) last = c;
+  namespace qa = hwif::cmd::set_qp;
+  EXPECT_EQ(uint64_t(last.args[qa::SQ_BASE_HI]) << 32 | last.args[qa::SQ_BASE_LO], to_tqp(q)->sq.buf.iova());
+  EXPECT_EQ(tmnic::destroy_qp(q), 0);
+}
+
+TEST_F(TmRndvTest, MatchThenDataValidReleaseTheTagOnce) {
+  struct ibv_qp* q = tm_qp(0);
+  ASSERT_NE(q, nullptr);
+  uint32_t h = add(7, 0x1234);
+  nic_listop(hwif::wc_op::TM_ADD, 1007, 0, uint16_t(h));
+  poll_listop(IBV_WC_TM_ADD, 1007);
+  EXPECT_EQ(expect_cqe(h), 1);
+  nic_match(uint16_t(h), hwif::wc_flag::TM_MATCH, 0, 0x1234);
+  Polled p = poll();
+  EXPECT_EQ(p.opcode, IBV_WC_TM_RECV);
+  EXPECT_EQ(p.flags, unsigned(IBV_WC_TM_MATCH));
+  EXPECT_EQ(p.wr_id, 7u);
+  EXPECT_EQ(p.tm.tag, 0x1234u);
+  EXPECT_EQ(p.tm.priv, 0xC0FFEEu);
+  EXPECT_EQ(expect_cqe(h), 1);  // MATCH alone does not end the consumption
+  nic_match(uint16_t(h), hwif::wc_flag::TM_DATA_VALID, 4096, 0x1234);
+  p = poll();
+  EXPECT_EQ(p.flags, unsigned(IBV_WC_TM_DATA_VALID));
+  EXPECT_EQ(p.wr_id, 7u);
+  EXPECT_EQ(p.byte_len, 4096u);
+  EXPECT_EQ(p.tm.tag, 0x1234u);
+  EXPECT_EQ(p.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(expect_cqe(h), 0);  // free again
+  EXPECT_TRUE(cq_empty());
+  EXPECT_EQ(tmnic::destroy_qp(q), 0);
+}
+
+TEST_F(TmRndvTest, ReadErrorBecomesTheTagsCompletionAndFinIsSilentExtendedCq) {
+  struct ibv_qp* q = tm_qp(0);
+  ASSERT_NE(q, nullptr);
+  uint32_t h = add(42, 0xABCD, 0);  // unsignaled ADD: one expected CQE
+  nic_match(uint16_t(h), hwif::wc_flag::TM_MATCH, 0, 0xABCD);
+  EXPECT_EQ(poll().flags, unsigned(IBV_WC_TM_MATCH));
+  // A FIN flush (of an earlier rendezvous) before the READ's error: never seen.
+  nic_internal(q, 3, true, hwif::wc_status::WR_FLUSH_ERR, hwif::wc_op::SEND);
+  nic_internal(q, uint16_t(h), false, hwif::wc_status::REM_ACCESS_ERR);
+  nic_internal(q, uint16_t(h), true, hwif::wc_status::WR_FLUSH_ERR, hwif::wc_op::SEND);
+  Polled p = poll();
+  EXPECT_EQ(p.opcode, IBV_WC_TM_RECV);
+  EXPECT_EQ(p.status, IBV_WC_REM_ACCESS_ERR);
+  EXPECT_EQ(p.wr_id, 42u);
+  EXPECT_EQ(p.flags, unsigned(IBV_WC_TM_DATA_VALID));
+  EXPECT_EQ(p.tm.tag, 0xABCDu);  // the posted tag
+  EXPECT_EQ(p.tm.priv, 0u);
+  EXPECT_EQ(p.qp_num, q->qp_num);
+  EXPECT_EQ(expect_cqe(h), 0);
+  EXPECT_TRUE(cq_empty());  // the trailing FIN flush was consumed unseen
+  EXPECT_EQ(to_tcq(cq)->ci, produced);
+  // The doorbell told the NIC every CQE was consumed, the silent ones included.
+  EXPECT_EQ(be->doorbells.back().off, hwif::reg::DB_CQ0 + 4 * to_tcq(cq)->cqn);
+  EXPECT_EQ(be->doorbells.back().val & 0xFFFF, produced);
+  EXPECT_EQ(tmnic::destroy_qp(q), 0);
+}
+
+TEST_F(TmRndvTest, ReadErrorAndSilentFinThroughIbvPollCq) {
+  struct ibv_qp* q = tm_qp(0);
+  ASSERT_NE(q, nullptr);
+  uint32_t h1 = add(1, 0x11, 0), h2 = add(2, 0x22, 0);
+  nic_internal(q, uint16_t(h1), true, hwif::wc_status::RETRY_EXC_ERR, hwif::wc_op::SEND);
+  nic_internal(q, uint16_t(h2), false, hwif::wc_status::WR_FLUSH_ERR, hwif::wc_op::SEND);
+  nic_internal(q, 9, true, hwif::wc_status::WR_FLUSH_ERR, hwif::wc_op::SEND);
+  struct ibv_wc wc[4];
+  std::memset(wc, 0, sizeof(wc));
+  ASSERT_EQ(tmnic::poll_cq(ibv_cq_ex_to_cq(cq), 4, wc), 1);
+  EXPECT_EQ(wc[0].opcode, IBV_WC_TM_RECV);
+  EXPECT_EQ(wc[0].status, IBV_WC_WR_FLUSH_ERR);
+  EXPECT_EQ(wc[0].wr_id, 2u);
+  EXPECT_EQ(wc[0].wc_flags, unsigned(IBV_WC_TM_DATA_VALID));
+  EXPECT_EQ(wc[0].qp_num, q->qp_num);
+  EXPECT_EQ(expect_cqe(h2), 0);
+  EXPECT_EQ(expect_cqe(h1), 1);  // a FIN's CQE releases nothing
+  EXPECT_EQ(tmnic::poll_cq(ibv_cq_ex_to_cq(cq), 4, wc), 0);
+  EXPECT_EQ(to_tcq(cq)->ci, produced);
+  // Only FINs left: start_poll consumes them and reports an empty CQ.
+  nic_internal(q, uint16_t(h1), true, hwif::wc_status::WR_FLUSH_ERR, hwif::wc_op::SEND);
+  EXPECT_TRUE(cq_empty());
+  EXPECT_EQ(to_tcq(cq)->ci, produced);
+  // A READ error for a handle that holds no tag: GENERAL_ERR, as mlx5 for an unknown index.
+  nic_internal(q, 15, false, hwif::wc_status::REM_ACCESS_ERR);
+  Polled p = poll();
+  EXPECT_EQ(p.status, IBV_WC_GENERAL_ERR);
+  EXPECT_EQ(p.opcode, IBV_WC_TM_RECV);
+  EXPECT_EQ(tmnic::destroy_qp(q), 0);
+}
+
+TEST_F(TmRndvTest, OrdinaryQpsSendCompletionsOnTheTmCqAreNotTouched) {
+  // A QP with its own send queue whose send CQ is the TM-SRQ's: even a wr_id that looks like the
+  // NIC's internal one is the application's.
+  struct ibv_qp* o = tm_qp(4);
+  ASSERT_NE(o, nullptr);
+  const uint64_t wr_id = uint64_t(hwif::RNDV_WRID_MARK) << 56 | 1ull << hwif::RNDV_WRID_FIN_BIT | 2;
+  CqeFields f;
+  f.opcode = hwif::wc_op::SEND;
+  f.wr_id = wr_id;
+  f.qp_num = o->qp_num;
+  nic(f);
+  Polled p = poll();
+  EXPECT_EQ(p.opcode, IBV_WC_SEND);
+  EXPECT_EQ(p.wr_id, wr_id);
+  EXPECT_EQ(p.flags, 0u);
+  EXPECT_EQ(tmnic::destroy_qp(o), 0);
+}
+
+TEST_F(TmRndvTest, DestroyDropsInternalCompletionsAndReleasesTheirTags) {
+  struct ibv_qp* q = tm_qp(0);
+  ASSERT_NE(q, nullptr);
+  uint32_t h = add(5, 0x55, 0);
+  nic_internal(q, uint16_t(h), false, hwif::wc_status::WR_FLUSH_ERR, hwif::wc_op::SEND);
+  nic_internal(q, uint16_t(h), true, hwif::wc_status::WR_FLUSH_ERR, hwif::wc_op::SEND);
+  EXPECT_EQ(expect_cqe(h), 1);
+  EXPECT_EQ(tmnic::destroy_qp(q), 0);
+  EXPECT_EQ(expect_cqe(h), 0);
+  EXPECT_TRUE(cq_empty());
+}
+
 // ---- capabilities ---------------------------------------------------------------------------
 
-TEST_F(DriverTest, TmCapsFollowTheRegistersAndTheRcOverride) {
+TEST_F(DriverTest, TmCapsFollowTheRegisters) {
   auto caps = [&]() {
     struct ibv_device_attr_ex ax;
     std::memset(&ax, 0xA5, sizeof(ax));
     EXPECT_EQ(tmnic::query_device_ex(ctx, nullptr, &ax, sizeof(ax)), 0);
     return ax.tm_caps;
   };
-  unsetenv("TMNIC_TM_CAP_RC");
   struct ibv_tm_caps c = caps();  // TM_MAX_TAGS = 0: no tag matching at all
   EXPECT_EQ(c.max_num_tags, 0u);
   EXPECT_EQ(c.max_ops, 0u);
   EXPECT_EQ(c.max_sge, 0u);
   EXPECT_EQ(c.flags, 0u);
   EXPECT_EQ(c.max_rndv_hdr_size, 0u);
-  setenv("TMNIC_TM_CAP_RC", "1", 1);
-  c = caps();
-  EXPECT_EQ(c.flags, 0u);
-  EXPECT_EQ(c.max_num_tags, 0u);
 
   ASSERT_EQ(tmnic::free_context(ctx), 0);
   fake::Config cfg;
   cfg.tm_max_tags = 1024;
+  cfg.tm_caps = 0x0800;  // sequence bits only: no rendezvous offload
   open(cfg);
-  unsetenv("TMNIC_TM_CAP_RC");
   c = caps();
   EXPECT_EQ(c.max_num_tags, 1024u);
   EXPECT_EQ(c.max_ops, 1u << 15);
   EXPECT_EQ(c.max_sge, 1u);
-  EXPECT_EQ(c.flags, 0u);  // no rendezvous offload
+  EXPECT_EQ(c.flags, 0u);
   EXPECT_EQ(c.max_rndv_hdr_size, 0u);
+  // No override any more: the environment variable the driver once read changes nothing.
   setenv("TMNIC_TM_CAP_RC", "1", 1);
-  c = caps();
-  EXPECT_EQ(c.flags, uint32_t(IBV_TM_CAP_RC));
-  EXPECT_EQ(c.max_rndv_hdr_size, 64u);
-  setenv("TMNIC_TM_CAP_RC", "0", 1);
   EXPECT_EQ(caps().flags, 0u);
   unsetenv("TMNIC_TM_CAP_RC");
 
   ASSERT_EQ(tmnic::free_context(ctx), 0);
   cfg.tm_max_tags = 100000;  // more than a 16-bit handle can name: one SRQ gets 65536
-  cfg.tm_caps = 1;
+  cfg.tm_caps = 0x0801;      // TM_CAPS.RC
   open(cfg);
   c = caps();
   EXPECT_EQ(c.max_num_tags, 65536u);
   EXPECT_EQ(c.flags, uint32_t(IBV_TM_CAP_RC));
-  EXPECT_EQ(c.max_rndv_hdr_size, 64u);
+  EXPECT_EQ(c.max_rndv_hdr_size, hwif::MAX_RNDV_HDR);
 }
 
 }  // namespace
