@@ -167,7 +167,7 @@ module tmnic_rndv_sq import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // One descriptor read per burst (registered RAM: the word is there the cycle after), then one
   // beat per cycle from the RAM's output, which holds while no other read is issued. The next
   // burst's read is issued with the current burst's last beat, so internal bursts follow each
-  // other without a gap.
+  // other without a gap. An out-of-range burst reads nothing (its address bits name no slot).
   logic              srv_busy_q, srv_busy_d;
   logic              cur_bad_q, cur_bad_d, cur_fin_q, cur_fin_d;
   logic [BEAT_W-1:0] cur_beat_q, cur_beat_d;
@@ -176,7 +176,7 @@ module tmnic_rndv_sq import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   tmnic_ram_sdp #(.WIDTH($bits(rndv_desc_t)), .DEPTH(NUM_QP * RNDV_SLOTS), .NO_COLLISION(1'b1)) u_desc (
     .clk_i, .we_i, .waddr_i({we_qp_i, we_slot_i}), .wdata_i(we_desc_i),
-    .re_i(iq_pop), .raddr_i({iq_out.qp, iq_out.slot}), .rdata_o(desc));
+    .re_i(iq_pop && !iq_out.bad), .raddr_i({iq_out.qp, iq_out.slot}), .rdata_o(desc));
 
   // ---------------------------------------------------------------- R side
   // One output register stage; a beat is loaded into it when it is empty or being taken, from the
