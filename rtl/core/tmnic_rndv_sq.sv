@@ -84,6 +84,13 @@ module tmnic_rndv_sq import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Little-endian bytes: byte i of the WQE is bits [8i +: 8]. Raw (wire-order) fields are byte
   // swapped into it. Called only under an enable in an always_ff (the beat register), so that the
   // wide formatting costs simulation time only while a burst is served.
+  // Byte swaps as loops: yosys-slang takes a streaming operator only as a whole assignment's source.
+  function automatic logic [31:0] bswap32(logic [31:0] x);
+    for (int i = 0; i < 4; i++) bswap32[8*i +: 8] = x[8*(3-i) +: 8];
+  endfunction
+  function automatic logic [63:0] bswap64(logic [63:0] x);
+    for (int i = 0; i < 8; i++) bswap64[8*i +: 8] = x[8*(7-i) +: 8];
+  endfunction
   function automatic logic [8*WQE_STRIDE-1:0] wqe_bytes(rndv_desc_t d, logic fin);
     logic [8*WQE_STRIDE-1:0] w;
     logic [8*RNDV_FIN_LEN-1:0] raw;   // the FIN's payload, byte 0 in bits [7:0]
@@ -100,7 +107,7 @@ module tmnic_rndv_sq import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       w[8*WQE_FLAGS_OFF +: 8] = 8'((1 << WQE_FLAG_INLINE_BIT) | (1 << WQE_FLAG_FENCE_BIT));
       w[8*WQE_INLINE_LEN_OFF +: 32] = 32'(RNDV_FIN_LEN);
       // TMH {op, 3 reserved, ctx BE32, tag BE64} then RVH {va BE64, rkey BE32, len BE32}.
-      raw = {{<<8{d.len}}, {<<8{d.rkey}}, {<<8{d.va}}, {<<8{d.tag}}, {<<8{d.ctx}}, 24'd0, TMH_FIN};
+      raw = {bswap32(d.len), bswap32(d.rkey), bswap64(d.va), bswap64(d.tag), bswap32(d.ctx), 24'd0, TMH_FIN};
       w[8*WQE_INLINE_DATA_OFF +: 8*RNDV_FIN_LEN] = raw;
     end
     return w;
