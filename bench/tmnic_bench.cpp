@@ -1,5 +1,5 @@
-// tmnic benchmark: simulated latency and bandwidth of RC SENDs and RDMA WRITEs and of UD datagrams
-// between two simulated NICs, and simulator speed. Prints one JSON object. Simulated figures (cycles, ns at the NIC clock) are
+// tmnic benchmark: simulated latency and bandwidth of RC SENDs, RDMA WRITEs and READs, atomics,
+// hardware rendezvous and UD datagrams between two simulated NICs, and simulator speed. Prints one JSON object. Simulated figures (cycles, ns at the NIC clock) are
 // deterministic for a given configuration; wall-clock figures (cycles/s) depend on the machine.
 //   tmnic_bench [--quick]
 #include <algorithm>
@@ -147,6 +147,65 @@ uint64_t first(const std::vector<sim::NicSim::Event>& log, Ev k, uint64_t t0) {
   return UINT64_MAX;
 }
 
+// Hardware rendezvous (docs/architecture.md "Rendezvous offload"), PMTU 4096: b's QP 2 is a
+// rendezvous QP on TM-SRQ 1 (its send queue the NIC's own), a's QP 2 sends `n` one-packet RNDV
+// requests for `len` bytes of a's region (at most `window` outstanding), each matching a tag posted
+// on b. Per request: the cycles from b's MATCH completion to its DATA_VALID completion (both as the
+// host sees them: the NIC reads the data in between); returns their median, and in *total the
+// cycles from the first doorbell to the last DATA_VALID.
+double rndv_run(const sim::SimConfig& cfg, uint32_t len, int n, int window, double* total) {
+  sim::World w(cfg);
+  Node a(w, 0), b(w, 1);
+  TmSrq t(b, 1, 0, 64, 6);
+  a.h.set_mr(1, Node::kKey, 1, a.va(0), a.data.len, a.data.iova, hwif::access::LOCAL_WRITE | hwif::access::REMOTE_READ);
+  RawHost::QpCfg qa = a.qp(2, 1), qb = b.qp(2, 0);
+  qa.mtu = qb.mtu = 5;
+  qb.srq = 1;
+  qb.sq_base = (1ull << hwif::NIC_SPACE_BIT) + (2ull << hwif::RNDV_QP_SHIFT);
+  qb.sq_log = hwif::RNDV_SQ_LOG;
+  a.h.set_qp(2, qa);
+  b.h.set_qp(2, qb);
+  for (int i = 0; i < 64; i++) a.post_srq(i, {{a.va((3u << 20) + 64 * i), 64, Node::kKey}});   // the FINs
+  while (w.progress(1000)) {}
+  std::vector<double> m2d;
+  std::vector<uint64_t> t_match(n, 0);
+  const uint64_t t0 = w.now();
+  int posted = 0, done = 0;
+  Cqe c;
+  while (done < n) {
+    while (posted < n && posted - done < window) {
+      const uint32_t h = uint32_t(posted % 64);
+      t.op(h, hwif::tm_opcode::ADD, 0, h, 0x100 + posted, ~0ull, b.va(0), len, Node::kKey);
+      if (window == 1) while (w.progress(1000)) {}   // (the tag is in before its request is sent)
+      uint8_t* m = a.data.p + (2u << 20) + 64 * (posted % 64);
+      std::memset(m, 0, 64);
+      TmSrq::put_tmh(m, hwif::tmh_op::RNDV, 0x100 + posted, 0);
+      const uint64_t va = a.va(0);
+      for (int k = 0; k < 8; k++) m[16 + k] = uint8_t(va >> (56 - 8 * k));
+      const uint32_t rkey = Node::kKey;
+      for (int k = 0; k < 4; k++) m[24 + k] = uint8_t(rkey >> (24 - 8 * k));
+      for (int k = 0; k < 4; k++) m[28 + k] = uint8_t(len >> (24 - 8 * k));
+      a.post_send(2, posted, hwif::wqe_op::SEND, 0, {{a.va((2u << 20) + 64 * (posted % 64)), 64, Node::kKey}});
+      posted++;
+    }
+    bool any = false;
+    while (b.poll(&c)) {
+      any = true;
+      if (c.opcode != hwif::wc_op::TM_RECV) continue;
+      const int i = int(c.tm_tag - 0x100);
+      if (c.wc_flags == hwif::wc_flag::TM_MATCH) t_match[i] = w.now();
+      if (c.wc_flags == hwif::wc_flag::TM_DATA_VALID) {
+        m2d.push_back(double(w.now() - t_match[i]));
+        done++;
+      }
+    }
+    while (a.poll(&c)) any = true;
+    if (!any && !w.progress(2000)) break;
+  }
+  *total = done == n ? double(w.now() - t0) : 0.0;
+  return done == n ? median(m2d) : 0.0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -287,6 +346,30 @@ int main(int argc, char** argv) {
     add("  \"atomic_fetch_add\": {\"round_trip_cycles\": %.0f, \"round_trip_ns\": %.1f, \"streamed\": %d, "
         "\"window\": %u, \"cycles_per_atomic\": %.1f, \"mops\": %.2f},\n", f8, f8 * ns_per_cycle, m, hwif::MAX_RD_ATOM,
         fc / m, fc > 0 ? 1e3 * m / (fc * ns_per_cycle) : 0.0);
+  }
+
+  // ---- hardware rendezvous: MATCH to DATA_VALID of one rendezvous at a time (64 KiB and 1 MiB), and
+  // 1 MiB rendezvous streamed on one QP (RNDV_SLOTS under way), against the READ goodput limit
+  {
+    const double beat = sim::NicSim::beat_bytes();
+    const double limit = cfg.line_gbit_s * 4096.0 / (std::ceil((4096.0 + 58.0) / beat) * beat);
+    add("  \"rendezvous_pmtu4096\": {\"goodput_limit_gbit_s\": %.2f, \"single\": [\n", limit);
+    const std::vector<uint32_t> lens = {65536, 1u << 20};
+    for (size_t k = 0; k < lens.size(); k++) {
+      double tot = 0;
+      const int iters = quick ? 3 : 9;
+      const double m2d = rndv_run(cfg, lens[k], iters, 1, &tot);
+      const double g = m2d > 0 ? lens[k] * 8.0 / (m2d * ns_per_cycle) : 0;
+      add("    {\"bytes\": %u, \"iterations\": %d, \"match_to_data_valid_cycles\": %.0f, "
+          "\"match_to_data_valid_ns\": %.1f, \"gbit_s\": %.2f, \"of_goodput\": %.3f}%s\n",
+          lens[k], iters, m2d, m2d * ns_per_cycle, g, g / limit, k + 1 < lens.size() ? "," : "");
+    }
+    double tot = 0;
+    const int n = quick ? 4 : 16;
+    rndv_run(cfg, 1u << 20, n, int(hwif::RNDV_SLOTS), &tot);
+    const double g = tot > 0 ? double(n) * (1u << 20) * 8 / (tot * ns_per_cycle) : 0;
+    add("  ], \"streamed_1m\": {\"rendezvous\": %d, \"window\": %u, \"cycles\": %.0f, \"gbit_s\": %.2f, "
+        "\"of_goodput\": %.3f}},\n", n, hwif::RNDV_SLOTS, tot, g, g / limit);
   }
 
   // ---- UD: one-way latency of an 8-byte datagram, and 4096-byte datagrams streamed (window 8)

@@ -128,6 +128,12 @@ BLOCKS = {
         ff_min=[("rsp_data_o", 512), ("rsp_be_o", 64), ("rsp_off_o", 14),
                 ("meta_mem[8] {client 2, off0 14, len 13, last}", 8 * (2 + 14 + 13 + 1)),
                 ("cur_addr_q, cur_len_q, cur_pos_q, cur_left_q", 64 + 3 * 13), ("m_axi_arlen_o", 8)]),
+    # The rendezvous QPs' internal send queues: the descriptor table in block RAM, the R register, the
+    # host AR register.
+    "tmnic_rndv_sq": dict(
+        params=dict(DATA_W=512, NUM_QP=64, MAX_OUT=8),
+        ff_min=[("descriptor RAM 128 x rndv_desc_t (336)", 128 * 336), ("s_rdata_o", 512),
+                ("m_araddr_o, m_arlen_o", 72), ("order FIFO 8 x 1", 8)]),
     "tmnic_dma_wr": dict(
         params=dict(DATA_W=512, NCLI=2, DATA_LAT=3),
         ff_min=[("output FIFO: 8 entries + head register of {data, strb, last, fin, cli}", 9 * (512 + 64 + 3)),

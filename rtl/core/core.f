@@ -3,6 +3,7 @@
 rtl/core/tmnic_axil_regs.sv
 rtl/core/tmnic_ctx.sv
 rtl/core/tmnic_dma_rd.sv
+rtl/core/tmnic_rndv_sq.sv
 rtl/core/tmnic_dma_wr.sv
 rtl/core/tmnic_sge_chk.sv
 rtl/core/tmnic_wqe_fetch.sv

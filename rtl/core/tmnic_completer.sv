@@ -28,7 +28,8 @@
 //     QPs for the requester whenever a QP's window or state may have changed.
 //
 // Tables (tmnic_ram_sdp, registered reads): the completer's QP words (ctab), a copy of ci that the
-// requester reads for its window check (stale reads only shrink the window) and the ring
+// requester reads for its window check (stale reads only shrink the window), a second one the
+// receive engine reads (a rendezvous QP's free internal WQEs: stale only means fewer) and the ring
 // (NUM_QP x OUTS entries, written by the requester at its next, read here at ci). The requester's
 // next comes through its own copy (nx_*), read with the QP word. A message to the requester is held
 // until the requester has written it into its table (msg_ready_i); no ACK or flush is processed
@@ -107,6 +108,9 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   input  logic            ci_re_i,            // the requester's read of ci (registered, old word on
   input  logic [QP_W-1:0] ci_raddr_i,         // a same-cycle write)
   output logic [15:0]     ci_rdata_o,
+  input  logic            rci_re_i,           // the receive engine's read of ci (a rendezvous QP's
+  input  logic [QP_W-1:0] rci_raddr_i,        // internal send queue: its free WQEs), the same copy
+  output logic [15:0]     rci_rdata_o,
   output sq_msg_t         msg_o,
   output logic            msg_valid_o,
   input  logic            msg_ready_i,        // the requester's table holds the message
@@ -235,6 +239,9 @@ module tmnic_completer import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   tmnic_ram_sdp #(.WIDTH(16), .DEPTH(NUM_QP), .READ_FIRST(1'b1)) u_citab (
     .clk_i, .we_i(wr_v_q), .waddr_i(wr_a_q), .wdata_i(wr_d_q.ci),
     .re_i(ci_re_i), .raddr_i(ci_raddr_i), .rdata_o(ci_rdata_o));
+  tmnic_ram_sdp #(.WIDTH(16), .DEPTH(NUM_QP), .READ_FIRST(1'b1)) u_rcitab (
+    .clk_i, .we_i(wr_v_q), .waddr_i(wr_a_q), .wdata_i(wr_d_q.ci),
+    .re_i(rci_re_i), .raddr_i(rci_raddr_i), .rdata_o(rci_rdata_o));
   assign nx_re_o = tab_re;
   assign nx_raddr_o = tab_raddr;
 

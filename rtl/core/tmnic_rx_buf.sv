@@ -36,6 +36,7 @@ module tmnic_rx_buf #(
   output logic               head_beg_o,     // its first beat is stored (head_first_o valid)
   output logic               head_full_o,    // its last beat is stored
   output logic [127:0]       head_first_o,   // its first 16 payload bytes
+  output logic [127:0]       head_rvh_o,     // and the 16 after them (a rendezvous request's RVH)
   input  logic               release_i,      // done with it (only while head_full_o)
 
   // DMA write requests of the head packet and their data pulls
@@ -81,7 +82,9 @@ module tmnic_rx_buf #(
   logic [SEQ_W-1:0]   acc_q, acc_d, dn_q, dn_d;
   // Payload (no reset)
   logic [SLOTS-1:0][SEQ_W-1:0] rseq_q, rseq_d; // accept count at the release
-  logic [SLOTS-1:0][127:0]     first_q;
+  logic [SLOTS-1:0][127:0]     first_q, rvh_q;
+  localparam int unsigned RVH_WORD = (BYTES >= 32) ? 0 : 1;
+  localparam int unsigned RVH_LANE = (BYTES >= 32) ? 1 : 0;
   logic [POS_W-1:0]   pull_q;                  // buffer position of the accepted request's first byte
 
   wire beat = s_tvalid_i && s_tready_o;
@@ -140,12 +143,16 @@ module tmnic_rx_buf #(
   always_ff @(posedge clk_i) begin
     rseq_q <= rseq_d;
     if (beat && wword_q == '0) first_q[tail_q] <= s_tdata_i[127:0];
+    if (beat && wword_q == WORD_W'(RVH_WORD)) rvh_q[tail_q] <= s_tdata_i[RVH_LANE * 128 +: 128];
     if (acc_i) pull_q <= {head_q, acc_off_i[OFF_W-1:0]};
   end
 
   assign head_beg_o = beg_q[head_q] && !rel_q[head_q];
   assign head_full_o = used_q[head_q] && !rel_q[head_q];
   assign head_first_o = first_q[head_q];
+  // (bytes 16..31: in the first word from 256 bits up, in the second at 128: valid once that word
+  // is stored, which head_beg_o says from 256 bits up)
+  assign head_rvh_o = rvh_q[head_q];
   assign idle_o = (beg_q == '0) && (used_q == '0);
   assign wr_none_o = (acc_q == dn_q);
 

@@ -40,6 +40,15 @@
 //     scatter context of the QP; the payload is placed as a receive's; the LAST/ONLY response's
 //     placement is reported (ACK_RDDONE: the completer completes the READ); a bad scatter list or
 //     a response of the wrong length fails the READ (ACK_RDERR: LOC_PROT_ERR, BAD_RESP_ERR), no DMA.
+//   - rendezvous offload (docs/tag-matching.md): on a rendezvous QP (RC on a TM-SRQ, in RTS, its send
+//     queue the NIC's own: sq_base has NIC_SPACE_BIT, as mlx5 offloads only QPs without a send
+//     queue), a one-packet rendezvous request that matches a tag whose buffer holds the RVH's length
+//     completes MATCH at once, nothing placed; its READ (into the tagged buffer) and FIN become the
+//     QP's next two internal send WQEs (a descriptor to tmnic_rndv_sq, which serves them, and a
+//     doorbell to the requester); when that READ's last response is placed, DATA_VALID completes
+//     the tag (the request's tag, the length read). At most RNDV_SLOTS rendezvous per QP are under
+//     way (the completer's ci says which internal WQEs are done): a first packet that finds them
+//     all busy is RNR-NAKed.
 // It also flushes the receive queue (and a WQE held mid-message) of QPs in ERR, one WQE per visit;
 // QPs to flush are found by tmnic_qp_sched (marked by doorbells, SET_QP, either engine's error and
 // the flush itself).
@@ -58,7 +67,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   localparam int unsigned H_W = $clog2(TM_ENTRIES),
   localparam int unsigned QP_W = $clog2(NUM_QP),
   localparam int unsigned MR_W = $clog2(NUM_MR),
-  localparam int unsigned SRQ_W = $clog2(NUM_SRQ)
+  localparam int unsigned SRQ_W = $clog2(NUM_SRQ),
+  localparam int unsigned RV_SL_W = $clog2(RNDV_SLOTS)
 ) (
   input  logic clk_i,
   input  logic rst_ni,
@@ -125,6 +135,22 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   output logic            job_atom_o,     // an ATOMIC_ACKNOWLEDGE of original value job_iova_o
   output logic [QP_W-1:0] rdone_raddr_o,
   input  logic [2:0]      rdone_rdata_i,
+
+  // Rendezvous offload on a rendezvous QP (RC on a TM-SRQ, its send queue the NIC's own: sq_base
+  // has NIC_SPACE_BIT): the completer's ci of the QP (registered read with the QP word: its
+  // internal WQEs still in use), a matched rendezvous's descriptor for tmnic_rndv_sq (one-cycle
+  // write), and the doorbell of its two internal WQEs for the requester (held until taken)
+  output logic            rci_re_o,
+  output logic [QP_W-1:0] rci_raddr_o,
+  input  logic [15:0]     rci_rdata_i,
+  output logic            rv_we_o,
+  output logic [QP_W-1:0] rv_qp_o,
+  output logic [RV_SL_W-1:0] rv_slot_o,
+  output rndv_desc_t      rv_desc_o,
+  output logic            rv_db_valid_o,
+  input  logic            rv_db_ready_i,
+  output logic [QP_W-1:0] rv_db_qp_o,
+  output logic [15:0]     rv_db_pi_o,
 
   // ACK/NAK packets to send, as events to the ACK generator (tmnic_ack_gen): held until taken
   output logic            ev_valid_o,
@@ -207,6 +233,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   if (MAX_RD_ATOM < 1 || MAX_RD_ATOM > 7) begin : g_chk_rd
     $fatal(1, "tmnic_rx_engine: MAX_RD_ATOM must be in 1..7 (the READ job counts are 3 bits)");
   end
+  if (RNDV_SLOTS < 2 || (RNDV_SLOTS & (RNDV_SLOTS - 1)) != 0 || (2 * RNDV_SLOTS) != (1 << RNDV_SQ_LOG) ||
+      BYTES < 32) begin : g_chk_rv
+    $fatal(1, "tmnic_rx_engine: RNDV_SLOTS must be a power of two >= 2 filling the 2^RNDV_SQ_LOG internal WQEs, and the RVH in the first beat");
+  end
   if ((NUM_SRQ & (NUM_SRQ - 1)) != 0 || NUM_SRQ < 2) begin : g_chk_s
     $fatal(1, "tmnic_rx_engine: NUM_SRQ must be a power of two >= 2");
   end
@@ -215,7 +245,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   typedef enum logic [4:0] {
     S_IDLE, S_LOAD, S_LOOKUP, S_VERDICT, S_WQE, S_WIMM, S_EXEC, S_STORE, S_SCATTER, S_DONE, S_OUT, S_DRAIN,
     S_FLUSH_WAIT, S_FLUSH_CQE, S_RNR, S_INIT, S_RJOB, S_RRQ, S_RFETCH, S_REXEC, S_RSCAT, S_RDONE,
-    S_AWAIT, S_ARD, S_ACALC, S_AWR, S_ADUP, S_ADUPC
+    S_AWAIT, S_ARD, S_ACALC, S_AWR, S_ADUP, S_ADUPC, S_RVM, S_RVDV, S_RVDC
   } state_e;
   // What S_WQE waits for: a receive WQE (SEND), an RDMA WRITE's range check, a WRITE_WITH_IMM's WQE.
   // (WM_RECHK: a later WRITE packet's check of the held range; WM_RKEY: a READ request's range;
@@ -261,6 +291,16 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [63:0]     rd_iova_q;
   logic [15:0]     rd_idx_q, rd_idx_d;
   logic            rchk_q, rchk_d;           // WM_RDWQE checks the held READ's list again (MRs changed)
+  // Rendezvous offload: the QP's internal WQEs are all in use (S_LOOKUP), the packet is an offloaded
+  // rendezvous request (no END completion), the tagged buffer's entry as classified (the cycle
+  // after the classification read it), the outputs to tmnic_rndv_sq and the requester
+  logic            rv_full_q, rv_q, rv_d, tb_vld_q;
+  logic [95:0]     tbuf_q;                   // {lkey, addr} (the length was checked by the walk)
+  logic            rv_we_d, rv_db_valid_d;
+  logic [QP_W-1:0] rv_qp_d, rv_db_qp_d;
+  logic [RV_SL_W-1:0] rv_slot_d;
+  logic [15:0]     rv_db_pi_d;
+  logic            rvi_re, rvi_we;
   // Atomics: the 8 bytes read (memory order, byte 0 in [7:0]), the value written, the DMA requests
   // (the engine's read and write ports serve the atomic alone in S_ARD / S_AWR: at_rd, at_wr), the
   // replay slot being searched
@@ -326,6 +366,20 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .we_i(ac_we), .waddr_i({q_q, cur_q.ap}), .wdata_i({h_q.psn, at_old_q}),
     .re_i(ac_re), .raddr_i({q_q, ak_q}), .rdata_o(ac_rdata));
 
+  // Rendezvous info: what each offloaded rendezvous's DATA_VALID completion needs, slot {QP, n mod
+  // RNDV_SLOTS} as in tmnic_rndv_sq (written in S_RVM, read in S_RVDV: never both).
+  typedef struct packed {
+    logic [63:0] tag;
+    logic [31:0] ctx;
+    logic [15:0] handle;
+    logic [31:0] len;
+  } rvinfo_t;
+  rvinfo_t rvi_rdata, rvi_wdata;
+  tmnic_ram_sdp #(.WIDTH($bits(rvinfo_t)), .DEPTH(NUM_QP * RNDV_SLOTS), .NO_COLLISION(1'b1)) u_rvinfo (
+    .clk_i, .we_i(rvi_we), .waddr_i({q_q, cur_q.rv_pi[1 +: RV_SL_W]}),
+    .wdata_i(rvi_wdata),
+    .re_i(rvi_re), .raddr_i({q_q, rd_idx_q[1 +: RV_SL_W]}), .rdata_o(rvi_rdata));
+
   wire db_rq_ok = db_valid_i && !db_srq_i && db_idx_i < 12'(NUM_QP);
   logic [15:0] pi_rdata;
   logic        db_hold;                       // a doorbell waiting one cycle behind an init's pi write
@@ -358,6 +412,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire srq_cfg_t scfg = srq_rd_i;       // the op-ring and tag-range fields belong to tmnic_tm_ops
   /* verilator lint_on UNUSEDSIGNAL */
   wire has_srq = (cfg.srq != 16'(NO_SRQ));
+  // A rendezvous QP (its send queue is the NIC's); its matched rendezvous requests are offloaded
+  // while it can send (RTS)
+  wire rv_sq = cfg.sq_base[NIC_SPACE_BIT];
+  wire rv_qp = rv_sq && cfg.state == QPS_RTS && !cfg.ud;
   wire [SRQ_W-1:0] sn = cfg.srq[SRQ_W-1:0];
   assign srq_idx_o = sn;
   assign lk_srq_o = sn;
@@ -382,7 +440,18 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // RX buffer (tmnic_rx_buf, below): the current packet's payload is its head once the packets
   // before it are released.
   logic         rb_beg, rb_full, rb_release, rb_idle;
-  logic [127:0] rb_first;
+  logic [127:0] rb_first, rb_rvh;
+  // The RVH (payload bytes 16..31, big-endian fields): the sender's buffer, rkey and length
+  logic [63:0] rvh_va;
+  logic [31:0] rvh_rkey, rvh_len;
+  always_comb begin
+    for (int unsigned b = 0; b < 8; b++) rvh_va[8 * (7 - b) +: 8] = rb_rvh[8 * b +: 8];
+    for (int unsigned b = 0; b < 4; b++) begin
+      rvh_rkey[8 * (3 - b) +: 8] = rb_rvh[64 + 8 * b +: 8];
+      rvh_len[8 * (3 - b) +: 8] = rb_rvh[96 + 8 * b +: 8];
+    end
+  end
+  assign rvi_wdata = '{tag: cur_q.m.tag, ctx: cur_q.m.ctx, handle: cur_q.m.idx, len: rvh_len};
   // The SRQ table's read port is registered (write-first): scfg is the entry that srq_idx_o (sn)
   // named one cycle earlier, so it is the QP's SRQ only when sn did not change (srq_fresh). sn comes
   // from the QP's own registered read, so right after a new QP is loaded on another SRQ, scfg is a
@@ -496,7 +565,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .clk_i, .rst_ni,
     .s_tdata_i(s_pay_tdata_i), .s_tkeep_i(s_pay_tkeep_i), .s_tlast_i(s_pay_tlast_i),
     .s_tvalid_i(s_pay_tvalid_i), .s_tready_o(s_pay_tready_o),
-    .head_beg_o(rb_beg), .head_full_o(rb_full), .head_first_o(rb_first), .release_i(rb_release),
+    .head_beg_o(rb_beg), .head_full_o(rb_full), .head_first_o(rb_first), .head_rvh_o(rb_rvh), .release_i(rb_release),
     .acc_i(sc_valid && wr_ready_i), .acc_off_i(sc_off),
     .rd_en_i(wr_data_req_i), .rd_off_i(wr_data_off_i), .rd_data_o(rb_data), .done_i(wr_done_i && !at_wr),
     .wr_none_o(rb_wr_none), .idle_o(rb_idle));
@@ -526,6 +595,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     job_qp_d = job_qp_o; job_iova_d = job_iova_o; job_len_d = job_len_o; job_psn_d = job_psn_o;
     job_msn_d = job_msn_o; job_pmtu_log_d = job_pmtu_log_o; job_atom_d = job_atom_o;
     at_old_d = at_old_q; ak_d = ak_q; ac_re = 1'b0; ac_we = 1'b0;
+    rv_d = rv_q; rv_we_d = 1'b0; rvi_re = 1'b0; rvi_we = 1'b0;
+    rv_qp_d = rv_qp_o; rv_slot_d = rv_slot_o;
+    rv_db_valid_d = rv_db_valid_o && !rv_db_ready_i;
+    rv_db_qp_d = rv_db_qp_o; rv_db_pi_d = rv_db_pi_o;
     at_rv_d = at_rv_q && !rd_ready_i;
     at_wv_d = at_wv_q && !wr_ready_i;
     // defaults: hold
@@ -629,6 +702,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         tab_we = 1'b1;
         skip_d = '0;                          // only a matched first packet skips its TMH
         imm_taken_d = 1'b0;
+        rv_d = 1'b0;
         ud_d = 1'b0;
         rm_d = 1'b0;
         wq_key = is_write || is_read || is_atomic;  // (from the opcode alone: tmnic_rx_wqe loads it while idle)
@@ -714,6 +788,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
               wq_start = h_q.reth_len != 32'd0;
               wmode_d = WM_KEY;
               state_d = S_WQE;
+            end else if (rv_qp && rv_full_q) begin
+              // A rendezvous QP with all its internal WQEs in use: RNR (the message may be a
+              // rendezvous request this QP could not start now), nothing consumed
+              state_d = S_RNR;
             end else begin
               wq_start = 1'b1;
               wmode_d = WM_RECV;
@@ -845,7 +923,56 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           pay_del_d = h_q.pay_len - 13'(wq_skip);
           tab_we = 1'b1;
           state_d = S_EXEC;
+          // A one-packet rendezvous request on a rendezvous QP that matched a buffer large enough:
+          // offloaded (S_RVM). Otherwise (a QP with its own send queue, a longer request, a
+          // smaller buffer) its headers land in the buffer and it completes TM_RNDV_INCOMPLETE.
+          if (wq_ok && wq_kind == RXK_MATCHED && wq_rndv && rv_qp && is_last &&
+              h_q.pay_len >= 13'(TMH_SIZE + RVH_SIZE) && 35'(rvh_len) <= wq_cap) begin
+            state_d = S_RVM;
+          end
         end
+      end
+
+      // An offloaded rendezvous: the MATCH completion now; the descriptor of its READ and FIN
+      // (tmnic_rndv_sq, slot rv_pi / 2 mod RNDV_SLOTS) and its info for DATA_VALID; the doorbell of
+      // the two internal WQEs. The packet then completes as any last packet (S_DONE: PSN, MSN,
+      // ACK), with no END completion and nothing placed.
+      S_RVM: begin
+        c_go = 1'b1;
+        c_msg = cur_q.m;
+        c_msg.rndv = 1'b0;                    // (its status is SUCCESS: the NIC finishes it)
+        c_flags = RXF_MATCH;
+        rv_we_d = 1'b1;
+        rv_qp_d = q_q;
+        rv_slot_d = cur_q.rv_pi[1 +: RV_SL_W];
+        // (rv_desc_o is loaded in this state: below)
+        rvi_we = 1'b1;
+        rv_db_valid_d = 1'b1;
+        rv_db_qp_d = q_q;
+        rv_db_pi_d = cur_q.rv_pi + 16'd2;
+        cur_d.rv_pi = cur_q.rv_pi + 16'd2;
+        rv_d = 1'b1;
+        pay_del_d = '0;
+        state_d = (h_q.pay_len == 13'd0) ? S_DONE : S_STORE;
+      end
+      // The data of an offloaded rendezvous has landed (its READ's last response): DATA_VALID, on
+      // the TM-SRQ's CQ, with the request's tag and the length read.
+      S_RVDV: begin
+        rvi_re = 1'b1;
+        state_d = S_RVDC;
+      end
+      S_RVDC: begin
+        c_go = 1'b1;
+        c_msg = '0;
+        c_msg.kind = RXK_MATCHED;
+        c_msg.msent = 1'b1;
+        c_msg.idx = rvi_rdata.handle;
+        c_msg.tag = rvi_rdata.tag;
+        c_msg.ctx = rvi_rdata.ctx;
+        c_len = rvi_rdata.len;
+        c_flags = RXF_END;
+        after_d = S_IDLE;
+        state_d = S_OUT;
       end
 
       // A WRITE_WITH_IMM's receive WQE (its last packet): taken unchecked, or RNR.
@@ -1021,7 +1148,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           ack_kind_d = ACK_RDDONE;
         end
         tab_we = 1'b1;
-        after_d = S_IDLE;
+        after_d = (ack_last_o && rv_sq) ? S_RVDV : S_IDLE;   // (a rendezvous QP's READs are its own)
         state_d = S_OUT;
       end
 
@@ -1039,7 +1166,8 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           cur_d.sgo = sc_sgo;
         end
         if (is_last) begin
-          c_go = !cur_q.wr || has_imm;        // a WRITE completes only with an immediate
+          c_go = (!cur_q.wr || has_imm) && !rv_q;   // (a WRITE only with an immediate; an offloaded
+                                                    // rendezvous completes when its data is in)
           c_len = cur_q.off + {19'd0, pay_del_q};
           c_imm = has_imm ? h_q.imm : 32'd0;
           c_flags = cur_q.wr ? RXF_WRITE_IMM : has_imm ? RXF_END_IMM : RXF_END;
@@ -1062,7 +1190,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       end
 
       // Wait until every output raised above has been taken.
-      S_OUT: if (!ack_valid_d && !c_busy && !ev_valid_d && !job_valid_d) state_d = after_q;
+      S_OUT: if (!ack_valid_d && !c_busy && !ev_valid_d && !job_valid_d && !rv_db_valid_d) state_d = after_q;
 
       // Discard the payload of a packet that is not executed.
       S_DRAIN: if (h_q.pay_len == 13'd0 || rb_full) state_d = S_IDLE;
@@ -1095,6 +1223,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ev_valid_o <= 1'b0;
       job_valid_o <= 1'b0;
       {at_rv_q, at_wv_q} <= '0;
+      {rv_we_o, rv_db_valid_o, tb_vld_q} <= '0;
       err_o <= 1'b0;
       note_o <= 1'b0;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o, drop_qkey_o, ud_nowqe_o} <= '0;
@@ -1108,6 +1237,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       ev_valid_o <= ev_valid_d;
       job_valid_o <= job_valid_d;
       {at_rv_q, at_wv_q} <= {at_rv_d, at_wv_d};
+      {rv_we_o, rv_db_valid_o, tb_vld_q} <= {rv_we_d, rv_db_valid_d, tb_re_o};
       err_o <= err_d;
       note_o <= note_d;
       {drop_qp_o, tx_ack_o, tx_rnr_o, tx_nak_o, dup_o, psn_err_o, prot_err_o, drop_qkey_o, ud_nowqe_o} <=
@@ -1124,6 +1254,14 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     rchk_q <= rchk_d;
     if (state_q == S_RFETCH) r_gen_q <= mr_gen_i;
     if (state_q == S_LOOKUP) rd_full_q <= (tab_rdata.rdi - rdone_rdata_i) >= 3'(MAX_RD_ATOM);
+    if (state_q == S_LOOKUP) rv_full_q <= (tab_rdata.rv_pi - rci_rdata_i) > 16'(2 * RNDV_SLOTS - 2);
+    if (tb_vld_q) tbuf_q <= {tb_rdata_i[127:96], tb_rdata_i[63:0]};      // (the classification's read of the matched entry)
+    rv_q <= rv_d;
+    rv_qp_o <= rv_qp_d; rv_slot_o <= rv_slot_d;
+    if (state_q == S_RVM)
+      rv_desc_o <= '{lkey: tbuf_q[95:64], addr: tbuf_q[63:0], va: rvh_va, rkey: rvh_rkey, len: rvh_len,
+                     tag: cur_q.m.tag, ctx: cur_q.m.ctx, handle: cur_q.m.idx};
+    rv_db_qp_o <= rv_db_qp_d; rv_db_pi_o <= rv_db_pi_d;
     if (sg_we && wmode_q == WM_RKEY) rd_iova_q <= sg_iova;
     job_qp_o <= job_qp_d; job_iova_o <= job_iova_d; job_len_o <= job_len_d; job_psn_o <= job_psn_d;
     job_msn_o <= job_msn_d; job_pmtu_log_o <= job_pmtu_log_d; job_atom_o <= job_atom_d;
@@ -1142,7 +1280,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   always_ff @(posedge clk_i) if (h_ld) h_q <= s_hdr_i;
 
   assign quiet_o = (state_q == S_IDLE) && !rd_valid_o && !wr_valid_o && !init_pend_q;
+  assign rci_re_o = tab_re;
+  assign rci_raddr_o = tab_raddr;
   assign idle_o = (state_q == S_IDLE) && !sched_pending && !own_q && !init_pend_q && !db_hold && !ev_valid_o &&
+                  !rv_db_valid_o &&
                   !ack_valid_o && !job_valid_o && !cqe_valid_o && rb_idle;
   // Blocked lookups and misses with an empty SRQ are handled alike (RNR NAK), so "blocked" itself
   // is not needed. The WQE source is idle whenever this FSM requests (it waits for last_o;

@@ -241,6 +241,7 @@ package tmnic_pkg;
     logic [34:0] cap;         //   total SGE bytes,
     logic [2:0]  sgi;         //   scatter cursor: SGE and offset in it of message byte off
     logic [31:0] sgo;
+    logic [15:0] rv_pi;       // a rendezvous QP: internal send WQEs written (two per rendezvous)
     logic [2:0]  rdi;         // READ jobs given to tmnic_rd_resp (mod 8; its done count says how many are out)
     // The atomic results saved for duplicates (IBA 9.7.5.1.1): MAX_RD_ATOM slots per QP in the
     // engine's replay RAM, these valid, the next one to write

@@ -129,10 +129,13 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Send-queue operations beyond SEND that the engines execute (OPS_CAPS register): a bit is set
   // only in the commit that makes the operation work end to end.
   localparam reg_ops_caps_t OPS_CAPS = '{rdma_write: 1'b1, rdma_read: 1'b1, ud: 1'b1, atomic: 1'b1, default: '0};
+  // TM_CAPS.RC (rendezvous offload, IBV_TM_CAP_RC): set in the commit whose driver sets up
+  // rendezvous QPs (the pyverbs rendezvous test runs once the device reports it).
+  localparam bit TM_CAPS_RC = 1'b0;
 
   tmnic_axil_regs #(.DATA_BYTES_P(BYTES), .CLK_MHZ_P(CLK_MHZ), .NUM_QP_P(NUM_QP), .NUM_CQ_P(NUM_CQ),
                     .NUM_SRQ_P(NUM_SRQ), .NUM_MR_P(NUM_MR), .TM_ENTRIES_P(TM_ENTRIES),
-                    .TM_CAPS_P({16'd0, 8'(TM_SEQ_W), 8'd0}), .OPS_CAPS_P(32'(OPS_CAPS)),
+                    .TM_CAPS_P({16'd0, 8'(TM_SEQ_W), 8'(TM_CAPS_RC)}), .OPS_CAPS_P(32'(OPS_CAPS)),
                     .TM_GEOM_P({8'(TM_CAM), 8'($clog2(TM_BUCKETS)), 8'(TM_WAYS), 8'(TM_CLASSES)})) u_regs (
     .clk_i, .rst_ni,
     .s_axil_awaddr_i, .s_axil_awvalid_i, .s_axil_awready_o, .s_axil_wdata_i, .s_axil_wstrb_i,
@@ -211,13 +214,32 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [BYTES-1:0] rsp_be;
   logic dma_rd_burst, dma_wr_burst;
 
+  // The DMA reads go through tmnic_rndv_sq: those of the NIC's own memory (NIC_SPACE_BIT: the
+  // rendezvous QPs' internal send queues) are served there, the others by the host.
+  logic [63:0] dr_araddr;
+  logic [7:0]  dr_arlen;
+  logic        dr_arvalid, dr_arready, dr_rlast, dr_rvalid, dr_rready, rvsq_idle;
+  logic [DATA_W-1:0] dr_rdata;
   tmnic_dma_rd #(.DATA_W(DATA_W), .NCLI(5)) u_dma_rd (
     .clk_i, .rst_ni,
     .req_addr_i(rd_addr), .req_len_i(rd_len), .req_valid_i(rd_valid), .req_ready_o(rd_ready),
     .rsp_valid_o(rsp_valid), .rsp_client_o(rsp_client), .rsp_data_o(rsp_data), .rsp_off_o(rsp_off),
     .rsp_be_o(rsp_be), .rsp_last_o(rsp_last),
-    .m_axi_araddr_o, .m_axi_arlen_o, .m_axi_arvalid_o, .m_axi_arready_i,
-    .m_axi_rdata_i, .m_axi_rlast_i, .m_axi_rvalid_i, .m_axi_rready_o, .burst_o(dma_rd_burst));
+    .m_axi_araddr_o(dr_araddr), .m_axi_arlen_o(dr_arlen), .m_axi_arvalid_o(dr_arvalid), .m_axi_arready_i(dr_arready),
+    .m_axi_rdata_i(dr_rdata), .m_axi_rlast_i(dr_rlast), .m_axi_rvalid_i(dr_rvalid), .m_axi_rready_o(dr_rready),
+    .burst_o(dma_rd_burst));
+  logic rv_we;
+  logic [QP_W-1:0] rv_qp;
+  logic [$clog2(RNDV_SLOTS)-1:0] rv_slot;
+  rndv_desc_t rv_desc;
+  tmnic_rndv_sq #(.DATA_W(DATA_W), .NUM_QP(NUM_QP)) u_rvsq (
+    .clk_i, .rst_ni,
+    .we_i(rv_we), .we_qp_i(rv_qp), .we_slot_i(rv_slot), .we_desc_i(rv_desc),
+    .s_araddr_i(dr_araddr), .s_arlen_i(dr_arlen), .s_arvalid_i(dr_arvalid), .s_arready_o(dr_arready),
+    .s_rdata_o(dr_rdata), .s_rlast_o(dr_rlast), .s_rvalid_o(dr_rvalid), .s_rready_i(dr_rready),
+    .m_araddr_o(m_axi_araddr_o), .m_arlen_o(m_axi_arlen_o), .m_arvalid_o(m_axi_arvalid_o), .m_arready_i(m_axi_arready_i),
+    .m_rdata_i(m_axi_rdata_i), .m_rlast_i(m_axi_rlast_i), .m_rvalid_i(m_axi_rvalid_i), .m_rready_o(m_axi_rready_o),
+    .idle_o(rvsq_idle));
 
   localparam int unsigned WR_SCATTER = 0, WR_CQE = 1;
   logic [1:0][63:0] wr_addr;
@@ -292,15 +314,27 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   logic [63:0] req_wake_at, comp_wake_at;
   logic [QP_W-1:0] sq_mark_qp, nx_raddr, ci_raddr, lerr_qp, ckick_qp;
   logic [QP_W+$clog2(SQ_OUTS)-1:0] o_waddr;
-  logic [15:0] nx_rdata, ci_rdata;
+  logic [15:0] nx_rdata, ci_rdata, rci_rdata;
+  logic rci_re;
+  logic [QP_W-1:0] rci_raddr;
 
+  // Send-queue doorbells: the host's, and the receive engine's for a rendezvous QP's internal WQEs,
+  // which takes the port in a cycle without a host doorbell while the scheduler has room.
+  logic rv_db_valid, rv_db_ready;
+  logic [QP_W-1:0] rv_db_qp;
+  logic [15:0] rv_db_pi;
+  wire host_sq_db = db_valid && db_type == 3'd0;
+  assign rv_db_ready = !host_sq_db && sq_db_ready;
+  wire sq_db_go = host_sq_db || (rv_db_valid && rv_db_ready);
+  wire [11:0] sq_db_idx = host_sq_db ? db_idx : 12'(rv_db_qp);
+  wire [15:0] sq_db_pi = host_sq_db ? db_val[15:0] : rv_db_pi;
   tmnic_requester #(.DATA_W(DATA_W), .NUM_QP(NUM_QP), .NUM_MR(NUM_MR), .OUTS(SQ_OUTS), .NSLOT(NSLOT)) u_req (
     .clk_i, .rst_ni, .now_i,
     .qp_idx_o(req_qp), .qp_rd_i(req_cfg), .mr_idx_o(mr_rd_idx[0]),
     .mr_rd_i(mr_rd[0]), .local_mac_i(mac), .local_ip_i(ip),
     .kick_i({err_rq, qp_set}), .kick_qp_i({err_rq_qp, init_qp}),
     .init_sq_i(init_sq), .init_qp_i(init_qp), .init_psn_i(init_sq_psn),
-    .db_valid_i(db_valid && db_type == 3'd0), .db_idx_i(db_idx), .db_pi_i(db_val[15:0]), .db_ready_o(sq_db_ready),
+    .db_valid_i(sq_db_go), .db_idx_i(sq_db_idx), .db_pi_i(sq_db_pi), .db_ready_o(sq_db_ready),
     .msg_i(sq_msg), .msg_valid_i(sq_msg_valid), .msg_ready_o(sq_msg_ready), .mark_i(sq_mark), .mark_qp_i(sq_mark_qp),
     .ci_re_o(ci_re), .ci_raddr_o(ci_raddr), .ci_rdata_i(ci_rdata),
     .o_we_o(o_we), .o_waddr_o(o_waddr), .o_wdata_o(o_wdata),
@@ -334,6 +368,7 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .o_we_i(o_we), .o_waddr_i(o_waddr), .o_wdata_i(o_wdata),
     .nx_re_o(nx_re), .nx_raddr_o(nx_raddr), .nx_rdata_i(nx_rdata),
     .ci_re_i(ci_re), .ci_raddr_i(ci_raddr), .ci_rdata_o(ci_rdata),
+    .rci_re_i(rci_re), .rci_raddr_i(rci_raddr), .rci_rdata_o(rci_rdata),
     .msg_o(sq_msg), .msg_valid_o(sq_msg_valid), .msg_ready_i(sq_msg_ready), .mark_o(sq_mark), .mark_qp_o(sq_mark_qp),
     .cqe_o(cqe[0]), .cqe_valid_o(cqe_valid[0]), .cqe_ready_i(cqe_ready[0]),
     .err_o(err_sq), .err_qp_o(err_sq_qp),
@@ -537,6 +572,9 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     .job_valid_o(job_valid), .job_ready_i(job_ready), .job_qp_o(job_qp), .job_iova_o(job_iova), .job_len_o(job_len),
     .job_psn_o(job_psn), .job_msn_o(job_msn), .job_pmtu_log_o(job_pmtu_log), .job_atom_o(job_atom),
     .rdone_raddr_o(rdone_raddr), .rdone_rdata_i(rdone_rdata),
+    .rci_re_o(rci_re), .rci_raddr_o(rci_raddr), .rci_rdata_i(rci_rdata),
+    .rv_we_o(rv_we), .rv_qp_o(rv_qp), .rv_slot_o(rv_slot), .rv_desc_o(rv_desc),
+    .rv_db_valid_o(rv_db_valid), .rv_db_ready_i(rv_db_ready), .rv_db_qp_o(rv_db_qp), .rv_db_pi_o(rv_db_pi),
     .ev_valid_o(ag_ev_valid), .ev_ready_i(ag_ev_ready), .ev_qp_o(ag_ev_qp), .ev_syn_o(ag_ev_syn),
     .ev_msn_o(ag_ev_msn), .ev_psn_o(ag_ev_psn),
     .rd_addr_o(rd_addr[RD_RQ_WQE]), .rd_len_o(rd_len[RD_RQ_WQE]), .rd_valid_o(rd_valid[RD_RQ_WQE]),
@@ -649,8 +687,8 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Idle: no engine has work; only a BAR access, an incoming frame or the RNR timer can start any.
   assign idle_o = sq_idle && rx_idle && txs_idle && cqw_idle && dma_wr_idle && tmo_idle && tme_idle && lb_idle && aev_idle &&
-                  rdr_idle &&
-                  !m_axi_arvalid_o &&
+                  rdr_idle && rvsq_idle &&
+                  !m_axi_arvalid_o && !dr_arvalid &&
                   !rsp_valid && !btx_tvalid && !rx_tvalid && !prx_hdr_valid && !cmd_valid && !db_valid &&
                   !cfg_changed && !cmd_busy && !sq_rd_valid && (tx_frames_q == 8'd0) && (rx_frames_q == 8'd0) &&
                   !ack_ev_valid;

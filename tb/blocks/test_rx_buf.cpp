@@ -299,6 +299,15 @@ class RxBufBench {
           ++errors_;
           break;
         }
+      // Bytes 16..31 (a rendezvous request's RVH): with the first word from 256 bits up, with
+      // the whole packet at 128.
+      if (TB_DATA_W >= 256 || full)
+        for (unsigned i = 16; i < 32 && i < p.data.size(); ++i)
+          if (byte_of(top_->head_rvh_o.data(), i - 16) != p.data[i]) {
+            ADD_FAILURE() << "cycle " << c << " packet " << cn_ << " head_rvh_o byte " << i;
+            ++errors_;
+            break;
+          }
     }
     // The tail slot is free when the packet that used it TB_SLOTS packets before is freed.
     const bool ready = sp_ < TB_SLOTS || pk_[sp_ - TB_SLOTS].free_at <= c;
