@@ -240,8 +240,14 @@ void tm_parse_cqe(tmnic_srq* srq, const uint8_t* c, Completion* out) {
     out->wc_flags |= tmf;
     if (tmf) {  // matched: the tagged buffer of handle TM_HANDLE
       out->tm_info = true;
-      out->tm_tag = ld64(c + f::TM_TAG_OFF);
-      out->tm_priv = ld32(c + f::TM_APP_CTX_OFF);
+      // mlx5 reads tm_info from the CQE's TMH, which the hardware "scatters to the CQE upon
+      // match": a completion with MATCH (alone or with DATA_VALID) names the tag and app_ctx; the
+      // second, DATA_VALID-only completion of a multi-packet eager message or an offloaded
+      // rendezvous reads 0 (pyverbs' test_tm_rndv expects tag 0 there).
+      if (tmf & hwif::wc_flag::TM_MATCH) {
+        out->tm_tag = ld64(c + f::TM_TAG_OFF);
+        out->tm_priv = ld32(c + f::TM_APP_CTX_OFF);
+      }
       const uint32_t h = ld16(c + f::TM_HANDLE_OFF);
       tm->lock.lock();
       if (h >= tm->max_num_tags || tm->tags[h].expect_cqe <= 0) {
