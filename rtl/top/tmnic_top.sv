@@ -129,9 +129,9 @@ module tmnic_top import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   // Send-queue operations beyond SEND that the engines execute (OPS_CAPS register): a bit is set
   // only in the commit that makes the operation work end to end.
   localparam reg_ops_caps_t OPS_CAPS = '{rdma_write: 1'b1, rdma_read: 1'b1, ud: 1'b1, atomic: 1'b1, default: '0};
-  // TM_CAPS.RC (rendezvous offload, IBV_TM_CAP_RC): set in the commit whose driver sets up
-  // rendezvous QPs (the pyverbs rendezvous test runs once the device reports it).
-  localparam bit TM_CAPS_RC = 1'b0;
+  // TM_CAPS.RC (rendezvous offload, IBV_TM_CAP_RC): the driver sets up rendezvous QPs
+  // (docs/tag-matching.md "Rendezvous").
+  localparam bit TM_CAPS_RC = 1'b1;
 
   tmnic_axil_regs #(.DATA_BYTES_P(BYTES), .CLK_MHZ_P(CLK_MHZ), .NUM_QP_P(NUM_QP), .NUM_CQ_P(NUM_CQ),
                     .NUM_SRQ_P(NUM_SRQ), .NUM_MR_P(NUM_MR), .TM_ENTRIES_P(TM_ENTRIES),
