@@ -72,8 +72,9 @@ CONSTS = [
     # Rendezvous offload (docs/tag-matching.md "Rendezvous"): an RC QP on a TM-SRQ with no send queue of its
     # own (mlx5: offload_type RNDV only for a QP without an SQ) gets an internal one, in the NIC's memory.
     ("NIC_SPACE_BIT", 63, "a DMA address with this bit set is the NIC's own memory, never the host's: only a "
-     "rendezvous QP's send queue lives there; SET_MR IOVAs and every other ring base must have it clear (the "
-     "driver's duty: the NIC does not refuse such a command yet)"),
+     "rendezvous QP's send queue lives there; a SET_MR (VALID) IOVA, a CQ, SRQ, list-op or receive-queue base "
+     "with it is refused (CMD_STATUS error), and a SET_QP send-queue base with it must be the QP's own "
+     "rendezvous queue (RNDV_SQ_LOG, RC)"),
     ("RNDV_SQ_LOG", 2, "a rendezvous QP's send queue: SET_QP.SQ_LOG_SIZE = RNDV_SQ_LOG and SQ_BASE = "
      "(1 << NIC_SPACE_BIT) + (QP number << RNDV_QP_SHIFT); the NIC writes its WQEs itself, two per offloaded "
      "rendezvous (the RDMA READ into the tagged buffer, then the FIN), unsignaled"),

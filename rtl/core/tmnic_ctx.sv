@@ -297,22 +297,34 @@ module tmnic_ctx import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
 
   // Which commands are well-formed (index in range, sizes within the hardware limits).
-  wire set_mr_ok = cmd_idx_i < 24'(NUM_MR);
+  // NIC_SPACE_BIT: addresses with it are the NIC's own memory (a rendezvous QP's internal send
+  // queue, tmnic_rndv_sq): no host ring or MR may name them, so no host-given address ever reaches
+  // that memory; a QP's send queue may be exactly its own internal one (RC, RNDV_SQ_LOG).
+  localparam int unsigned NS_HI = NIC_SPACE_BIT - 32;
+  wire [63:0] rv_base = (64'd1 << NIC_SPACE_BIT) + (64'(cmd_idx_i) << RNDV_QP_SHIFT);
+  wire set_qp_sq_ok = !cmd_args_i[ARG_SET_QP_SQ_BASE_HI][NS_HI] ||
+                      ({cmd_args_i[ARG_SET_QP_SQ_BASE_HI], cmd_args_i[ARG_SET_QP_SQ_BASE_LO]} == rv_base &&
+                       cmd_args_i[ARG_SET_QP_SQ_LOG_SIZE] == 32'(RNDV_SQ_LOG) &&
+                       cmd_args_i[ARG_SET_QP_TYPE] == 32'(QP_TYPE_RC));
+  wire set_mr_ok = cmd_idx_i < 24'(NUM_MR) &&
+                   (cmd_args_i[ARG_SET_MR_VALID] == 32'd0 || !cmd_args_i[ARG_SET_MR_IOVA_HI][NS_HI]);
   // Ring bases must be 64-byte aligned: a CQE or a WQE half is exactly one DMA beat.
   wire set_cq_ok = cmd_idx_i < 24'(NUM_CQ) && cmd_args_i[ARG_SET_CQ_LOG_SIZE] <= MAX_LOG_QUEUE &&
-                   cmd_args_i[ARG_SET_CQ_BASE_LO][5:0] == 6'd0;
+                   cmd_args_i[ARG_SET_CQ_BASE_LO][5:0] == 6'd0 && !cmd_args_i[ARG_SET_CQ_BASE_HI][NS_HI];
   // A TM-SRQ (TM != 0) also needs an aligned op ring, a CQ in range and a non-empty engine range.
   wire [32:0] tag_end = {17'd0, cmd_args_i[ARG_SET_SRQ_TAG_BASE][15:0]} + {17'd0, cmd_args_i[ARG_SET_SRQ_TAG_NUM][15:0]};
   wire set_srq_tm_ok = cmd_args_i[ARG_SET_SRQ_OPS_LOG_SIZE] <= MAX_LOG_QUEUE &&
-                       cmd_args_i[ARG_SET_SRQ_OPS_BASE_LO][5:0] == 6'd0 && cmd_args_i[ARG_SET_SRQ_CQ] < 32'(NUM_CQ) &&
+                       cmd_args_i[ARG_SET_SRQ_OPS_BASE_LO][5:0] == 6'd0 && !cmd_args_i[ARG_SET_SRQ_OPS_BASE_HI][NS_HI] &&
+                       cmd_args_i[ARG_SET_SRQ_CQ] < 32'(NUM_CQ) &&
                        cmd_args_i[ARG_SET_SRQ_TAG_NUM][31:16] == 16'd0 && cmd_args_i[ARG_SET_SRQ_TAG_BASE][31:16] == 16'd0 &&
                        cmd_args_i[ARG_SET_SRQ_TAG_NUM] != 32'd0 && tag_end <= 33'(TM_ENTRIES);
   wire set_srq_ok = cmd_idx_i < 24'(NUM_SRQ) && cmd_args_i[ARG_SET_SRQ_LOG_SIZE] <= MAX_LOG_QUEUE &&
-                    cmd_args_i[ARG_SET_SRQ_BASE_LO][5:0] == 6'd0 &&
+                    cmd_args_i[ARG_SET_SRQ_BASE_LO][5:0] == 6'd0 && !cmd_args_i[ARG_SET_SRQ_BASE_HI][NS_HI] &&
                     (cmd_args_i[ARG_SET_SRQ_TM] == 32'd0 || cmd_args_i[ARG_SET_SRQ_VALID] == 32'd0 || set_srq_tm_ok);
   wire set_qp_ok = cmd_idx_i < 24'(NUM_QP) && cmd_idx_i >= 24'(QPN_FIRST) && cmd_args_i[ARG_SET_QP_STATE] <= 32'd6 &&
                    cmd_args_i[ARG_SET_QP_SQ_LOG_SIZE] <= MAX_LOG_QUEUE && cmd_args_i[ARG_SET_QP_RQ_LOG_SIZE] <= MAX_LOG_QUEUE &&
                    cmd_args_i[ARG_SET_QP_SQ_BASE_LO][5:0] == 6'd0 && cmd_args_i[ARG_SET_QP_RQ_BASE_LO][5:0] == 6'd0 &&
+                   set_qp_sq_ok && !cmd_args_i[ARG_SET_QP_RQ_BASE_HI][NS_HI] &&
                    (cmd_args_i[ARG_SET_QP_TYPE] == 32'(QP_TYPE_RC) || cmd_args_i[ARG_SET_QP_TYPE] == 32'(QP_TYPE_UD));
 
   // Table writes: by their command, no reset (validity lives in flops, QP state in its own table).

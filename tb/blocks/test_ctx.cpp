@@ -223,6 +223,13 @@ class CtxBench {
         a[set_qp::SQ_BASE_LO] = base_lo(a[set_qp::SQ_BASE_LO]);
         a[set_qp::RQ_BASE_LO] = base_lo(a[set_qp::RQ_BASE_LO]);
       }
+      // Address high words: mostly host addresses (NIC_SPACE_BIT clear), sometimes the NIC's space.
+      const uint32_t ns = 1u << (hw::NIC_SPACE_BIT - 32);
+      for (uint32_t w : {set_mr::IOVA_HI, set_cq::BASE_HI, set_srq::BASE_HI, set_srq::OPS_BASE_HI,
+                         set_qp::SQ_BASE_HI, set_qp::RQ_BASE_HI})
+        if (op == (w == set_mr::IOVA_HI ? SET_MR : w == set_cq::BASE_HI ? SET_CQ : w == set_qp::SQ_BASE_HI ||
+                   w == set_qp::RQ_BASE_HI ? SET_QP : SET_SRQ) && chance(rng_, 0.9))
+          a[w] &= ~ns;
       a[set_cq::VALID] = chance(rng_, 0.3) ? 0 : chance(rng_, 0.5) ? 1 : a[set_cq::VALID];
       a[set_mr::VALID] = chance(rng_, 0.3) ? 0 : chance(rng_, 0.5) ? 1 : a[set_mr::VALID];
       if (op == SET_SRQ) {
@@ -246,6 +253,12 @@ class CtxBench {
         a[set_qp::INIT] = static_cast<uint32_t>(urand(rng_, 0, 3)) | (a[set_qp::INIT] & ~3u);
         a[set_qp::TYPE] = chance(rng_, 0.1) ? static_cast<uint32_t>(urand(rng_, 2, 0xFFFFFFFF))
                                             : static_cast<uint32_t>(urand(rng_, 0, 1));
+        if (chance(rng_, 0.1)) {   // a rendezvous QP's internal send queue (off by a bit now and then)
+          const uint64_t b = rndv_base(idx) ^ (chance(rng_, 0.8) ? 0 : 64ull << urand(rng_, 0, 20));
+          a[set_qp::SQ_BASE_LO] = uint32_t(b);
+          a[set_qp::SQ_BASE_HI] = uint32_t(b >> 32);
+          a[set_qp::SQ_LOG_SIZE] = chance(rng_, 0.8) ? hw::RNDV_SQ_LOG : a[set_qp::SQ_LOG_SIZE];
+        }
       }
     }
     top_->cmd_valid_i = cmd;
@@ -358,6 +371,17 @@ class CtxBench {
     tick();
   }
 
+  // An address word's NIC_SPACE_BIT (the NIC's own memory), and a QP's send queue: a host one, or
+  // exactly its own internal rendezvous queue (RC, RNDV_SQ_LOG).
+  static bool nic_space(uint32_t hi) { return (hi >> (hw::NIC_SPACE_BIT - 32)) & 1; }
+  static uint64_t rndv_base(uint32_t qpn) { return (1ull << hw::NIC_SPACE_BIT) + (uint64_t(qpn) << hw::RNDV_QP_SHIFT); }
+  static bool sq_ok(uint32_t idx, const std::array<uint32_t, 32>& a) {
+    using namespace hw::cmd;
+    if (!nic_space(a[set_qp::SQ_BASE_HI])) return true;
+    const uint64_t b = (uint64_t(a[set_qp::SQ_BASE_HI]) << 32) | a[set_qp::SQ_BASE_LO];
+    return b == rndv_base(idx) && a[set_qp::SQ_LOG_SIZE] == hw::RNDV_SQ_LOG && a[set_qp::TYPE] == QP_TYPE_RC;
+  }
+
   void execute(uint32_t op, uint32_t idx, const std::array<uint32_t, 32>& a,
                bool err_same_sq, bool err_same_rq) {
     using namespace hw::cmd;
@@ -368,7 +392,9 @@ class CtxBench {
         if (ev_.err) cov_.hit("nop_clears_error");
         break;
       case SET_MR:
-        ok = idx < kNumMr;
+        // (an MR may not name the NIC's own memory: IOVA bit NIC_SPACE_BIT)
+        ok = idx < kNumMr && (a[set_mr::VALID] == 0 || !nic_space(a[set_mr::IOVA_HI]));
+        if (idx < kNumMr && a[set_mr::VALID] != 0 && nic_space(a[set_mr::IOVA_HI])) cov_.hit("set_mr_nic_space");
         if (ok) {
           Mr& m = mr_[idx];
           m.written = true;
@@ -385,7 +411,8 @@ class CtxBench {
         } else cov_.hit("set_mr_bad_index");
         break;
       case SET_CQ:
-        ok = idx < kNumCq && a[set_cq::LOG_SIZE] <= hw::MAX_LOG_QUEUE && (a[set_cq::BASE_LO] & 63) == 0;
+        ok = idx < kNumCq && a[set_cq::LOG_SIZE] <= hw::MAX_LOG_QUEUE && (a[set_cq::BASE_LO] & 63) == 0 &&
+             !nic_space(a[set_cq::BASE_HI]);
         if (ok) {
           CqCfg& c = cq_[idx];
           c.written = true;
@@ -398,16 +425,20 @@ class CtxBench {
           cov_.hit("set_cq_ok");
           cov_.hit(a[set_cq::KEEP] ? "set_cq_keep" : "set_cq_reset");
           if (a[set_cq::LOG_SIZE] == hw::MAX_LOG_QUEUE) cov_.hit("set_cq_log_max");
-        } else cov_.hit(idx >= kNumCq ? "set_cq_bad_index" : (a[set_cq::BASE_LO] & 63) ? "set_cq_unaligned" : "set_cq_bad_log");
+        } else cov_.hit(idx >= kNumCq ? "set_cq_bad_index" : (a[set_cq::BASE_LO] & 63) ? "set_cq_unaligned"
+                        : nic_space(a[set_cq::BASE_HI]) ? "set_cq_nic_space" : "set_cq_bad_log");
         break;
       case SET_SRQ:
       {
         const bool tm_ok = a[set_srq::OPS_LOG_SIZE] <= hw::MAX_LOG_QUEUE && (a[set_srq::OPS_BASE_LO] & 63) == 0 &&
+                           !nic_space(a[set_srq::OPS_BASE_HI]) &&
                            a[set_srq::CQ] < kNumCq && a[set_srq::TAG_NUM] != 0 && a[set_srq::TAG_NUM] <= kTmEntries &&
                            a[set_srq::TAG_BASE] < kTmEntries &&
                            uint64_t(a[set_srq::TAG_BASE] & 0xFFFF) + (a[set_srq::TAG_NUM] & 0xFFFF) <= kTmEntries;
         const bool is_tm = a[set_srq::TM] != 0 && a[set_srq::VALID] != 0;
-        ok = idx < kNumSrq && a[set_srq::LOG_SIZE] <= hw::MAX_LOG_QUEUE && (a[set_srq::BASE_LO] & 63) == 0 && (!is_tm || tm_ok);
+        ok = idx < kNumSrq && a[set_srq::LOG_SIZE] <= hw::MAX_LOG_QUEUE && (a[set_srq::BASE_LO] & 63) == 0 &&
+             !nic_space(a[set_srq::BASE_HI]) && (!is_tm || tm_ok);
+        if (idx < kNumSrq && nic_space(a[set_srq::BASE_HI])) cov_.hit("set_srq_nic_space");
         if (idx < kNumSrq && is_tm) cov_.hit(tm_ok ? "set_srq_tm_ok" : "set_srq_tm_bad");
       }
         if (ok) {
@@ -433,7 +464,10 @@ class CtxBench {
       case SET_QP:
         ok = idx < kNumQp && idx >= hw::QPN_FIRST && a[set_qp::STATE] <= 6 && a[set_qp::SQ_LOG_SIZE] <= hw::MAX_LOG_QUEUE &&
              a[set_qp::RQ_LOG_SIZE] <= hw::MAX_LOG_QUEUE && (a[set_qp::SQ_BASE_LO] & 63) == 0 &&
-             (a[set_qp::RQ_BASE_LO] & 63) == 0 && a[set_qp::TYPE] <= hw::cmd::QP_TYPE_UD;
+             (a[set_qp::RQ_BASE_LO] & 63) == 0 && a[set_qp::TYPE] <= hw::cmd::QP_TYPE_UD &&
+             !nic_space(a[set_qp::RQ_BASE_HI]) && sq_ok(idx, a);
+        if (idx < kNumQp && idx >= hw::QPN_FIRST && nic_space(a[set_qp::SQ_BASE_HI]))
+          cov_.hit(sq_ok(idx, a) ? "set_qp_rndv_sq" : "set_qp_sq_nic_space");
         if (ok) {
           QpCfg& q = qp_[idx];
           q.written = true;
@@ -640,7 +674,7 @@ class CtxBench {
 TEST(Ctx, RandomCommandSequences) {
   Coverage cov({"set_mr_ok", "set_mr_bad_index", "set_cq_ok", "set_cq_log_max", "set_cq_bad_index", "set_cq_bad_log", "set_cq_unaligned",
                 "set_srq_ok", "set_srq_bad_index", "set_srq_bad_log", "set_srq_unaligned", "set_srq_tm_ok", "set_srq_tm_bad",
-                "set_srq_bad_tm", "set_qp_ok", "set_cq_keep", "set_cq_reset", "set_qp_ud", "set_qp_rc", "set_qp_rd_zero", "set_qp_rd_clamped", "set_qp_rd_in_range", "set_qp_bad_index",
+                "set_srq_bad_tm", "set_qp_ok", "set_mr_nic_space", "set_cq_nic_space", "set_srq_nic_space", "set_qp_rndv_sq", "set_qp_sq_nic_space", "set_cq_keep", "set_cq_reset", "set_qp_ud", "set_qp_rc", "set_qp_rd_zero", "set_qp_rd_clamped", "set_qp_rd_in_range", "set_qp_bad_index",
                 "set_qp_reserved_qpn", "set_qp_bad_state", "set_qp_bad_type", "set_qp_bad_log", "set_qp_mtu_valid", "set_qp_mtu_default",
                 "set_qp_init_both", "set_qp_wins_over_engine_error", "failed_set_qp_engine_error_applies",
                 "query_qp_ok", "query_qp_in_err", "query_qp_bad_index", "unknown_opcode", "nop_clears_error",
