@@ -348,6 +348,66 @@ int main(int argc, char** argv) {
         fc / m, fc > 0 ? 1e3 * m / (fc * ns_per_cycle) : 0.0);
   }
 
+  // ---- 8-byte RDMA WRITE and READ, one at a time, with the breakdown of the round trip from both
+  // NICs' event logs (doorbell write -> the send completion visible in host memory)
+  for (uint8_t op : {hwif::wqe_op::RDMA_WRITE, hwif::wqe_op::RDMA_READ}) {
+    const bool rd = op == hwif::wqe_op::RDMA_READ;
+    Pair p(cfg);
+    p.b.h.set_mr(1, Node::kKey, 1, p.b.va(0), p.b.data.len, p.b.data.iova,
+                 hwif::access::LOCAL_WRITE | hwif::access::REMOTE_WRITE | hwif::access::REMOTE_READ);
+    std::vector<sim::NicSim::Event> la, lb;
+    p.w.nic(0).set_event_log(&la);
+    p.w.nic(1).set_event_log(&lb);
+    // phases: a's doorbell MMIO, its WQE fetch, payload fetch (WRITE) and TX, the wire and b's
+    // parse, b's work (WRITE: the payload's DMA write issued; READ: the payload's DMA read), b's
+    // response frame out, the wire back and a's parse, a's work (READ: the READ WQE fetched again
+    // for its scatter list and the payload written), the completion visible
+    std::vector<double> total, ph[9], ph_w;
+    const int iters = quick ? 21 : 101;
+    for (int i = 0; i < iters; i++) {
+      while (p.w.progress(1000)) {}
+      la.clear(); lb.clear();
+      const uint64_t t0 = p.w.now();
+      uint8_t* slot = p.a.sq.p + (p.a.sq_pi % (1u << Node::kLog)) * hwif::WQE_STRIDE;
+      RawHost::put_wqe(slot, i, op, hwif::wqe_flag::SIGNALED, {{p.a.va(0), 8, Node::kKey}});
+      const uint64_t raddr = p.b.va(0);
+      std::memcpy(slot + hwif::wqe::RADDR_OFF, &raddr, 8);
+      std::memcpy(slot + hwif::wqe::RKEY_OFF, &Node::kKey, 4);
+      p.a.sq_pi++;
+      p.a.h.wr(hwif::reg::DB_SQ0 + 4 * 2, p.a.sq_pi & 0xFFFF);
+      Cqe c;
+      uint64_t t_cqe = 0;
+      while (true) {
+        if (p.a.poll(&c)) { t_cqe = p.w.now(); break; }
+        if (!p.w.progress(100000)) break;
+      }
+      const uint64_t db = first(la, Ev::kMmioWrite, t0);
+      const uint64_t wqe = first(la, Ev::kDmaReadData, first(la, Ev::kDmaReadReq, db));
+      const uint64_t txf = first(la, Ev::kTxFrame, t0), rxf = first(lb, Ev::kRxFrame, t0);
+      // (a WRITE's ACK may leave before its payload's DMA write lands: that phase is 0 for it, and
+      // the write's own time after the frame's arrival is reported beside the chain)
+      const uint64_t wr_b = first(lb, Ev::kDmaWrite, rxf);
+      const uint64_t work_b = rd ? first(lb, Ev::kDmaReadData, rxf) : rxf;
+      if (!rd) ph_w.push_back(double(wr_b - rxf));
+      const uint64_t tx_b = first(lb, Ev::kTxFrame, rxf), rx_a = first(la, Ev::kRxFrame, tx_b);
+      const uint64_t work_a = rd ? first(la, Ev::kDmaWrite, rx_a) : rx_a;
+      const uint64_t v[] = {t0, db, wqe, txf, rxf, work_b, tx_b, rx_a, work_a, t_cqe};
+      total.push_back(double(t_cqe - t0));
+      for (int k = 0; k < 9; k++) ph[k].push_back(double(v[k + 1] - v[k]));
+    }
+    const double n = ns_per_cycle;
+    add("  \"rdma_8b_%s_latency\": {\"iterations\": %d, \"median_cycles\": %.0f, \"median_ns\": %.1f,\n",
+        rd ? "read" : "write", iters, median(total), median(total) * n);
+    add("    \"breakdown_ns\": {\"doorbell_mmio\": %.1f, \"wqe_fetch_dma\": %.1f, \"%s\": %.1f, "
+        "\"wire_and_rx_parse\": %.1f, \"responder_%s\": %.1f, \"responder_to_tx\": %.1f, "
+        "\"wire_back_and_rx_parse\": %.1f, \"requester_%s\": %.1f, \"completion_visible\": %.1f}",
+        median(ph[0]) * n, median(ph[1]) * n, rd ? "request_build_and_tx" : "payload_fetch_and_tx", median(ph[2]) * n,
+        median(ph[3]) * n, rd ? "payload_read" : "ack_before_payload_write", median(ph[4]) * n, median(ph[5]) * n,
+        median(ph[6]) * n, rd ? "wqe_refetch_and_payload_write" : "ack_parse", median(ph[7]) * n, median(ph[8]) * n);
+    if (!rd) add(", \"responder_payload_dma_write_after_rx_ns\": %.1f", median(ph_w) * n);
+    add("},\n");
+  }
+
   // ---- hardware rendezvous: MATCH to DATA_VALID of one rendezvous at a time (64 KiB and 1 MiB), and
   // 1 MiB rendezvous streamed on one QP (RNDV_SLOTS under way), against the READ goodput limit
   {
