@@ -60,6 +60,7 @@ module tmnic_crc_acc
 
   logic [31:0]         y_q;
   logic [CRC_SH_W-1:0] k_q;
+  logic [31:0]         res_q;  // RES_TAB[k_q], looked up as k_q is loaded (CHECK)
 
   // Datapath only: evaluated on valid beats (simulation cost follows activity).
   always_ff @(posedge clk_i) begin : p_acc
@@ -79,15 +80,16 @@ module tmnic_crc_acc
         y[r] = first_i ? FIRST_K[r] : ^(ADV_W[r] & y_q);
       end
       if (first_i || en_i != '0) begin
-        y_q <= y ^ x;
-        k_q <= k;
+        y_q   <= y ^ x;
+        k_q   <= k;
+        res_q <= CHECK ? RES_TAB[k] : '0;
       end
     end
   end
 
   assign y_o      = y_q;
   assign k_o      = k_q;
-  assign res_ok_o = CHECK && (y_q == RES_TAB[k_q]);
+  assign res_ok_o = CHECK && (y_q == res_q);  // (the table lookup a cycle ahead: one compare)
 
 `ifndef SYNTHESIS
   // The covered-lane contract. open_q: the previous beat of this frame ended on its top lane.
