@@ -148,8 +148,8 @@ module tmnic_pkt_tx
   // ahead, off the former's enables): a header beat (b < hb), a payload beat (hb <= b < pend), the
   // frame's last (b == nb - 1).
   logic              in_hdr_q, in_hdr_d, need_pay_q, need_pay_d, last_q, last_d;
-  logic [6:0]        n_hl;                // the offered header's length, its header beats, payload
-  logic [BC_W-1:0]   n_hb, n_pend, n_nb;  // end and output beats (as prep_q's hb, pend, nb)
+  logic [6:0]        n_hl;                // the offered header's length and header beats
+  logic [BC_W-1:0]   n_hb;
   logic [BC_W-1:0]   b_inc;
   logic [DATA_W-1:0] carry_q;             // bytes waiting for the lanes below S of the next beat
 
@@ -162,14 +162,15 @@ module tmnic_pkt_tx
     logic [LW-1:0]     icrc_sh;
   } out_beat_t;
 
-  // Stage C: the beat, half-recovered ICRC register and the rest of the shift; per lane, which
-  // ICRC byte (one-hot, none outside the ICRC) stage D ORs in (decoded here from the ICRC
-  // position, so that D holds no shifter behind the un-shift matrix).
+  // Stage C: the beat, half-recovered ICRC register and the rest of the shift; the lanes that take
+  // an ICRC byte (decoded here from the ICRC position, so that D holds no shifter behind the
+  // un-shift matrix). The ICRC starts at frame offset 2 mod 4 and beats start at multiples of W,
+  // so lane j can only ever take ICRC byte (j + 2) mod 4: one select per lane.
   typedef struct packed {
     logic [DATA_W-1:0]   data;
     logic [W-1:0]        keep;
     logic                last;
-    logic [W-1:0][3:0]   isel;
+    logic [W-1:0]        isel;
     logic [31:0]         u;
     logic [CRC_SH_W-1:0] k;
   } crc_beat_t;
@@ -206,12 +207,12 @@ module tmnic_pkt_tx
     s_hdr_ready_o  = !run_q || (f_fire && f_last);
     hdr_fire       = s_hdr_valid_i && s_hdr_ready_o;
 
-    // The offered header's geometry (the same sums as the header stage's prep_q): beat 0's kind.
+    // Beat 0's kind from the offered header: a header beat if hb > 0; a payload beat if hb = 0
+    // and there is payload (pend = hb + payload beats); the last if nb = 1, i.e. pay_len + pad +
+    // hl + 4 <= W, which is pay_len + hl <= W - 6 (hl = 2 mod 4, so pay_len + pad + hl + 4 is a
+    // multiple of 4 and at most W exactly when pay_len + hl + 6 <= W).
     n_hl   = 7'd54 + 7'(bth_ext_len(s_hdr_i.opcode));
     n_hb   = BC_W'(n_hl[6:LW]);
-    n_pend = n_hb + BC_W'((OFF_W'(s_hdr_i.pay_len) + OFF_W'(W - 1)) >> LW);
-    n_nb   = BC_W'((OFF_W'(s_hdr_i.pay_len) + OFF_W'(n_hl) + OFF_W'(2'(2'd0 - s_hdr_i.pay_len[1:0])) +
-                    OFF_W'(4 + W - 1)) >> LW);
     b_inc  = b_q + 1'b1;
 
     run_d      = run_q;
@@ -232,8 +233,8 @@ module tmnic_pkt_tx
       run_d      = 1'b1;
       b_d        = '0;
       in_hdr_d   = (n_hb != '0);
-      need_pay_d = (n_hb == '0) && (n_pend != '0);
-      last_d     = (n_nb == BC_W'(1));
+      need_pay_d = (n_hb == '0) && (s_hdr_i.pay_len != '0);
+      last_d     = (OFF_W'(s_hdr_i.pay_len) + OFF_W'(n_hl) <= OFF_W'(W - 6));
     end
 
     // Stage valids: a stage is filled by the stage before it and emptied when its beat moves on.
@@ -449,12 +450,12 @@ module tmnic_pkt_tx
       oc_q.last <= ob_q.last;
       oc_q.k    <= k & K_HI;
       oc_q.u    <= crc32_unshift(crc_y, k & K_LO);
-      // IcrcFirst: lane j takes ICRC byte j - sh; IcrcCont: lane j takes byte j + sh.
+      // IcrcFirst: lanes sh..sh+3 (sh = 2 mod 4) take bytes 0..3; IcrcCont: lanes 0..3-sh
+      // (sh = 2) take bytes sh..3.
       for (int unsigned j = 0; j < W; j++) begin
-        for (int unsigned m = 0; m < 4; m++) begin
-          oc_q.isel[j][m] <= (ob_q.icrc_pos == IcrcFirst && j == 32'(ob_q.icrc_sh) + m) ||
-                             (ob_q.icrc_pos == IcrcCont && j + 32'(ob_q.icrc_sh) == m);
-        end
+        oc_q.isel[j] <= (ob_q.icrc_pos == IcrcFirst && j >= 32'(ob_q.icrc_sh) &&
+                         j < 32'(ob_q.icrc_sh) + 4) ||
+                        (ob_q.icrc_pos == IcrcCont && j + 32'(ob_q.icrc_sh) < 4);
       end
     end
   end
@@ -467,10 +468,8 @@ module tmnic_pkt_tx
       c = ~crc32_unshift(oc_q.u, oc_q.k);
       d = oc_q.data;
       for (int unsigned j = 0; j < W; j++) begin
-        for (int unsigned m = 0; m < 4; m++) begin
-          if (oc_q.isel[j][m]) begin
-            d[8*j +: 8] = d[8*j +: 8] | c[8*m +: 8];
-          end
+        if (oc_q.isel[j]) begin
+          d[8*j +: 8] = d[8*j +: 8] | c[8*((j + 2) % 4) +: 8];
         end
       end
       m_data_q <= d;
