@@ -136,9 +136,10 @@ module tmnic_pkt_rx
   logic [AW:0]       wr_ptr_q, wr_ptr_d;    // next word to write
   logic [AW:0]       cmt_ptr_q, cmt_ptr_d;  // start of the frame being written
   logic [AW:0]       rel_ptr_q, rel_ptr_d;  // words before this are free
-  logic [$clog2(DESC_DEPTH):0] desc_level, desc_level_d;
+  logic [$clog2(DESC_DEPTH):0] desc_level, lvl_pop;
   logic              admit_q, admit_d, in_fire;
-  logic [AW:0]       used_d;
+  logic [AW:0]       used_keep, used_drop;
+  logic              adm_keep, adm_push, adm_drop;
   logic [BI_W-1:0]   ib_q;         // index of the next input beat within its frame (saturating)
   logic [BI_W-1:0]   cb_q;         // index of the beat in stage I (ib_q taken with it)
   logic [NSEL-1:0]   cs_q;         // cs_q[k]: cb_q == k (decoded with it, for the header window)
@@ -509,13 +510,18 @@ module tmnic_pkt_rx
   end
 
   // Admission, a cycle ahead: the test on the next cycle's buffer words in use and descriptors
-  // queued, registered (admit_q is exactly the test on the registers, as before).
+  // queued, registered (admit_q is exactly the test on the registers, as before). The frame
+  // decision (c_accept, behind the ICRC compare) only picks among the tests of its outcomes:
+  // a beat that is no frame's last (wr_ptr + wr_en, no push), an accepted last beat (the same,
+  // one push), a dropped one (the write pointer back at cmt_ptr, no push).
   always_comb begin
-    used_d       = wr_ptr_d - rel_ptr_d;
-    desc_level_d = desc_level + ($clog2(DESC_DEPTH) + 1)'(desc_push) -
-                   ($clog2(DESC_DEPTH) + 1)'(desc_pop);
-    admit_d      = (32'(used_d) + MAX_BEATS + SLACK <= DEPTH) &&
-                   (32'(desc_level_d) + SLACK + 1 <= DESC_DEPTH);
+    used_keep = (wr_ptr_q + (AW + 1)'(wr_en)) - rel_ptr_d;
+    used_drop = cmt_ptr_q - rel_ptr_d;
+    lvl_pop   = desc_level - ($clog2(DESC_DEPTH) + 1)'(desc_pop);
+    adm_keep  = (32'(used_keep) + MAX_BEATS + SLACK <= DEPTH) && (32'(lvl_pop) + SLACK + 1 <= DESC_DEPTH);
+    adm_push  = (32'(used_keep) + MAX_BEATS + SLACK <= DEPTH) && (32'(lvl_pop) + SLACK + 2 <= DESC_DEPTH);
+    adm_drop  = (32'(used_drop) + MAX_BEATS + SLACK <= DEPTH) && (32'(lvl_pop) + SLACK + 1 <= DESC_DEPTH);
+    admit_d   = !(c_valid_q && c_last_q) ? adm_keep : c_accept ? adm_push : adm_drop;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
