@@ -67,6 +67,7 @@ module tmnic_crc_acc
     logic [8*W-1:0]      m;
     logic [31:0]         x, y;
     logic [CRC_SH_W-1:0] k;
+    logic [31:0]         r;
     if (valid_i) begin
       k = '0;
       for (int unsigned i = 0; i < W; i++) begin
@@ -75,14 +76,22 @@ module tmnic_crc_acc
           k = CRC_SH_W'(W - 1 - i);
         end
       end
-      for (int unsigned r = 0; r < 32; r++) begin
-        x[r] = ^(DMAT[r][8*W-1:0] & m);
-        y[r] = first_i ? FIRST_K[r] : ^(ADV_W[r] & y_q);
+      // The residue for that k: en_i is one run of lanes, so its top lane (set, the next one not)
+      // is one-hot, and the table entry an OR over it (no priority chain in front of the table).
+      r = '0;
+      for (int unsigned i = 0; i < W; i++) begin
+        if (CHECK && en_i[i] && (i == W - 1 || !en_i[(i + 1) % W])) begin
+          r = r | RES_TAB[W - 1 - i];
+        end
+      end
+      for (int unsigned b = 0; b < 32; b++) begin
+        x[b] = ^(DMAT[b][8*W-1:0] & m);
+        y[b] = first_i ? FIRST_K[b] : ^(ADV_W[b] & y_q);
       end
       if (first_i || en_i != '0) begin
         y_q   <= y ^ x;
         k_q   <= k;
-        res_q <= CHECK ? RES_TAB[k] : '0;
+        res_q <= r;
       end
     end
   end
