@@ -245,7 +245,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   typedef enum logic [4:0] {
     S_IDLE, S_LOAD, S_LOOKUP, S_VERDICT, S_WQE, S_WIMM, S_EXEC, S_STORE, S_SCATTER, S_DONE, S_OUT, S_DRAIN,
     S_FLUSH_WAIT, S_FLUSH_CQE, S_RNR, S_INIT, S_RJOB, S_RRQ, S_RFETCH, S_REXEC, S_RSCAT, S_RDONE,
-    S_AWAIT, S_ARD, S_ACALC, S_AWR, S_ADUP, S_ADUPC, S_RVM, S_RVDV, S_RVDC
+    S_AWAIT, S_ARD, S_ACALC, S_AWR, S_ADUP, S_ADUPC, S_RVM, S_RVDV, S_RVDC, S_FLUSH_GO
   } state_e;
   // What S_WQE waits for: a receive WQE (SEND), an RDMA WRITE's range check, a WRITE_WITH_IMM's WQE.
   // (WM_RECHK: a later WRITE packet's check of the held range; WM_RKEY: a READ request's range;
@@ -502,7 +502,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
                4'(1 << ACCESS_REMOTE_WRITE_BIT)), .nochk_i(wq_nochk), .idle_o(wq_idle), .rnr_now_o(wq_rnr_now), .rnr_o(wq_rnr), .done_o(wq_done), .ok_o(wq_ok), .cap_o(wq_cap),
     .kind_o(wq_kind), .rndv_o(wq_rndv), .tag_o(wq_tag), .ctx_o(wq_ctx), .idx_o(wq_idx), .rq_inc_o(wq_rq_inc),
     .skip_o(wq_skip), .wrid_o(wq_wrid),
-    .flush_i(wq_flush), .flush_idx_i(tab_rdata.ci), .flush_last_o(wq_flush_last),
+    .flush_i(wq_flush), .flush_idx_i(cur_q.ci), .flush_last_o(wq_flush_last),
     .sg_we_o(sg_we), .sg_idx_o(sg_idx), .sg_iova_o(sg_iova), .sg_len_o(sg_len), .mr_idx_o, .mr_rd_i,
     .lk_valid_o, .lk_ready_i, .lk_tag_o, .lk_commit_miss_o, .lk_rsp_valid_i, .lk_rsp_hit_i, .lk_rsp_handle_i,
     .lk_rsp_unexp_i, .tb_re_o, .tb_raddr_o, .tb_rdata_i, .add_pend_i, .add_pend_handle_i,
@@ -658,9 +658,15 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           after_d = S_IDLE;
           state_d = S_OUT;
         end else if (cfg.state == QPS_ERR && !has_srq && tab_rdata.ci != pi_rdata) begin
-          wq_flush = 1'b1;                    // (the WQE block is idle outside S_WQE/S_FLUSH_WAIT)
-          state_d = S_FLUSH_WAIT;
+          state_d = S_FLUSH_GO;
         end
+      end
+      // The flush starts from the registered word (cur_q.ci), not from the RAM output: the QP
+      // table's read no longer runs into the WQE fetcher's ring address (base + index x stride), the
+      // placed block's critical path. One cycle per flushed WQE.
+      S_FLUSH_GO: begin
+        wq_flush = 1'b1;                      // (the WQE block is idle outside S_WQE/S_FLUSH_WAIT)
+        state_d = S_FLUSH_WAIT;
       end
       // A QP's receive state starts with as many READ jobs given as the READ engine has finished.
       S_INIT: begin

@@ -60,12 +60,14 @@ module tmnic_crc_acc
 
   logic [31:0]         y_q;
   logic [CRC_SH_W-1:0] k_q;
+  logic [31:0]         res_q;  // RES_TAB[k_q], looked up as k_q is loaded (CHECK)
 
   // Datapath only: evaluated on valid beats (simulation cost follows activity).
   always_ff @(posedge clk_i) begin : p_acc
     logic [8*W-1:0]      m;
     logic [31:0]         x, y;
     logic [CRC_SH_W-1:0] k;
+    logic [31:0]         r;
     if (valid_i) begin
       k = '0;
       for (int unsigned i = 0; i < W; i++) begin
@@ -74,20 +76,29 @@ module tmnic_crc_acc
           k = CRC_SH_W'(W - 1 - i);
         end
       end
-      for (int unsigned r = 0; r < 32; r++) begin
-        x[r] = ^(DMAT[r][8*W-1:0] & m);
-        y[r] = first_i ? FIRST_K[r] : ^(ADV_W[r] & y_q);
+      // The residue for that k: en_i is one run of lanes, so its top lane (set, the next one not)
+      // is one-hot, and the table entry an OR over it (no priority chain in front of the table).
+      r = '0;
+      for (int unsigned i = 0; i < W; i++) begin
+        if (CHECK && en_i[i] && (i == W - 1 || !en_i[(i + 1) % W])) begin
+          r = r | RES_TAB[W - 1 - i];
+        end
+      end
+      for (int unsigned b = 0; b < 32; b++) begin
+        x[b] = ^(DMAT[b][8*W-1:0] & m);
+        y[b] = first_i ? FIRST_K[b] : ^(ADV_W[b] & y_q);
       end
       if (first_i || en_i != '0) begin
-        y_q <= y ^ x;
-        k_q <= k;
+        y_q   <= y ^ x;
+        k_q   <= k;
+        res_q <= r;
       end
     end
   end
 
   assign y_o      = y_q;
   assign k_o      = k_q;
-  assign res_ok_o = CHECK && (y_q == RES_TAB[k_q]);
+  assign res_ok_o = CHECK && (y_q == res_q);  // (the table lookup a cycle ahead: one compare)
 
 `ifndef SYNTHESIS
   // The covered-lane contract. open_q: the previous beat of this frame ended on its top lane.

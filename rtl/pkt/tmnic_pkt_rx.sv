@@ -74,6 +74,7 @@ module tmnic_pkt_rx
   localparam int unsigned BF_DEPTH  = 4;                                // read-data FIFO entries
   localparam int unsigned GB        = (54 + 12 + W - 1) / W;            // beats a UD GRH rewrite touches
   localparam int unsigned GWIN_IDX  = $clog2(WIN_BYTES);
+  localparam int unsigned NSEL      = (HB > GB) ? HB : GB;              // beats with a select flag
 
   if (DATA_W != 256 && DATA_W != 512) begin : g_chk_w
     $fatal(1, "tmnic_pkt_rx: DATA_W must be 256 or 512");
@@ -135,21 +136,23 @@ module tmnic_pkt_rx
   logic [AW:0]       wr_ptr_q, wr_ptr_d;    // next word to write
   logic [AW:0]       cmt_ptr_q, cmt_ptr_d;  // start of the frame being written
   logic [AW:0]       rel_ptr_q, rel_ptr_d;  // words before this are free
-  logic [AW:0]       used;
-  logic [$clog2(DESC_DEPTH):0] desc_level;
-  logic              admit, in_fire;
+  logic [$clog2(DESC_DEPTH):0] desc_level, lvl_pop;
+  logic              admit_q, admit_d, in_fire;
+  logic [AW:0]       used_keep, used_drop;
+  logic              adm_keep, adm_push, adm_drop;
   logic [BI_W-1:0]   ib_q;         // index of the next input beat within its frame (saturating)
   logic [BI_W-1:0]   cb_q;         // index of the beat in stage I (ib_q taken with it)
+  logic [NSEL-1:0]   cs_q;         // cs_q[k]: cb_q == k (decoded with it, for the header window)
   logic [OFF_W-1:0]  cov_end_q;    // end of the ICRC-covered bytes (34 + UDP length)
   logic [W-1:0]      i_crc_en_q;   // ICRC lanes of the beat in stage I
   logic [W-1:0]      i_crc_ff_q;   // ... fed as 0xFF
-  logic [LW:0]       i_kcnt_q;     // bytes in the beat in stage I (tkeep is contiguous from lane 0)
+  logic [OFF_W-1:0]  i_flen_q;     // frame bytes up to the end of the beat in stage I (its tkeep
+                                   // is contiguous from lane 0)
 
   always_comb begin
-    used  = wr_ptr_q - rel_ptr_q;
-    admit = (32'(used) + MAX_BEATS + SLACK <= DEPTH) &&
-            (32'(desc_level) + SLACK + 1 <= DESC_DEPTH);
-    s_axis_tready_o = in_frame_q || admit;
+    // admit_q: room for a frame, decided a cycle ahead from the pointers' and the descriptor
+    // FIFO's next values (below), so that the input's enables see one register
+    s_axis_tready_o = in_frame_q || admit_q;
     in_fire         = s_axis_tvalid_i && s_axis_tready_o;
     in_frame_d      = in_frame_q;
     if (in_fire) begin
@@ -162,16 +165,18 @@ module tmnic_pkt_rx
   always_ff @(posedge clk_i) begin : p_in
     logic [OFF_W-1:0] cov_end;
     logic [W-1:0]     en;
+    logic [LW:0]      kcnt;
     if (in_fire) begin
       for (int unsigned i = 0; i < W; i++) begin
         i_data_q[8*i +: 8] <= s_axis_tkeep_i[i] ? s_axis_tdata_i[8*i +: 8] : 8'h00;
       end
-      i_kcnt_q <= '0;
+      kcnt = '0;
       for (int unsigned i = 0; i < W; i++) begin
         if (s_axis_tkeep_i[i]) begin
-          i_kcnt_q <= (LW + 1)'(i + 1);
+          kcnt = (LW + 1)'(i + 1);
         end
       end
+      i_flen_q <= (OFF_W'(ib_q) << LW) + OFF_W'(kcnt);
       // ICRC lanes: frame bytes [14, 34 + UDP length), i.e. IPv4 header through the received
       // ICRC, so a correct frame leaves the CRC residue. The UDP length (bytes 38-39) is known
       // from the beat that holds it on; earlier beats are covered entirely (a valid frame's ICRC
@@ -203,6 +208,9 @@ module tmnic_pkt_rx
       end
       i_last_q <= s_axis_tlast_i;
       cb_q     <= ib_q;
+      for (int unsigned k = 0; k < NSEL; k++) begin
+        cs_q[k] <= (ib_q == BI_W'(k));
+      end
     end
   end
 
@@ -218,7 +226,7 @@ module tmnic_pkt_rx
     .clk_i,
     .rst_ni,
     .valid_i  (i_valid_q),
-    .first_i  (cb_q == '0),
+    .first_i  (cs_q[0]),
     .data_i   (i_data_q),
     .en_i     (i_crc_en_q),
     .ff_i     (i_crc_ff_q),
@@ -237,7 +245,7 @@ module tmnic_pkt_rx
 
   always_ff @(posedge clk_i) begin : p_parse
     logic [WIN_BYTES-1:0][7:0] win;  // frame byte i in win[i]; fields are big-endian
-    logic [OFF_W-1:0]       boff, flen, ip_len, udp_len;
+    logic [OFF_W-1:0]       flen, ip_len, udp_len;
     logic [7:0]             op;
     logic [1:0]             pc;
     logic [3:0]             tver;
@@ -248,11 +256,9 @@ module tmnic_pkt_rx
     logic [DATA_W-1:0]      dat;
 
     if (i_valid_q) begin
-      boff = OFF_W'(cb_q) << LW;
-
-      win = (cb_q == '0) ? '0 : win_q;
+      win = cs_q[0] ? '0 : win_q;
       for (int unsigned k = 0; k < HB; k++) begin
-        if (cb_q == BI_W'(k)) begin
+        if (cs_q[k]) begin
           win[W*k +: W] = i_data_q;
         end
       end
@@ -260,7 +266,7 @@ module tmnic_pkt_rx
 
       udp_len = OFF_W'({win[38], win[39]});
 
-      flen = boff + OFF_W'(i_kcnt_q);
+      flen = i_flen_q;
 
       // Header fields and rules (used on the last beat only).
       op     = win[42];
@@ -340,7 +346,7 @@ module tmnic_pkt_rx
       // below byte 54), so no beat waits for the opcode. The ICRC saw the frame as received.
       dat = i_data_q;
       for (int unsigned k = 0; k < GB; k++) begin
-        if (cb_q == BI_W'(k)) begin
+        if (cs_q[k]) begin
           for (int unsigned i = 0; i < W; i++) begin
             if (k * W + i >= 22 && k * W + i < 42) begin
               dat[8*i +: 8] = 8'h00;
@@ -500,6 +506,29 @@ module tmnic_pkt_rx
       m_hdr_valid_d = 1'b1;
     end else if (m_hdr_ready_i) begin
       m_hdr_valid_d = 1'b0;
+    end
+  end
+
+  // Admission, a cycle ahead: the test on the next cycle's buffer words in use and descriptors
+  // queued, registered (admit_q is exactly the test on the registers, as before). The frame
+  // decision (c_accept, behind the ICRC compare) only picks among the tests of its outcomes:
+  // a beat that is no frame's last (wr_ptr + wr_en, no push), an accepted last beat (the same,
+  // one push), a dropped one (the write pointer back at cmt_ptr, no push).
+  always_comb begin
+    used_keep = (wr_ptr_q + (AW + 1)'(wr_en)) - rel_ptr_d;
+    used_drop = cmt_ptr_q - rel_ptr_d;
+    lvl_pop   = desc_level - ($clog2(DESC_DEPTH) + 1)'(desc_pop);
+    adm_keep  = (32'(used_keep) + MAX_BEATS + SLACK <= DEPTH) && (32'(lvl_pop) + SLACK + 1 <= DESC_DEPTH);
+    adm_push  = (32'(used_keep) + MAX_BEATS + SLACK <= DEPTH) && (32'(lvl_pop) + SLACK + 2 <= DESC_DEPTH);
+    adm_drop  = (32'(used_drop) + MAX_BEATS + SLACK <= DEPTH) && (32'(lvl_pop) + SLACK + 1 <= DESC_DEPTH);
+    admit_d   = !(c_valid_q && c_last_q) ? adm_keep : c_accept ? adm_push : adm_drop;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      admit_q <= 1'b1;  // an empty buffer admits
+    end else begin
+      admit_q <= admit_d;
     end
   end
 

@@ -7,17 +7,18 @@
 // Micro-architecture (all wide logic sits in clocked blocks that only evaluate on a handshake):
 //   H  header register: on s_hdr handshake the whole header (<= 74 bytes, incl. IPv4 checksum) is
 //      laid out in little-endian byte lanes together with the frame geometry (prep_q).
-//   F  beat former (no storage of its own besides the carry): output beat b is either a pure
-//      header beat or {carry, payload beat << S} where S = header length mod W; the bytes shifted
-//      out of the top go to the carry for the next beat. Pad and the ICRC slot are zeroed here.
+//   F  beat former (no storage of its own besides the carry and beat b's kind, registered beside
+//      b): output beat b is either a pure header beat or {carry, payload beat << S} where S =
+//      header length mod W; the bytes shifted out of the top go to the carry for the next beat.
+//      Pad and the ICRC slot are zeroed here.
 //   A  register after the former (beat + CRC byte enables + ICRC placement).
 //   B  beat register; the ICRC accumulator (tmnic_crc_acc, one XOR matrix per beat) takes beat A.
 //   C  the ICRC register is recovered from the accumulator: crc32_unshift over the k lanes
 //      after the last covered byte, in two halves (C: k bits 2-3, D: bits 4-5; k = 2 mod 4
 //      because the ICRC starts at frame offset 2 mod 4, and the fixed 2 is folded into the
-//      accumulator's matrices).
+//      accumulator's matrices); each lane's ICRC byte (one-hot) decoded from the ICRC position.
 //   D  output register: the complement OR-ed into the ICRC lanes (it may straddle into one extra
-//      beat).
+//      beat) by C's lane selects.
 // Throughput: one beat per cycle, also across frames (no bubble) when both inputs keep up; a new
 // header is accepted in the cycle the previous frame's last beat leaves the former.
 // Latency: the first beat of a frame is valid on m_axis in the 5th cycle after the cycle of its
@@ -143,6 +144,13 @@ module tmnic_pkt_tx
   prep_t             prep_q;
   logic              run_q, run_d;        // a frame is being formed
   logic [BC_W-1:0]   b_q, b_d;            // index of the next beat to form
+  // Beat b_q's kind, kept in registers beside b_q (the compares with the frame geometry run a cycle
+  // ahead, off the former's enables): a header beat (b < hb), a payload beat (hb <= b < pend), the
+  // frame's last (b == nb - 1).
+  logic              in_hdr_q, in_hdr_d, need_pay_q, need_pay_d, last_q, last_d;
+  logic [6:0]        n_hl;                // the offered header's length and header beats
+  logic [BC_W-1:0]   n_hb;
+  logic [BC_W-1:0]   b_inc;
   logic [DATA_W-1:0] carry_q;             // bytes waiting for the lanes below S of the next beat
 
   // Stage B: the beat as it leaves stage A (the accumulator holds the CRC up to it).
@@ -154,9 +162,15 @@ module tmnic_pkt_tx
     logic [LW-1:0]     icrc_sh;
   } out_beat_t;
 
-  // Stage C: the beat, half-recovered ICRC register and the rest of the shift.
+  // Stage C: the beat, half-recovered ICRC register and the rest of the shift; the lanes that take
+  // an ICRC byte (decoded here from the ICRC position, so that D holds no shifter behind the
+  // un-shift matrix). The ICRC starts at frame offset 2 mod 4 and beats start at multiples of W,
+  // so lane j can only ever take ICRC byte (j + 2) mod 4: one select per lane.
   typedef struct packed {
-    out_beat_t           b;
+    logic [DATA_W-1:0]   data;
+    logic [W-1:0]        keep;
+    logic                last;
+    logic [W-1:0]        isel;
     logic [31:0]         u;
     logic [CRC_SH_W-1:0] k;
   } crc_beat_t;
@@ -176,10 +190,10 @@ module tmnic_pkt_tx
   logic ob_fire, oc_ready, oc_fire, o_ready;
 
   always_comb begin
-    f_in_hdr   = (b_q < prep_q.hb);
-    f_need_pay = !f_in_hdr && (b_q < prep_q.pend);
+    f_in_hdr   = in_hdr_q;
+    f_need_pay = need_pay_q;
     f_valid    = run_q && (!f_need_pay || s_pay_tvalid_i);
-    f_last     = (b_q == prep_q.nb - 1'b1);
+    f_last     = last_q;
     o_ready    = !m_valid_q || m_axis_tready_i;
     oc_ready   = !oc_valid_q || o_ready;
     ob_ready   = !ob_valid_q || oc_ready;
@@ -193,17 +207,34 @@ module tmnic_pkt_tx
     s_hdr_ready_o  = !run_q || (f_fire && f_last);
     hdr_fire       = s_hdr_valid_i && s_hdr_ready_o;
 
-    run_d = run_q;
-    b_d   = b_q;
+    // Beat 0's kind from the offered header: a header beat if hb > 0; a payload beat if hb = 0
+    // and there is payload (pend = hb + payload beats); the last if nb = 1, i.e. pay_len + pad +
+    // hl + 4 <= W, which is pay_len + hl <= W - 6 (hl = 2 mod 4, so pay_len + pad + hl + 4 is a
+    // multiple of 4 and at most W exactly when pay_len + hl + 6 <= W).
+    n_hl   = 7'd54 + 7'(bth_ext_len(s_hdr_i.opcode));
+    n_hb   = BC_W'(n_hl[6:LW]);
+    b_inc  = b_q + 1'b1;
+
+    run_d      = run_q;
+    b_d        = b_q;
+    in_hdr_d   = in_hdr_q;
+    need_pay_d = need_pay_q;
+    last_d     = last_q;
     if (f_fire) begin
-      b_d = b_q + 1'b1;
+      b_d        = b_inc;
+      in_hdr_d   = (b_inc < prep_q.hb);
+      need_pay_d = !(b_inc < prep_q.hb) && (b_inc < prep_q.pend);
+      last_d     = (b_inc == prep_q.nb - 1'b1);
       if (f_last) begin
         run_d = 1'b0;
       end
     end
     if (hdr_fire) begin
-      run_d = 1'b1;
-      b_d   = '0;
+      run_d      = 1'b1;
+      b_d        = '0;
+      in_hdr_d   = (n_hb != '0);
+      need_pay_d = (n_hb == '0) && (s_hdr_i.pay_len != '0);
+      last_d     = (OFF_W'(s_hdr_i.pay_len) + OFF_W'(n_hl) <= OFF_W'(W - 6));
     end
 
     // Stage valids: a stage is filled by the stage before it and emptied when its beat moves on.
@@ -217,6 +248,9 @@ module tmnic_pkt_tx
     if (!rst_ni) begin
       run_q     <= 1'b0;
       b_q       <= '0;
+      in_hdr_q  <= 1'b0;
+      need_pay_q <= 1'b0;
+      last_q    <= 1'b0;
       a_valid_q <= 1'b0;
       ob_valid_q <= 1'b0;
       oc_valid_q <= 1'b0;
@@ -224,6 +258,9 @@ module tmnic_pkt_tx
     end else begin
       run_q     <= run_d;
       b_q       <= b_d;
+      in_hdr_q  <= in_hdr_d;
+      need_pay_q <= need_pay_d;
+      last_q    <= last_d;
       a_valid_q <= a_valid_d;
       ob_valid_q <= ob_valid_d;
       oc_valid_q <= oc_valid_d;
@@ -407,29 +444,37 @@ module tmnic_pkt_tx
   always_ff @(posedge clk_i) begin : p_unshift
     logic [CRC_SH_W-1:0] k;
     if (ob_fire) begin
-      k        = crc_k - CRC_SH_W'(CRC_BACK);
-      oc_q.b  <= ob_q;
-      oc_q.k  <= k & K_HI;
-      oc_q.u  <= crc32_unshift(crc_y, k & K_LO);
+      k          = crc_k - CRC_SH_W'(CRC_BACK);
+      oc_q.data <= ob_q.data;
+      oc_q.keep <= ob_q.keep;
+      oc_q.last <= ob_q.last;
+      oc_q.k    <= k & K_HI;
+      oc_q.u    <= crc32_unshift(crc_y, k & K_LO);
+      // IcrcFirst: lanes sh..sh+3 (sh = 2 mod 4) take bytes 0..3; IcrcCont: lanes 0..3-sh
+      // (sh = 2) take bytes sh..3.
+      for (int unsigned j = 0; j < W; j++) begin
+        oc_q.isel[j] <= (ob_q.icrc_pos == IcrcFirst && j >= 32'(ob_q.icrc_sh) &&
+                         j < 32'(ob_q.icrc_sh) + 4) ||
+                        (ob_q.icrc_pos == IcrcCont && j + 32'(ob_q.icrc_sh) < 4);
+      end
     end
   end
 
   // D: the rest of the shift, ICRC insertion.
   always_ff @(posedge clk_i) begin : p_out
     logic [31:0]       c;
-    logic [DATA_W-1:0] d, icrc;
+    logic [DATA_W-1:0] d;
     if (oc_fire) begin
-      c    = crc32_unshift(oc_q.u, oc_q.k);
-      icrc = {{(DATA_W - 32){1'b0}}, ~c};
-      d    = oc_q.b.data;
-      unique case (oc_q.b.icrc_pos)
-        IcrcFirst: d = d | (icrc << (8 * 32'(oc_q.b.icrc_sh)));
-        IcrcCont:  d = d | (icrc >> (8 * 32'(oc_q.b.icrc_sh)));
-        default:   ;
-      endcase
+      c = ~crc32_unshift(oc_q.u, oc_q.k);
+      d = oc_q.data;
+      for (int unsigned j = 0; j < W; j++) begin
+        if (oc_q.isel[j]) begin
+          d[8*j +: 8] = d[8*j +: 8] | c[8*((j + 2) % 4) +: 8];
+        end
+      end
       m_data_q <= d;
-      m_keep_q <= oc_q.b.keep;
-      m_last_q <= oc_q.b.last;
+      m_keep_q <= oc_q.keep;
+      m_last_q <= oc_q.last;
     end
   end
 

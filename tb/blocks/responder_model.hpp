@@ -174,6 +174,7 @@ struct Qp {
   bool aw_pend = false;
   unsigned astreak = 0;  // good atomics the peer sends next
   bool adup = false;     // then an old one again
+  bool bdup = false;     // initialised right after its atomics: one of those again (aprev)
   uint64_t aw_va = 0;
   uint32_t aw_key = 0;
   // RDMA READ, requester (the bench plays the completer): the READ WQEs outstanding, oldest first;

@@ -1162,10 +1162,15 @@ class Bench {
     const bool aw = aw_q_ >= 0 && chance(rng_, 0.8);
     if (aw) q = static_cast<unsigned>(aw_q_);
     aw_q_ = -1;
+    // (a QP initialised right after its atomics: its peer's next request comes soon, mostly, and is
+    // one of those atomics again; so that their duplicates meet the cleared table at any NUM_QP)
+    const bool bd = !aw && bd_q_ >= 0 && chance(rng_, 0.5);
+    if (bd) q = static_cast<unsigned>(bd_q_);
+    if (bd || (bd_q_ >= 0 && !qp_[static_cast<unsigned>(bd_q_)].bdup)) bd_q_ = -1;
     Qp& Q = qp_[q];
     h.dest_qp = q;
     h.src_ip = static_cast<uint32_t>(cfg_get(Q, kCfDestIp));
-    const unsigned r = aw ? 999 : static_cast<unsigned>(u(0, 999));
+    const unsigned r = (aw || bd) ? 999 : static_cast<unsigned>(u(0, 999));
     auto rand_pay = [&](unsigned n) {
       p.pay.resize(n);
       for (auto& b : p.pay) b = static_cast<uint8_t>(rng_());
@@ -1407,9 +1412,11 @@ class Bench {
     // (a requester whose READs are slow to come back sends one again: its timer)
     const bool adup = Q.adup;  // (after a streak of atomics: one of its first ones again)
     Q.adup = false;
-    if (r < 25 || (Q.rd_out >= kMaxRd && chance(rng_, 0.3)) || adup) {  // a duplicate: any SEND behind, a READ or atomic
+    const bool bdup = Q.bdup && !Q.aprev.empty() && Q.ahist.empty();  // (right after its init: bd_q_)
+    Q.bdup = false;
+    if (r < 25 || (Q.rd_out >= kMaxRd && chance(rng_, 0.3)) || adup || bdup) {  // a duplicate: any SEND behind, a READ or atomic
       h.psn = (Q.ppsn - static_cast<uint32_t>(u(1, 4))) & kM24;
-      if (!Q.aprev.empty() && Q.ahist.empty() && chance(rng_, 0.3)) {
+      if (!Q.aprev.empty() && Q.ahist.empty() && (bdup || chance(rng_, 0.3))) {
         // An atomic at the PSN of one the QP executed before its init (the init forgot it)
         h.psn = Q.aprev[u(0, Q.aprev.size() - 1)];
         atomic_req(Q, h);
@@ -1730,6 +1737,8 @@ class Bench {
       psn = (Q.epsn + static_cast<uint32_t>(u(0, 2))) & kM24;
       Q.aprev.assign(Q.aexec.end() - std::min<size_t>(Q.aexec.size(), kMaxRd), Q.aexec.end());
     }
+    Q.bdup = !Q.aprev.empty();
+    if (Q.bdup) bd_q_ = static_cast<int>(q);
     Q.inited = true;
     Q.epsn = Q.ppsn = psn;
     Q.msn = 0;
@@ -2272,6 +2281,7 @@ class Bench {
   std::deque<std::shared_ptr<WrReq>> done_req_;
   uint64_t wr_push_ = 0, wr_pop_ = 0, wr_done_pos_ = 0, n_wr_req_ = 0, n_wr_done_ = 0;
   int aw_q_ = -1;  // the QP whose WRITE over an atomic target just ended
+  int bd_q_ = -1;  // the QP just initialised right after its atomics (Qp::bdup)
   std::shared_ptr<WrReq> wr_cur_;
   std::deque<Pull> pulls_;
   std::deque<uint64_t> done_at_;
