@@ -180,11 +180,7 @@ double rndv_run(const sim::SimConfig& cfg, uint32_t len, int n, int window, doub
       uint8_t* m = a.data.p + (2u << 20) + 64 * (posted % 64);
       std::memset(m, 0, 64);
       TmSrq::put_tmh(m, hwif::tmh_op::RNDV, 0x100 + posted, 0);
-      const uint64_t va = a.va(0);
-      for (int k = 0; k < 8; k++) m[16 + k] = uint8_t(va >> (56 - 8 * k));
-      const uint32_t rkey = Node::kKey;
-      for (int k = 0; k < 4; k++) m[24 + k] = uint8_t(rkey >> (24 - 8 * k));
-      for (int k = 0; k < 4; k++) m[28 + k] = uint8_t(len >> (24 - 8 * k));
+      TmSrq::put_rvh(m + 16, a.va(0), Node::kKey, len);
       a.post_send(2, posted, hwif::wqe_op::SEND, 0, {{a.va((2u << 20) + 64 * (posted % 64)), 64, Node::kKey}});
       posted++;
     }

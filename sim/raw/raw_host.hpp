@@ -242,6 +242,12 @@ struct TmSrq {
     for (int i = 0; i < 4; i++) p[4 + i] = uint8_t(app_ctx >> (24 - 8 * i));
     for (int i = 0; i < 8; i++) p[8 + i] = uint8_t(tag >> (56 - 8 * i));
   }
+  // RVH (va BE64, rkey BE32, len BE32) at p: a rendezvous request's 16 bytes after its TMH.
+  static void put_rvh(uint8_t* p, uint64_t va, uint32_t rkey, uint32_t len) {
+    for (int i = 0; i < 8; i++) p[i] = uint8_t(va >> (56 - 8 * i));
+    for (int i = 0; i < 4; i++) p[8 + i] = uint8_t(rkey >> (24 - 8 * i));
+    for (int i = 0; i < 4; i++) p[12 + i] = uint8_t(len >> (24 - 8 * i));
+  }
 };
 
 // Waits for n CQEs across the given nodes (collected in order of arrival).

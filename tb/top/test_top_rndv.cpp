@@ -30,9 +30,6 @@ uint64_t rndv_sq_base(uint32_t qpn) { return (1ull << hw::NIC_SPACE_BIT) + (uint
 uint64_t rndv_wrid(uint32_t handle, bool fin) {
   return (uint64_t(hw::RNDV_WRID_MARK) << 56) | (fin ? 1ull << hw::RNDV_WRID_FIN_BIT : 0) | handle;
 }
-void put_be(uint8_t* p, uint64_t v, int n) {
-  for (int i = n - 1; i >= 0; i--, v >>= 8) p[i] = uint8_t(v);
-}
 
 // a (QP 2, plain RC, receives on its SRQ 0) sends rendezvous requests to b's QP 3 on TM-SRQ 1;
 // the source is a's target region (MR 2, REMOTE_READ). One NIC (loopback) or two.
@@ -75,9 +72,7 @@ struct Rndv {
     uint8_t* m = a.data.p + kReqOff + 64 * i;
     std::memset(m, 0x5C, 64);
     TmSrq::put_tmh(m, hw::tmh_op::RNDV, tag, ctx);
-    put_be(m + 16, va, 8);
-    put_be(m + 24, rkey, 4);
-    put_be(m + 28, len, 4);
+    TmSrq::put_rvh(m + 16, va, rkey, len);
     a.post_send(kSend, 100 + i, hw::wqe_op::SEND, hw::wqe_flag::SIGNALED, {{a.va(kReqOff + 64 * i), bytes, Node::kKey}});
   }
   std::vector<std::pair<int, Cqe>> cqes(size_t n) {
@@ -156,9 +151,7 @@ TEST(TopRndv, MatchedRequestReadsTheDataAndSendsTheFin) {
         // The FIN: the request's TMH with opcode FIN, then its RVH.
         std::vector<uint8_t> fin(32);
         TmSrq::put_tmh(fin.data(), hw::tmh_op::FIN, tag, ctx);
-        put_be(fin.data() + 16, r.a.tva(src), 8);
-        put_be(fin.data() + 24, RdmaNode::kTKey, 4);
-        put_be(fin.data() + 28, len, 4);
+        TmSrq::put_rvh(fin.data() + 16, r.a.tva(src), RdmaNode::kTKey, len);
         EXPECT_EQ(std::memcmp(r.a.data.p + kFinOff, fin.data(), 32), 0);
         EXPECT_EQ(std::memcmp(r.b.data.p + kBufOff, r.a.target.p + src, len), 0);
         for (uint32_t k = len; k < len + 100; k++)
