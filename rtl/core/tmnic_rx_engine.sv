@@ -242,10 +242,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   end
 
   // ---------------------------------------------------------------- states
-  typedef enum logic [4:0] {
+  typedef enum logic [5:0] {
     S_IDLE, S_LOAD, S_LOOKUP, S_VERDICT, S_WQE, S_WIMM, S_EXEC, S_STORE, S_SCATTER, S_DONE, S_OUT, S_DRAIN,
     S_FLUSH_WAIT, S_FLUSH_CQE, S_RNR, S_INIT, S_RJOB, S_RRQ, S_RFETCH, S_REXEC, S_RSCAT, S_RDONE,
-    S_AWAIT, S_ARD, S_ACALC, S_AWR, S_ADUP, S_ADUPC, S_RVM, S_RVDV, S_RVDC, S_FLUSH_GO
+    S_AWAIT, S_ARD, S_ACALC, S_AWR, S_ADUP, S_ADUPC, S_ADUPH, S_RVM, S_RVDV, S_RVDC, S_FLUSH_GO
   } state_e;
   // What S_WQE waits for: a receive WQE (SEND), an RDMA WRITE's range check, a WRITE_WITH_IMM's WQE.
   // (WM_RECHK: a later WRITE packet's check of the held range; WM_RKEY: a READ request's range;
@@ -309,6 +309,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
   wire             at_rd = state_q == S_ARD;   // from its read request to its data
   wire             at_wr = state_q == S_AWR;   // from its write request to its done
   logic [$clog2(MAX_RD_ATOM)-1:0] ak_q, ak_d;
+  logic            ac_hit_q;                  // the replay slot read in S_ADUPC holds this PSN
   logic            job_atom_d;
   logic [QP_W-1:0] job_qp_d;
   logic [63:0]     job_iova_d;
@@ -1085,14 +1086,18 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         state_d = S_AWR;
       end
       S_AWR: if (wr_done_i) state_d = S_RJOB;
-      // A duplicate atomic: search the QP's saved results, one slot per two cycles.
+      // A duplicate atomic: search the QP's saved results, one slot per three cycles (read, compare
+      // into ac_hit_q, decide: the RAM output does not reach the state register in one cycle).
       S_ADUP: begin
         ac_re = 1'b1;
         state_d = S_ADUPC;
       end
       S_ADUPC: begin
-        if (cur_q.av[ak_q] && ac_rdata.psn == h_q.psn) begin
-          at_old_d = ac_rdata.old;
+        at_old_d = ac_rdata.old;              // (used only on a hit)
+        state_d = S_ADUPH;
+      end
+      S_ADUPH: begin
+        if (ac_hit_q) begin
           state_d = S_RJOB;
         end else if (ak_q == $bits(ak_q)'(MAX_RD_ATOM - 1)) begin
           state_d = S_DRAIN;                  // (not there: dropped; cannot happen, see above)
@@ -1273,6 +1278,7 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     job_msn_o <= job_msn_d; job_pmtu_log_o <= job_pmtu_log_d; job_atom_o <= job_atom_d;
     ack_kind_o <= ack_kind_d; ack_first_o <= ack_first_d; ack_last_o <= ack_last_d; ack_atom_o <= ack_atom_d;
     at_old_q <= at_old_d; ak_q <= ak_d;
+    if (state_q == S_ADUPC) ac_hit_q <= cur_q.av[ak_q] && ac_rdata.psn == h_q.psn;
     if (state_q == S_ACALC) at_new_q <= atomic_result(h_q.opcode == OP_CMP_SWAP, at_old_q, h_q.atom_swap, h_q.atom_cmp);
     if (state_q == S_LOOKUP) verdict_q <= verdict;
     pay_del_q <= pay_del_d; room_q <= room_d;
@@ -1326,6 +1332,10 @@ module tmnic_rx_engine import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     ev_valid_o && !ev_ready_i |=> ev_valid_o && $stable(ev_qp_o) && $stable(ev_syn_o) && $stable(ev_msn_o) &&
       $stable(ev_psn_o))
     else $error("tmnic_rx_engine: ACK/NAK request changed before it was taken");
+  // The rendezvous doorbell to the requester is held until taken (the requester's doorbell port
+  // has priority for the host's own doorbells)
+  tmnic_hold_chk #(.W($bits(rv_db_qp_o) + $bits(rv_db_pi_o)), .NAME("tmnic_rx_engine: rendezvous doorbell"))
+    u_rvdb_hold (.clk_i, .rst_ni, .valid_i(rv_db_valid_o), .ready_i(rv_db_ready_i), .data_i({rv_db_qp_o, rv_db_pi_o}));
   a_ev_over: assert property (@(posedge clk_i) disable iff (!chk_q) a_go |-> !ev_valid_o)
     else $error("tmnic_rx_engine: ACK/NAK request raised over one not yet taken");
   a_lookup: assert property (@(posedge clk_i) disable iff (!chk_q) state_q == S_LOOKUP |-> $past(tab_re))
