@@ -148,6 +148,17 @@ module tmnic_pkt_rx
   logic [W-1:0]      i_crc_ff_q;   // ... fed as 0xFF
   logic [OFF_W-1:0]  i_flen_q;     // frame bytes up to the end of the beat in stage I (its tkeep
                                    // is contiguous from lane 0)
+  // The length fields of the frame so far (zero until their beat: as the header window reads
+  // them), and the length rules made from them in stage I, so that stage C's header check reads
+  // registers, not adders behind the window (the frame's last beat may be the one that holds them)
+  logic [15:0]       f_ipl_q;      // IPv4 total length (bytes 16-17)
+  logic [15:0]       f_udl_q;      // UDP length (bytes 38-39)
+  logic [7:0]        f_op_q;       // BTH opcode (byte 42)
+  logic [1:0]        f_pc_q;       // BTH pad count (byte 43 [5:4])
+  logic [OFF_W-1:0]  i_ip14_q;     // 14 + IPv4 total length: the frame must hold that many bytes
+  logic              i_lrule_q;    // IPv4 length = UDP length + 20, UDP length >= BTH + ext + pad
+  logic [12:0]       i_pay_q;      // payload length (+ GRH_LEN for UD)
+  logic [6:0]        i_hl_q;       // header length as stored
 
   always_comb begin
     // admit_q: room for a frame, decided a cycle ahead from the pointers' and the descriptor
@@ -161,15 +172,40 @@ module tmnic_pkt_rx
   end
 
   localparam int unsigned ULEN_BEAT = 38 / W;  // beat holding the UDP length (bytes 38-39)
+  localparam int unsigned IPL_BEAT  = 16 / W;  // ... the IPv4 total length (bytes 16-17)
+  localparam int unsigned OP_BEAT   = 42 / W;  // ... the BTH opcode and flags (bytes 42-43)
 
   always_ff @(posedge clk_i) begin : p_in
     logic [OFF_W-1:0] cov_end;
     logic [W-1:0]     en;
     logic [LW:0]      kcnt;
+    logic [DATA_W-1:0] din;
+    logic [15:0]      ipl, udl;
+    logic [7:0]       opb;
+    logic [1:0]       pcb;
+    logic [4:0]       ext;
     if (in_fire) begin
       for (int unsigned i = 0; i < W; i++) begin
-        i_data_q[8*i +: 8] <= s_axis_tkeep_i[i] ? s_axis_tdata_i[8*i +: 8] : 8'h00;
+        din[8*i +: 8] = s_axis_tkeep_i[i] ? s_axis_tdata_i[8*i +: 8] : 8'h00;
       end
+      i_data_q <= din;
+      // Length fields: from this beat if it holds them, zero from a frame's first beat on
+      ipl = (ib_q == BI_W'(IPL_BEAT)) ? {din[8*(16 % W) +: 8], din[8*(17 % W) +: 8]}
+          : (ib_q == '0) ? 16'h0 : f_ipl_q;
+      udl = (ib_q == BI_W'(ULEN_BEAT)) ? {din[8*(38 % W) +: 8], din[8*(39 % W) +: 8]}
+          : (ib_q == '0) ? 16'h0 : f_udl_q;
+      opb = (ib_q == BI_W'(OP_BEAT)) ? din[8*(42 % W) +: 8] : (ib_q == '0) ? 8'h0 : f_op_q;
+      pcb = (ib_q == BI_W'(OP_BEAT)) ? din[8*(43 % W) + 4 +: 2] : (ib_q == '0) ? 2'h0 : f_pc_q;
+      {f_ipl_q, f_udl_q, f_op_q, f_pc_q} <= {ipl, udl, opb, pcb};
+      ext = bth_ext_len(opb);
+      i_ip14_q  <= OFF_W'(14) + OFF_W'(ipl);
+      i_lrule_q <= (OFF_W'(ipl) == OFF_W'(udl) + OFF_W'(20)) &&
+                   (OFF_W'(udl) >= OFF_W'(24) + OFF_W'(ext) + OFF_W'(pcb));
+      // A UD datagram's payload is delivered with its GRH in front (GRH_LEN bytes: 20 zero bytes,
+      // then the IPv4 header), which the stored frame holds right before the payload (stage C).
+      i_pay_q   <= 13'(OFF_W'(udl) - OFF_W'(24) - OFF_W'(ext) - OFF_W'(pcb)) +
+                   (bth_has_deth(opb) ? 13'(GRH_LEN) : 13'd0);
+      i_hl_q    <= 7'd54 + 7'(ext) - (bth_has_deth(opb) ? 7'(GRH_LEN) : 7'd0);
       kcnt = '0;
       for (int unsigned i = 0; i < W; i++) begin
         if (s_axis_tkeep_i[i]) begin
@@ -245,11 +281,9 @@ module tmnic_pkt_rx
 
   always_ff @(posedge clk_i) begin : p_parse
     logic [WIN_BYTES-1:0][7:0] win;  // frame byte i in win[i]; fields are big-endian
-    logic [OFF_W-1:0]       flen, ip_len, udp_len;
+    logic [OFF_W-1:0]       flen;
     logic [7:0]             op;
-    logic [1:0]             pc;
     logic [3:0]             tver;
-    logic [4:0]             ext;
     logic [15:0]            frag;   // flags + fragment offset
     logic [15:0]            pkey;
     roce_hdr_t              h;
@@ -264,17 +298,12 @@ module tmnic_pkt_rx
       end
       win_q <= win;
 
-      udp_len = OFF_W'({win[38], win[39]});
-
       flen = i_flen_q;
 
       // Header fields and rules (used on the last beat only).
       op     = win[42];
       pkey   = {win[44], win[45]};
-      pc     = win[43][5:4];
       tver   = win[43][3:0];
-      ext    = bth_ext_len(op);
-      ip_len = OFF_W'({win[16], win[17]});
       frag   = {win[20], win[21]};
 
       h           = '0;
@@ -318,27 +347,23 @@ module tmnic_pkt_rx
         h.deth_qkey = {win[54], win[55], win[56], win[57]};
         h.deth_sqp  = {win[59], win[60], win[61]};
       end
-      // A UD datagram's payload is delivered with its GRH in front (GRH_LEN bytes: 20 zero bytes,
-      // then the IPv4 header), which the stored frame holds right before the payload (below).
-      h.pay_len = 13'(udp_len - OFF_W'(24) - OFF_W'(ext) - OFF_W'(pc)) +
-                  (bth_has_deth(op) ? 13'(GRH_LEN) : 13'd0);
+      h.pay_len = i_pay_q;                 // (stage I, from the same bytes)
 
       c_hdr_q <= h;
-      c_hl_q  <= 7'd54 + 7'(ext) - (bth_has_deth(op) ? 7'(GRH_LEN) : 7'd0);
+      c_hl_q  <= i_hl_q;
       c_hdr_ok_q <= (flen <= OFF_W'(MAX_FRAME_LEN)) &&
                     ({win[12], win[13]} == 16'h0800) &&
                     (win[14] == 8'h45) &&
                     ((frag & 16'h3FFF) == 16'h0) &&  // MF, fragment offset
                     (win[23] == 8'd17) &&
                     ({win[36], win[37]} == ROCE_UDP_PORT) &&
-                    (ip_len == udp_len + OFF_W'(20)) &&
-                    (OFF_W'(14) + ip_len <= flen) &&
+                    i_lrule_q &&
+                    (i_ip14_q <= flen) &&
                     (h.dst_mac == local_mac_i) &&
                     (h.dst_ip == local_ip_i) &&
                     (tver == 4'h0) &&
                     ((pkey & 16'h7FFF) == 16'h7FFF) &&
-                    bth_op_supported(op) &&
-                    (udp_len >= OFF_W'(24) + OFF_W'(ext) + OFF_W'(pc));
+                    bth_op_supported(op);
       // The stored frame, rewritten so that the GRH of a UD datagram lies right before its payload:
       // frame bytes [hl-40, hl-20) zero and [hl-20, hl) the IPv4 header (bytes 14..33). Every
       // rewritten byte comes from this beat or an earlier one, and the opcode (byte 42) is known for
