@@ -149,15 +149,17 @@ module tmnic_pkt_rx
   logic [OFF_W-1:0]  i_flen_q;     // frame bytes up to the end of the beat in stage I (its tkeep
                                    // is contiguous from lane 0)
   // The length fields of the frame so far (zero until their beat: as the header window reads
-  // them), and the length rules made from them in stage I, so that stage C's header check reads
-  // registers, not adders behind the window (the frame's last beat may be the one that holds them)
+  // them) and their sums, one adder each in stage I, so that stage C's header check compares
+  // registers rather than adders behind the window (a frame's last beat may be the one that holds
+  // them). With the beat in stage I.
   logic [15:0]       f_ipl_q;      // IPv4 total length (bytes 16-17)
   logic [15:0]       f_udl_q;      // UDP length (bytes 38-39)
   logic [7:0]        f_op_q;       // BTH opcode (byte 42)
   logic [1:0]        f_pc_q;       // BTH pad count (byte 43 [5:4])
   logic [OFF_W-1:0]  i_ip14_q;     // 14 + IPv4 total length: the frame must hold that many bytes
-  logic              i_lrule_q;    // IPv4 length = UDP length + 20, UDP length >= BTH + ext + pad
-  logic [12:0]       i_pay_q;      // payload length (+ GRH_LEN for UD)
+  logic [OFF_W-1:0]  i_udl20_q;    // UDP length + 20: the IPv4 total length must be that
+  logic [5:0]        i_kmin_q;     // BTH + extension headers + pad: the UDP length's least
+  logic [12:0]       i_padj_q;     // payload length - UDP length (GRH_LEN added for UD), mod 2^13
   logic [6:0]        i_hl_q;       // header length as stored
 
   always_comb begin
@@ -199,12 +201,11 @@ module tmnic_pkt_rx
       {f_ipl_q, f_udl_q, f_op_q, f_pc_q} <= {ipl, udl, opb, pcb};
       ext = bth_ext_len(opb);
       i_ip14_q  <= OFF_W'(14) + OFF_W'(ipl);
-      i_lrule_q <= (OFF_W'(ipl) == OFF_W'(udl) + OFF_W'(20)) &&
-                   (OFF_W'(udl) >= OFF_W'(24) + OFF_W'(ext) + OFF_W'(pcb));
+      i_udl20_q <= OFF_W'(udl) + OFF_W'(20);
+      i_kmin_q  <= 6'd24 + 6'(ext) + 6'(pcb);
       // A UD datagram's payload is delivered with its GRH in front (GRH_LEN bytes: 20 zero bytes,
       // then the IPv4 header), which the stored frame holds right before the payload (stage C).
-      i_pay_q   <= 13'(OFF_W'(udl) - OFF_W'(24) - OFF_W'(ext) - OFF_W'(pcb)) +
-                   (bth_has_deth(opb) ? 13'(GRH_LEN) : 13'd0);
+      i_padj_q  <= (bth_has_deth(opb) ? 13'(GRH_LEN) : 13'd0) - 13'd24 - 13'(ext) - 13'(pcb);
       i_hl_q    <= 7'd54 + 7'(ext) - (bth_has_deth(opb) ? 7'(GRH_LEN) : 7'd0);
       kcnt = '0;
       for (int unsigned i = 0; i < W; i++) begin
@@ -347,7 +348,7 @@ module tmnic_pkt_rx
         h.deth_qkey = {win[54], win[55], win[56], win[57]};
         h.deth_sqp  = {win[59], win[60], win[61]};
       end
-      h.pay_len = i_pay_q;                 // (stage I, from the same bytes)
+      h.pay_len = 13'(f_udl_q) + i_padj_q;  // UDP length - BTH - ext - pad (+ GRH_LEN for UD)
 
       c_hdr_q <= h;
       c_hl_q  <= i_hl_q;
@@ -357,13 +358,14 @@ module tmnic_pkt_rx
                     ((frag & 16'h3FFF) == 16'h0) &&  // MF, fragment offset
                     (win[23] == 8'd17) &&
                     ({win[36], win[37]} == ROCE_UDP_PORT) &&
-                    i_lrule_q &&
+                    (OFF_W'(f_ipl_q) == i_udl20_q) &&
                     (i_ip14_q <= flen) &&
                     (h.dst_mac == local_mac_i) &&
                     (h.dst_ip == local_ip_i) &&
                     (tver == 4'h0) &&
                     ((pkey & 16'h7FFF) == 16'h7FFF) &&
-                    bth_op_supported(op);
+                    bth_op_supported(op) &&
+                    (f_udl_q >= 16'(i_kmin_q));
       // The stored frame, rewritten so that the GRH of a UD datagram lies right before its payload:
       // frame bytes [hl-40, hl-20) zero and [hl-20, hl) the IPv4 header (bytes 14..33). Every
       // rewritten byte comes from this beat or an earlier one, and the opcode (byte 42) is known for
