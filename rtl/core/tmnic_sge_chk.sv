@@ -6,10 +6,11 @@
 //
 // start_i (while idle_o) begins a walk over the first min(nsge_i, NSGE) entries of sge_i; nsge_i,
 // pd_i, access_i and sge_i are read during the walk and must stay stable until done_o. Per passing
-// SGE k: out_valid_o with out_idx_o = k, its IOVA and length (three cycles after it was taken). With
-// the last SGE's result, or the failing SGE's check, or one cycle after a start with no SGEs: done_o
-// for one cycle with ok_o (every SGE passed and nsge_i <= NSGE) and, when ok_o, total_o, the sum of
-// the lengths (35 bits: six 32-bit lengths never overflow it). The outputs are registers.
+// SGE k: out_valid_o with out_idx_o = k, its IOVA and length (three cycles after it was taken; the
+// three mean something only with out_valid_o). With the last SGE's result, or the failing SGE's
+// check, or one cycle after a start with no SGEs: done_o for one cycle with ok_o (every SGE passed
+// and nsge_i <= NSGE) and, when ok_o, total_o, the sum of the lengths (35 bits: six 32-bit lengths
+// never overflow it). The outputs are registers.
 //
 // The MR table read is registered (the context block's block-RAM port): mr_idx_o is the lkey's MR
 // index of the SGE that enters stage A, mr_rd_i that MR one cycle later, when stage B reads it.
@@ -82,8 +83,9 @@ module tmnic_sge_chk
     cur = sge_i[0];
     if (walk_q) for (int k = 0; k < int'(NSGE); k++) if (IW'(k) == i_q) cur = sge_i[k];
   end
-  // The MR table read is registered (tmnic_ctx): it gets the SGE that stage A holds next.
-  assign mr_idx_o = a_v_d ? a_sge_d.lkey[MR_KEY_SHIFT +: MR_W] : a_sge_q.lkey[MR_KEY_SHIFT +: MR_W];
+  // The MR table read is registered (tmnic_ctx): it gets the SGE that stage A holds next (A loads
+  // in every cycle of a walk; a_v_q says whether what it holds is an SGE to check).
+  assign mr_idx_o = walk_q ? a_sge_d.lkey[MR_KEY_SHIFT +: MR_W] : a_sge_q.lkey[MR_KEY_SHIFT +: MR_W];
 
   always_comb begin
     logic [IW-1:0] n;   // SGEs to walk
@@ -170,7 +172,8 @@ module tmnic_sge_chk
     total_q <= total_d;
     a_idx_q <= a_idx_d;
     a_last_q <= a_last_d;
-    if (a_v_d) begin
+    // Not on a_v_d: the SGE count's compare then reaches one valid bit, not 200 enables.
+    if (walk_q) begin
       a_sge_q <= a_sge_d;
       a_end_q <= a_end_d;
     end
@@ -183,7 +186,9 @@ module tmnic_sge_chk
       b_iova_q <= b_iova_d;
       b_len_q <= a_sge_q.length;
     end
-    if (out_v_d) begin
+    // Loaded for every SGE in C, passing or not (out_valid_o says which): C's end compare then
+    // reaches only the valid bit, not the enables of a hundred output flip-flops.
+    if (b_v_q) begin
       out_idx_q <= b_idx_q;
       out_iova_q <= b_iova_q;
       out_len_q <= b_len_q;
