@@ -258,7 +258,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   logic [WAY_W-1:0] cw_way, mv_from, mv_way;
   hsrc_e            cw_hsrc;
   tsrc_e            cw_tsrc;
-  logic [LB-1:0]    cw_idx, mv_idx;
+  logic [LB-1:0]    mv_idx;
   slot_t            cw_data, mv_slot;
   link_t            cw_link;
   logic             reloc_hash, ck_rst;
@@ -397,14 +397,14 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
       .SEQ_W(SEQ_W), .GEN_W(GEN_W), .req_t(req_t), .slot_t(slot_t), .link_t(link_t), .live_t(live_t),
       .tup_t(tup_t)) u_fwd (
     .clk_i, .rst_ni, .adv_i(advance),
-    .v2_i(v_q[2]), .v3_i(v_q[3]), .r2_i(r_q[2]), .r3_i(r_q[3]), .r4_i(r_q[4]),
+    .idx1_i(idx_q[1]), .kr1_i(kr_q[1]), .v2_i(v_q[2]), .v3_i(v_q[3]), .r2_i(r_q[2]), .r3_i(r_q[3]), .r4_i(r_q[4]),
     .idx2_i(idx_q[2]), .idx3_i(idx_q[3]), .idx4_i(idx_q[4]), .kr2_i(kr_q[2]), .kr3_i(kr_q[3]),
     .kr4_i(kr_q[4]), .gen_i(gen),
     .sl_rdata_i(sl_rdata), .lv_rdata_i(lv_rdata), .cam_old_i(cam_old), .cam_cnt_i(cam_cnt),
     .cam_seq_i(cam_seq), .q_hw_i(q_hw), .q_sw_i(q_sw),
     .lk_rdata_i(lk_rdata), .v4_i(v_q[4]), .hold_i(hold4),
-    .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_idx_i(cw_idx), .cw_data_i(cw_data),
-    .cw_pop_i(cw_pop), .cw_new_i(cw_new), .cw_lval_i(cw_lval), .cw_link_i(cw_link),
+    .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_data_i(cw_data), .cw_pop_i(cw_pop),
+    .cw_new_i(cw_new), .cw_lval_i(cw_lval), .cw_link_i(cw_link),
     .cw2_we_i(cw2_we), .mv_from_i(mv_from), .mv_way_i(mv_way), .mv_idx_i(mv_idx), .mv_slot_i(mv_slot),
     .cl_we_i(cl_we), .cl_hdl_i(cl_hdl), .cl_live_i(cl_live),
     .cam_rm_i(cam_rm), .cam_rm_idx_i(cam_rm_idx), .cam_ins_i(cam_ins), .cam_ins_idx_i(cam_ins_idx),
@@ -494,7 +494,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .scr_rd_i(scr_rd), .scr_rd_addr_i(scr_rd_addr), .scr_wr_i(scr_wr), .scr_wr_addr_i(scr_wr_addr),
     .scr_init_i(scr_init),
     .sl_rdata_o(sl_rdata), .lk_rdata_o(lk_rdata), .pv_rdata_o(pv_rdata), .lv_rdata_o(lv_rdata),
-    .en_rdata_o(en_rdata), .cw_idx_o(cw_idx), .cw_data_o(cw_data), .cw_link_o(cw_link));
+    .en_rdata_o(en_rdata), .cw_data_o(cw_data), .cw_link_o(cw_link));
 
   // ---------------------------------------------------------------- CAM
   tmnic_tm_cam #(.W(CAM_W), .SRQ_W(SRQ_W), .H_W(H_W), .SEQ_W(SEQ_W)) u_cam (
@@ -576,7 +576,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     if (done4 || inj_d)
       $display("[rtl] commit %0d srq %0d tag %h hdl %0d | hit %0d win %b hdl %0d t4 %p | cw %0d c%0d w%0d i%0d v%0d h1 %0d tail %0d | cam ins %0d rm %0d",
                r_q[4].kind, r_q[4].srq, r_q[4].tag, r_q[4].hdl, rsp_hit, win, rsp_hdl, t4c, cw_we,
-               cw_cls, cw_way, cw_idx, cw_data.v, cw_data.h1, cw_data.tail, cam_ins, cam_rm);
+               cw_cls, cw_way, idx_q[4][cw_cls][cw_way], cw_data.v, cw_data.h1, cw_data.tail, cam_ins, cam_rm);
   end
 `endif
   always_comb begin

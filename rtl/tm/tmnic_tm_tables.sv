@@ -109,9 +109,8 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   output prev_t                       pv_rdata_o,
   output live_t                       lv_rdata_o,
   output ent_t                        en_rdata_o,
-  // The commit's slot write (recorded by tmnic_tm_commit_fwd), and the link of a FIFO head whose next
+  // The commit's slot word (recorded by tmnic_tm_commit_fwd), and the link of a FIFO head whose next
   // is the new entry.
-  output logic [LB-1:0]               cw_idx_o,
   output slot_t                       cw_data_o,
   output link_t                       cw_link_o
 );
@@ -170,7 +169,8 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   assign cw_t_h1   = t4_i[cw_cls_i].h1;
   assign cw_t_s1   = t4_i[cw_cls_i].s1;
   assign cw_t_tail = t4_i[cw_cls_i].tail;
-  assign cw_idx_o  = idx4_i[cw_cls_i][cw_way_i];
+  logic [LB-1:0]    cw_idx;
+  assign cw_idx    = idx4_i[cw_cls_i][cw_way_i];
   always_comb begin
     cw_data_o.v    = cw_v_i;
     cw_data_o.gen  = gen_i[r4_i.srq];
@@ -240,7 +240,7 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
         // Write data per way, shared by the classes: the relocated FIFO in its new way, else the
         // commit's slot; the scrubber only clears the valid bit (the rest of its word is unused).
         sl_we[c][w]    = cw_we_i && int'(cw_cls_i) == c && int'(cw_way_i) == w;
-        sl_waddr[c][w] = cw_idx_o;
+        sl_waddr[c][w] = cw_idx;
         if (cw2_we_i && int'(cw_cls_i) == c && int'(mv_way_i) == w) begin
           sl_we[c][w]    = 1'b1;
           sl_waddr[c][w] = mv_idx_i;
