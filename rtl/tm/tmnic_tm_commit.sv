@@ -162,8 +162,8 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
 
   // s4 sub-states: a lookup whose SRQ has spilled entries scans them; an ADD without a free way
   // searches for a relocation (X_CK_*).
-  typedef enum logic [3:0] {X_START, X_SCAN, X_DECIDE, X_CK_OCC, X_CK_H, X_CK_RD, X_CK_CHK, X_CK_RST,
-                            X_CK_DONE} xst_e;
+  typedef enum logic [3:0] {X_START, X_SCAN, X_DECIDE, X_CK_OCC, X_CK_H, X_CK_RD, X_CK_CHK, X_CK_SEL,
+                            X_CK_RST, X_CK_DONE} xst_e;
   typedef enum logic [1:0] {RH_CLS, RH_CAM, RH_SC} rhsrc_e;  // matched handle from
 
   function automatic logic seq_older(logic [SEQ_W-1:0] a, logic [SEQ_W-1:0] b);
@@ -183,6 +183,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   // buckets in the other ways, the free way found.
   slot_t [D-1:0]             ck_occ_q, ck_occ_d;
   logic [WAY_W-1:0]          ck_w_q, ck_w_d, ck_x_q, ck_x_d;
+  logic [D-1:0]              ck_fr_q, ck_fr_d;   // the free ones among its other ways
   logic [D-1:0][LB-1:0]      ck_alt_q, ck_alt_d;
   logic                      ck_found_q, ck_found_d;
   // Serialized request data (DEL pass 1), held from s2 of the DEL to the end of its FIND.
@@ -238,6 +239,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     ul_prev_d = ul_prev_q; ul_link_d = ul_link_q; sp_en_d = sp_en_q; sp_old_d = sp_old_q;
     sp_unlink = 1'b0;
     ck_occ_d = ck_occ_q; ck_w_d = ck_w_q; ck_x_d = ck_x_q; ck_alt_d = ck_alt_q; ck_found_d = ck_found_q;
+    ck_fr_d = ck_fr_q;
     ck_re_o = '0; ck_raddr_o = '0; ck_rst_o = 1'b0;
     hold_o = 1'b0; done_o = 1'b0; find_o = 1'b0;
     cw_we_o = 1'b0; cw_cls_o = r4_i.cls; cw_way_o = t_way; cw_v_o = 1'b1;
@@ -359,10 +361,17 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
               end
             end
           end else if (xs_q == X_CK_CHK) begin
+            // Its other ways' words are on the RAM outputs: which are free is registered (the choice
+            // of one, next cycle, stays out of the RAM's output path).
+            hold_o = 1'b1;
+            xs_d   = X_CK_SEL;
+            for (int x = 0; x < int'(D); x++)
+              ck_fr_d[x] = WAY_W'(x) != ck_w_q && (!sl_rdata_i[r4_i.cls][x].v ||
+                           sl_rdata_i[r4_i.cls][x].gen != gen_i[sl_rdata_i[r4_i.cls][x].kr[R_W-1 -: SRQ_W]]);
+          end else if (xs_q == X_CK_SEL) begin
             hold_o = 1'b1;
             for (int x = int'(D) - 1; x >= 0; x--) begin
-              if (WAY_W'(x) != ck_w_q && (!sl_rdata_i[r4_i.cls][x].v || sl_rdata_i[r4_i.cls][x].gen !=
-                                          gen_i[sl_rdata_i[r4_i.cls][x].kr[R_W-1 -: SRQ_W]])) begin
+              if (ck_fr_q[x]) begin
                 ck_x_d     = WAY_W'(x);
                 ck_found_d = 1'b1;
               end
@@ -570,7 +579,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   always_ff @(posedge clk_i) begin
     sc_p_q <= sc_p_d; sc_v_q <= sc_v_d; sc_h_q <= sc_h_d; sc_seq_q <= sc_seq_d;
     ul_prev_q <= ul_prev_d; ul_link_q <= ul_link_d; sp_en_q <= sp_en_d; sp_old_q <= sp_old_d;
-    ck_occ_q <= ck_occ_d; ck_w_q <= ck_w_d; ck_x_q <= ck_x_d; ck_alt_q <= ck_alt_d;
+    ck_occ_q <= ck_occ_d; ck_w_q <= ck_w_d; ck_x_q <= ck_x_d; ck_alt_q <= ck_alt_d; ck_fr_q <= ck_fr_d;
     // DEL pass 1: the handle's state arrives at s2.
     if (adv_i && del2_i) begin
       ser_live_q <= lv_rdata_i;   // alone in the pipeline: nothing committed since the read
