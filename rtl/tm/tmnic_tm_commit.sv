@@ -96,6 +96,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   output logic [WAY_W-1:0]            mv_way_o,
   output logic [LB-1:0]               mv_idx_o,
   output slot_t                       mv_slot_o,
+  output logic                        mv_sel_o,      // s4 is the relocating ADD's commit (registers)
   output logic                        reloc_hash_o,  // s0's hash units serve the relocation search
   output logic [D-1:0]                ck_re_o,       // its slot reads (the request's class)
   output logic [D-1:0][LB-1:0]        ck_raddr_o,
@@ -222,6 +223,19 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     for (int c = int'(K) - 1; c >= 0; c--) if (win_i[c]) win_cls = CLS_W'(c);
   end
 
+  // Whether s4 holds (and so whether every stage moves) from registers and the candidates' flags
+  // only, flat, not out of the decision's if-chains below, which make the same choice (hold_c,
+  // done_c; asserted equal).
+  logic sc_start, ck_start;   // a lookup starts its spill scan, an ADD its relocation search
+  logic hold_c, done_c;
+  assign sc_start = !blocked4_i && cur_sp_cnt_i != '0 && xs_q == X_START;
+  assign ck_start = D > 1 && xs_q == X_START && !lv4_i && r4_i.has_cls && !t4_i[r4_i.cls].v &&
+                    fr4_i == '0;
+  assign hold_o   = v4_i && (r4_i.kind == RK_LK && (sc_start || xs_q == X_SCAN) ||
+                             r4_i.kind == RK_ADD && (ck_start || xs_q inside {X_CK_OCC, X_CK_H, X_CK_RD,
+                                                                             X_CK_CHK, X_CK_SEL, X_CK_RST}));
+  assign done_o   = v4_i && !hold_o;
+
   always_comb begin
     logic [WAY_W-1:0] fw;
     logic             fw_v;
@@ -241,7 +255,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     ck_occ_d = ck_occ_q; ck_w_d = ck_w_q; ck_x_d = ck_x_q; ck_alt_d = ck_alt_q; ck_found_d = ck_found_q;
     ck_fr_d = ck_fr_q;
     ck_re_o = '0; ck_raddr_o = '0; ck_rst_o = 1'b0;
-    hold_o = 1'b0; done_o = 1'b0; find_o = 1'b0;
+    hold_c = 1'b0; done_c = 1'b0; find_o = 1'b0;
     cw_we_o = 1'b0; cw_cls_o = r4_i.cls; cw_way_o = t_way; cw_v_o = 1'b1;
     cw_hsrc_o = HS_TUP; cw_tsrc_o = TS_TUP;
     cw_pop_o = 1'b0; cw_new_o = 1'b0; cw_lval_o = 1'b0; cw2_we_o = 1'b0;
@@ -264,14 +278,14 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
       unique case (r4_i.kind)
         // ------------------------------------------------ lookup
         RK_LK: begin
-          if (!blocked4_i && cur_sp_cnt_i != '0 && xs_q == X_START) begin
+          if (sc_start) begin
             // Scan the spill list from its head (the class heads' chase link is captured first).
-            hold_o = 1'b1;
+            hold_c = 1'b1;
             xs_d   = X_SCAN;
             sc_p_d = cur_sp_head_i;
             sc_v_d = 1'b0;
           end else if (xs_q == X_SCAN) begin
-            hold_o = 1'b1;
+            hold_c = 1'b1;
             // Entry sc_p_q: its data is on the RAM outputs now (read at the last edge).
             if (((en_rdata_i.mtag ^ r4_i.tag) & en_rdata_i.mask) == 64'd0) begin
               sc_v_d    = 1'b1;
@@ -290,7 +304,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
               xs_d = X_DECIDE;
             end
           end else begin
-            done_o   = 1'b1;
+            done_c   = 1'b1;
             xs_d     = X_START;
             ev_o     = 1'b1;
             rsp_lk_o = 1'b1;
@@ -331,28 +345,28 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
         RK_ADD: begin
           // No free way for a new key: look for an occupant that can move to another of its ways
           // (one step of cuckoo hashing), reading the tables while the pipeline waits.
-          if (D > 1 && xs_q == X_START && !lv4_i && r4_i.has_cls && !t_v && !fw_v) begin
-            hold_o = 1'b1;
+          if (ck_start) begin
+            hold_c = 1'b1;
             xs_d   = X_CK_OCC;
             for (int w = 0; w < int'(D); w++) begin
               ck_re_o[w]    = 1'b1;
               ck_raddr_o[w] = idx4_i[r4_i.cls][w];
             end
           end else if (xs_q == X_CK_OCC) begin
-            hold_o = 1'b1;
+            hold_c = 1'b1;
             xs_d   = X_CK_H;
             ck_w_d = '0;
             for (int w = 0; w < int'(D); w++) ck_occ_d[w] = sl_rdata_i[r4_i.cls][w];
           end else if (xs_q == X_CK_H) begin
             // The occupant of way ck_w_q sits at bucket idx = L ^ H_w(R): its bucket in way x is
             // idx ^ H_w(R) ^ H_x(R) (hash units fed with its R, index bits 0).
-            hold_o = 1'b1;
+            hold_c = 1'b1;
             xs_d   = X_CK_RD;
             for (int x = 0; x < int'(D); x++)
               ck_alt_d[x] = idx4_i[r4_i.cls][ck_w_q] ^ idx0_i[r4_i.cls][ck_w_q] ^ idx0_i[r4_i.cls][x];
           end else if (xs_q == X_CK_RD) begin
             // Those buckets are read from registers (the hash stays out of the RAM address path).
-            hold_o = 1'b1;
+            hold_c = 1'b1;
             xs_d   = X_CK_CHK;
             for (int x = 0; x < int'(D); x++) begin
               if (WAY_W'(x) != ck_w_q) begin
@@ -363,13 +377,13 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
           end else if (xs_q == X_CK_CHK) begin
             // Its other ways' words are on the RAM outputs: which are free is registered (the choice
             // of one, next cycle, stays out of the RAM's output path).
-            hold_o = 1'b1;
+            hold_c = 1'b1;
             xs_d   = X_CK_SEL;
             for (int x = 0; x < int'(D); x++)
               ck_fr_d[x] = WAY_W'(x) != ck_w_q && (!sl_rdata_i[r4_i.cls][x].v ||
                            sl_rdata_i[r4_i.cls][x].gen != gen_i[sl_rdata_i[r4_i.cls][x].kr[R_W-1 -: SRQ_W]]);
           end else if (xs_q == X_CK_SEL) begin
-            hold_o = 1'b1;
+            hold_c = 1'b1;
             for (int x = int'(D) - 1; x >= 0; x--) begin
               if (ck_fr_q[x]) begin
                 ck_x_d     = WAY_W'(x);
@@ -383,11 +397,11 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
             end
           end else if (xs_q == X_CK_RST) begin
             // Read the words of the request in s2 again: they are on the RAM outputs at the commit.
-            hold_o   = 1'b1;
+            hold_c   = 1'b1;
             xs_d     = X_CK_DONE;
             ck_rst_o = 1'b1;
           end else begin
-            done_o       = 1'b1;
+            done_c       = 1'b1;
             ev_o         = 1'b1;
             xs_d         = X_START;
             ck_found_d   = 1'b0;
@@ -446,7 +460,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
         end
         // ------------------------------------------------ SYNC
         RK_SYNC: begin
-          done_o       = 1'b1;
+          done_c       = 1'b1;
           ev_o         = 1'b1;
           ev_cnt_vld_o = r4_i.cnt_vld;
           rsp_op_o     = 1'b1;
@@ -454,7 +468,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
         end
         // ------------------------------------------------ DEL, pass 1: the handle's state
         RK_DEL: begin
-          done_o = 1'b1;
+          done_c = 1'b1;
           if (ser_ok && ser_live_q.loc == LOC_CLS) begin
             find_o = 1'b1;   // find the FIFO: the entry's key goes through the pipeline again
           end else begin
@@ -477,7 +491,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
         end
         // ------------------------------------------------ DEL, pass 2: unlink from the FIFO
         RK_FIND: begin
-          done_o       = 1'b1;
+          done_c       = 1'b1;
           ev_o         = 1'b1;
           ev_cnt_vld_o = r4_i.cnt_vld;
           ev_rm_o      = 1'b1;
@@ -510,7 +524,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
         end
         // ------------------------------------------------ CLEAR: O(1), a new generation
         default: begin
-          done_o     = 1'b1;
+          done_c     = 1'b1;
           ev_o       = 1'b1;
           ev_clear_o = 1'b1;
           cam_clr_o  = 1'b1;
@@ -556,6 +570,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   assign mv_way_o      = ck_x_q;
   assign mv_idx_o      = ck_alt_q[ck_x_q];
   assign mv_slot_o     = ck_occ_q[ck_w_q];
+  assign mv_sel_o      = xs_q == X_CK_DONE && ck_found_q;
   assign reloc_hash_o  = xs_q == X_CK_H;
   assign scan_rd_o     = v4_i && r4_i.kind == RK_LK && xs_d == X_SCAN;
   assign scan_addr_o   = sc_p_d;
@@ -600,6 +615,12 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   a_hold_xor_done: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(hold_o && done_o) && (hold_o || done_o) == v4_i && (xs_q == X_START || v4_i))
     else $error("tmnic_tm_commit: s4 holds and completes, or neither, or a sub-state without a request");
+  // The tables take a relocation's write address and word from mv_sel_o, a register.
+  a_mv_sel: assert property (@(posedge clk_i) disable iff (!chk_q) cw2_we_o == mv_sel_o)
+    else $error("tmnic_tm_commit: the relocation's write and mv_sel_o differ");
+  a_hold_flat: assert property (@(posedge clk_i) disable iff (!chk_q)
+    hold_o == hold_c && done_o == done_c)
+    else $error("tmnic_tm_commit: the flat hold / done differ from the decision's");
   a_find_from_del: assert property (@(posedge clk_i) disable iff (!chk_q)
     !find_o || (v4_i && r4_i.kind == RK_DEL)) else $error("tmnic_tm_commit: a FIND from no DEL");
 `endif

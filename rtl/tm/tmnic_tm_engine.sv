@@ -261,7 +261,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   logic [LB-1:0]    mv_idx;
   slot_t            cw_data, mv_slot;
   link_t            cw_link;
-  logic             reloc_hash, ck_rst;
+  logic             reloc_hash, ck_rst, mv_sel;
   logic [D-1:0]     ck_re;
   logic [D-1:0][LB-1:0] ck_raddr;
   logic             lk_we, pv_we, en_we, cl_we, cl_live;
@@ -455,7 +455,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .cw_we_o(cw_we), .cw_cls_o(cw_cls), .cw_way_o(cw_way), .cw_v_o(cw_v), .cw_hsrc_o(cw_hsrc),
     .cw_tsrc_o(cw_tsrc), .cw_pop_o(cw_pop), .cw_new_o(cw_new), .cw_lval_o(cw_lval),
     .cw2_we_o(cw2_we), .mv_from_o(mv_from), .mv_way_o(mv_way), .mv_idx_o(mv_idx), .mv_slot_o(mv_slot),
-    .reloc_hash_o(reloc_hash), .ck_re_o(ck_re), .ck_raddr_o(ck_raddr), .ck_rst_o(ck_rst),
+    .mv_sel_o(mv_sel), .reloc_hash_o(reloc_hash), .ck_re_o(ck_re), .ck_raddr_o(ck_raddr), .ck_rst_o(ck_rst),
     .lk_we_o(lk_we), .lk_asrc_o(lk_asrc), .lk_dsrc_o(lk_dsrc), .pv_we_o(pv_we), .pv_asrc_o(pv_asrc),
     .pv_dsrc_o(pv_dsrc), .ul_prev_o(ul_prev), .ul_link_o(ul_link), .en_we_o(en_we),
     .cl_we_o(cl_we), .cl_hdl_o(cl_hdl), .cl_live_o(cl_live),
@@ -486,7 +486,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .gen_i(gen), .cur_sp_tail_i(cur_sp_tail),
     .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_v_i(cw_v), .cw_hsrc_i(cw_hsrc),
     .cw_tsrc_i(cw_tsrc), .cw_pop_i(cw_pop), .cw2_we_i(cw2_we), .mv_way_i(mv_way), .mv_idx_i(mv_idx),
-    .mv_slot_i(mv_slot), .ck_re_i(ck_re), .ck_raddr_i(ck_raddr), .ck_rst_i(ck_rst),
+    .mv_slot_i(mv_slot), .mv_sel_i(mv_sel), .ck_re_i(ck_re), .ck_raddr_i(ck_raddr), .ck_rst_i(ck_rst),
     .lk_we_i(lk_we), .lk_asrc_i(lk_asrc), .lk_dsrc_i(lk_dsrc), .pv_we_i(pv_we), .pv_asrc_i(pv_asrc),
     .pv_dsrc_i(pv_dsrc), .ul_prev_i(ul_prev), .ul_link_i(ul_link), .en_we_i(en_we),
     .cl_we_i(cl_we), .cl_hdl_i(cl_hdl), .cl_live_i(cl_live), .cam_ins_i(cam_ins),
