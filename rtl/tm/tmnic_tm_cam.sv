@@ -18,10 +18,14 @@ module tmnic_tm_cam #(
   input  logic clk_i,
   input  logic rst_ni,
 
-  // Compare with the current contents (stage s2); evaluated only under cmp_en_i (else no hit).
-  input  logic             cmp_en_i,
+  // Compare (stage s1, registered at adv_i) with the contents of then; evaluated only under
+  // cmp1_en_i. The three oldest are selected in s2 (under cmp2_en_i, else no hit) from those hits
+  // with the write of the edge between applied (a removed entry drops out, a matching insert joins).
+  input  logic             adv_i,
+  input  logic             cmp1_en_i,
   input  logic [SRQ_W-1:0] cmp_srq_i,
   input  logic [63:0]      cmp_tag_i,
+  input  logic             cmp2_en_i,
   // The three oldest hits (valid, same SRQ, tag matches; enable bit not applied), one-hot each
   // (zero if fewer), and how many hits there are, saturated at 3: from the current ages.
   output logic [2:0][W-1:0] old_o,
@@ -69,15 +73,39 @@ module tmnic_tm_cam #(
   logic [W-1:0]        valid_q, en_q;
   logic [W-1:0][W-1:0] older_q, older_d;  // no reset: read only through valid entries
 
-  // ---------------------------------------------------------------- compare and age selection
+  // ---------------------------------------------------------------- s1: compare
+  // The compare and the age select are one stage each (together they were the deepest path). A
+  // write at the edge between is applied in s2 from registers: a removed or cleared entry is no
+  // longer valid, and the entry inserted then is matched here against the inserting ADD's fields
+  // (registers of s4), not read back through a multiplexer.
+  logic [W-1:0] hit1, hit2_q, ins2_oh_q;
+  logic         insm1, ins2_q;
+  always_comb begin
+    hit1  = '0;
+    insm1 = 1'b0;
+    if (cmp1_en_i) begin
+      for (int i = 0; i < int'(W); i++)
+        hit1[i] = valid_q[i] && ent_q[i].srq == cmp_srq_i &&
+                  ((ent_q[i].tag ^ cmp_tag_i) & ent_q[i].mask) == 64'd0;
+      insm1 = ins_srq_i == cmp_srq_i && ((ins_tag_i ^ cmp_tag_i) & ins_mask_i) == 64'd0;
+    end
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) ins2_q <= 1'b0;
+    else if (adv_i) ins2_q <= ins_i && insm1;
+  end
+  always_ff @(posedge clk_i) begin
+    if (adv_i) begin
+      hit2_q    <= hit1;
+      ins2_oh_q <= W'(1) << ins_idx_i;
+    end
+  end
+
+  // ---------------------------------------------------------------- s2: the three oldest hits
   logic [W-1:0] hit;
   always_comb begin
     hit = '0;
-    if (cmp_en_i) begin
-      for (int i = 0; i < int'(W); i++)
-        hit[i] = valid_q[i] && ent_q[i].srq == cmp_srq_i &&
-                 ((ent_q[i].tag ^ cmp_tag_i) & ent_q[i].mask) == 64'd0;
-    end
+    if (cmp2_en_i) hit = (hit2_q & valid_q) | (ins2_q ? ins2_oh_q : '0);
   end
 
   // Hit i is the k-th oldest (k = 0, 1, 2) if exactly k other hits are older: a zero / one / two
@@ -186,6 +214,10 @@ module tmnic_tm_cam #(
   logic chk_q;  // checks start one cycle after reset
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   // An insert or a removal may come with the enabling of the SRQ (an op carrying the matching count).
+  // The hits of s2 are those of s1 with at most the one write of the edge between applied.
+  a_wr_adv: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(ins_i || rm_i || clr_i) || adv_i || !(cmp1_en_i || cmp2_en_i))
+    else $error("tmnic_tm_cam: a write while a held lookup is in s1 or s2");
   a_one_write: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(ins_i && rm_i) && !(clr_i && (ins_i || rm_i || en_all_i)))
     else $error("tmnic_tm_cam: insert and removal, or a clear with another write, in one cycle");

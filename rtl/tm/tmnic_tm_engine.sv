@@ -382,7 +382,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   end
 
 
-  // ---------------------------------------------------------------- s2: CAM compare, 3 oldest hits
+  // ---------------------------------------------------------------- s1/s2: CAM compare / 3 oldest hits
   assign cam_cmp_en = v_q[2] && r_q[2].kind == RK_LK;
 
   // ---------------------------------------------------------------- s2..s4: the last commit applied
@@ -499,7 +499,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   // ---------------------------------------------------------------- CAM
   tmnic_tm_cam #(.W(CAM_W), .SRQ_W(SRQ_W), .H_W(H_W), .SEQ_W(SEQ_W)) u_cam (
     .clk_i, .rst_ni,
-    .cmp_en_i(cam_cmp_en), .cmp_srq_i(r_q[2].srq), .cmp_tag_i(r_q[2].tag), .old_o(cam_old),
+    .adv_i(advance), .cmp1_en_i(v_q[1] && r_q[1].kind == RK_LK), .cmp_srq_i(r_q[1].srq),
+    .cmp_tag_i(r_q[1].tag), .cmp2_en_i(cam_cmp_en), .old_o(cam_old),
     .cnt_o(cam_cnt), .rd_en_i(cam_rd_en), .rd_i(cam_rd), .rd_seq_o(cam_seq),
     .ins_i(cam_ins), .ins_idx_i(cam_ins_idx), .ins_srq_i(r_q[4].srq), .ins_tag_i(r_q[4].tag),
     .ins_mask_i(r_q[4].mask), .ins_hdl_i(r_q[4].hdl), .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
