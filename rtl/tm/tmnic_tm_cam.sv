@@ -37,9 +37,8 @@ module tmnic_tm_cam #(
   input  logic [1:0][W-1:0]     rd_i,
   output logic [1:0][SEQ_W-1:0] rd_seq_o,
 
-  // Writes (at most one per cycle).
+  // Writes (at most one per cycle). An insert takes the lowest free entry (free_*_o).
   input  logic             ins_i,
-  input  logic [IW-1:0]    ins_idx_i,
   input  logic [SRQ_W-1:0] ins_srq_i,
   input  logic [63:0]      ins_tag_i,
   input  logic [63:0]      ins_mask_i,
@@ -52,7 +51,10 @@ module tmnic_tm_cam #(
   input  logic             clr_i,       // every entry of en_srq_i is removed
   input  logic [SRQ_W-1:0] en_srq_i,
 
-  // State, for the engine's selections.
+  // State, for the engine's selections; the lowest free entry, one-hot and its index.
+  output logic                      free_v_o,
+  output logic [W-1:0]              free_oh_o,
+  output logic [IW-1:0]             free_idx_o,
   output logic [W-1:0]              valid_o,
   output logic [W-1:0]              en_o,
   output logic [W-1:0][H_W-1:0]     hdl_o
@@ -72,6 +74,20 @@ module tmnic_tm_cam #(
   ent_t                ent_q [W];
   logic [W-1:0]        valid_q, en_q;
   logic [W-1:0][W-1:0] older_q, older_d;  // no reset: read only through valid entries
+
+  // The lowest free entry as a one-hot straight from the valid bits, which the writes use as their
+  // per-entry enables: no index encode in front of a decode on the insert path. The lowest zero is
+  // isolated by an increment (a carry chain, not a 32-deep priority chain).
+  logic [W-1:0]  free_oh;
+  logic [IW-1:0] free_idx;
+  always_comb begin
+    free_oh  = ~valid_q & (valid_q + W'(1));
+    free_idx = '0;
+    for (int i = 0; i < int'(W); i++) if (free_oh[i]) free_idx |= IW'(i);  // (an OR of a one-hot)
+  end
+  assign free_v_o   = !(&valid_q);
+  assign free_oh_o  = free_oh;
+  assign free_idx_o = free_idx;
 
   // ---------------------------------------------------------------- s1: compare
   // The compare and the age select are one stage each (together they were the deepest path). A
@@ -97,7 +113,7 @@ module tmnic_tm_cam #(
   always_ff @(posedge clk_i) begin
     if (adv_i) begin
       hit2_q    <= hit1;
-      ins2_oh_q <= W'(1) << ins_idx_i;
+      ins2_oh_q <= free_oh;
     end
   end
 
@@ -166,8 +182,10 @@ module tmnic_tm_cam #(
   // Entry data: written only on insert, no reset.
   always_ff @(posedge clk_i) begin
     if (ins_i) begin
-      ent_q[ins_idx_i] <= '{srq: ins_srq_i, tag: ins_tag_i, mask: ins_mask_i, hdl: ins_hdl_i,
-                            seq: ins_seq_i};
+      for (int i = 0; i < int'(W); i++)
+        if (free_oh[i])
+          ent_q[i] <= '{srq: ins_srq_i, tag: ins_tag_i, mask: ins_mask_i, hdl: ins_hdl_i,
+                        seq: ins_seq_i};
     end
   end
 
@@ -175,8 +193,10 @@ module tmnic_tm_cam #(
   always_comb begin
     older_d = older_q;
     if (ins_i) begin
-      for (int i = 0; i < int'(W); i++) older_d[i][ins_idx_i] = 1'b0;
-      older_d[ins_idx_i] = valid_q & ~(W'(1) << ins_idx_i);
+      for (int i = 0; i < int'(W); i++) begin
+        older_d[i] = older_d[i] & ~free_oh;
+        if (free_oh[i]) older_d[i] = valid_q;  // (its own bit: not valid yet)
+      end
     end
   end
   always_ff @(posedge clk_i) if (ins_i) older_q <= older_d;
@@ -186,8 +206,8 @@ module tmnic_tm_cam #(
     valid_d = valid_q;
     en_d    = en_q;
     if (ins_i) begin
-      valid_d[ins_idx_i] = 1'b1;
-      en_d[ins_idx_i]    = ins_en_i;
+      valid_d = valid_d | free_oh;
+      en_d    = (en_d & ~free_oh) | (ins_en_i ? free_oh : '0);
     end
     if (rm_i) valid_d[rm_idx_i] = 1'b0;
     if (clr_i) valid_d = valid_d & ~srq_hit;
@@ -222,7 +242,7 @@ module tmnic_tm_cam #(
     !(ins_i && rm_i) && !(clr_i && (ins_i || rm_i || en_all_i)))
     else $error("tmnic_tm_cam: insert and removal, or a clear with another write, in one cycle");
   a_ins_free: assert property (@(posedge clk_i) disable iff (!chk_q)
-    !(ins_i && valid_q[ins_idx_i])) else $error("tmnic_tm_cam: insert into a valid entry");
+    !(ins_i && !free_v_o)) else $error("tmnic_tm_cam: insert into a full CAM");
   a_rm_valid: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(rm_i && !valid_q[rm_idx_i])) else $error("tmnic_tm_cam: removal of an invalid entry");
   // The three oldest: one-hot or zero each, disjoint, as many as the count says (the age matrix is

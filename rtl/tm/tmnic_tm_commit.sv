@@ -53,7 +53,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   input  logic [K+1:0]                win_i,     // MPI-order winner: class heads, CAM (K), spill (K+1)
   input  logic [CIW-1:0]              c4i_i,     // the CAM's oldest hit, and its sequence number
   input  logic [SEQ_W-1:0]            c4s_i,
-  input  logic [CAM_W-1:0]            cam_valid_i,
+  input  logic                        cam_free_v_i,  // a free CAM entry (tmnic_tm_cam picks it)
   input  logic [CAM_W-1:0][H_W-1:0]   cam_hdl_i,
   // The SRQ of s4 (tmnic_tm_srq_state, before the event), and the disable threshold of s3's SRQ.
   input  logic [H_W-1:0]              cur_sp_head_i,
@@ -122,7 +122,6 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   output logic [K:0]                  sp_old_o,  // older than class c (c < K) / the CAM (K)
   // Wildcard CAM.
   output logic                        cam_ins_o,
-  output logic [CIW-1:0]              cam_ins_idx_o,
   output logic                        cam_rm_o,
   output logic [CIW-1:0]              cam_rm_idx_o,
   output logic                        cam_clr_o,
@@ -199,19 +198,6 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
 
   logic ser_ok;  // DEL: the handle is live, in the current generation of the DEL's SRQ
   assign ser_ok = ser_live_q.live && ser_live_q.srq == r4_i.srq && ser_live_q.gen == gen_i[r4_i.srq];
-
-  logic            cam_free_v;   // a free CAM entry for an ADD, the lowest
-  logic [CIW-1:0]  cam_free;
-  always_comb begin
-    cam_free_v = 1'b0;
-    cam_free   = '0;
-    for (int i = int'(CAM_W) - 1; i >= 0; i--) begin
-      if (!cam_valid_i[i]) begin
-        cam_free_v = 1'b1;
-        cam_free   = CIW'(i);
-      end
-    end
-  end
 
   rhsrc_e           rsp_hsrc;
   logic [CLS_W-1:0] win_cls;   // the class whose head a lookup takes
@@ -440,7 +426,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
                 cw_new_o  = 1'b1;
                 cw_lval_o = 1'b1;
                 pv_dsrc_o = PD_HEAD;
-              end else if (cam_free_v) begin
+              end else if (cam_free_v_i) begin
                 cam_ins_o = 1'b1;
               end else begin
                 // Spill: append to the SRQ's list.
@@ -565,7 +551,6 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     find_req_o.has_cls = 1'b1;
     find_req_o.cls     = ser_live_q.cls;
   end
-  assign cam_ins_idx_o = cam_free;
   assign mv_from_o     = ck_w_q;
   assign mv_way_o      = ck_x_q;
   assign mv_idx_o      = ck_alt_q[ck_x_q];

@@ -90,6 +90,7 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   input  logic [CIW-1:0]              cam_rm_idx_i,
   input  logic                        cam_ins_i,
   input  logic [CIW-1:0]              cam_ins_idx_i,
+  input  logic [CAM_W-1:0]            cam_ins_oh_i,    // ...the same entry, one-hot
   input  logic [SEQ_W-1:0]            ins_seq_i,   // the inserted entry's sequence number
   input  logic                        ins_en_i,    // ...and whether it is enabled
   input  logic                        ev_i,        // per-SRQ event of s4's SRQ
@@ -453,7 +454,7 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
       hlink_q     <= cw_link_i;
       hcrm_idx_q  <= cam_rm_idx_i;
       hcins_idx_q <= cam_ins_idx_i;
-      hcins_oh_q  <= CAM_W'(1) << cam_ins_idx_i;
+      hcins_oh_q  <= cam_ins_oh_i;
       hseq_q      <= ins_seq_i;
       hnew_en_q   <= ins_en_i;
       eqb2_q  <= eqb1;

@@ -240,7 +240,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
 
   // Wildcard CAM.
   logic                         cam_cmp_en, cam_ins, cam_rm, cam_en_all, cam_clr;
-  logic [CAM_W-1:0]             cam_valid, cam_en;
+  logic [CAM_W-1:0]             cam_valid, cam_en, cam_free_oh;
+  logic                         cam_free_v;
   logic [2:0][CAM_W-1:0]        cam_old;           // s2: the three oldest hits
   logic [1:0]                   cam_cnt;
   logic                         cam_rd_en;         // s3: read the two candidates' seq
@@ -408,6 +409,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .cw2_we_i(cw2_we), .mv_from_i(mv_from), .mv_way_i(mv_way), .mv_idx_i(mv_idx), .mv_slot_i(mv_slot),
     .cl_we_i(cl_we), .cl_hdl_i(cl_hdl), .cl_live_i(cl_live),
     .cam_rm_i(cam_rm), .cam_rm_idx_i(cam_rm_idx), .cam_ins_i(cam_ins), .cam_ins_idx_i(cam_ins_idx),
+    .cam_ins_oh_i(cam_free_oh),
     .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
     .ev_i(ev), .ev_miss_i(ev_miss), .ev_cnt_vld_i(ev_cnt_vld), .ev_en_all_i(cam_en_all),
     .t3_o(t3c), .cam_rd_en_o(cam_rd_en), .cam_rd_o(cam_rd), .t4_o(t4c), .fr4_o(fr4c), .lv4_o(lv4c),
@@ -444,7 +446,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
       .ent_t(ent_t), .tup_t(tup_t)) u_commit (
     .clk_i, .rst_ni,
     .v4_i(v_q[4]), .r4_i(r_q[4]), .idx4_i(idx_q[4]), .t4_i(t4c), .fr4_i(fr4c), .lv4_i(lv4c),
-    .blocked4_i(blocked4), .win_i(win), .c4i_i(c4i), .c4s_i(c4s), .cam_valid_i(cam_valid),
+    .blocked4_i(blocked4), .win_i(win), .c4i_i(c4i), .c4s_i(c4s), .cam_free_v_i(cam_free_v),
     .cam_hdl_i(cam_hdl),
     .cur_sp_head_i(cur_sp_head), .cur_sp_tail_i(cur_sp_tail), .cur_sp_cnt_i(cur_sp_cnt),
     .cur_dis_act_i(cur_dis_act), .cur_dis_seq_i(cur_dis_seq), .q_dis_act_i(q_dis_act),
@@ -460,7 +462,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .pv_dsrc_o(pv_dsrc), .ul_prev_o(ul_prev), .ul_link_o(ul_link), .en_we_o(en_we),
     .cl_we_o(cl_we), .cl_hdl_o(cl_hdl), .cl_live_o(cl_live),
     .scan_rd_o(scan_rd), .scan_addr_o(scan_addr), .sp_v_o(sp_v), .sp_en_o(sp_en), .sp_old_o(sp_old),
-    .cam_ins_o(cam_ins), .cam_ins_idx_o(cam_ins_idx), .cam_rm_o(cam_rm), .cam_rm_idx_o(cam_rm_idx),
+    .cam_ins_o(cam_ins), .cam_rm_o(cam_rm), .cam_rm_idx_o(cam_rm_idx),
     .cam_clr_o(cam_clr),
     .ev_o(ev), .ev_clear_o(ev_clear), .ev_cnt_vld_o(ev_cnt_vld), .ev_miss_o(ev_miss), .ev_add_o(ev_add),
     .ev_add_cls_o(ev_add_cls), .ev_rm_o(ev_rm), .ev_rm_dis_o(ev_rm_dis), .ev_rm_cls_o(ev_rm_cls),
@@ -502,10 +504,11 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .adv_i(advance), .cmp1_en_i(v_q[1] && r_q[1].kind == RK_LK), .cmp_srq_i(r_q[1].srq),
     .cmp_tag_i(r_q[1].tag), .cmp2_en_i(cam_cmp_en), .old_o(cam_old),
     .cnt_o(cam_cnt), .rd_en_i(cam_rd_en), .rd_i(cam_rd), .rd_seq_o(cam_seq),
-    .ins_i(cam_ins), .ins_idx_i(cam_ins_idx), .ins_srq_i(r_q[4].srq), .ins_tag_i(r_q[4].tag),
+    .ins_i(cam_ins), .ins_srq_i(r_q[4].srq), .ins_tag_i(r_q[4].tag),
     .ins_mask_i(r_q[4].mask), .ins_hdl_i(r_q[4].hdl), .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
     .rm_i(cam_rm), .rm_idx_i(cam_rm_idx), .en_all_i(cam_en_all), .clr_i(cam_clr),
     .en_srq_i(r_q[4].srq),
+    .free_v_o(cam_free_v), .free_oh_o(cam_free_oh), .free_idx_o(cam_ins_idx),
     .valid_o(cam_valid), .en_o(cam_en), .hdl_o(cam_hdl));
 
   // ---------------------------------------------------------------- registers
