@@ -13,7 +13,7 @@
 //   - an ADD whose key finds neither its FIFO nor a free way searches for a bucket occupant that can
 //     move to another of its ways (X_CK_*, one step of cuckoo hashing), then places the new key in
 //     the occupant's slot (the move is the commit's second slot write, cw2);
-//   - a DEL's first pass captures the handle's state at s2 (ser_*) and, for an entry in a class
+//   - a DEL's first pass captures the handle's state at s2 (tmnic_tm_del_cap) and, for an entry in a class
 //     FIFO, sends the entry's key through the pipeline again (find_o, RK_FIND), whose commit unlinks it
 //     with the neighbours captured with it (ul_*).
 module tmnic_tm_commit import tmnic_tm_pkg::*; #(
@@ -186,18 +186,20 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   logic [D-1:0]              ck_fr_q, ck_fr_d;   // the free ones among its other ways
   logic [D-1:0][LB-1:0]      ck_alt_q, ck_alt_d;
   logic                      ck_found_q, ck_found_d;
-  // Serialized request data (DEL pass 1), held from s2 of the DEL to the end of its FIND.
-  live_t ser_live_q;
-  logic  ser_dis_q;
-  ent_t  ser_ent_q;
   // The neighbours (prev record, link) of the entry a commit unlinks from its list: captured by a
   // DEL at s2, or by the spill scan at its match. Never both in flight: a DEL runs alone, and the
   // scan holds s4 (no DEL moves meanwhile).
   prev_t ul_prev_q, ul_prev_d;
   link_t ul_link_q, ul_link_d;
 
-  logic ser_ok;  // DEL: the handle is live, in the current generation of the DEL's SRQ
-  assign ser_ok = ser_live_q.live && ser_live_q.srq == r4_i.srq && ser_live_q.gen == gen_i[r4_i.srq];
+  // DEL pass 1: the handle's state, held from s2 of the DEL to the end of its FIND.
+  loc_e           ser_loc;
+  logic [CIW-1:0] ser_cam;
+  logic           ser_ok, ser_dis;
+  tmnic_tm_del_cap #(.NUM_SRQ(NUM_SRQ), .CAM_W(CAM_W), .SEQ_W(SEQ_W), .GEN_W(GEN_W), .req_t(req_t),
+      .live_t(live_t), .ent_t(ent_t)) u_del (
+    .clk_i, .adv_i, .del2_i, .lv_rdata_i, .en_rdata_i, .q_dis_act_i, .q_dis_seq_i, .r4_i, .gen_i,
+    .loc_o(ser_loc), .cam_o(ser_cam), .ok_o(ser_ok), .dis_o(ser_dis), .find_req_o);
 
   rhsrc_e           rsp_hsrc;
   logic [CLS_W-1:0] win_cls;   // the class whose head a lookup takes
@@ -455,7 +457,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
         // ------------------------------------------------ DEL, pass 1: the handle's state
         RK_DEL: begin
           done_c = 1'b1;
-          if (ser_ok && ser_live_q.loc == LOC_CLS) begin
+          if (ser_ok && ser_loc == LOC_CLS) begin
             find_o = 1'b1;   // find the FIFO: the entry's key goes through the pipeline again
           end else begin
             ev_o         = 1'b1;
@@ -464,11 +466,11 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
             rsp_ok_o     = ser_ok;
             if (ser_ok) begin
               ev_rm_o     = 1'b1;
-              ev_rm_dis_o = ser_dis_q;
+              ev_rm_dis_o = ser_dis;
               cl_we_o     = 1'b1;
-              if (ser_live_q.loc == LOC_CAM) begin
+              if (ser_loc == LOC_CAM) begin
                 cam_rm_o     = 1'b1;
-                cam_rm_idx_o = ser_live_q.cam;
+                cam_rm_idx_o = ser_cam;
               end else begin
                 sp_unlink = 1'b1;   // the spill entry r4_i.hdl
               end
@@ -481,7 +483,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
           ev_o         = 1'b1;
           ev_cnt_vld_o = r4_i.cnt_vld;
           ev_rm_o      = 1'b1;
-          ev_rm_dis_o  = ser_dis_q;
+          ev_rm_dis_o  = ser_dis;
           ev_rm_cls_o  = 1'b1;
           rsp_op_o     = 1'b1;
           rsp_ok_o     = 1'b1;
@@ -544,13 +546,6 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     endcase
   end
   assign cl_hdl_o = rsp_lk_o ? rsp_hdl_o : r4_i.hdl;
-  always_comb begin
-    find_req_o         = r4_i;
-    find_req_o.kind    = RK_FIND;
-    find_req_o.tag     = ser_ent_q.mtag;
-    find_req_o.has_cls = 1'b1;
-    find_req_o.cls     = ser_live_q.cls;
-  end
   assign mv_from_o     = ck_w_q;
   assign mv_way_o      = ck_x_q;
   assign mv_idx_o      = ck_alt_q[ck_x_q];
@@ -580,18 +575,11 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     sc_p_q <= sc_p_d; sc_v_q <= sc_v_d; sc_h_q <= sc_h_d; sc_seq_q <= sc_seq_d;
     ul_prev_q <= ul_prev_d; ul_link_q <= ul_link_d; sp_en_q <= sp_en_d; sp_old_q <= sp_old_d;
     ck_occ_q <= ck_occ_d; ck_w_q <= ck_w_d; ck_x_q <= ck_x_d; ck_alt_q <= ck_alt_d; ck_fr_q <= ck_fr_d;
-    // DEL pass 1: the handle's state arrives at s2.
-    if (adv_i && del2_i) begin
-      ser_live_q <= lv_rdata_i;   // alone in the pipeline: nothing committed since the read
-      ser_ent_q  <= en_rdata_i;
-      ul_prev_q  <= pv_rdata_i;   // (scan: never in the same cycle, s4 holds)
-      ul_link_q  <= chase_i;
+    if (adv_i && del2_i) begin  // DEL pass 1: its neighbours arrive at s2 with its state (u_del)
+      ul_prev_q <= pv_rdata_i;   // (scan: never in the same cycle, s4 holds)
+      ul_link_q <= chase_i;
     end
-    // A DEL's entry was disabled (its SRQ's threshold, read in s3 while the DEL runs alone).
-    if (adv_i) ser_dis_q <= q_dis_act_i && !seq_older(ser_ent_q.seq, q_dis_seq_i);
   end
-
-  wire unused_ok = ^ser_ent_q.mask;  // a DEL needs the entry's masked tag and sequence number
 
 `ifndef SYNTHESIS
   logic chk_q;  // checks start one cycle after reset
