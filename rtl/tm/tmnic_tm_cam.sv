@@ -18,10 +18,14 @@ module tmnic_tm_cam #(
   input  logic clk_i,
   input  logic rst_ni,
 
-  // Compare with the current contents (stage s2); evaluated only under cmp_en_i (else no hit).
-  input  logic             cmp_en_i,
+  // Compare (stage s1, registered at adv_i) with the contents of then; evaluated only under
+  // cmp1_en_i. The three oldest are selected in s2 (under cmp2_en_i, else no hit) from those hits
+  // with the write of the edge between applied (a removed entry drops out, a matching insert joins).
+  input  logic             adv_i,
+  input  logic             cmp1_en_i,
   input  logic [SRQ_W-1:0] cmp_srq_i,
   input  logic [63:0]      cmp_tag_i,
+  input  logic             cmp2_en_i,
   // The three oldest hits (valid, same SRQ, tag matches; enable bit not applied), one-hot each
   // (zero if fewer), and how many hits there are, saturated at 3: from the current ages.
   output logic [2:0][W-1:0] old_o,
@@ -33,9 +37,8 @@ module tmnic_tm_cam #(
   input  logic [1:0][W-1:0]     rd_i,
   output logic [1:0][SEQ_W-1:0] rd_seq_o,
 
-  // Writes (at most one per cycle).
+  // Writes (at most one per cycle). An insert takes the lowest free entry (free_*_o).
   input  logic             ins_i,
-  input  logic [IW-1:0]    ins_idx_i,
   input  logic [SRQ_W-1:0] ins_srq_i,
   input  logic [63:0]      ins_tag_i,
   input  logic [63:0]      ins_mask_i,
@@ -48,7 +51,10 @@ module tmnic_tm_cam #(
   input  logic             clr_i,       // every entry of en_srq_i is removed
   input  logic [SRQ_W-1:0] en_srq_i,
 
-  // State, for the engine's selections.
+  // State, for the engine's selections; the lowest free entry, one-hot and its index.
+  output logic                      free_v_o,
+  output logic [W-1:0]              free_oh_o,
+  output logic [IW-1:0]             free_idx_o,
   output logic [W-1:0]              valid_o,
   output logic [W-1:0]              en_o,
   output logic [W-1:0][H_W-1:0]     hdl_o
@@ -69,15 +75,53 @@ module tmnic_tm_cam #(
   logic [W-1:0]        valid_q, en_q;
   logic [W-1:0][W-1:0] older_q, older_d;  // no reset: read only through valid entries
 
-  // ---------------------------------------------------------------- compare and age selection
+  // The lowest free entry as a one-hot straight from the valid bits, which the writes use as their
+  // per-entry enables: no index encode in front of a decode on the insert path. The lowest zero is
+  // isolated by an increment (a carry chain, not a 32-deep priority chain).
+  logic [W-1:0]  free_oh;
+  logic [IW-1:0] free_idx;
+  always_comb begin
+    free_oh  = ~valid_q & (valid_q + W'(1));
+    free_idx = '0;
+    for (int i = 0; i < int'(W); i++) if (free_oh[i]) free_idx |= IW'(i);  // (an OR of a one-hot)
+  end
+  assign free_v_o   = !(&valid_q);
+  assign free_oh_o  = free_oh;
+  assign free_idx_o = free_idx;
+
+  // ---------------------------------------------------------------- s1: compare
+  // The compare and the age select are one stage each (together they were the deepest path). A
+  // write at the edge between is applied in s2 from registers: a removed or cleared entry is no
+  // longer valid, and the entry inserted then is matched here against the inserting ADD's fields
+  // (registers of s4), not read back through a multiplexer.
+  logic [W-1:0] hit1, hit2_q, ins2_oh_q;
+  logic         insm1, ins2_q;
+  always_comb begin
+    hit1  = '0;
+    insm1 = 1'b0;
+    if (cmp1_en_i) begin
+      for (int i = 0; i < int'(W); i++)
+        hit1[i] = valid_q[i] && ent_q[i].srq == cmp_srq_i &&
+                  ((ent_q[i].tag ^ cmp_tag_i) & ent_q[i].mask) == 64'd0;
+      insm1 = ins_srq_i == cmp_srq_i && ((ins_tag_i ^ cmp_tag_i) & ins_mask_i) == 64'd0;
+    end
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) ins2_q <= 1'b0;
+    else if (adv_i) ins2_q <= ins_i && insm1;
+  end
+  always_ff @(posedge clk_i) begin
+    if (adv_i) begin
+      hit2_q    <= hit1;
+      ins2_oh_q <= free_oh;
+    end
+  end
+
+  // ---------------------------------------------------------------- s2: the three oldest hits
   logic [W-1:0] hit;
   always_comb begin
     hit = '0;
-    if (cmp_en_i) begin
-      for (int i = 0; i < int'(W); i++)
-        hit[i] = valid_q[i] && ent_q[i].srq == cmp_srq_i &&
-                 ((ent_q[i].tag ^ cmp_tag_i) & ent_q[i].mask) == 64'd0;
-    end
+    if (cmp2_en_i) hit = (hit2_q & valid_q) | (ins2_q ? ins2_oh_q : '0);
   end
 
   // Hit i is the k-th oldest (k = 0, 1, 2) if exactly k other hits are older: a zero / one / two
@@ -138,8 +182,10 @@ module tmnic_tm_cam #(
   // Entry data: written only on insert, no reset.
   always_ff @(posedge clk_i) begin
     if (ins_i) begin
-      ent_q[ins_idx_i] <= '{srq: ins_srq_i, tag: ins_tag_i, mask: ins_mask_i, hdl: ins_hdl_i,
-                            seq: ins_seq_i};
+      for (int i = 0; i < int'(W); i++)
+        if (free_oh[i])
+          ent_q[i] <= '{srq: ins_srq_i, tag: ins_tag_i, mask: ins_mask_i, hdl: ins_hdl_i,
+                        seq: ins_seq_i};
     end
   end
 
@@ -147,8 +193,10 @@ module tmnic_tm_cam #(
   always_comb begin
     older_d = older_q;
     if (ins_i) begin
-      for (int i = 0; i < int'(W); i++) older_d[i][ins_idx_i] = 1'b0;
-      older_d[ins_idx_i] = valid_q & ~(W'(1) << ins_idx_i);
+      for (int i = 0; i < int'(W); i++) begin
+        older_d[i] = older_d[i] & ~free_oh;
+        if (free_oh[i]) older_d[i] = valid_q;  // (its own bit: not valid yet)
+      end
     end
   end
   always_ff @(posedge clk_i) if (ins_i) older_q <= older_d;
@@ -158,8 +206,8 @@ module tmnic_tm_cam #(
     valid_d = valid_q;
     en_d    = en_q;
     if (ins_i) begin
-      valid_d[ins_idx_i] = 1'b1;
-      en_d[ins_idx_i]    = ins_en_i;
+      valid_d = valid_d | free_oh;
+      en_d    = (en_d & ~free_oh) | (ins_en_i ? free_oh : '0);
     end
     if (rm_i) valid_d[rm_idx_i] = 1'b0;
     if (clr_i) valid_d = valid_d & ~srq_hit;
@@ -186,11 +234,15 @@ module tmnic_tm_cam #(
   logic chk_q;  // checks start one cycle after reset
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   // An insert or a removal may come with the enabling of the SRQ (an op carrying the matching count).
+  // The hits of s2 are those of s1 with at most the one write of the edge between applied.
+  a_wr_adv: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(ins_i || rm_i || clr_i) || adv_i || !(cmp1_en_i || cmp2_en_i))
+    else $error("tmnic_tm_cam: a write while a held lookup is in s1 or s2");
   a_one_write: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(ins_i && rm_i) && !(clr_i && (ins_i || rm_i || en_all_i)))
     else $error("tmnic_tm_cam: insert and removal, or a clear with another write, in one cycle");
   a_ins_free: assert property (@(posedge clk_i) disable iff (!chk_q)
-    !(ins_i && valid_q[ins_idx_i])) else $error("tmnic_tm_cam: insert into a valid entry");
+    !(ins_i && !free_v_o)) else $error("tmnic_tm_cam: insert into a full CAM");
   a_rm_valid: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(rm_i && !valid_q[rm_idx_i])) else $error("tmnic_tm_cam: removal of an invalid entry");
   // The three oldest: one-hot or zero each, disjoint, as many as the count says (the age matrix is

@@ -13,7 +13,7 @@
 //   - an ADD whose key finds neither its FIFO nor a free way searches for a bucket occupant that can
 //     move to another of its ways (X_CK_*, one step of cuckoo hashing), then places the new key in
 //     the occupant's slot (the move is the commit's second slot write, cw2);
-//   - a DEL's first pass captures the handle's state at s2 (ser_*) and, for an entry in a class
+//   - a DEL's first pass captures the handle's state at s2 (tmnic_tm_del_cap) and, for an entry in a class
 //     FIFO, sends the entry's key through the pipeline again (find_o, RK_FIND), whose commit unlinks it
 //     with the neighbours captured with it (ul_*).
 module tmnic_tm_commit import tmnic_tm_pkg::*; #(
@@ -53,7 +53,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   input  logic [K+1:0]                win_i,     // MPI-order winner: class heads, CAM (K), spill (K+1)
   input  logic [CIW-1:0]              c4i_i,     // the CAM's oldest hit, and its sequence number
   input  logic [SEQ_W-1:0]            c4s_i,
-  input  logic [CAM_W-1:0]            cam_valid_i,
+  input  logic                        cam_free_v_i,  // a free CAM entry (tmnic_tm_cam picks it)
   input  logic [CAM_W-1:0][H_W-1:0]   cam_hdl_i,
   // The SRQ of s4 (tmnic_tm_srq_state, before the event), and the disable threshold of s3's SRQ.
   input  logic [H_W-1:0]              cur_sp_head_i,
@@ -96,6 +96,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   output logic [WAY_W-1:0]            mv_way_o,
   output logic [LB-1:0]               mv_idx_o,
   output slot_t                       mv_slot_o,
+  output logic                        mv_sel_o,      // s4 is the relocating ADD's commit (registers)
   output logic                        reloc_hash_o,  // s0's hash units serve the relocation search
   output logic [D-1:0]                ck_re_o,       // its slot reads (the request's class)
   output logic [D-1:0][LB-1:0]        ck_raddr_o,
@@ -121,7 +122,6 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   output logic [K:0]                  sp_old_o,  // older than class c (c < K) / the CAM (K)
   // Wildcard CAM.
   output logic                        cam_ins_o,
-  output logic [CIW-1:0]              cam_ins_idx_o,
   output logic                        cam_rm_o,
   output logic [CIW-1:0]              cam_rm_idx_o,
   output logic                        cam_clr_o,
@@ -162,8 +162,8 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
 
   // s4 sub-states: a lookup whose SRQ has spilled entries scans them; an ADD without a free way
   // searches for a relocation (X_CK_*).
-  typedef enum logic [3:0] {X_START, X_SCAN, X_DECIDE, X_CK_OCC, X_CK_H, X_CK_RD, X_CK_CHK, X_CK_RST,
-                            X_CK_DONE} xst_e;
+  typedef enum logic [3:0] {X_START, X_SCAN, X_DECIDE, X_CK_OCC, X_CK_H, X_CK_RD, X_CK_CHK, X_CK_SEL,
+                            X_CK_RST, X_CK_DONE} xst_e;
   typedef enum logic [1:0] {RH_CLS, RH_CAM, RH_SC} rhsrc_e;  // matched handle from
 
   function automatic logic seq_older(logic [SEQ_W-1:0] a, logic [SEQ_W-1:0] b);
@@ -183,33 +183,23 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   // buckets in the other ways, the free way found.
   slot_t [D-1:0]             ck_occ_q, ck_occ_d;
   logic [WAY_W-1:0]          ck_w_q, ck_w_d, ck_x_q, ck_x_d;
+  logic [D-1:0]              ck_fr_q, ck_fr_d;   // the free ones among its other ways
   logic [D-1:0][LB-1:0]      ck_alt_q, ck_alt_d;
   logic                      ck_found_q, ck_found_d;
-  // Serialized request data (DEL pass 1), held from s2 of the DEL to the end of its FIND.
-  live_t ser_live_q;
-  logic  ser_dis_q;
-  ent_t  ser_ent_q;
   // The neighbours (prev record, link) of the entry a commit unlinks from its list: captured by a
   // DEL at s2, or by the spill scan at its match. Never both in flight: a DEL runs alone, and the
   // scan holds s4 (no DEL moves meanwhile).
   prev_t ul_prev_q, ul_prev_d;
   link_t ul_link_q, ul_link_d;
 
-  logic ser_ok;  // DEL: the handle is live, in the current generation of the DEL's SRQ
-  assign ser_ok = ser_live_q.live && ser_live_q.srq == r4_i.srq && ser_live_q.gen == gen_i[r4_i.srq];
-
-  logic            cam_free_v;   // a free CAM entry for an ADD, the lowest
-  logic [CIW-1:0]  cam_free;
-  always_comb begin
-    cam_free_v = 1'b0;
-    cam_free   = '0;
-    for (int i = int'(CAM_W) - 1; i >= 0; i--) begin
-      if (!cam_valid_i[i]) begin
-        cam_free_v = 1'b1;
-        cam_free   = CIW'(i);
-      end
-    end
-  end
+  // DEL pass 1: the handle's state, held from s2 of the DEL to the end of its FIND.
+  loc_e           ser_loc;
+  logic [CIW-1:0] ser_cam;
+  logic           ser_ok, ser_dis;
+  tmnic_tm_del_cap #(.NUM_SRQ(NUM_SRQ), .CAM_W(CAM_W), .SEQ_W(SEQ_W), .GEN_W(GEN_W), .req_t(req_t),
+      .live_t(live_t), .ent_t(ent_t)) u_del (
+    .clk_i, .adv_i, .del2_i, .lv_rdata_i, .en_rdata_i, .q_dis_act_i, .q_dis_seq_i, .r4_i, .gen_i,
+    .loc_o(ser_loc), .cam_o(ser_cam), .ok_o(ser_ok), .dis_o(ser_dis), .find_req_o);
 
   rhsrc_e           rsp_hsrc;
   logic [CLS_W-1:0] win_cls;   // the class whose head a lookup takes
@@ -220,6 +210,19 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     win_cls = '0;
     for (int c = int'(K) - 1; c >= 0; c--) if (win_i[c]) win_cls = CLS_W'(c);
   end
+
+  // Whether s4 holds (and so whether every stage moves) from registers and the candidates' flags
+  // only, flat, not out of the decision's if-chains below, which make the same choice (hold_c,
+  // done_c; asserted equal).
+  logic sc_start, ck_start;   // a lookup starts its spill scan, an ADD its relocation search
+  logic hold_c, done_c;
+  assign sc_start = !blocked4_i && cur_sp_cnt_i != '0 && xs_q == X_START;
+  assign ck_start = D > 1 && xs_q == X_START && !lv4_i && r4_i.has_cls && !t4_i[r4_i.cls].v &&
+                    fr4_i == '0;
+  assign hold_o   = v4_i && (r4_i.kind == RK_LK && (sc_start || xs_q == X_SCAN) ||
+                             r4_i.kind == RK_ADD && (ck_start || xs_q inside {X_CK_OCC, X_CK_H, X_CK_RD,
+                                                                             X_CK_CHK, X_CK_SEL, X_CK_RST}));
+  assign done_o   = v4_i && !hold_o;
 
   always_comb begin
     logic [WAY_W-1:0] fw;
@@ -238,8 +241,9 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     ul_prev_d = ul_prev_q; ul_link_d = ul_link_q; sp_en_d = sp_en_q; sp_old_d = sp_old_q;
     sp_unlink = 1'b0;
     ck_occ_d = ck_occ_q; ck_w_d = ck_w_q; ck_x_d = ck_x_q; ck_alt_d = ck_alt_q; ck_found_d = ck_found_q;
+    ck_fr_d = ck_fr_q;
     ck_re_o = '0; ck_raddr_o = '0; ck_rst_o = 1'b0;
-    hold_o = 1'b0; done_o = 1'b0; find_o = 1'b0;
+    hold_c = 1'b0; done_c = 1'b0; find_o = 1'b0;
     cw_we_o = 1'b0; cw_cls_o = r4_i.cls; cw_way_o = t_way; cw_v_o = 1'b1;
     cw_hsrc_o = HS_TUP; cw_tsrc_o = TS_TUP;
     cw_pop_o = 1'b0; cw_new_o = 1'b0; cw_lval_o = 1'b0; cw2_we_o = 1'b0;
@@ -262,14 +266,14 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
       unique case (r4_i.kind)
         // ------------------------------------------------ lookup
         RK_LK: begin
-          if (!blocked4_i && cur_sp_cnt_i != '0 && xs_q == X_START) begin
+          if (sc_start) begin
             // Scan the spill list from its head (the class heads' chase link is captured first).
-            hold_o = 1'b1;
+            hold_c = 1'b1;
             xs_d   = X_SCAN;
             sc_p_d = cur_sp_head_i;
             sc_v_d = 1'b0;
           end else if (xs_q == X_SCAN) begin
-            hold_o = 1'b1;
+            hold_c = 1'b1;
             // Entry sc_p_q: its data is on the RAM outputs now (read at the last edge).
             if (((en_rdata_i.mtag ^ r4_i.tag) & en_rdata_i.mask) == 64'd0) begin
               sc_v_d    = 1'b1;
@@ -288,7 +292,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
               xs_d = X_DECIDE;
             end
           end else begin
-            done_o   = 1'b1;
+            done_c   = 1'b1;
             xs_d     = X_START;
             ev_o     = 1'b1;
             rsp_lk_o = 1'b1;
@@ -329,28 +333,28 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
         RK_ADD: begin
           // No free way for a new key: look for an occupant that can move to another of its ways
           // (one step of cuckoo hashing), reading the tables while the pipeline waits.
-          if (D > 1 && xs_q == X_START && !lv4_i && r4_i.has_cls && !t_v && !fw_v) begin
-            hold_o = 1'b1;
+          if (ck_start) begin
+            hold_c = 1'b1;
             xs_d   = X_CK_OCC;
             for (int w = 0; w < int'(D); w++) begin
               ck_re_o[w]    = 1'b1;
               ck_raddr_o[w] = idx4_i[r4_i.cls][w];
             end
           end else if (xs_q == X_CK_OCC) begin
-            hold_o = 1'b1;
+            hold_c = 1'b1;
             xs_d   = X_CK_H;
             ck_w_d = '0;
             for (int w = 0; w < int'(D); w++) ck_occ_d[w] = sl_rdata_i[r4_i.cls][w];
           end else if (xs_q == X_CK_H) begin
             // The occupant of way ck_w_q sits at bucket idx = L ^ H_w(R): its bucket in way x is
             // idx ^ H_w(R) ^ H_x(R) (hash units fed with its R, index bits 0).
-            hold_o = 1'b1;
+            hold_c = 1'b1;
             xs_d   = X_CK_RD;
             for (int x = 0; x < int'(D); x++)
               ck_alt_d[x] = idx4_i[r4_i.cls][ck_w_q] ^ idx0_i[r4_i.cls][ck_w_q] ^ idx0_i[r4_i.cls][x];
           end else if (xs_q == X_CK_RD) begin
             // Those buckets are read from registers (the hash stays out of the RAM address path).
-            hold_o = 1'b1;
+            hold_c = 1'b1;
             xs_d   = X_CK_CHK;
             for (int x = 0; x < int'(D); x++) begin
               if (WAY_W'(x) != ck_w_q) begin
@@ -359,10 +363,17 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
               end
             end
           end else if (xs_q == X_CK_CHK) begin
-            hold_o = 1'b1;
+            // Its other ways' words are on the RAM outputs: which are free is registered (the choice
+            // of one, next cycle, stays out of the RAM's output path).
+            hold_c = 1'b1;
+            xs_d   = X_CK_SEL;
+            for (int x = 0; x < int'(D); x++)
+              ck_fr_d[x] = WAY_W'(x) != ck_w_q && (!sl_rdata_i[r4_i.cls][x].v ||
+                           sl_rdata_i[r4_i.cls][x].gen != gen_i[sl_rdata_i[r4_i.cls][x].kr[R_W-1 -: SRQ_W]]);
+          end else if (xs_q == X_CK_SEL) begin
+            hold_c = 1'b1;
             for (int x = int'(D) - 1; x >= 0; x--) begin
-              if (WAY_W'(x) != ck_w_q && (!sl_rdata_i[r4_i.cls][x].v || sl_rdata_i[r4_i.cls][x].gen !=
-                                          gen_i[sl_rdata_i[r4_i.cls][x].kr[R_W-1 -: SRQ_W]])) begin
+              if (ck_fr_q[x]) begin
                 ck_x_d     = WAY_W'(x);
                 ck_found_d = 1'b1;
               end
@@ -374,11 +385,11 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
             end
           end else if (xs_q == X_CK_RST) begin
             // Read the words of the request in s2 again: they are on the RAM outputs at the commit.
-            hold_o   = 1'b1;
+            hold_c   = 1'b1;
             xs_d     = X_CK_DONE;
             ck_rst_o = 1'b1;
           end else begin
-            done_o       = 1'b1;
+            done_c       = 1'b1;
             ev_o         = 1'b1;
             xs_d         = X_START;
             ck_found_d   = 1'b0;
@@ -417,7 +428,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
                 cw_new_o  = 1'b1;
                 cw_lval_o = 1'b1;
                 pv_dsrc_o = PD_HEAD;
-              end else if (cam_free_v) begin
+              end else if (cam_free_v_i) begin
                 cam_ins_o = 1'b1;
               end else begin
                 // Spill: append to the SRQ's list.
@@ -437,7 +448,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
         end
         // ------------------------------------------------ SYNC
         RK_SYNC: begin
-          done_o       = 1'b1;
+          done_c       = 1'b1;
           ev_o         = 1'b1;
           ev_cnt_vld_o = r4_i.cnt_vld;
           rsp_op_o     = 1'b1;
@@ -445,8 +456,8 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
         end
         // ------------------------------------------------ DEL, pass 1: the handle's state
         RK_DEL: begin
-          done_o = 1'b1;
-          if (ser_ok && ser_live_q.loc == LOC_CLS) begin
+          done_c = 1'b1;
+          if (ser_ok && ser_loc == LOC_CLS) begin
             find_o = 1'b1;   // find the FIFO: the entry's key goes through the pipeline again
           end else begin
             ev_o         = 1'b1;
@@ -455,11 +466,11 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
             rsp_ok_o     = ser_ok;
             if (ser_ok) begin
               ev_rm_o     = 1'b1;
-              ev_rm_dis_o = ser_dis_q;
+              ev_rm_dis_o = ser_dis;
               cl_we_o     = 1'b1;
-              if (ser_live_q.loc == LOC_CAM) begin
+              if (ser_loc == LOC_CAM) begin
                 cam_rm_o     = 1'b1;
-                cam_rm_idx_o = ser_live_q.cam;
+                cam_rm_idx_o = ser_cam;
               end else begin
                 sp_unlink = 1'b1;   // the spill entry r4_i.hdl
               end
@@ -468,11 +479,11 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
         end
         // ------------------------------------------------ DEL, pass 2: unlink from the FIFO
         RK_FIND: begin
-          done_o       = 1'b1;
+          done_c       = 1'b1;
           ev_o         = 1'b1;
           ev_cnt_vld_o = r4_i.cnt_vld;
           ev_rm_o      = 1'b1;
-          ev_rm_dis_o  = ser_dis_q;
+          ev_rm_dis_o  = ser_dis;
           ev_rm_cls_o  = 1'b1;
           rsp_op_o     = 1'b1;
           rsp_ok_o     = 1'b1;
@@ -501,7 +512,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
         end
         // ------------------------------------------------ CLEAR: O(1), a new generation
         default: begin
-          done_o     = 1'b1;
+          done_c     = 1'b1;
           ev_o       = 1'b1;
           ev_clear_o = 1'b1;
           cam_clr_o  = 1'b1;
@@ -535,18 +546,11 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     endcase
   end
   assign cl_hdl_o = rsp_lk_o ? rsp_hdl_o : r4_i.hdl;
-  always_comb begin
-    find_req_o         = r4_i;
-    find_req_o.kind    = RK_FIND;
-    find_req_o.tag     = ser_ent_q.mtag;
-    find_req_o.has_cls = 1'b1;
-    find_req_o.cls     = ser_live_q.cls;
-  end
-  assign cam_ins_idx_o = cam_free;
   assign mv_from_o     = ck_w_q;
   assign mv_way_o      = ck_x_q;
   assign mv_idx_o      = ck_alt_q[ck_x_q];
   assign mv_slot_o     = ck_occ_q[ck_w_q];
+  assign mv_sel_o      = xs_q == X_CK_DONE && ck_found_q;
   assign reloc_hash_o  = xs_q == X_CK_H;
   assign scan_rd_o     = v4_i && r4_i.kind == RK_LK && xs_d == X_SCAN;
   assign scan_addr_o   = sc_p_d;
@@ -570,19 +574,12 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   always_ff @(posedge clk_i) begin
     sc_p_q <= sc_p_d; sc_v_q <= sc_v_d; sc_h_q <= sc_h_d; sc_seq_q <= sc_seq_d;
     ul_prev_q <= ul_prev_d; ul_link_q <= ul_link_d; sp_en_q <= sp_en_d; sp_old_q <= sp_old_d;
-    ck_occ_q <= ck_occ_d; ck_w_q <= ck_w_d; ck_x_q <= ck_x_d; ck_alt_q <= ck_alt_d;
-    // DEL pass 1: the handle's state arrives at s2.
-    if (adv_i && del2_i) begin
-      ser_live_q <= lv_rdata_i;   // alone in the pipeline: nothing committed since the read
-      ser_ent_q  <= en_rdata_i;
-      ul_prev_q  <= pv_rdata_i;   // (scan: never in the same cycle, s4 holds)
-      ul_link_q  <= chase_i;
+    ck_occ_q <= ck_occ_d; ck_w_q <= ck_w_d; ck_x_q <= ck_x_d; ck_alt_q <= ck_alt_d; ck_fr_q <= ck_fr_d;
+    if (adv_i && del2_i) begin  // DEL pass 1: its neighbours arrive at s2 with its state (u_del)
+      ul_prev_q <= pv_rdata_i;   // (scan: never in the same cycle, s4 holds)
+      ul_link_q <= chase_i;
     end
-    // A DEL's entry was disabled (its SRQ's threshold, read in s3 while the DEL runs alone).
-    if (adv_i) ser_dis_q <= q_dis_act_i && !seq_older(ser_ent_q.seq, q_dis_seq_i);
   end
-
-  wire unused_ok = ^ser_ent_q.mask;  // a DEL needs the entry's masked tag and sequence number
 
 `ifndef SYNTHESIS
   logic chk_q;  // checks start one cycle after reset
@@ -591,6 +588,12 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   a_hold_xor_done: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(hold_o && done_o) && (hold_o || done_o) == v4_i && (xs_q == X_START || v4_i))
     else $error("tmnic_tm_commit: s4 holds and completes, or neither, or a sub-state without a request");
+  // The tables take a relocation's write address and word from mv_sel_o, a register.
+  a_mv_sel: assert property (@(posedge clk_i) disable iff (!chk_q) cw2_we_o == mv_sel_o)
+    else $error("tmnic_tm_commit: the relocation's write and mv_sel_o differ");
+  a_hold_flat: assert property (@(posedge clk_i) disable iff (!chk_q)
+    hold_o == hold_c && done_o == done_c)
+    else $error("tmnic_tm_commit: the flat hold / done differ from the decision's");
   a_find_from_del: assert property (@(posedge clk_i) disable iff (!chk_q)
     !find_o || (v4_i && r4_i.kind == RK_DEL)) else $error("tmnic_tm_commit: a FIND from no DEL");
 `endif

@@ -39,7 +39,9 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   input  logic rst_ni,
   input  logic adv_i,   // every stage moves one step (no s4 hold): the commit is recorded
 
-  // The requests in s2, s3, s4: keys (R per class) and buckets (per class and way).
+  // The requests in s1..s4: keys (R per class) and buckets (per class and way).
+  input  logic [K-1:0][D-1:0][LB-1:0] idx1_i,
+  input  logic [K-1:0][R_W-1:0]       kr1_i,
   input  logic                        v2_i,
   input  logic                        v3_i,
   input  req_t                        r2_i,
@@ -71,7 +73,6 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   input  logic                        cw_we_i,     // slot write
   input  logic [CLS_W-1:0]            cw_cls_i,
   input  logic [WAY_W-1:0]            cw_way_i,
-  input  logic [LB-1:0]               cw_idx_i,
   input  slot_t                       cw_data_i,
   input  logic                        cw_pop_i,    // ...popping the FIFO
   input  logic                        cw_new_i,    // ...creating it
@@ -89,6 +90,7 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   input  logic [CIW-1:0]              cam_rm_idx_i,
   input  logic                        cam_ins_i,
   input  logic [CIW-1:0]              cam_ins_idx_i,
+  input  logic [CAM_W-1:0]            cam_ins_oh_i,    // ...the same entry, one-hot
   input  logic [SEQ_W-1:0]            ins_seq_i,   // the inserted entry's sequence number
   input  logic                        ins_en_i,    // ...and whether it is enabled
   input  logic                        ev_i,        // per-SRQ event of s4's SRQ
@@ -148,7 +150,6 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   logic             hw_we_q, hw2_we_q, hl_we_q, hl_live_q;
   logic [CLS_W-1:0] hw_cls_q;
   logic [WAY_W-1:0] hw_way_q, hw2_way_q;
-  logic [LB-1:0]    hw_idx_q, hw2_idx_q;
   slot_t            hw_data_q, hw2_data_q;
   logic [H_W-1:0]   hl_hdl_q;
   logic             hv_pop_q, hv_new_q, hv_lval_q;   // the slot write popped / created / linked
@@ -166,27 +167,51 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   logic             eqs4_q;           // the s4 request's SRQ is the committer's
 
   // ---------------------------------------------------------------- s2: slot compare
+  // The record's slot words replace the RAM's where s1 had the same bucket as the commit (a write to
+  // way w of class c is always at idx4[c][w]; compared in s1 from registers), and whether they hold
+  // the key was compared in s1 too: only the RAM words' compares are made here.
+  logic [K-1:0][D-1:0] eqb2_q;  // s2's bucket in (c, w) is the one the last commit wrote there
+  logic [K-1:0]        eqm2_q;  // ...in class c, the relocated occupant's new bucket
+  logic [K-1:0]        ekr2_q;  // s2's key in class c is the committer's
+  logic [K-1:0]        ekm2_q;  // ...is the relocated occupant's
   tup_t [K-1:0]   t2;
+  logic [K-1:0][D-1:0] mw2;  // the ways whose slot holds s2's key
   logic [D-1:0]   fr2;
   logic           lv2;
   always_comb begin
     slot_t s;
+    logic  m, f, sh, sh2;
+    tup_t  tw;
     s   = '0;
+    {m, f, sh, sh2} = '0;
+    tw  = '0;
     t2  = '0;
+    mw2 = '0;
     fr2 = '0;
     lv2 = 1'b0;
     if (v2_i) begin
       for (int c = 0; c < int'(K); c++) begin
         for (int w = 0; w < int'(D); w++) begin
+          sh  = hw_we_q && int'(hw_cls_q) == c && int'(hw_way_q) == w && eqb2_q[c][w];
+          sh2 = hw2_we_q && int'(hw_cls_q) == c && int'(hw2_way_q) == w && eqm2_q[c];
           s = sl_rdata_i[c][w];
-          if (hw_we_q && int'(hw_cls_q) == c && int'(hw_way_q) == w && hw_idx_q == idx2_i[c][w])
+          m = s.v && s.gen == gen_i[r2_i.srq] && s.kr == kr2_i[c];
+          f = !s.v || s.gen != gen_i[s.kr[R_W-1 -: SRQ_W]];
+          if (sh) begin
             s = hw_data_q;
-          if (hw2_we_q && int'(hw_cls_q) == c && int'(hw2_way_q) == w && hw2_idx_q == idx2_i[c][w])
-            s = hw2_data_q;
-          if (s.v && s.gen == gen_i[r2_i.srq] && s.kr == kr2_i[c]) begin
-            t2[c] = '{v: 1'b1, way: WAY_W'(w), h1: s.h1, s1: s.s1, tail: s.tail};
+            m = hw_data_q.v && hw_data_q.gen == gen_i[r2_i.srq] && ekr2_q[c];
+            f = !hw_data_q.v || hw_data_q.gen != gen_i[hw_data_q.kr[R_W-1 -: SRQ_W]];
           end
-          if (int'(r2_i.cls) == c) fr2[w] = !s.v || s.gen != gen_i[s.kr[R_W-1 -: SRQ_W]];
+          if (sh2) begin
+            s = hw2_data_q;
+            m = hw2_data_q.v && hw2_data_q.gen == gen_i[r2_i.srq] && ekm2_q[c];
+            f = !hw2_data_q.v || hw2_data_q.gen != gen_i[hw2_data_q.kr[R_W-1 -: SRQ_W]];
+          end
+          // At most one way holds the key (asserted below): an AND-OR, not a priority chain.
+          tw = '{v: 1'b1, way: WAY_W'(w), h1: s.h1, s1: s.s1, tail: s.tail};
+          if (m) t2[c] = t2[c] | tw;
+          mw2[c][w] = m;
+          if (int'(r2_i.cls) == c) fr2[w] = f;
         end
       end
       lv2 = (hl_we_q && hl_hdl_q == r2_i.hdl) ?
@@ -200,8 +225,14 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   logic [K-1:0]   eqk2, eqk3;
   logic [D-1:0]   eqi2, eqi3;
   logic           eqo2, eqo3, eqf2, eqf3, insm2, insm3;
+  logic [K-1:0][D-1:0] eqb1;
+  logic [K-1:0]        eqm1, ekr1, ekm1;
   always_comb begin
     for (int c = 0; c < int'(K); c++) begin
+      for (int w = 0; w < int'(D); w++) eqb1[c][w] = idx1_i[c][w] == idx4_i[c][w];
+      eqm1[c] = idx1_i[c][mv_way_i] == mv_idx_i;
+      ekr1[c] = kr1_i[c] == kr4_i[c];
+      ekm1[c] = kr1_i[c] == mv_slot_i.kr;
       eqk2[c] = kr2_i[c] == kr4_i[c] && idx2_i[c][0] == idx4_i[c][0];
       eqk3[c] = kr3_i[c] == kr4_i[c] && idx3_i[c][0] == idx4_i[c][0];
     end
@@ -423,9 +454,13 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
       hlink_q     <= cw_link_i;
       hcrm_idx_q  <= cam_rm_idx_i;
       hcins_idx_q <= cam_ins_idx_i;
-      hcins_oh_q  <= CAM_W'(1) << cam_ins_idx_i;
+      hcins_oh_q  <= cam_ins_oh_i;
       hseq_q      <= ins_seq_i;
       hnew_en_q   <= ins_en_i;
+      eqb2_q  <= eqb1;
+      eqm2_q  <= eqm1;
+      ekr2_q  <= ekr1;
+      ekm2_q  <= ekm1;
       eqk3_q  <= eqk2;
       eqk4_q  <= eqk3;
       eqi3_q  <= eqi2;
@@ -439,10 +474,8 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
       eqs4_q  <= r3_i.srq == r4_i.srq;
       hw_cls_q   <= cw_cls_i;
       hw_way_q   <= cw_way_i;
-      hw_idx_q   <= cw_idx_i;
       hw_data_q  <= cw_data_i;
       hw2_way_q  <= mv_way_i;
-      hw2_idx_q  <= mv_idx_i;
       hw2_data_q <= mv_slot_i;
       hl_hdl_q   <= cl_hdl_i;
       hl_live_q  <= cl_live_i;
@@ -464,6 +497,13 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   a_cam3_ins_new: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(v3_i && hcins_q) || !(co3_q[0][hcins_idx_q] || co3_q[1][hcins_idx_q] || co3_q[2][hcins_idx_q]))
     else $error("tmnic_tm_commit_fwd: the last commit inserted into an entry s3 holds as a hit");
+  logic [K-1:0] multi2;
+  for (genvar c = 0; c < int'(K); c++) begin : g_multi2
+    assign multi2[c] = !$onehot0(mw2[c]);
+  end
+  a_one_way: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(adv_i && v2_i) || multi2 == '0)
+    else $error("tmnic_tm_commit_fwd: s2's key in more than one slot as it moves on");
   a_cam3_cnt: assert property (@(posedge clk_i) disable iff (!chk_q)
     !v3_i || ((co3_q[0] != '0) == (cn3_q > 2'd0) && (co3_q[1] != '0) == (cn3_q > 2'd1) &&
               (co3_q[2] != '0) == (cn3_q > 2'd2)))

@@ -240,7 +240,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
 
   // Wildcard CAM.
   logic                         cam_cmp_en, cam_ins, cam_rm, cam_en_all, cam_clr;
-  logic [CAM_W-1:0]             cam_valid, cam_en;
+  logic [CAM_W-1:0]             cam_valid, cam_en, cam_free_oh;
+  logic                         cam_free_v;
   logic [2:0][CAM_W-1:0]        cam_old;           // s2: the three oldest hits
   logic [1:0]                   cam_cnt;
   logic                         cam_rd_en;         // s3: read the two candidates' seq
@@ -258,10 +259,10 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   logic [WAY_W-1:0] cw_way, mv_from, mv_way;
   hsrc_e            cw_hsrc;
   tsrc_e            cw_tsrc;
-  logic [LB-1:0]    cw_idx, mv_idx;
+  logic [LB-1:0]    mv_idx;
   slot_t            cw_data, mv_slot;
   link_t            cw_link;
-  logic             reloc_hash, ck_rst;
+  logic             reloc_hash, ck_rst, mv_sel;
   logic [D-1:0]     ck_re;
   logic [D-1:0][LB-1:0] ck_raddr;
   logic             lk_we, pv_we, en_we, cl_we, cl_live;
@@ -382,7 +383,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   end
 
 
-  // ---------------------------------------------------------------- s2: CAM compare, 3 oldest hits
+  // ---------------------------------------------------------------- s1/s2: CAM compare / 3 oldest hits
   assign cam_cmp_en = v_q[2] && r_q[2].kind == RK_LK;
 
   // ---------------------------------------------------------------- s2..s4: the last commit applied
@@ -397,17 +398,18 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
       .SEQ_W(SEQ_W), .GEN_W(GEN_W), .req_t(req_t), .slot_t(slot_t), .link_t(link_t), .live_t(live_t),
       .tup_t(tup_t)) u_fwd (
     .clk_i, .rst_ni, .adv_i(advance),
-    .v2_i(v_q[2]), .v3_i(v_q[3]), .r2_i(r_q[2]), .r3_i(r_q[3]), .r4_i(r_q[4]),
+    .idx1_i(idx_q[1]), .kr1_i(kr_q[1]), .v2_i(v_q[2]), .v3_i(v_q[3]), .r2_i(r_q[2]), .r3_i(r_q[3]), .r4_i(r_q[4]),
     .idx2_i(idx_q[2]), .idx3_i(idx_q[3]), .idx4_i(idx_q[4]), .kr2_i(kr_q[2]), .kr3_i(kr_q[3]),
     .kr4_i(kr_q[4]), .gen_i(gen),
     .sl_rdata_i(sl_rdata), .lv_rdata_i(lv_rdata), .cam_old_i(cam_old), .cam_cnt_i(cam_cnt),
     .cam_seq_i(cam_seq), .q_hw_i(q_hw), .q_sw_i(q_sw),
     .lk_rdata_i(lk_rdata), .v4_i(v_q[4]), .hold_i(hold4),
-    .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_idx_i(cw_idx), .cw_data_i(cw_data),
-    .cw_pop_i(cw_pop), .cw_new_i(cw_new), .cw_lval_i(cw_lval), .cw_link_i(cw_link),
+    .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_data_i(cw_data), .cw_pop_i(cw_pop),
+    .cw_new_i(cw_new), .cw_lval_i(cw_lval), .cw_link_i(cw_link),
     .cw2_we_i(cw2_we), .mv_from_i(mv_from), .mv_way_i(mv_way), .mv_idx_i(mv_idx), .mv_slot_i(mv_slot),
     .cl_we_i(cl_we), .cl_hdl_i(cl_hdl), .cl_live_i(cl_live),
     .cam_rm_i(cam_rm), .cam_rm_idx_i(cam_rm_idx), .cam_ins_i(cam_ins), .cam_ins_idx_i(cam_ins_idx),
+    .cam_ins_oh_i(cam_free_oh),
     .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
     .ev_i(ev), .ev_miss_i(ev_miss), .ev_cnt_vld_i(ev_cnt_vld), .ev_en_all_i(cam_en_all),
     .t3_o(t3c), .cam_rd_en_o(cam_rd_en), .cam_rd_o(cam_rd), .t4_o(t4c), .fr4_o(fr4c), .lv4_o(lv4c),
@@ -444,7 +446,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
       .ent_t(ent_t), .tup_t(tup_t)) u_commit (
     .clk_i, .rst_ni,
     .v4_i(v_q[4]), .r4_i(r_q[4]), .idx4_i(idx_q[4]), .t4_i(t4c), .fr4_i(fr4c), .lv4_i(lv4c),
-    .blocked4_i(blocked4), .win_i(win), .c4i_i(c4i), .c4s_i(c4s), .cam_valid_i(cam_valid),
+    .blocked4_i(blocked4), .win_i(win), .c4i_i(c4i), .c4s_i(c4s), .cam_free_v_i(cam_free_v),
     .cam_hdl_i(cam_hdl),
     .cur_sp_head_i(cur_sp_head), .cur_sp_tail_i(cur_sp_tail), .cur_sp_cnt_i(cur_sp_cnt),
     .cur_dis_act_i(cur_dis_act), .cur_dis_seq_i(cur_dis_seq), .q_dis_act_i(q_dis_act),
@@ -455,12 +457,12 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .cw_we_o(cw_we), .cw_cls_o(cw_cls), .cw_way_o(cw_way), .cw_v_o(cw_v), .cw_hsrc_o(cw_hsrc),
     .cw_tsrc_o(cw_tsrc), .cw_pop_o(cw_pop), .cw_new_o(cw_new), .cw_lval_o(cw_lval),
     .cw2_we_o(cw2_we), .mv_from_o(mv_from), .mv_way_o(mv_way), .mv_idx_o(mv_idx), .mv_slot_o(mv_slot),
-    .reloc_hash_o(reloc_hash), .ck_re_o(ck_re), .ck_raddr_o(ck_raddr), .ck_rst_o(ck_rst),
+    .mv_sel_o(mv_sel), .reloc_hash_o(reloc_hash), .ck_re_o(ck_re), .ck_raddr_o(ck_raddr), .ck_rst_o(ck_rst),
     .lk_we_o(lk_we), .lk_asrc_o(lk_asrc), .lk_dsrc_o(lk_dsrc), .pv_we_o(pv_we), .pv_asrc_o(pv_asrc),
     .pv_dsrc_o(pv_dsrc), .ul_prev_o(ul_prev), .ul_link_o(ul_link), .en_we_o(en_we),
     .cl_we_o(cl_we), .cl_hdl_o(cl_hdl), .cl_live_o(cl_live),
     .scan_rd_o(scan_rd), .scan_addr_o(scan_addr), .sp_v_o(sp_v), .sp_en_o(sp_en), .sp_old_o(sp_old),
-    .cam_ins_o(cam_ins), .cam_ins_idx_o(cam_ins_idx), .cam_rm_o(cam_rm), .cam_rm_idx_o(cam_rm_idx),
+    .cam_ins_o(cam_ins), .cam_rm_o(cam_rm), .cam_rm_idx_o(cam_rm_idx),
     .cam_clr_o(cam_clr),
     .ev_o(ev), .ev_clear_o(ev_clear), .ev_cnt_vld_o(ev_cnt_vld), .ev_miss_o(ev_miss), .ev_add_o(ev_add),
     .ev_add_cls_o(ev_add_cls), .ev_rm_o(ev_rm), .ev_rm_dis_o(ev_rm_dis), .ev_rm_cls_o(ev_rm_cls),
@@ -486,7 +488,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .gen_i(gen), .cur_sp_tail_i(cur_sp_tail),
     .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_v_i(cw_v), .cw_hsrc_i(cw_hsrc),
     .cw_tsrc_i(cw_tsrc), .cw_pop_i(cw_pop), .cw2_we_i(cw2_we), .mv_way_i(mv_way), .mv_idx_i(mv_idx),
-    .mv_slot_i(mv_slot), .ck_re_i(ck_re), .ck_raddr_i(ck_raddr), .ck_rst_i(ck_rst),
+    .mv_slot_i(mv_slot), .mv_sel_i(mv_sel), .ck_re_i(ck_re), .ck_raddr_i(ck_raddr), .ck_rst_i(ck_rst),
     .lk_we_i(lk_we), .lk_asrc_i(lk_asrc), .lk_dsrc_i(lk_dsrc), .pv_we_i(pv_we), .pv_asrc_i(pv_asrc),
     .pv_dsrc_i(pv_dsrc), .ul_prev_i(ul_prev), .ul_link_i(ul_link), .en_we_i(en_we),
     .cl_we_i(cl_we), .cl_hdl_i(cl_hdl), .cl_live_i(cl_live), .cam_ins_i(cam_ins),
@@ -494,17 +496,19 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .scr_rd_i(scr_rd), .scr_rd_addr_i(scr_rd_addr), .scr_wr_i(scr_wr), .scr_wr_addr_i(scr_wr_addr),
     .scr_init_i(scr_init),
     .sl_rdata_o(sl_rdata), .lk_rdata_o(lk_rdata), .pv_rdata_o(pv_rdata), .lv_rdata_o(lv_rdata),
-    .en_rdata_o(en_rdata), .cw_idx_o(cw_idx), .cw_data_o(cw_data), .cw_link_o(cw_link));
+    .en_rdata_o(en_rdata), .cw_data_o(cw_data), .cw_link_o(cw_link));
 
   // ---------------------------------------------------------------- CAM
   tmnic_tm_cam #(.W(CAM_W), .SRQ_W(SRQ_W), .H_W(H_W), .SEQ_W(SEQ_W)) u_cam (
     .clk_i, .rst_ni,
-    .cmp_en_i(cam_cmp_en), .cmp_srq_i(r_q[2].srq), .cmp_tag_i(r_q[2].tag), .old_o(cam_old),
+    .adv_i(advance), .cmp1_en_i(v_q[1] && r_q[1].kind == RK_LK), .cmp_srq_i(r_q[1].srq),
+    .cmp_tag_i(r_q[1].tag), .cmp2_en_i(cam_cmp_en), .old_o(cam_old),
     .cnt_o(cam_cnt), .rd_en_i(cam_rd_en), .rd_i(cam_rd), .rd_seq_o(cam_seq),
-    .ins_i(cam_ins), .ins_idx_i(cam_ins_idx), .ins_srq_i(r_q[4].srq), .ins_tag_i(r_q[4].tag),
+    .ins_i(cam_ins), .ins_srq_i(r_q[4].srq), .ins_tag_i(r_q[4].tag),
     .ins_mask_i(r_q[4].mask), .ins_hdl_i(r_q[4].hdl), .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
     .rm_i(cam_rm), .rm_idx_i(cam_rm_idx), .en_all_i(cam_en_all), .clr_i(cam_clr),
     .en_srq_i(r_q[4].srq),
+    .free_v_o(cam_free_v), .free_oh_o(cam_free_oh), .free_idx_o(cam_ins_idx),
     .valid_o(cam_valid), .en_o(cam_en), .hdl_o(cam_hdl));
 
   // ---------------------------------------------------------------- registers
@@ -576,7 +580,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     if (done4 || inj_d)
       $display("[rtl] commit %0d srq %0d tag %h hdl %0d | hit %0d win %b hdl %0d t4 %p | cw %0d c%0d w%0d i%0d v%0d h1 %0d tail %0d | cam ins %0d rm %0d",
                r_q[4].kind, r_q[4].srq, r_q[4].tag, r_q[4].hdl, rsp_hit, win, rsp_hdl, t4c, cw_we,
-               cw_cls, cw_way, cw_idx, cw_data.v, cw_data.h1, cw_data.tail, cam_ins, cam_rm);
+               cw_cls, cw_way, idx_q[4][cw_cls][cw_way], cw_data.v, cw_data.h1, cw_data.tail, cam_ins, cam_rm);
   end
 `endif
   always_comb begin

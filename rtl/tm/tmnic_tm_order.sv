@@ -46,27 +46,25 @@ module tmnic_tm_order #(
     $fatal(1, "tmnic_tm_order: K must be in 1..4");
   end
 
-  function automatic logic older(logic [SEQ_W-1:0] a, logic [SEQ_W-1:0] b);
-    logic [SEQ_W-1:0] d;
-    d = a - b;
-    return d[SEQ_W-1];
-  endfunction
-
   // ---------------------------------------------------------------- s3: compares, registered
   logic [K-1:0]        enA_q, enB_q, enA_d, enB_d;
   logic [K-1:0][K-1:0] oAA_q, oBA_q, oAA_d, oBA_d;  // [c][d]: class c (A or B) older than class d (A)
   logic [K-1:0]        oAF1_q, oAF2_q, oBF1_q, oAF1_d, oAF2_d, oBF1_d;
 
+  // a older than b modulo 2^SEQ_W: the sign of a - b. Written out, not as a function: Verilator
+  // 5.006 leaves an unused result variable of an inlined call whose use folds to a constant (the
+  // c < d terms below), which -Werror rejects depending on the netlist's order.
   always_comb begin
+    logic [SEQ_W-1:0] t;
     for (int c = 0; c < int'(K); c++) begin
-      enA_d[c]  = !dis_act_i || older(sA_i[c], dis_seq_i);
-      enB_d[c]  = !dis_act_i || older(sB_i[c], dis_seq_i);
-      oAF1_d[c] = older(sA_i[c], sF1_i);
-      oAF2_d[c] = older(sA_i[c], sF2_i);
-      oBF1_d[c] = older(sB_i[c], sF1_i);
+      t = sA_i[c] - dis_seq_i; enA_d[c]  = !dis_act_i || t[SEQ_W-1];
+      t = sB_i[c] - dis_seq_i; enB_d[c]  = !dis_act_i || t[SEQ_W-1];
+      t = sA_i[c] - sF1_i;     oAF1_d[c] = t[SEQ_W-1];
+      t = sA_i[c] - sF2_i;     oAF2_d[c] = t[SEQ_W-1];
+      t = sB_i[c] - sF1_i;     oBF1_d[c] = t[SEQ_W-1];
       for (int d = 0; d < int'(K); d++) begin
-        oAA_d[c][d] = (c < d) && older(sA_i[c], sA_i[d]);
-        oBA_d[c][d] = (c != d) && older(sB_i[c], sA_i[d]);
+        t = sA_i[c] - sA_i[d]; oAA_d[c][d] = (c < d) && t[SEQ_W-1];
+        t = sB_i[c] - sA_i[d]; oBA_d[c][d] = (c != d) && t[SEQ_W-1];
       end
     end
   end

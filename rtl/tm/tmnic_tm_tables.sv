@@ -76,6 +76,7 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   input  logic [WAY_W-1:0]            mv_way_i,
   input  logic [LB-1:0]               mv_idx_i,
   input  slot_t                       mv_slot_i,
+  input  logic                        mv_sel_i,     // the commit of s4 is a relocation (registers)
   input  logic [D-1:0]                ck_re_i,
   input  logic [D-1:0][LB-1:0]        ck_raddr_i,
   input  logic                        ck_rst_i,
@@ -109,9 +110,8 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   output prev_t                       pv_rdata_o,
   output live_t                       lv_rdata_o,
   output ent_t                        en_rdata_o,
-  // The commit's slot write (recorded by tmnic_tm_commit_fwd), and the link of a FIFO head whose next
+  // The commit's slot word (recorded by tmnic_tm_commit_fwd), and the link of a FIFO head whose next
   // is the new entry.
-  output logic [LB-1:0]               cw_idx_o,
   output slot_t                       cw_data_o,
   output link_t                       cw_link_o
 );
@@ -170,7 +170,6 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   assign cw_t_h1   = t4_i[cw_cls_i].h1;
   assign cw_t_s1   = t4_i[cw_cls_i].s1;
   assign cw_t_tail = t4_i[cw_cls_i].tail;
-  assign cw_idx_o  = idx4_i[cw_cls_i][cw_way_i];
   always_comb begin
     cw_data_o.v    = cw_v_i;
     cw_data_o.gen  = gen_i[r4_i.srq];
@@ -217,10 +216,13 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   // ---------------------------------------------------------------- RAM ports
   // The scrubber uses the class-slot and live RAMs in cycles without requests in s0..s4
   // (tmnic_tm_scrub); its write-back drops the words of older generations (everything after reset).
+  // Where a way's word and address come from is known from registers: a commit writes way w of class
+  // c at idx4[c][w], a relocation's commit (mv_sel_i) its occupant at mv_idx in way mv_way; only the
+  // write enables and the commit's own word wait for the decision.
   slot_t [D-1:0] wway;
   always_comb begin
     for (int w = 0; w < int'(D); w++) begin
-      wway[w]   = (cw2_we_i && int'(mv_way_i) == w) ? mv_slot_i : cw_data_o;
+      wway[w]   = (mv_sel_i && int'(mv_way_i) == w) ? mv_slot_i : cw_data_o;
       wway[w].v = wway[w].v && !scr_wr_i;
     end
   end
@@ -239,12 +241,10 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
         end
         // Write data per way, shared by the classes: the relocated FIFO in its new way, else the
         // commit's slot; the scrubber only clears the valid bit (the rest of its word is unused).
-        sl_we[c][w]    = cw_we_i && int'(cw_cls_i) == c && int'(cw_way_i) == w;
-        sl_waddr[c][w] = cw_idx_o;
-        if (cw2_we_i && int'(cw_cls_i) == c && int'(mv_way_i) == w) begin
-          sl_we[c][w]    = 1'b1;
-          sl_waddr[c][w] = mv_idx_i;
-        end
+        sl_we[c][w]    = cw_we_i && int'(cw_cls_i) == c && int'(cw_way_i) == w ||
+                         cw2_we_i && int'(cw_cls_i) == c && int'(mv_way_i) == w;
+        sl_waddr[c][w] = (mv_sel_i && int'(r4_i.cls) == c && int'(mv_way_i) == w) ? mv_idx_i :
+                                                                                    idx4_i[c][w];
         if (scr_wr_i) begin
           sl_we[c][w]    = 32'(scr_wr_addr_i) < B && (scr_init_i || (sl_rdata_o[c][w].v &&
                            sl_rdata_o[c][w].gen != gen_i[sl_rdata_o[c][w].kr[R_W-1 -: SRQ_W]]));
