@@ -353,6 +353,13 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Values of the registered state used by the next-state logic.
   wire [QP_W-1:0] sw_k = QP_W'(sw_q - 1'b1);               // sweep: word examined this cycle
+  // The sweep's examined word, registered with its verdict: expired (its wait ends), or a candidate
+  // for the next wake-up, with whether its due time is below the minimum of the words before it
+  // (sw_min_d in the cycle it is examined: that already holds the previous word's merge).
+  logic            sw_exp_q, sw_cand_q, sw_due_lt_q;
+  logic [63:0]     sw_due_q;
+  rq_qp_t          sw_word_q;
+  logic [QP_W-1:0] sw_k2_q;
   // Packets of the message less one, floor((len - 1) / PMTU) (0 for an empty message): registered
   // from the next message length, so S_START only adds it to the PSN.
   logic [23:0] npk1_q, npk1_d;
@@ -447,29 +454,28 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         end
       end
 
-      // One QP word per cycle: word sw_q is read, word sw_q-1 examined.
+      // One QP word per cycle: word sw_q is read, word sw_q-1 examined (its due-time compares
+      // registered, p_sweep), word sw_q-2 acted on: the 64-bit compares of the table's output
+      // reach registers only, not the table's write enable and the running minimum.
       S_SWEEP: begin
-        if (sw_q != (QP_W + 1)'(NUM_QP)) begin
+        if (sw_q < (QP_W + 1)'(NUM_QP)) begin
           tab_re = 1'b1;
           tab_raddr = sw_q[QP_W-1:0];
         end
         sw_d = sw_q + 1'b1;
-        // The write's address and data do not wait for the due-time compare (only its enable does:
-        // the compare was the placed block's path from the table's data to its address).
         tab_cur = 1'b0;
-        tab_waddr = sw_k;
-        tab_wdata = tab_rdata;
+        tab_waddr = sw_k2_q;
+        tab_wdata = sw_word_q;
         tab_wdata.rnr_wait = 1'b0;
-        set_own_qp = sw_k;
-        if (sw_q != '0 && tab_rdata.rnr_wait) begin
-          if (now_i >= tab_rdata.rnr_due) begin
-            tab_we = 1'b1;
-            set_own = 1'b1;
-          end else if (tab_rdata.rnr_due < sw_min_d) begin
-            sw_min_d = tab_rdata.rnr_due;
-          end
+        set_own_qp = sw_k2_q;
+        if (sw_exp_q) begin
+          tab_we = 1'b1;
+          set_own = 1'b1;
         end
-        if (sw_q == (QP_W + 1)'(NUM_QP)) begin
+        if (sw_cand_q && sw_due_lt_q) begin
+          sw_min_d = sw_due_q;
+        end
+        if (sw_q == (QP_W + 1)'(NUM_QP + 1)) begin
           wake_d = sw_min_d;
           state_d = S_IDLE;
         end
@@ -668,6 +674,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       wake_q <= '1;
       init_pend_q <= 1'b0;
       sw_q <= '0;
+      {sw_exp_q, sw_cand_q} <= '0;
       lerr_valid_o <= 1'b0;
       uack_valid_o <= 1'b0;
       ckick_o <= 1'b0;
@@ -681,6 +688,12 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       wake_q <= wake_d;
       init_pend_q <= init_pend_d;
       sw_q <= sw_d;
+      if (state_q == S_SWEEP) begin : p_sweep
+        logic ex;
+        ex = sw_q != '0 && sw_q <= (QP_W + 1)'(NUM_QP) && tab_rdata.rnr_wait;
+        sw_exp_q  <= ex && now_i >= tab_rdata.rnr_due;
+        sw_cand_q <= ex && now_i < tab_rdata.rnr_due;
+      end
       lerr_valid_o <= lerr_valid_d;
       uack_valid_o <= uack_valid_d;
       ckick_o <= ckick_d;
@@ -698,6 +711,12 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     lerr_qp_o <= lerr_qp_d; ckick_qp_o <= q_q; own_qp_q <= set_own_qp;
     uack_qp_o <= uack_qp_d; uack_psn_o <= uack_psn_d;
     sw_min_q <= sw_min_d;
+    if (state_q == S_SWEEP) begin
+      sw_due_q    <= tab_rdata.rnr_due;
+      sw_due_lt_q <= tab_rdata.rnr_due < sw_min_d;
+      sw_word_q   <= tab_rdata;
+      sw_k2_q     <= sw_k;
+    end
     msg_len_q <= msg_len_d;
   end
 
