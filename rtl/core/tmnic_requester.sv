@@ -353,10 +353,10 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
 
   // Values of the registered state used by the next-state logic.
   wire [QP_W-1:0] sw_k = QP_W'(sw_q - 1'b1);               // sweep: word examined this cycle
-  // The sweep's examined word, registered with its verdict: expired (its wait ends), or a candidate
-  // for the next wake-up, with whether its due time is below the minimum of the words before it
-  // (sw_min_d in the cycle it is examined: that already holds the previous word's merge).
-  logic            sw_exp_q, sw_cand_q, sw_due_lt_q;
+  // The sweep's examined word, registered with its verdict: expired (its wait ends), or still
+  // waiting with a due time below the minimum of the words before it (sw_min_d in the cycle it is
+  // examined already holds the previous word's merge): the next wake-up so far.
+  logic            sw_exp_q, sw_min_upd_q;
   logic [63:0]     sw_due_q;
   rq_qp_t          sw_word_q;
   logic [QP_W-1:0] sw_k2_q;
@@ -472,7 +472,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
           tab_we = 1'b1;
           set_own = 1'b1;
         end
-        if (sw_cand_q && sw_due_lt_q) begin
+        if (sw_min_upd_q) begin
           sw_min_d = sw_due_q;
         end
         if (sw_q == (QP_W + 1)'(NUM_QP + 1)) begin
@@ -674,7 +674,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
       wake_q <= '1;
       init_pend_q <= 1'b0;
       sw_q <= '0;
-      {sw_exp_q, sw_cand_q} <= '0;
+      {sw_exp_q, sw_min_upd_q} <= '0;
       lerr_valid_o <= 1'b0;
       uack_valid_o <= 1'b0;
       ckick_o <= 1'b0;
@@ -692,7 +692,7 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
         logic ex;
         ex = sw_q != '0 && sw_q <= (QP_W + 1)'(NUM_QP) && tab_rdata.rnr_wait;
         sw_exp_q  <= ex && now_i >= tab_rdata.rnr_due;
-        sw_cand_q <= ex && now_i < tab_rdata.rnr_due;
+        sw_min_upd_q <= ex && now_i < tab_rdata.rnr_due && tab_rdata.rnr_due < sw_min_d;
       end
       lerr_valid_o <= lerr_valid_d;
       uack_valid_o <= uack_valid_d;
@@ -713,7 +713,6 @@ module tmnic_requester import tmnic_pkg::*; import tmnic_hwif_pkg::*; #(
     sw_min_q <= sw_min_d;
     if (state_q == S_SWEEP) begin
       sw_due_q    <= tab_rdata.rnr_due;
-      sw_due_lt_q <= tab_rdata.rnr_due < sw_min_d;
       sw_word_q   <= tab_rdata;
       sw_k2_q     <= sw_k;
     end
