@@ -10,5 +10,6 @@ rtl/tm/tmnic_tm_order.sv
 rtl/tm/tmnic_tm_tables.sv
 rtl/tm/tmnic_tm_commit_fwd.sv
 rtl/tm/tmnic_tm_del_cap.sv
+rtl/tm/tmnic_tm_commit_word.sv
 rtl/tm/tmnic_tm_commit.sv
 rtl/tm/tmnic_tm_engine.sv

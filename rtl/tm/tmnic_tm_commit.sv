@@ -10,6 +10,10 @@
 // It also owns s4's sub-states, whose registers only the commit uses:
 //   - a lookup whose SRQ has spilled entries holds s4 and scans its spill list, one entry per cycle
 //     (X_SCAN), and decides the cycle after the first match (X_DECIDE);
+//   - s4 holds on conditions read from registers only (a spill list exists, an ADD may have no
+//     way), so that the stage enables do not wait for the last commit to be applied; when the exact
+//     condition turns out false (the lookup's SRQ is blocked, the last commit freed a way), the
+//     request commits one cycle later (X_PASS);
 //   - an ADD whose key finds neither its FIFO nor a free way searches for a bucket occupant that can
 //     move to another of its ways (X_CK_*, one step of cuckoo hashing), then places the new key in
 //     the occupant's slot (the move is the commit's second slot write, cw2);
@@ -44,21 +48,23 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
 
   // The request in s4 and what the stages delivered for it (last commit applied).
   input  logic                        v4_i,
+  input  logic [SRQ_W-1:0]            r3_srq_i,  // (a DEL's liveness is decided in s3)
   input  req_t                        r4_i,
   input  logic [K-1:0][D-1:0][LB-1:0] idx4_i,    // its bucket per class and way
   input  tup_t [K-1:0]                t4_i,      // the FIFO of its key per class
   input  logic [D-1:0]                fr4_i,     // free ways of its bucket (ADD's class)
   input  logic                        lv4_i,     // ADD: the handle is live
+  input  logic                        ck_may4_i, // ADD: may have no way (registers only)
   input  logic                        blocked4_i,
   input  logic [K+1:0]                win_i,     // MPI-order winner: class heads, CAM (K), spill (K+1)
   input  logic [CIW-1:0]              c4i_i,     // the CAM's oldest hit, and its sequence number
   input  logic [SEQ_W-1:0]            c4s_i,
   input  logic                        cam_free_v_i,  // a free CAM entry (tmnic_tm_cam picks it)
-  input  logic [CAM_W-1:0][H_W-1:0]   cam_hdl_i,
+  input  logic [H_W-1:0]              c4h_i,     // the CAM candidate's handle
   // The SRQ of s4 (tmnic_tm_srq_state, before the event), and the disable threshold of s3's SRQ.
   input  logic [H_W-1:0]              cur_sp_head_i,
   input  logic [H_W-1:0]              cur_sp_tail_i,
-  input  logic [H_W:0]                cur_sp_cnt_i,
+  input  logic                        cur_sp_nz_i,   // its spill list is not empty
   input  logic                        cur_dis_act_i,
   input  logic [SEQ_W-1:0]            cur_dis_seq_i,
   input  logic                        q_dis_act_i,
@@ -80,11 +86,13 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   output logic                        done_o,    // s4's request completes (response, state update)
   output logic                        find_o,    // the DEL in s4 becomes its FIND (find_req_o)
   output req_t                        find_req_o,
-  // Class slot write (tmnic_tm_tables builds the word), and what kind of write it is.
+  // Class slot write (tmnic_tm_tables builds the word), and what kind of write it is. The word's
+  // selects (valid per class, head and tail sources) follow from the request's kind and its
+  // candidates, not from the decision: only the enable, class and way wait for the winner.
   output logic                        cw_we_o,
   output logic [CLS_W-1:0]            cw_cls_o,
-  output logic [WAY_W-1:0]            cw_way_o,
-  output logic                        cw_v_o,
+  output logic [K-1:0][WAY_W-1:0]     cw_way_o,   // per class (cw_cls_o's is written)
+  output logic [K-1:0]                cw_v_o,
   output hsrc_e                       cw_hsrc_o,
   output tsrc_e                       cw_tsrc_o,
   output logic                        cw_pop_o,  // a pop: the new head's link comes from the chase read
@@ -163,8 +171,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   // s4 sub-states: a lookup whose SRQ has spilled entries scans them; an ADD without a free way
   // searches for a relocation (X_CK_*).
   typedef enum logic [3:0] {X_START, X_SCAN, X_DECIDE, X_CK_OCC, X_CK_H, X_CK_RD, X_CK_CHK, X_CK_SEL,
-                            X_CK_RST, X_CK_DONE} xst_e;
-  typedef enum logic [1:0] {RH_CLS, RH_CAM, RH_SC} rhsrc_e;  // matched handle from
+                            X_CK_RST, X_CK_DONE, X_PASS} xst_e;
 
   function automatic logic seq_older(logic [SEQ_W-1:0] a, logic [SEQ_W-1:0] b);
     logic [SEQ_W-1:0] d;
@@ -182,6 +189,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   // Relocation search of an ADD (X_CK_*): the occupants of its buckets, the one being tried, its
   // buckets in the other ways, the free way found.
   slot_t [D-1:0]             ck_occ_q, ck_occ_d;
+  slot_t                     ck_mv_q, ck_mv_d;   // ck_occ_q[ck_w_q], registered: it feeds s0's hash units
   logic [WAY_W-1:0]          ck_w_q, ck_w_d, ck_x_q, ck_x_d;
   logic [D-1:0]              ck_fr_q, ck_fr_d;   // the free ones among its other ways
   logic [D-1:0][LB-1:0]      ck_alt_q, ck_alt_d;
@@ -198,10 +206,10 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   logic           ser_ok, ser_dis;
   tmnic_tm_del_cap #(.NUM_SRQ(NUM_SRQ), .CAM_W(CAM_W), .SEQ_W(SEQ_W), .GEN_W(GEN_W), .req_t(req_t),
       .live_t(live_t), .ent_t(ent_t)) u_del (
-    .clk_i, .adv_i, .del2_i, .lv_rdata_i, .en_rdata_i, .q_dis_act_i, .q_dis_seq_i, .r4_i, .gen_i,
+    .clk_i, .adv_i, .del2_i, .lv_rdata_i, .en_rdata_i, .q_dis_act_i, .q_dis_seq_i, .r3_srq_i, .v4_i, .r4_i,
+    .gen_i,
     .loc_o(ser_loc), .cam_o(ser_cam), .ok_o(ser_ok), .dis_o(ser_dis), .find_req_o);
 
-  rhsrc_e           rsp_hsrc;
   logic [CLS_W-1:0] win_cls;   // the class whose head a lookup takes
   logic             sp_unlink; // a spill entry leaves its list: ul_hdl
   logic [H_W-1:0]   ul_hdl;
@@ -211,31 +219,38 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     for (int c = int'(K) - 1; c >= 0; c--) if (win_i[c]) win_cls = CLS_W'(c);
   end
 
-  // Whether s4 holds (and so whether every stage moves) from registers and the candidates' flags
-  // only, flat, not out of the decision's if-chains below, which make the same choice (hold_c,
-  // done_c; asserted equal).
+  // Whether s4 holds (and so whether every stage moves) from registers only, flat, not out of the
+  // decision's if-chains below, which make the same choice (hold_c, done_c; asserted equal). A lookup
+  // of an SRQ with a spill list, and an ADD that may find no way (ck_may4_i, a superset computed
+  // from registers), hold in X_START; the exact conditions (the SRQ not blocked; no FIFO and no free
+  // way once the last commit is applied, the handle not live) then choose the sub-state: the scan
+  // or the relocation search, or X_PASS to commit in the next cycle.
+  logic sc_may, ck_may;       // s4 holds in X_START
   logic sc_start, ck_start;   // a lookup starts its spill scan, an ADD its relocation search
   logic hold_c, done_c;
-  assign sc_start = !blocked4_i && cur_sp_cnt_i != '0 && xs_q == X_START;
+  assign sc_may   = cur_sp_nz_i && xs_q == X_START;
+  assign ck_may   = D > 1 && xs_q == X_START && ck_may4_i;
+  assign sc_start = sc_may && !blocked4_i;
   assign ck_start = D > 1 && xs_q == X_START && !lv4_i && r4_i.has_cls && !t4_i[r4_i.cls].v &&
                     fr4_i == '0;
-  assign hold_o   = v4_i && (r4_i.kind == RK_LK && (sc_start || xs_q == X_SCAN) ||
-                             r4_i.kind == RK_ADD && (ck_start || xs_q inside {X_CK_OCC, X_CK_H, X_CK_RD,
-                                                                             X_CK_CHK, X_CK_SEL, X_CK_RST}));
+  assign hold_o   = v4_i && (r4_i.kind == RK_LK && (sc_may || xs_q == X_SCAN) ||
+                             r4_i.kind == RK_ADD && (ck_may || xs_q inside {X_CK_OCC, X_CK_H, X_CK_RD,
+                                                                           X_CK_CHK, X_CK_SEL, X_CK_RST}));
   assign done_o   = v4_i && !hold_o;
 
+  // The slot word of each class and the way written, beside the decision (only the enables wait
+  // for the winner).
+  logic fw_v;   // ADD: a free way for a new FIFO
+  tmnic_tm_commit_word #(.K(K), .D(D), .H_W(H_W), .SEQ_W(SEQ_W), .req_t(req_t), .tup_t(tup_t)) u_word (
+    .r4_i, .t4_i, .fr4_i, .reloc_done_i(xs_q == X_CK_DONE && ck_found_q), .reloc_way_i(ck_w_q),
+    .ul_head_i(!ul_prev_q.hp), .fw_v_o(fw_v), .cw_way_o, .cw_v_o, .cw_hsrc_o, .cw_tsrc_o);
+
   always_comb begin
-    logic [WAY_W-1:0] fw;
-    logic             fw_v;
     logic             t_v, t_one;   // the request's class: a FIFO of its key, of one entry
-    logic [WAY_W-1:0] t_way;
     logic             is_tail;      // FIND: the entry is its FIFO's tail
-    fw = '0; fw_v = 1'b0;
     t_v     = t4_i[r4_i.cls].v;
-    t_way   = t4_i[r4_i.cls].way;
     t_one   = t4_i[r4_i.cls].h1 == t4_i[r4_i.cls].tail;
     is_tail = r4_i.hdl == t4_i[r4_i.cls].tail;
-    for (int w = int'(D) - 1; w >= 0; w--) if (fr4_i[w]) begin fw = WAY_W'(w); fw_v = 1'b1; end
     // defaults
     xs_d = xs_q; sc_p_d = sc_p_q; sc_v_d = sc_v_q; sc_h_d = sc_h_q; sc_seq_d = sc_seq_q;
     ul_prev_d = ul_prev_q; ul_link_d = ul_link_q; sp_en_d = sp_en_q; sp_old_d = sp_old_q;
@@ -244,8 +259,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     ck_fr_d = ck_fr_q;
     ck_re_o = '0; ck_raddr_o = '0; ck_rst_o = 1'b0;
     hold_c = 1'b0; done_c = 1'b0; find_o = 1'b0;
-    cw_we_o = 1'b0; cw_cls_o = r4_i.cls; cw_way_o = t_way; cw_v_o = 1'b1;
-    cw_hsrc_o = HS_TUP; cw_tsrc_o = TS_TUP;
+    cw_we_o = 1'b0; cw_cls_o = r4_i.cls;
     cw_pop_o = 1'b0; cw_new_o = 1'b0; cw_lval_o = 1'b0; cw2_we_o = 1'b0;
     cam_rm_o = 1'b0; cam_ins_o = 1'b0; cam_rm_idx_o = c4i_i;
     cl_we_o = 1'b0; cl_live_o = 1'b0;
@@ -260,13 +274,15 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     ev_sp_head_o = cur_sp_head_i; ev_sp_tail_o = cur_sp_tail_i;
     rsp_op_o = 1'b0; rsp_lk_o = 1'b0; rsp_ok_o = 1'b0;
     rsp_hit_o = 1'b0; rsp_unexp_o = 1'b0; rsp_blocked_o = 1'b0;
-    rsp_hsrc = RH_CLS;
 
     if (v4_i) begin
       unique case (r4_i.kind)
         // ------------------------------------------------ lookup
         RK_LK: begin
-          if (sc_start) begin
+          if (sc_may && !sc_start) begin
+            hold_c = 1'b1;
+            xs_d   = X_PASS;   // blocked: no scan, the response next cycle
+          end else if (sc_start) begin
             // Scan the spill list from its head (the class heads' chase link is captured first).
             hold_c = 1'b1;
             xs_d   = X_SCAN;
@@ -305,24 +321,15 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
                 // Pop the FIFO of class win_cls: the new head is the old head's next.
                 cw_we_o         = 1'b1;
                 cw_cls_o        = win_cls;
-                cw_way_o        = t4_i[win_cls].way;
-                cw_v_o          = t4_i[win_cls].h1 != t4_i[win_cls].tail;
-                cw_hsrc_o       = HS_LINK;
                 cw_pop_o        = 1'b1;
-                pv_we_o         = cw_v_o;
+                pv_we_o         = cw_v_o[win_cls];
                 pv_asrc_o       = PA_LNK;
                 pv_dsrc_o       = PD_HEAD;
                 ev_rm_cls_o     = 1'b1;
                 ev_rm_cls_idx_o = win_cls;
               end
-              if (win_i[K]) begin
-                cam_rm_o = 1'b1;
-                rsp_hsrc = RH_CAM;
-              end
-              if (win_i[K+1]) begin
-                rsp_hsrc  = RH_SC;
-                sp_unlink = 1'b1;   // the spill entry sc_h_q
-              end
+              if (win_i[K]) cam_rm_o = 1'b1;
+              if (win_i[K+1]) sp_unlink = 1'b1;   // the spill entry sc_h_q
             end else if (!blocked4_i && r4_i.commit_miss) begin
               ev_miss_o   = 1'b1;
               rsp_unexp_o = 1'b1;
@@ -333,7 +340,10 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
         RK_ADD: begin
           // No free way for a new key: look for an occupant that can move to another of its ways
           // (one step of cuckoo hashing), reading the tables while the pipeline waits.
-          if (ck_start) begin
+          if (ck_may && !ck_start) begin
+            hold_c = 1'b1;
+            xs_d   = X_PASS;   // the last commit left it a way (or the handle is live)
+          end else if (ck_start) begin
             hold_c = 1'b1;
             xs_d   = X_CK_OCC;
             for (int w = 0; w < int'(D); w++) begin
@@ -398,8 +408,6 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
             rsp_ok_o     = !lv4_i;
             if (xs_q == X_CK_DONE && ck_found_q) begin
               // The occupant moves to way ck_x_q; the new key takes its slot.
-              fw       = ck_w_q;
-              fw_v     = 1'b1;
               cw2_we_o = 1'b1;
             end
             if (!lv4_i) begin
@@ -413,7 +421,6 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
                 // Append to the key's FIFO.
                 ev_add_cls_o = 1'b1;
                 cw_we_o   = 1'b1;
-                cw_tsrc_o = TS_HDL;
                 cw_lval_o = t_one;   // the head's next is the new entry
                 lk_we_o   = 1'b1;
                 lk_asrc_o = LA_TAIL;
@@ -422,9 +429,6 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
                 // A new FIFO in a free way of the key's bucket.
                 ev_add_cls_o = 1'b1;
                 cw_we_o   = 1'b1;
-                cw_way_o  = fw;
-                cw_hsrc_o = HS_NEW;
-                cw_tsrc_o = TS_HDL;
                 cw_new_o  = 1'b1;
                 cw_lval_o = 1'b1;
                 pv_dsrc_o = PD_HEAD;
@@ -434,7 +438,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
                 // Spill: append to the SRQ's list.
                 ev_sp_add_o  = 1'b1;
                 ev_sp_tail_o = r4_i.hdl;
-                if (cur_sp_cnt_i == '0) begin
+                if (!cur_sp_nz_i) begin
                   ev_sp_head_o = r4_i.hdl;
                   pv_dsrc_o    = PD_HEAD;
                 end else begin
@@ -491,8 +495,6 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
           if (!ul_prev_q.hp) begin
             // The head: its next becomes the head.
             cw_we_o   = 1'b1;
-            cw_v_o    = !is_tail;
-            cw_hsrc_o = HS_UL;
             pv_we_o   = !is_tail;
             pv_asrc_o = PA_UL;
             pv_dsrc_o = PD_HEAD;
@@ -506,7 +508,6 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
               pv_dsrc_o = PD_UL;
             end else begin
               cw_we_o   = 1'b1;
-              cw_tsrc_o = TS_UL;
             end
           end
         end
@@ -538,22 +539,29 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
     end
   end
 
+  // The matched handle: an AND-OR over the winner (one-hot, or zero: then 0), whose candidates'
+  // handles are all at hand (the CAM's read in s3); the live write's address is this or the op's.
   always_comb begin
-    unique case (rsp_hsrc)
-      RH_CAM:  rsp_hdl_o = cam_hdl_i[c4i_i];
-      RH_SC:   rsp_hdl_o = sc_h_q;
-      default: rsp_hdl_o = t4_i[win_cls].h1;
-    endcase
+    rsp_hdl_o = win_i[K] ? c4h_i : '0;
+    if (win_i[K+1]) rsp_hdl_o |= sc_h_q;
+    for (int c = 0; c < int'(K); c++) if (win_i[c]) rsp_hdl_o |= t4_i[c].h1;
   end
-  assign cl_hdl_o = rsp_lk_o ? rsp_hdl_o : r4_i.hdl;
+  assign cl_hdl_o = (r4_i.kind == RK_LK) ? rsp_hdl_o : r4_i.hdl;
   assign mv_from_o     = ck_w_q;
   assign mv_way_o      = ck_x_q;
   assign mv_idx_o      = ck_alt_q[ck_x_q];
-  assign mv_slot_o     = ck_occ_q[ck_w_q];
+  always_comb begin  // (changes only where ck_occ_d or ck_w_d do: one mux less in simulation)
+    ck_mv_d = ck_mv_q;
+    if (xs_q == X_CK_OCC || xs_q == X_CK_SEL) ck_mv_d = ck_occ_d[ck_w_d];
+  end
+  assign mv_slot_o     = ck_mv_q;
   assign mv_sel_o      = xs_q == X_CK_DONE && ck_found_q;
   assign reloc_hash_o  = xs_q == X_CK_H;
-  assign scan_rd_o     = v4_i && r4_i.kind == RK_LK && xs_d == X_SCAN;
-  assign scan_addr_o   = sc_p_d;
+  // The scan reads the next entry in every cycle of X_SCAN, also the cycle that finds a match or
+  // reaches the tail (a read nobody uses): its address is then the link RAM's output, not the
+  // outcome of the entry's compare.
+  assign scan_rd_o     = v4_i && r4_i.kind == RK_LK && (sc_start || xs_q == X_SCAN);
+  assign scan_addr_o   = sc_start ? cur_sp_head_i : chase_i.n1;
   assign sp_v_o        = v4_i && r4_i.kind == RK_LK && xs_q == X_DECIDE && sc_v_q;
   assign sp_en_o       = sp_en_q;
   assign sp_old_o      = sp_old_q;
@@ -574,7 +582,8 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   always_ff @(posedge clk_i) begin
     sc_p_q <= sc_p_d; sc_v_q <= sc_v_d; sc_h_q <= sc_h_d; sc_seq_q <= sc_seq_d;
     ul_prev_q <= ul_prev_d; ul_link_q <= ul_link_d; sp_en_q <= sp_en_d; sp_old_q <= sp_old_d;
-    ck_occ_q <= ck_occ_d; ck_w_q <= ck_w_d; ck_x_q <= ck_x_d; ck_alt_q <= ck_alt_d; ck_fr_q <= ck_fr_d;
+    ck_occ_q <= ck_occ_d; ck_mv_q <= ck_mv_d; ck_w_q <= ck_w_d; ck_x_q <= ck_x_d; ck_alt_q <= ck_alt_d;
+    ck_fr_q  <= ck_fr_d;
     if (adv_i && del2_i) begin  // DEL pass 1: its neighbours arrive at s2 with its state (u_del)
       ul_prev_q <= pv_rdata_i;   // (scan: never in the same cycle, s4 holds)
       ul_link_q <= chase_i;
@@ -594,6 +603,13 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   a_hold_flat: assert property (@(posedge clk_i) disable iff (!chk_q)
     hold_o == hold_c && done_o == done_c)
     else $error("tmnic_tm_commit: the flat hold / done differ from the decision's");
+  a_hold_superset: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(ck_start && !ck_may)) else $error("tmnic_tm_commit: an ADD needs a relocation its hold missed");
+  a_mv_slot: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(xs_q inside {X_CK_H, X_CK_RD, X_CK_CHK, X_CK_SEL, X_CK_RST, X_CK_DONE}) || ck_mv_q == ck_occ_q[ck_w_q])
+    else $error("tmnic_tm_commit: the registered relocation candidate is not the occupant tried");
+  a_scan_no_pop: assert property (@(posedge clk_i) disable iff (!chk_q) !(scan_rd_o && cw_pop_o))
+    else $error("tmnic_tm_commit: the spill scan and a pop share the chase read");
   a_find_from_del: assert property (@(posedge clk_i) disable iff (!chk_q)
     !find_o || (v4_i && r4_i.kind == RK_DEL)) else $error("tmnic_tm_commit: a FIND from no DEL");
 `endif

@@ -62,6 +62,8 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   input  logic [1:0]                  cam_cnt_i,
   // s3: the sequence numbers of cam_rd_o (tmnic_tm_cam), s3's SRQ counters.
   input  logic [1:0][SEQ_W-1:0]       cam_seq_i,
+  input  logic [CAM_W-1:0]            cam_en_i,    // the CAM entries' enabled bits (read in s3)
+  input  logic [CAM_W-1:0][H_W-1:0]   cam_hdl_i,   // ...and handles
   input  logic [15:0]                 q_hw_i,
   input  logic [15:0]                 q_sw_i,
   // s4: the class heads' links (copies 0..K-1) and the chase copy (K); s4 holds.
@@ -72,8 +74,8 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   // The commit of this cycle (tmnic_tm_commit, tmnic_tm_tables).
   input  logic                        cw_we_i,     // slot write
   input  logic [CLS_W-1:0]            cw_cls_i,
-  input  logic [WAY_W-1:0]            cw_way_i,
-  input  slot_t                       cw_data_i,
+  input  logic [K-1:0][WAY_W-1:0]     cw_way_i,   // per class (cw_cls_i's is written)
+  input  slot_t [K-1:0]               cw_data_i,   // the commit's word per class (cw_cls_i's written)
   input  logic                        cw_pop_i,    // ...popping the FIFO
   input  logic                        cw_new_i,    // ...creating it
   input  logic                        cw_lval_i,   // ...with the head link cw_link_i
@@ -107,11 +109,14 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   output tup_t [K-1:0]                t4_o,
   output logic [D-1:0]                fr4_o,
   output logic                        lv4_o,
+  output logic                        ck_may4_o,   // an ADD may have no way: from registers only
   output link_t [K-1:0]               lnk4_o,      // each class head's link
   output logic                        blocked4_o,
   output logic                        c4v_o,       // the CAM's oldest hit
   output logic [CIW-1:0]              c4i_o,
   output logic [SEQ_W-1:0]            c4s_o,
+  output logic                        c4en_o,      // ...enabled (before an enable-all by the last commit)
+  output logic [H_W-1:0]              c4h_o,       // ...its handle
   // ...and what the last commit changed among its candidates (tmnic_tm_order).
   output logic [K-1:0]                pop4_o,
   output logic [K-1:0]                new4_o,
@@ -142,6 +147,10 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   logic                    c41v_q, c42v_q;  // CAM oldest and second oldest hit (s4)
   logic [CIW-1:0]          c41i_q, c42i_q;
   logic [SEQ_W-1:0]        c41s_q, c42s_q;  // ...their sequence numbers
+  logic [H_W-1:0]          c41h_q, c42h_q;  // ...their handles (read in s3 like the enabled bits)
+  logic                    c41en_q, c42en_q; // ...their enabled bits: read in s3, where the one-hot
+                                             // selections are (only an enable-all, which the order
+                                             // applies, or an insert can change them before s4)
 
   // ---------------------------------------------------------------- the record (h*_q)
   // The last commit's writes: its slot word and a relocated occupant's (at the edge where s1's slot
@@ -149,8 +158,10 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   // or inserted; its per-SRQ event; and how the requests then in s2 and s3 relate to it.
   logic             hw_we_q, hw2_we_q, hl_we_q, hl_live_q;
   logic [CLS_W-1:0] hw_cls_q;
-  logic [WAY_W-1:0] hw_way_q, hw2_way_q;
-  slot_t            hw_data_q, hw2_data_q;
+  logic [K-1:0][WAY_W-1:0] hw_way_q;   // per class, like the words: the written one is hw_cls_q's
+  logic [WAY_W-1:0] hw_way, hw2_way_q;
+  slot_t [K-1:0]    hw_data_q;   // per class: the written one is hw_cls_q's (no mux on the record)
+  slot_t            hw2_data_q;
   logic [H_W-1:0]   hl_hdl_q;
   logic             hv_pop_q, hv_new_q, hv_lval_q;   // the slot write popped / created / linked
   link_t            hlink_q;
@@ -192,15 +203,15 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
     if (v2_i) begin
       for (int c = 0; c < int'(K); c++) begin
         for (int w = 0; w < int'(D); w++) begin
-          sh  = hw_we_q && int'(hw_cls_q) == c && int'(hw_way_q) == w && eqb2_q[c][w];
+          sh  = hw_we_q && int'(hw_cls_q) == c && int'(hw_way_q[c]) == w && eqb2_q[c][w];
           sh2 = hw2_we_q && int'(hw_cls_q) == c && int'(hw2_way_q) == w && eqm2_q[c];
           s = sl_rdata_i[c][w];
           m = s.v && s.gen == gen_i[r2_i.srq] && s.kr == kr2_i[c];
           f = !s.v || s.gen != gen_i[s.kr[R_W-1 -: SRQ_W]];
           if (sh) begin
-            s = hw_data_q;
-            m = hw_data_q.v && hw_data_q.gen == gen_i[r2_i.srq] && ekr2_q[c];
-            f = !hw_data_q.v || hw_data_q.gen != gen_i[hw_data_q.kr[R_W-1 -: SRQ_W]];
+            s = hw_data_q[c];
+            m = hw_data_q[c].v && hw_data_q[c].gen == gen_i[r2_i.srq] && ekr2_q[c];
+            f = !hw_data_q[c].v || hw_data_q[c].gen != gen_i[hw_data_q[c].kr[R_W-1 -: SRQ_W]];
           end
           if (sh2) begin
             s = hw2_data_q;
@@ -254,8 +265,15 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
   end
 
   // The tuples the last commit wrote (its slot, and a relocated occupant's).
-  tup_t hw_tup, hw2_tup;
-  assign hw_tup  = '{v: hw_data_q.v, way: hw_way_q, h1: hw_data_q.h1, s1: hw_data_q.s1, tail: hw_data_q.tail};
+  tup_t [K-1:0] hw_tup;
+  tup_t         hw2_tup;
+  logic         hw_v;   // the written word's valid bit
+  for (genvar c = 0; c < int'(K); c++) begin : g_hw_tup
+    assign hw_tup[c] = '{v: hw_data_q[c].v, way: hw_way_q[c], h1: hw_data_q[c].h1, s1: hw_data_q[c].s1,
+                         tail: hw_data_q[c].tail};
+  end
+  assign hw_v   = hw_data_q[hw_cls_q].v;
+  assign hw_way = hw_way_q[hw_cls_q];
   assign hw2_tup = '{v: hw2_data_q.v, way: hw2_way_q, h1: hw2_data_q.h1, s1: hw2_data_q.s1,
                      tail: hw2_data_q.tail};
 
@@ -267,10 +285,10 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
     fr3c = fr3_q;
     lv3c = lv3_q;
     for (int c = 0; c < int'(K); c++) begin
-      if (hw_we_q && int'(hw_cls_q) == c && eqk3_q[c]) t3_o[c] = hw_tup;
+      if (hw_we_q && int'(hw_cls_q) == c && eqk3_q[c]) t3_o[c] = hw_tup[c];
       if (hw2_we_q && int'(hw_cls_q) == c && eqo3_q) t3_o[c] = hw2_tup;
     end
-    if (hw_we_q && hw_cls_q == r3_i.cls && eqi3_q[hw_way_q]) fr3c[hw_way_q] = !hw_data_q.v;
+    if (hw_we_q && hw_cls_q == r3_i.cls && eqi3_q[hw_way]) fr3c[hw_way] = !hw_v;
     if (hw2_we_q && eqf3_q) fr3c[hw2_way_q] = 1'b0;
     if (hl_we_q && hl_hdl_q == r3_i.hdl) lv3c = hl_live_q;
   end
@@ -318,6 +336,15 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
     end
   end
   assign cam_rd_en_o = v3_i;
+  // The two candidates' handles, one-hot reads like their sequence numbers.
+  logic [1:0][H_W-1:0] c3h;
+  always_comb begin
+    c3h = '0;
+    if (v3_i) begin
+      for (int k = 0; k < 2; k++)
+        for (int i = 0; i < int'(CAM_W); i++) if (cam_rd_o[k][i]) c3h[k] |= cam_hdl_i[i];
+    end
+  end
 
   // ---------------------------------------------------------------- s4: the last commit applied
   // What it did to the request's candidates is also told to the order selection (tmnic_tm_order),
@@ -333,7 +360,7 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
     new4_o = '0;
     for (int c = 0; c < int'(K); c++) begin
       if (hw_we_q && int'(hw_cls_q) == c && eqk4_q[c]) begin
-        t4_o[c]   = hw_tup;
+        t4_o[c]   = hw_tup[c];
         pop4_o[c] = hv_pop_q;
         new4_o[c] = hv_new_q;
         if (hv_pop_q) ls4[c] = LS_CHASE;
@@ -341,28 +368,48 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
       end
       if (hw2_we_q && int'(hw_cls_q) == c && eqo4_q) t4_o[c] = hw2_tup;
     end
-    if (hw_we_q && hw_cls_q == r4_i.cls && eqi4_q[hw_way_q]) fr4_o[hw_way_q] = !hw_data_q.v;
+    if (hw_we_q && hw_cls_q == r4_i.cls && eqi4_q[hw_way]) fr4_o[hw_way] = !hw_v;
     if (hw2_we_q && eqf4_q) fr4_o[hw2_way_q] = 1'b0;
     if (hl_we_q && hl_hdl_q == r4_i.hdl) lv4_o = hl_live_q;
     // The CAM's oldest hit: removed -> the second oldest; a new matching entry is younger than all.
     c4v_o    = c41v_q;
     c4i_o    = c41i_q;
     c4s_o    = c41s_q;
+    c4en_o   = c41en_q;
+    c4h_o    = c41h_q;
     camrm1_o = 1'b0;
     camnew_o = 1'b0;
     if (hcrm_q && c41v_q && hcrm_idx_q == c41i_q) begin
       c4v_o    = c42v_q;
       c4i_o    = c42i_q;
       c4s_o    = c42s_q;
+      c4en_o   = c42en_q;
+      c4h_o    = c42h_q;
       camrm1_o = 1'b1;
     end
     if (hcins_q && insm4_q && !c4v_o) begin
       c4v_o    = 1'b1;
       c4i_o    = hcins_idx_q;
       c4s_o    = hseq_q;
+      c4en_o   = hnew_en_q;
+      c4h_o    = hl_hdl_q;   // the inserting ADD's handle (its live write)
       camnew_o = 1'b1;
     end
   end
+
+  // Whether an ADD in s4 may find neither its key's FIFO nor a free way (and start a relocation
+  // search), from registers only: s4's hold and every stage enable hang off it, so it must not wait
+  // for the record to be applied above. A superset of the exact condition (asserted in
+  // tmnic_tm_commit): the record can take that away only by writing, with a valid word, a way of
+  // the request's bucket in its class for another key (a new FIFO there), or by a relocation
+  // moving an occupant into that bucket. Emptying the key's own FIFO frees its slot, and writing
+  // the key's own slot makes its FIFO exist: neither can. (The live bit is left out: a live handle
+  // only makes the exact condition false.)
+  assign ck_may4_o = r4_i.has_cls &&
+                     (!t4_q[r4_i.cls].v && fr4_q == '0 ||
+                      hw_we_q && hw_v && hw_cls_q == r4_i.cls && eqi4_q[hw_way] &&
+                      !eqk4_q[r4_i.cls] ||
+                      hw2_we_q && eqf4_q);
 
   // ---------------------------------------------------------------- s4: the class heads' links
   // Read at s3, or forwarded by the last commit: after a pop, the new head's link from the pop's
@@ -443,6 +490,10 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
       c41v_q <= c3v[0];
       c41i_q <= c3i[0];
       c41s_q <= cam_seq_i[0];
+      c41en_q <= |(cam_en_i & cam_rd_o[0]);
+      c42en_q <= |(cam_en_i & cam_rd_o[1]);
+      c41h_q  <= c3h[0];
+      c42h_q  <= c3h[1];
       c42v_q <= c3v[1];
       c42i_q <= c3i[1];
       c42s_q <= cam_seq_i[1];

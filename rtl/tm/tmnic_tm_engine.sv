@@ -220,7 +220,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   logic             cur_dis_act, q_dis_act;
   logic [SEQ_W-1:0] cur_dis_seq, q_dis_seq;
   logic [H_W-1:0]   cur_sp_head, cur_sp_tail;
-  logic [H_W:0]     cur_sp_cnt;
+  logic             cur_sp_nz;
   logic [K-1:0]     cls_free;
 
   tmnic_tm_srq_state #(.NUM_SRQ(NUM_SRQ), .N_CLASS(K), .H_W(H_W), .SEQ_W(SEQ_W)) u_state (
@@ -233,7 +233,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .ev_sp_rm_i(ev_sp_rm), .ev_sp_head_i(ev_sp_head), .ev_sp_tail_i(ev_sp_tail),
     .en_all_o(en_all), .add_en_o(ev_add_en), .hw_new_o(hw_new),
     .cur_dis_act_o(cur_dis_act), .cur_dis_seq_o(cur_dis_seq),
-    .cur_sp_head_o(cur_sp_head), .cur_sp_tail_o(cur_sp_tail), .cur_sp_cnt_o(cur_sp_cnt),
+    .cur_sp_head_o(cur_sp_head), .cur_sp_tail_o(cur_sp_tail), .cur_sp_nz_o(cur_sp_nz),
     .q_srq_i(r_q[3].srq), .q_hw_o(q_hw), .q_sw_o(q_sw), .q_dis_act_o(q_dis_act), .q_dis_seq_o(q_dis_seq),
     .hw_o(hw_cnt_o), .sw_o(sw_cnt_o), .occ_o(occ_o), .dis_o(disabled_o), .spilled_o(spilled_o),
     .cls_free_o(cls_free));
@@ -254,13 +254,16 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   logic             hold4;     // s4 keeps its request this cycle
   logic             done4;     // s4's request completes this cycle (response, state update)
   logic             inj_d;     // a DEL becomes its FIND (inj_req)
-  logic             cw_we, cw_v, cw_pop, cw_new, cw_lval, cw2_we;
+  logic             cw_we, cw_pop, cw_new, cw_lval, cw2_we;
+  logic [K-1:0]     cw_v;
   logic [CLS_W-1:0] cw_cls;
-  logic [WAY_W-1:0] cw_way, mv_from, mv_way;
+  logic [K-1:0][WAY_W-1:0] cw_way;
+  logic [WAY_W-1:0] mv_from, mv_way;
   hsrc_e            cw_hsrc;
   tsrc_e            cw_tsrc;
   logic [LB-1:0]    mv_idx;
-  slot_t            cw_data, mv_slot;
+  slot_t [K-1:0]    cw_data;
+  slot_t            mv_slot;
   link_t            cw_link;
   logic             reloc_hash, ck_rst, mv_sel;
   logic [D-1:0]     ck_re;
@@ -389,9 +392,10 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   // ---------------------------------------------------------------- s2..s4: the last commit applied
   tup_t [K-1:0]     t3c, t4c;   // class tuples of s3 and s4, corrected
   logic [D-1:0]     fr4c;
-  logic             lv4c, blocked4, c4v, new_en4, en_all4, camrm14, camnew4;
+  logic             lv4c, ck_may4, blocked4, c4v, c4en, new_en4, en_all4, camrm14, camnew4;
   link_t [K-1:0]    lnk4;
   logic [CIW-1:0]   c4i;
+  logic [H_W-1:0]   c4h;
   logic [SEQ_W-1:0] c4s;
   logic [K-1:0]     pop4, new4;
   tmnic_tm_commit_fwd #(.NUM_SRQ(NUM_SRQ), .K(K), .D(D), .LB(LB), .H_W(H_W), .CAM_W(CAM_W),
@@ -402,7 +406,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .idx2_i(idx_q[2]), .idx3_i(idx_q[3]), .idx4_i(idx_q[4]), .kr2_i(kr_q[2]), .kr3_i(kr_q[3]),
     .kr4_i(kr_q[4]), .gen_i(gen),
     .sl_rdata_i(sl_rdata), .lv_rdata_i(lv_rdata), .cam_old_i(cam_old), .cam_cnt_i(cam_cnt),
-    .cam_seq_i(cam_seq), .q_hw_i(q_hw), .q_sw_i(q_sw),
+    .cam_seq_i(cam_seq), .cam_en_i(cam_en), .cam_hdl_i(cam_hdl), .q_hw_i(q_hw), .q_sw_i(q_sw),
     .lk_rdata_i(lk_rdata), .v4_i(v_q[4]), .hold_i(hold4),
     .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_data_i(cw_data), .cw_pop_i(cw_pop),
     .cw_new_i(cw_new), .cw_lval_i(cw_lval), .cw_link_i(cw_link),
@@ -413,8 +417,10 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .ins_seq_i(seq_q), .ins_en_i(ev_add_en),
     .ev_i(ev), .ev_miss_i(ev_miss), .ev_cnt_vld_i(ev_cnt_vld), .ev_en_all_i(cam_en_all),
     .t3_o(t3c), .cam_rd_en_o(cam_rd_en), .cam_rd_o(cam_rd), .t4_o(t4c), .fr4_o(fr4c), .lv4_o(lv4c),
+    .ck_may4_o(ck_may4),
     .lnk4_o(lnk4),
-    .blocked4_o(blocked4), .c4v_o(c4v), .c4i_o(c4i), .c4s_o(c4s), .pop4_o(pop4), .new4_o(new4),
+    .blocked4_o(blocked4), .c4v_o(c4v), .c4i_o(c4i), .c4s_o(c4s), .c4en_o(c4en), .c4h_o(c4h),
+    .pop4_o(pop4), .new4_o(new4),
     .new_en4_o(new_en4), .en_all4_o(en_all4), .camrm1_o(camrm14), .camnew_o(camnew4));
 
   // ---------------------------------------------------------------- s3 / s4: MPI order
@@ -437,7 +443,7 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     .sA_i(o_sA), .sB_i(o_sB), .sF1_i(cam_seq[0]), .sF2_i(cam_seq[1]),
     .dis_act_i(q_dis_act), .dis_seq_i(q_dis_seq),
     .cv_i(cv4), .pop_i(pop4), .new_i(new4), .new_en_i(new_en4), .en_all_i(en_all4),
-    .camv_i(o_camv), .camen_i(cam_en[c4i]), .camrm1_i(camrm14), .camnew_i(camnew4),
+    .camv_i(o_camv), .camen_i(c4en), .camrm1_i(camrm14), .camnew_i(camnew4),
     .spv_i(sp_v), .spen_i(sp_en), .spold_i(sp_old), .win_o(win));
 
   // ---------------------------------------------------------------- s4: commit
@@ -445,10 +451,12 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
       .GEN_W(GEN_W), .req_t(req_t), .slot_t(slot_t), .link_t(link_t), .prev_t(prev_t), .live_t(live_t),
       .ent_t(ent_t), .tup_t(tup_t)) u_commit (
     .clk_i, .rst_ni,
-    .v4_i(v_q[4]), .r4_i(r_q[4]), .idx4_i(idx_q[4]), .t4_i(t4c), .fr4_i(fr4c), .lv4_i(lv4c),
+    .r3_srq_i(r_q[3].srq), .v4_i(v_q[4]), .r4_i(r_q[4]), .idx4_i(idx_q[4]), .t4_i(t4c), .fr4_i(fr4c),
+    .lv4_i(lv4c),
+    .ck_may4_i(ck_may4),
     .blocked4_i(blocked4), .win_i(win), .c4i_i(c4i), .c4s_i(c4s), .cam_free_v_i(cam_free_v),
-    .cam_hdl_i(cam_hdl),
-    .cur_sp_head_i(cur_sp_head), .cur_sp_tail_i(cur_sp_tail), .cur_sp_cnt_i(cur_sp_cnt),
+    .c4h_i(c4h),
+    .cur_sp_head_i(cur_sp_head), .cur_sp_tail_i(cur_sp_tail), .cur_sp_nz_i(cur_sp_nz),
     .cur_dis_act_i(cur_dis_act), .cur_dis_seq_i(cur_dis_seq), .q_dis_act_i(q_dis_act),
     .q_dis_seq_i(q_dis_seq), .gen_i(gen),
     .sl_rdata_i(sl_rdata), .en_rdata_i(en_rdata), .pv_rdata_i(pv_rdata), .lv_rdata_i(lv_rdata),
@@ -580,8 +588,18 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
     if (done4 || inj_d)
       $display("[rtl] commit %0d srq %0d tag %h hdl %0d | hit %0d win %b hdl %0d t4 %p | cw %0d c%0d w%0d i%0d v%0d h1 %0d tail %0d | cam ins %0d rm %0d",
                r_q[4].kind, r_q[4].srq, r_q[4].tag, r_q[4].hdl, rsp_hit, win, rsp_hdl, t4c, cw_we,
-               cw_cls, cw_way, idx_q[4][cw_cls][cw_way], cw_data.v, cw_data.h1, cw_data.tail, cam_ins, cam_rm);
+               cw_cls, cw_way[cw_cls], idx_q[4][cw_cls][cw_way[cw_cls]], cw_data[cw_cls].v, cw_data[cw_cls].h1, cw_data[cw_cls].tail,
+               cam_ins, cam_rm);
   end
+`endif
+`ifndef SYNTHESIS
+  // The CAM candidate's enabled bit, carried from s3, is the CAM's own (an enable-all of its SRQ by
+  // the last commit aside, which the order applies).
+  logic chk_q;  // checks start one cycle after reset
+  tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
+  a_cam_en: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !o_camv || (c4en || en_all4) == cam_en[c4i])
+    else $error("tmnic_tm_engine: the CAM candidate's enabled bit differs from the CAM's");
 `endif
   always_comb begin
     cam_used_o = '0;

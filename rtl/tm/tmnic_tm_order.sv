@@ -34,7 +34,7 @@ module tmnic_tm_order #(
   input  logic         new_en_i,   // ...with an enabled entry
   input  logic         en_all_i,   // the commit ahead enabled every entry of the lookup's SRQ
   input  logic         camv_i,     // CAM candidate present
-  input  logic         camen_i,    // ...and enabled (the CAM's own bit)
+  input  logic         camen_i,    // ...and enabled (its bit read in s3: en_all_i applies too)
   input  logic         camrm1_i,   // the CAM's oldest hit was removed by the commit ahead
   input  logic         camnew_i,   // the CAM candidate is the commit ahead's new entry
   input  logic         spv_i,      // spill candidate (found by the scan)
@@ -88,7 +88,7 @@ module tmnic_tm_order #(
     old = '0;
     for (int c = 0; c < int'(K); c++)
       en[c] = cv_i[c] && (en_all_i || (pop_i[c] ? enB_q[c] : new_i[c] ? new_en_i : enA_q[c]));
-    en[K]   = camv_i && camen_i;
+    en[K]   = camv_i && (en_all_i || camen_i);
     en[K+1] = spv_i && spen_i;
     for (int c = 0; c < int'(K); c++) begin
       for (int d = 0; d < int'(K); d++) begin

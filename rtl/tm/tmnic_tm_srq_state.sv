@@ -52,7 +52,7 @@ module tmnic_tm_srq_state #(
   output logic [SEQ_W-1:0] cur_dis_seq_o,
   output logic [H_W-1:0]   cur_sp_head_o,
   output logic [H_W-1:0]   cur_sp_tail_o,
-  output logic [H_W:0]     cur_sp_cnt_o,
+  output logic             cur_sp_nz_o,     // its spill list is not empty
   // Another SRQ's counters and disable threshold.
   input  logic [SRQ_W-1:0] q_srq_i,
   output logic [15:0]      q_hw_o,
@@ -80,6 +80,7 @@ module tmnic_tm_srq_state #(
   logic [H_W:0]     dis_q [NUM_SRQ];
   logic [H_W:0]     sp_cnt_q [NUM_SRQ];
   logic [NUM_SRQ-1:0] dis_act_q;
+  logic [NUM_SRQ-1:0] sp_nz_q;   // sp_cnt_q[s] != 0, kept as a bit: s4's hold reads it (one mux)
   logic [SEQ_W-1:0] dis_seq_q [NUM_SRQ];
   logic [H_W-1:0]   sp_head_q [NUM_SRQ];
   logic [H_W-1:0]   sp_tail_q [NUM_SRQ];
@@ -91,7 +92,7 @@ module tmnic_tm_srq_state #(
   assign cur_dis_seq_o     = dis_seq_q[ev_srq_i];
   assign cur_sp_head_o     = sp_head_q[ev_srq_i];
   assign cur_sp_tail_o     = sp_tail_q[ev_srq_i];
-  assign cur_sp_cnt_o      = sp_cnt_q[ev_srq_i];
+  assign cur_sp_nz_o       = sp_nz_q[ev_srq_i];
   assign q_hw_o            = hw_q[q_srq_i];
   assign q_sw_o            = sw_q[q_srq_i];
   assign q_dis_act_o       = dis_act_q[q_srq_i];
@@ -123,7 +124,7 @@ module tmnic_tm_srq_state #(
   logic [H_W:0]     occ_d, dis_d, sp_cnt_d, spilled_d;
   logic [H_W:0]     occ_inc, occ_dec, dis_inc, dis_dec, sp_inc, sp_dec, spilled_inc, spilled_dec;
   logic [H_W:0]     spilled_clr;
-  logic             dis_act_d, add_dis, rm_dis, dis_refresh;
+  logic             dis_act_d, add_dis, rm_dis, dis_refresh, sp_nz_d;
   logic [N_CLASS-1:0][H_W:0] cls_cnt_d, cls_tot_d, cnt_inc, cnt_dec, tot_inc, tot_dec, tot_clr;
   logic [N_CLASS-1:0]        c_inc, c_dec;
   always_comb begin
@@ -154,6 +155,8 @@ module tmnic_tm_srq_state #(
     dis_d     = (ev_clear_i || en_all_o) ? '0 : add_dis ? dis_inc : rm_dis ? dis_dec : dis_q[es];
     dis_act_d = (ev_clear_i || en_all_o) ? 1'b0 : add_dis ? 1'b1 : dis_act_q[es];
     sp_cnt_d  = ev_clear_i ? '0 : ev_sp_add_i ? sp_inc : ev_sp_rm_i ? sp_dec : sp_cnt_q[es];
+    sp_nz_d   = ev_clear_i ? 1'b0 : ev_sp_add_i ? 1'b1 : ev_sp_rm_i ? sp_cnt_q[es] != (H_W+1)'(1) :
+                sp_nz_q[es];
     spilled_d = ev_clear_i ? spilled_clr : ev_sp_add_i ? spilled_inc : ev_sp_rm_i ? spilled_dec :
                 spilled_q;
     for (int c = 0; c < int'(N_CLASS); c++) begin
@@ -176,6 +179,7 @@ module tmnic_tm_srq_state #(
         cls_cnt_q[s] <= '0;
       end
       dis_act_q <= '0;
+      sp_nz_q   <= '0;
       cls_tot_q <= '0;
       spilled_q <= '0;
     end else if (ev_i) begin
@@ -185,6 +189,7 @@ module tmnic_tm_srq_state #(
       dis_q[ev_srq_i]     <= dis_d;
       dis_act_q[ev_srq_i] <= dis_act_d;
       sp_cnt_q[ev_srq_i]  <= sp_cnt_d;
+      sp_nz_q[ev_srq_i]   <= sp_nz_d;
       cls_cnt_q[ev_srq_i] <= cls_cnt_d;
       cls_tot_q           <= cls_tot_d;
       spilled_q           <= spilled_d;
@@ -219,6 +224,8 @@ module tmnic_tm_srq_state #(
   assign a_occ_cur     = occ_q[ev_srq_i];
   assign a_dis_cur     = dis_q[ev_srq_i];
   assign a_dis_act_cur = dis_act_q[ev_srq_i];
+  logic [H_W:0] a_sp_cnt_cur;
+  assign a_sp_cnt_cur  = sp_cnt_q[ev_srq_i];
   logic chk_q;  // checks start one cycle after reset
   tmnic_chk_en u_chk (.clk_i, .rst_ni, .en_o(chk_q));
   // Disabled entries stay a suffix: a threshold is only open while the counts differ.
@@ -240,5 +247,7 @@ module tmnic_tm_srq_state #(
     else $error("tmnic_tm_srq_state: an event with two kinds of change");
   a_dis_le_occ: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(ev_i && dis_d > occ_d)) else $error("tmnic_tm_srq_state: more disabled than live entries");
+  a_sp_nz: assert property (@(posedge clk_i) disable iff (!chk_q)
+    cur_sp_nz_o == (a_sp_cnt_cur != '0)) else $error("tmnic_tm_srq_state: spill bit and count differ");
 `endif
 endmodule

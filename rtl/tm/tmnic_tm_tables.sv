@@ -67,8 +67,8 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   input  logic [H_W-1:0]              cur_sp_tail_i,
   input  logic                        cw_we_i,
   input  logic [CLS_W-1:0]            cw_cls_i,
-  input  logic [WAY_W-1:0]            cw_way_i,
-  input  logic                        cw_v_i,
+  input  logic [K-1:0][WAY_W-1:0]     cw_way_i,   // per class (cw_cls_i's is written)
+  input  logic [K-1:0]                cw_v_i,
   input  hsrc_e                       cw_hsrc_i,
   input  tsrc_e                       cw_tsrc_i,
   input  logic                        cw_pop_i,
@@ -112,7 +112,7 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   output ent_t                        en_rdata_o,
   // The commit's slot word (recorded by tmnic_tm_commit_fwd), and the link of a FIFO head whose next
   // is the new entry.
-  output slot_t                       cw_data_o,
+  output slot_t [K-1:0]               cw_data_o,   // the commit's word for each class
   output link_t                       cw_link_o
 );
   if (N < 2 || (N & (N - 1)) != 0 || B < 2 || (B & (B - 1)) != 0 || NUM_SRQ < 2 ||
@@ -165,26 +165,27 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
     .re_i(en_re), .raddr_i(en_raddr), .rdata_o(en_rdata_o));
 
   // ---------------------------------------------------------------- the commit's words
-  logic [H_W-1:0]   cw_t_h1, cw_t_tail;   // the written class's FIFO as the request sees it
-  logic [SEQ_W-1:0] cw_t_s1;
-  assign cw_t_h1   = t4_i[cw_cls_i].h1;
-  assign cw_t_s1   = t4_i[cw_cls_i].s1;
+  // One word per class, built as if that class were written: which class is (the winner of a
+  // lookup) only enables the write, so the decision stays out of the RAMs' data inputs.
+  logic [H_W-1:0]   cw_t_tail;   // the written class's FIFO as the request sees it (link/prev)
   assign cw_t_tail = t4_i[cw_cls_i].tail;
   always_comb begin
-    cw_data_o.v    = cw_v_i;
-    cw_data_o.gen  = gen_i[r4_i.srq];
-    cw_data_o.kr   = kr4_i[cw_cls_i];
-    unique case (cw_hsrc_i)
-      HS_LINK: begin cw_data_o.h1 = lnk4_i[cw_cls_i].n1; cw_data_o.s1 = lnk4_i[cw_cls_i].ns; end
-      HS_NEW:  begin cw_data_o.h1 = r4_i.hdl;            cw_data_o.s1 = seq_i;              end
-      HS_UL:   begin cw_data_o.h1 = ul_link_i.n1;        cw_data_o.s1 = ul_link_i.ns;       end
-      default: begin cw_data_o.h1 = cw_t_h1;             cw_data_o.s1 = cw_t_s1;            end
-    endcase
-    unique case (cw_tsrc_i)
-      TS_HDL:  cw_data_o.tail = r4_i.hdl;
-      TS_UL:   cw_data_o.tail = ul_prev_i.p;
-      default: cw_data_o.tail = cw_t_tail;
-    endcase
+    for (int c = 0; c < int'(K); c++) begin
+      cw_data_o[c].v   = cw_v_i[c];
+      cw_data_o[c].gen = gen_i[r4_i.srq];
+      cw_data_o[c].kr  = kr4_i[c];
+      unique case (cw_hsrc_i)
+        HS_LINK: begin cw_data_o[c].h1 = lnk4_i[c].n1; cw_data_o[c].s1 = lnk4_i[c].ns; end
+        HS_NEW:  begin cw_data_o[c].h1 = r4_i.hdl;     cw_data_o[c].s1 = seq_i;        end
+        HS_UL:   begin cw_data_o[c].h1 = ul_link_i.n1; cw_data_o[c].s1 = ul_link_i.ns; end
+        default: begin cw_data_o[c].h1 = t4_i[c].h1;   cw_data_o[c].s1 = t4_i[c].s1;   end
+      endcase
+      unique case (cw_tsrc_i)
+        TS_HDL:  cw_data_o[c].tail = r4_i.hdl;
+        TS_UL:   cw_data_o[c].tail = ul_prev_i.p;
+        default: cw_data_o[c].tail = t4_i[c].tail;
+      endcase
+    end
   end
   assign cw_link_o = '{n1: r4_i.hdl, ns: seq_i};  // a FIFO's head whose next is the new entry
 
@@ -219,11 +220,13 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   // Where a way's word and address come from is known from registers: a commit writes way w of class
   // c at idx4[c][w], a relocation's commit (mv_sel_i) its occupant at mv_idx in way mv_way; only the
   // write enables and the commit's own word wait for the decision.
-  slot_t [D-1:0] wway;
+  slot_t [K-1:0][D-1:0] wword;
   always_comb begin
-    for (int w = 0; w < int'(D); w++) begin
-      wway[w]   = (mv_sel_i && int'(mv_way_i) == w) ? mv_slot_i : cw_data_o;
-      wway[w].v = wway[w].v && !scr_wr_i;
+    for (int c = 0; c < int'(K); c++) begin
+      for (int w = 0; w < int'(D); w++) begin
+        wword[c][w]   = (mv_sel_i && int'(mv_way_i) == w) ? mv_slot_i : cw_data_o[c];
+        wword[c][w].v = wword[c][w].v && !scr_wr_i;
+      end
     end
   end
   always_comb begin
@@ -239,9 +242,9 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
           sl_re[c][w]    = 1'b1;
           sl_raddr[c][w] = ck_raddr_i[w];
         end
-        // Write data per way, shared by the classes: the relocated FIFO in its new way, else the
-        // commit's slot; the scrubber only clears the valid bit (the rest of its word is unused).
-        sl_we[c][w]    = cw_we_i && int'(cw_cls_i) == c && int'(cw_way_i) == w ||
+        // Write data: the relocated FIFO in its new way, else the commit's word of the class; the
+        // scrubber only clears the valid bit (the rest of its word is unused).
+        sl_we[c][w]    = cw_we_i && int'(cw_cls_i) == c && int'(cw_way_i[c]) == w ||
                          cw2_we_i && int'(cw_cls_i) == c && int'(mv_way_i) == w;
         sl_waddr[c][w] = (mv_sel_i && int'(r4_i.cls) == c && int'(mv_way_i) == w) ? mv_idx_i :
                                                                                     idx4_i[c][w];
@@ -250,7 +253,7 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
                            sl_rdata_o[c][w].gen != gen_i[sl_rdata_o[c][w].kr[R_W-1 -: SRQ_W]]));
           sl_waddr[c][w] = LB'(scr_wr_addr_i);
         end
-        sl_wdata[c][w]   = wway[w];
+        sl_wdata[c][w]   = wword[c][w];
       end
     end
     // Link copies 0..K-1: each class head's link, for the request moving into s4.
@@ -261,12 +264,12 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
     // The chase copy: the new head's link after a pop; DEL's link; the spill scan.
     lk_re[K]    = 1'b0;
     lk_raddr[K] = '0;
-    if (cw_pop_i) begin
-      lk_re[K]    = 1'b1;
-      lk_raddr[K] = cw_data_o.h1;
-    end else if (scan_rd_i) begin
+    if (scan_rd_i) begin   // (s4 holds: no pop)
       lk_re[K]    = 1'b1;
       lk_raddr[K] = scan_addr_i;
+    end else if (cw_pop_i) begin
+      lk_re[K]    = 1'b1;
+      lk_raddr[K] = lnk4_i[cw_cls_i].n1;   // (the popped class's word: its head from the link)
     end else if (adv_i && v1_i && r1_i.kind == RK_DEL) begin
       lk_re[K]    = 1'b1;
       lk_raddr[K] = r1_i.hdl;
