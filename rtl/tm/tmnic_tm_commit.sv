@@ -551,8 +551,10 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   assign mv_way_o      = ck_x_q;
   assign mv_idx_o      = ck_alt_q[ck_x_q];
   always_comb begin  // (changes only where ck_occ_d or ck_w_d do: one mux less in simulation)
+    // (the first occupant straight from the RAM, the next one from ck_occ_q: no mux behind a mux)
     ck_mv_d = ck_mv_q;
-    if (xs_q == X_CK_OCC || xs_q == X_CK_SEL) ck_mv_d = ck_occ_d[ck_w_d];
+    if (xs_q == X_CK_OCC) ck_mv_d = sl_rdata_i[r4_i.cls][0];
+    else if (xs_q == X_CK_SEL && ck_w_d != ck_w_q) ck_mv_d = ck_occ_q[ck_w_d];
   end
   assign mv_slot_o     = ck_mv_q;
   assign mv_sel_o      = xs_q == X_CK_DONE && ck_found_q;
