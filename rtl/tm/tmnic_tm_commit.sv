@@ -610,6 +610,9 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   a_mv_slot: assert property (@(posedge clk_i) disable iff (!chk_q)
     !(xs_q inside {X_CK_H, X_CK_RD, X_CK_CHK, X_CK_SEL, X_CK_RST, X_CK_DONE}) || ck_mv_q == ck_occ_q[ck_w_q])
     else $error("tmnic_tm_commit: the registered relocation candidate is not the occupant tried");
+  a_tail_sel_add: assert property (@(posedge clk_i) disable iff (!chk_q)
+    !(lk_we_o && lk_asrc_o == LA_TAIL || pv_we_o && pv_dsrc_o == PD_TAIL) || r4_i.kind == RK_ADD)
+    else $error("tmnic_tm_commit: a link / prev write from the FIFO's tail by other than an ADD");
   a_scan_no_pop: assert property (@(posedge clk_i) disable iff (!chk_q) !(scan_rd_o && cw_pop_o))
     else $error("tmnic_tm_commit: the spill scan and a pop share the chase read");
   a_find_from_del: assert property (@(posedge clk_i) disable iff (!chk_q)

@@ -167,8 +167,12 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   // ---------------------------------------------------------------- the commit's words
   // One word per class, built as if that class were written: which class is (the winner of a
   // lookup) only enables the write, so the decision stays out of the RAMs' data inputs.
-  logic [H_W-1:0]   cw_t_tail;   // the written class's FIFO as the request sees it (link/prev)
-  assign cw_t_tail = t4_i[cw_cls_i].tail;
+  // The tail of the ADD's FIFO (its class is the request's own): where an append links the new
+  // entry and what its prev record points to. Only an ADD writes with these selects (a lookup's
+  // link and prev writes use the unlinked entry's neighbours or the popped head's link), so the
+  // winner's class stays out of the link RAM's write address.
+  logic [H_W-1:0]   cw_t_tail;
+  assign cw_t_tail = t4_i[r4_i.cls].tail;
   always_comb begin
     for (int c = 0; c < int'(K); c++) begin
       cw_data_o[c].v   = cw_v_i[c];
