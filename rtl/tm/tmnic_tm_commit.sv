@@ -242,7 +242,7 @@ module tmnic_tm_commit import tmnic_tm_pkg::*; #(
   // for the winner).
   logic fw_v;   // ADD: a free way for a new FIFO
   tmnic_tm_commit_word #(.K(K), .D(D), .H_W(H_W), .SEQ_W(SEQ_W), .req_t(req_t), .tup_t(tup_t)) u_word (
-    .r4_i, .t4_i, .fr4_i, .reloc_done_i(xs_q == X_CK_DONE && ck_found_q), .reloc_way_i(ck_w_q),
+    .v4_i, .r4_i, .t4_i, .fr4_i, .reloc_done_i(xs_q == X_CK_DONE && ck_found_q), .reloc_way_i(ck_w_q),
     .ul_head_i(!ul_prev_q.hp), .fw_v_o(fw_v), .cw_way_o, .cw_v_o, .cw_hsrc_o, .cw_tsrc_o);
 
   always_comb begin

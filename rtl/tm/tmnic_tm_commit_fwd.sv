@@ -525,7 +525,7 @@ module tmnic_tm_commit_fwd import tmnic_tm_pkg::*; #(
       eqs4_q  <= r3_i.srq == r4_i.srq;
       hw_cls_q   <= cw_cls_i;
       hw_way_q   <= cw_way_i;
-      hw_data_q  <= cw_data_i;
+      if (v4_i) hw_data_q <= cw_data_i;   // (read only with hw_we_q, which needs a request)
       hw2_way_q  <= mv_way_i;
       hw2_data_q <= mv_slot_i;
       hl_hdl_q   <= cl_hdl_i;

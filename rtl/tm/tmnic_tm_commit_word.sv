@@ -16,6 +16,7 @@ module tmnic_tm_commit_word import tmnic_tm_pkg::*; #(
   parameter type tup_t = tup_dflt_t,
   localparam int unsigned WAY_W = (D > 1) ? $clog2(D) : 1
 ) (
+  input  logic                    v4_i,
   input  req_t                    r4_i,
   input  tup_t [K-1:0]            t4_i,          // the FIFO of its key per class (record applied)
   input  logic [D-1:0]            fr4_i,         // free ways of its bucket (ADD's class)
@@ -49,25 +50,28 @@ module tmnic_tm_commit_word import tmnic_tm_pkg::*; #(
     cw_hsrc_o = HS_TUP;
     cw_tsrc_o = TS_TUP;
     cw_v_o    = '1;
-    unique case (r4_i.kind)
-      RK_LK: begin
-        cw_hsrc_o = HS_LINK;
-        for (int c = 0; c < int'(K); c++) cw_v_o[c] = t4_i[c].h1 != t4_i[c].tail;
-      end
-      RK_ADD: begin
-        cw_tsrc_o = TS_HDL;
-        if (!t4_i[r4_i.cls].v) cw_hsrc_o = HS_NEW;
-      end
-      RK_FIND: begin
-        if (ul_head_i) begin
-          cw_hsrc_o = HS_UL;
-          cw_v_o    = {K{r4_i.hdl != t4_i[r4_i.cls].tail}};
-        end else cw_tsrc_o = TS_UL;
-      end
-      default: ;
-    endcase
-    for (int c = 0; c < int'(K); c++)
-      cw_way_o[c] = (r4_i.kind == RK_ADD && !t4_i[c].v) ? fw : t4_i[c].way;
+    cw_way_o  = '0;
+    if (v4_i) begin  // (evaluated only for a request, in simulation)
+      unique case (r4_i.kind)
+        RK_LK: begin
+          cw_hsrc_o = HS_LINK;
+          for (int c = 0; c < int'(K); c++) cw_v_o[c] = t4_i[c].h1 != t4_i[c].tail;
+        end
+        RK_ADD: begin
+          cw_tsrc_o = TS_HDL;
+          if (!t4_i[r4_i.cls].v) cw_hsrc_o = HS_NEW;
+        end
+        RK_FIND: begin
+          if (ul_head_i) begin
+            cw_hsrc_o = HS_UL;
+            cw_v_o    = {K{r4_i.hdl != t4_i[r4_i.cls].tail}};
+          end else cw_tsrc_o = TS_UL;
+        end
+        default: ;
+      endcase
+      for (int c = 0; c < int'(K); c++)
+        cw_way_o[c] = (r4_i.kind == RK_ADD && !t4_i[c].v) ? fw : t4_i[c].way;
+    end
   end
 
   // Fields of the request that the words do not depend on.

@@ -492,7 +492,8 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
       .live_t(live_t), .ent_t(ent_t), .tup_t(tup_t)) u_tables (
     .clk_i, .adv_i(advance), .v1_i(v_q[1]), .r1_i(r_q[1]), .idx1_i(idx_q[1]), .v2_i(v_q[2]),
     .idx2_i(idx_q[2]), .v3_i(v_q[3]), .t3_i(t3c),
-    .r4_i(r_q[4]), .idx4_i(idx_q[4]), .kr4_i(kr_q[4]), .t4_i(t4c), .lnk4_i(lnk4), .seq_i(seq_q),
+    .v4_i(v_q[4]), .r4_i(r_q[4]), .idx4_i(idx_q[4]), .kr4_i(kr_q[4]), .t4_i(t4c), .lnk4_i(lnk4),
+    .seq_i(seq_q),
     .gen_i(gen), .cur_sp_tail_i(cur_sp_tail),
     .cw_we_i(cw_we), .cw_cls_i(cw_cls), .cw_way_i(cw_way), .cw_v_i(cw_v), .cw_hsrc_i(cw_hsrc),
     .cw_tsrc_i(cw_tsrc), .cw_pop_i(cw_pop), .cw2_we_i(cw2_we), .mv_way_i(mv_way), .mv_idx_i(mv_idx),

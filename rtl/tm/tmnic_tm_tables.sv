@@ -57,6 +57,7 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   input  tup_t [K-1:0]                t3_i,
 
   // The commit (s4): its request, candidates and state, and tmnic_tm_commit's decisions.
+  input  logic                        v4_i,
   input  req_t                        r4_i,
   input  logic [K-1:0][D-1:0][LB-1:0] idx4_i,
   input  logic [K-1:0][R_W-1:0]       kr4_i,
@@ -174,7 +175,8 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   logic [H_W-1:0]   cw_t_tail;
   assign cw_t_tail = t4_i[r4_i.cls].tail;
   always_comb begin
-    for (int c = 0; c < int'(K); c++) begin
+    cw_data_o = '0;
+    for (int c = 0; c < int'(K); c++) if (v4_i) begin  // (built only for a request, in simulation)
       cw_data_o[c].v   = cw_v_i[c];
       cw_data_o[c].gen = gen_i[r4_i.srq];
       cw_data_o[c].kr  = kr4_i[c];
@@ -226,10 +228,13 @@ module tmnic_tm_tables import tmnic_tm_pkg::*; #(
   // write enables and the commit's own word wait for the decision.
   slot_t [K-1:0][D-1:0] wword;
   always_comb begin
-    for (int c = 0; c < int'(K); c++) begin
-      for (int w = 0; w < int'(D); w++) begin
-        wword[c][w]   = (mv_sel_i && int'(mv_way_i) == w) ? mv_slot_i : cw_data_o[c];
-        wword[c][w].v = wword[c][w].v && !scr_wr_i;
+    wword = '0;   // (the scrubber writes an invalid word; it runs only while s4 is empty)
+    if (v4_i) begin
+      for (int c = 0; c < int'(K); c++) begin
+        for (int w = 0; w < int'(D); w++) begin
+          wword[c][w]   = (mv_sel_i && int'(mv_way_i) == w) ? mv_slot_i : cw_data_o[c];
+          wword[c][w].v = wword[c][w].v && !scr_wr_i;
+        end
       end
     end
   end
