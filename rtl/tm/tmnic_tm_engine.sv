@@ -601,6 +601,11 @@ module tmnic_tm_engine import tmnic_hwif_pkg::*, tmnic_tm_pkg::*; #(
   a_cam_en: assert property (@(posedge clk_i) disable iff (!chk_q)
     !o_camv || (c4en || en_all4) == cam_en[c4i])
     else $error("tmnic_tm_engine: the CAM candidate's enabled bit differs from the CAM's");
+  // The scrubber writes back the commit's (then all-zero) words: never beside a request in s4.
+  logic a_v4;   // (Verilator 5.006 cannot select an unpacked array inside an assertion)
+  assign a_v4 = v_q[4];
+  a_scrub_alone: assert property (@(posedge clk_i) disable iff (!chk_q) !(scr_wr && a_v4))
+    else $error("tmnic_tm_engine: a scrubber write beside a commit");
 `endif
   always_comb begin
     cam_used_o = '0;
